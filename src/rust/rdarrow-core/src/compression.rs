@@ -1,0 +1,180 @@
+//! Compression envelopes: detection from magic bytes (never the file name),
+//! streaming decompressors that read concatenated members/streams as R does,
+//! and compressors for writing.
+
+use std::io::{self, BufRead, Read, Write};
+
+/// The compression of a file, as detected from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Bzip2,
+    Xz,
+    /// Legacy `.lzma` ("lzma alone") streams, which R also reads.
+    Lzma,
+    Zstd,
+    /// An entry of R's lazy-load database (`.rdb`): a 4-byte big-endian
+    /// length, then a zlib stream.
+    LazyLoadZlib,
+}
+
+impl Compression {
+    /// Detect from the first bytes of a file (at least 6 bytes when available).
+    pub fn detect(prefix: &[u8]) -> Compression {
+        if prefix.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if prefix.starts_with(b"BZh") {
+            Compression::Bzip2
+        } else if prefix.starts_with(&[0xFD, b'7', b'z', b'X', b'Z', 0x00]) {
+            Compression::Xz
+        } else if prefix.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+            Compression::Zstd
+        } else if prefix.len() >= 6 && prefix[4] == 0x78 && matches!(prefix[5], 0x01 | 0x5e | 0x9c | 0xda) {
+            Compression::LazyLoadZlib
+        } else if prefix.len() >= 3 && prefix[0] == 0x5D && prefix[1] == 0 && prefix[2] == 0 {
+            Compression::Lzma
+        } else {
+            Compression::None
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Bzip2 => "bzip2",
+            Compression::Xz => "xz",
+            Compression::Lzma => "lzma",
+            Compression::Zstd => "zstd",
+            Compression::LazyLoadZlib => "zlib (lazy-load entry)",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Compression> {
+        Some(match name {
+            "none" => Compression::None,
+            "gzip" => Compression::Gzip,
+            "bzip2" => Compression::Bzip2,
+            "xz" => Compression::Xz,
+            "zstd" => Compression::Zstd,
+            _ => return None,
+        })
+    }
+
+    /// The default level R uses for this compression.
+    pub fn default_level(self) -> u32 {
+        match self {
+            Compression::Gzip => 6,
+            Compression::Bzip2 | Compression::Xz => 9,
+            Compression::Zstd => 3,
+            _ => 0,
+        }
+    }
+}
+
+/// Wrap a buffered source in the decompressor its first bytes call for.
+pub fn decompressor<R: BufRead + Send + 'static>(mut src: R) -> io::Result<(Compression, Box<dyn Read + Send>)> {
+    let prefix = src.fill_buf()?;
+    let kind = Compression::detect(prefix);
+    let reader: Box<dyn Read + Send> = match kind {
+        Compression::None => Box::new(src),
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(src)),
+        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(src)),
+        Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(src)),
+        Compression::Lzma => {
+            let stream = liblzma::stream::Stream::new_lzma_decoder(u64::MAX).map_err(io::Error::other)?;
+            Box::new(liblzma::bufread::XzDecoder::new_stream(src, stream))
+        }
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(src)?),
+        Compression::LazyLoadZlib => {
+            src.consume(4);
+            Box::new(flate2::bufread::ZlibDecoder::new(src))
+        }
+    };
+    Ok((kind, reader))
+}
+
+/// A compressing writer; `finish` flushes the trailer and returns the sink.
+pub enum Compressor<W: Write> {
+    None(W),
+    Gzip(flate2::write::GzEncoder<W>),
+    Bzip2(bzip2::write::BzEncoder<W>),
+    Xz(liblzma::write::XzEncoder<W>),
+    Zstd(zstd::stream::write::Encoder<'static, W>),
+}
+
+impl<W: Write> Compressor<W> {
+    pub fn new(sink: W, kind: Compression, level: Option<u32>) -> io::Result<Self> {
+        let level = level.unwrap_or(kind.default_level());
+        Ok(match kind {
+            Compression::None => Compressor::None(sink),
+            Compression::Gzip => Compressor::Gzip(flate2::write::GzEncoder::new(sink, flate2::Compression::new(level.min(9)))),
+            Compression::Bzip2 => Compressor::Bzip2(bzip2::write::BzEncoder::new(sink, bzip2::Compression::new(level.clamp(1, 9)))),
+            Compression::Xz => Compressor::Xz(liblzma::write::XzEncoder::new(sink, level.min(9))),
+            Compression::Zstd => Compressor::Zstd(zstd::stream::write::Encoder::new(sink, level as i32)?),
+            Compression::Lzma | Compression::LazyLoadZlib => {
+                return Err(io::Error::new(io::ErrorKind::Unsupported, "this compression is read-only; write gzip, bzip2, xz or zstd"))
+            }
+        })
+    }
+
+    pub fn finish(self) -> io::Result<W> {
+        match self {
+            Compressor::None(w) => Ok(w),
+            Compressor::Gzip(e) => e.finish(),
+            Compressor::Bzip2(e) => e.finish(),
+            Compressor::Xz(e) => e.finish(),
+            Compressor::Zstd(e) => e.finish(),
+        }
+    }
+}
+
+impl<W: Write> Write for Compressor<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Compressor::None(w) => w.write(buf),
+            Compressor::Gzip(e) => e.write(buf),
+            Compressor::Bzip2(e) => e.write(buf),
+            Compressor::Xz(e) => e.write(buf),
+            Compressor::Zstd(e) => e.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Compressor::None(w) => w.flush(),
+            Compressor::Gzip(e) => e.flush(),
+            Compressor::Bzip2(e) => e.flush(),
+            Compressor::Xz(e) => e.flush(),
+            Compressor::Zstd(e) => e.flush(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(kind: Compression) {
+        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_be_bytes()).collect();
+        let mut c = Compressor::new(Vec::new(), kind, None).unwrap();
+        c.write_all(&data[..200_000]).unwrap();
+        let mut bytes = c.finish().unwrap();
+        // a second member/stream concatenated, as R reads them
+        let mut c = Compressor::new(Vec::new(), kind, None).unwrap();
+        c.write_all(&data[200_000..]).unwrap();
+        bytes.extend(c.finish().unwrap());
+        let (detected, mut r) = decompressor(io::Cursor::new(bytes)).unwrap();
+        assert_eq!(detected, kind);
+        let mut out = Vec::new();
+        r.read_to_end(&mut out).unwrap();
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn concatenated_members_round_trip() {
+        for k in [Compression::None, Compression::Gzip, Compression::Bzip2, Compression::Xz, Compression::Zstd] {
+            roundtrip(k);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Errors of the engine: every failure says what went wrong and where
+//! (byte offset in the decompressed stream, and the object being read).
+
+use std::fmt;
+
+/// What kind of failure this is; the R layer turns each into a condition class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The file could not be opened, read or written.
+    Io,
+    /// The bytes are not R data (unknown magic, unknown format).
+    NotRData,
+    /// The stream ended before the object was complete.
+    Truncated,
+    /// The stream is malformed: impossible flags, lengths, references.
+    Corrupt,
+    /// A limit that protects the session was reached (nesting depth, sizes).
+    Limit,
+    /// Valid R data that this operation cannot provide (e.g. a persistent
+    /// reference without a hook, or an unknown ALTREP class whose value is needed).
+    Unsupported,
+    /// The caller asked for something that is not there (unknown object name).
+    Usage,
+}
+
+impl ErrorKind {
+    /// A short stable name, used as the R condition subclass.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Io => "io",
+            ErrorKind::NotRData => "not_rdata",
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Limit => "limit",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Usage => "usage",
+        }
+    }
+}
+
+/// An engine error with its location.
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Byte offset in the decompressed stream where the problem was seen.
+    pub offset: Option<u64>,
+    /// Name of the top-level object being read, when known.
+    pub object: Option<String>,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), offset: None, object: None }
+    }
+    pub fn at(mut self, offset: u64) -> Self {
+        if self.offset.is_none() {
+            self.offset = Some(offset);
+        }
+        self
+    }
+    pub fn in_object(mut self, name: &str) -> Self {
+        if self.object.is_none() {
+            self.object = Some(name.to_string());
+        }
+        self
+    }
+    pub fn corrupt(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Corrupt, message)
+    }
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Unsupported, message)
+    }
+    pub fn limit(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Limit, message)
+    }
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Usage, message)
+    }
+    pub fn io(err: &std::io::Error, what: &str) -> Self {
+        if err.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::new(ErrorKind::Truncated, format!("{what}: unexpected end of data (the file is truncated)"))
+        } else {
+            Error::new(ErrorKind::Io, format!("{what}: {err}"))
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        match (&self.object, self.offset) {
+            (Some(o), Some(off)) => write!(f, " (in object '{o}', at byte {off} of the decompressed stream)"),
+            (Some(o), None) => write!(f, " (in object '{o}')"),
+            (None, Some(off)) => write!(f, " (at byte {off} of the decompressed stream)"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,209 @@
+//! rdarrow-core: R's serialization format (`.RData`/`.rda` from `save()`,
+//! `.rds` from `saveRDS()`, raw `serialize()` streams) without R.
+//!
+//! Pipeline: [`compression`] detects and decompresses, [`input`] decodes
+//! primitives, [`read`] builds the [`tree`], [`write`] serializes it back,
+//! [`altrep`] expands ALTREP objects, [`summary`] lists objects without
+//! decoding their payloads.
+
+pub mod altrep;
+pub mod compression;
+pub mod error;
+pub mod input;
+pub mod read;
+pub mod summary;
+pub mod tree;
+pub mod write;
+
+pub use compression::Compression;
+pub use error::{Error, ErrorKind, Result};
+pub use input::Format;
+pub use read::{Container, ObjectFilter, ObjectSpan, ReadOptions, StreamHeader};
+pub use tree::{RObject, RefTable};
+
+use input::{Input, Source};
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::Path;
+
+/// A parsed file or stream.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub compression: Compression,
+    pub container: Container,
+    pub header: StreamHeader,
+    /// For a `save()` file, the pairlist of objects; otherwise the object.
+    pub root: RObject,
+    pub refs: RefTable,
+    /// Where each top-level object lies in the decompressed stream.
+    pub spans: Vec<ObjectSpan>,
+    /// Size of the decompressed stream in bytes.
+    pub stream_len: u64,
+}
+
+impl Document {
+    /// The named top-level objects: the cells of a `save()` file, the
+    /// elements of a named list at the top of a `save()` file, or the one
+    /// object of an RDS stream (with an empty name).
+    pub fn objects(&self) -> Vec<(Vec<u8>, &RObject)> {
+        match (self.container, &self.root) {
+            (Container::RData { .. }, RObject::Pairlist(_)) => tree::pairlist_entries(&self.root, &self.refs)
+                .into_iter()
+                .map(|(n, v)| (n.unwrap_or(b"").to_vec(), v))
+                .collect(),
+            (Container::RData { .. }, RObject::Vector(v)) => {
+                let names = self.root.attribute(&self.refs, "names").and_then(|n| n.as_strings());
+                match (&v.data, names) {
+                    (tree::VectorData::List(items), Some(names)) => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, it)| (names.get(i).unwrap_or(b"").to_vec(), it))
+                        .collect(),
+                    _ => vec![(Vec::new(), &self.root)],
+                }
+            }
+            (Container::RData { .. }, RObject::Null) => Vec::new(),
+            _ => vec![(Vec::new(), &self.root)],
+        }
+    }
+}
+
+fn open_input(path: &Path) -> Result<(Compression, Input)> {
+    let mut file = File::open(path).map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+    let len = file.metadata().map_err(|e| Error::io(&e, "cannot stat the file"))?.len();
+    let mut prefix = [0u8; 6];
+    let mut got = 0;
+    while got < prefix.len() {
+        let n = file.read(&mut prefix[got..]).map_err(|e| Error::io(&e, "cannot read the file"))?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    if got == 0 {
+        return Err(Error::new(ErrorKind::NotRData, format!("'{}' is empty", path.display())));
+    }
+    let kind = Compression::detect(&prefix[..got]);
+    use std::io::Seek;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(|e| Error::io(&e, "cannot seek"))?;
+    let src = if kind == Compression::None {
+        Source::File { file, len }
+    } else {
+        let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
+            .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+        Source::Stream(r)
+    };
+    Ok((kind, Input::new(src)))
+}
+
+fn input_from_bytes(bytes: Vec<u8>) -> Result<(Compression, Input)> {
+    let kind = Compression::detect(&bytes);
+    if kind == Compression::None {
+        return Ok((kind, Input::from_bytes(bytes)));
+    }
+    let (_, r) = compression::decompressor(std::io::Cursor::new(bytes)).map_err(|e| Error::io(&e, "cannot start decompression"))?;
+    Ok((kind, Input::new(Source::Stream(r))))
+}
+
+fn parse(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mut dyn ObjectFilter) -> Result<Document> {
+    let (container, mut header) = read::read_header(&mut inp)?;
+    let (root, refs, spans) = read::read_body(&mut inp, container, opts, filter)?;
+    header.ascii_hex = inp.saw_hex_double;
+    let stream_len = inp.offset();
+    Ok(Document { compression: kind, container, header, root, refs, spans, stream_len })
+}
+
+/// Read a file completely.
+pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Document> {
+    read_file_filtered(path, opts, &mut |_: &[u8]| true)
+}
+
+/// Read a file, decoding only the top-level objects `filter` accepts
+/// (the others are parsed with their payloads skipped).
+pub fn read_file_filtered(path: impl AsRef<Path>, opts: &ReadOptions, filter: &mut dyn ObjectFilter) -> Result<Document> {
+    let (kind, inp) = open_input(path.as_ref())?;
+    parse(kind, inp, opts, filter)
+}
+
+/// Read an in-memory file or `serialize()` result (compressed or not).
+pub fn read_bytes(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Document> {
+    let (kind, inp) = input_from_bytes(bytes)?;
+    parse(kind, inp, opts, &mut |_: &[u8]| true)
+}
+
+/// List the objects of a file without decoding payloads.
+pub fn list_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<(Document, Vec<summary::ObjectInfo>)> {
+    let doc = read_file_filtered(path, opts, &mut |_: &[u8]| false)?;
+    let infos = summary::describe(&doc);
+    Ok((doc, infos))
+}
+
+/// Decompress a file completely and return the number of bytes (the
+/// baseline the parser is measured against).
+pub fn decompressed_len(path: impl AsRef<Path>) -> Result<u64> {
+    let (_, mut inp) = open_input(path.as_ref())?;
+    let mut n = 0u64;
+    while !inp.at_end()? {
+        let chunk = inp.peek(1 << 17)?.len();
+        inp.consume(chunk);
+        n += chunk as u64;
+    }
+    Ok(n)
+}
+
+/// Decompress a whole file or byte vector into memory.
+pub fn decompress_bytes(bytes: Vec<u8>) -> Result<Vec<u8>> {
+    let (_, mut inp) = input_from_bytes(bytes)?;
+    let mut out = Vec::new();
+    while !inp.at_end()? {
+        let chunk = inp.peek(1 << 17)?;
+        out.extend_from_slice(chunk);
+        let k = chunk.len();
+        inp.consume(k);
+    }
+    Ok(out)
+}
+
+/// Serialize a document back, uncompressed, in its own format and version.
+pub fn write_document<W: Write>(doc: &Document, sink: W) -> Result<W> {
+    write::write_stream(sink, doc.container, &doc.header, &doc.root, &doc.refs)
+}
+
+/// Serialize one object of a document as a stand-alone RDS stream
+/// (XDR, the document's version), sharing its reference table.
+pub fn object_to_rds(doc: &Document, obj: &RObject) -> Result<Vec<u8>> {
+    let mut header = doc.header.clone();
+    header.format = Format::Xdr;
+    header.crlf = false;
+    header.leading_newline = false;
+    header.ascii_hex = false;
+    if header.version == 3 && header.native_encoding.is_none() {
+        header.native_encoding = Some(b"UTF-8".to_vec());
+    }
+    write::write_stream(Vec::new(), Container::Stream, &header, obj, &doc.refs)
+}
+
+/// Write a document to `path` with compression; the file appears only when
+/// complete (written beside it under a temporary name, then renamed).
+pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>) -> Result<()> {
+    let path = path.as_ref();
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.rdarrow-{}.tmp",
+        path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        std::process::id()
+    ));
+    let result = (|| -> Result<()> {
+        let f = File::create(&tmp).map_err(|e| Error::io(&e, &format!("cannot create '{}'", tmp.display())))?;
+        let c = compression::Compressor::new(std::io::BufWriter::new(f), compression, level).map_err(|e| Error::io(&e, "cannot start compression"))?;
+        let c = write_document(doc, c)?;
+        let w = c.finish().map_err(|e| Error::io(&e, "cannot finish compression"))?;
+        let f = w.into_inner().map_err(|e| Error::io(e.error(), "cannot write"))?;
+        f.sync_all().map_err(|e| Error::io(&e, "cannot sync"))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(&e, &format!("cannot rename into '{}'", path.display())))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,688 @@
+//! The reader: one place per node type, mirroring the layout R's
+//! serializer writes. Builds the [`crate::tree`] with vector payloads in
+//! their final buffers; in listing mode it skips payloads without decoding.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::input::{Format, Input};
+use crate::tree::*;
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+
+/// What wraps the serialization stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// A `save()` file: the 5-byte magic `RD` + format letter + version + `\n`.
+    RData { format: u8, version: u8 },
+    /// A `saveRDS()` / `serialize()` stream (no magic).
+    Stream,
+}
+
+/// The serialization header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamHeader {
+    pub format: Format,
+    /// True when an ASCII stream's first line ended in CR LF.
+    pub crlf: bool,
+    /// Whether the ASCII stream began with a stray newline (R tolerates it).
+    pub leading_newline: bool,
+    pub version: i32,
+    pub writer_version: i32,
+    pub min_reader_version: i32,
+    /// Version 3: the writer's native encoding (e.g. `UTF-8`, `CP1252`).
+    pub native_encoding: Option<Vec<u8>>,
+    /// ASCII only: doubles were written in hex (`serialize(ascii = NA)`).
+    pub ascii_hex: bool,
+}
+
+impl StreamHeader {
+    /// The writer's R version as "x.y.z".
+    pub fn writer_r_version(&self) -> String {
+        let v = self.writer_version;
+        format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
+    }
+}
+
+/// Limits and modes of one read.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Maximum nesting depth of the object tree (protects the stack).
+    pub max_depth: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { max_depth: 20_000 }
+    }
+}
+
+/// Decide, per top-level object of a `save()` file, whether to decode it
+/// fully or to skip its payloads (listing).
+pub trait ObjectFilter {
+    fn decode(&mut self, name: &[u8]) -> bool;
+}
+
+impl<F: FnMut(&[u8]) -> bool> ObjectFilter for F {
+    fn decode(&mut self, name: &[u8]) -> bool {
+        self(name)
+    }
+}
+
+/// Where a top-level object sits in the decompressed stream.
+#[derive(Debug, Clone)]
+pub struct ObjectSpan {
+    pub name: Vec<u8>,
+    pub start: u64,
+    pub end: u64,
+    pub decoded: bool,
+}
+
+/// Vectors inside attributes up to this length are kept even when skipping,
+/// so that listings see classes, dims, levels and compact row names.
+const KEEP_IN_ATTR: u64 = 4096;
+
+pub(crate) struct Parser<'a> {
+    pub inp: &'a mut Input,
+    pub refs: RefTable,
+    depth: usize,
+    max_depth: usize,
+    skipping: bool,
+    in_attr: u32,
+    in_env: u32,
+    object: Option<String>,
+}
+
+#[inline]
+fn unpack(flags: i32) -> (u8, Flags, bool, bool) {
+    let f = flags as u32;
+    (
+        (f & 0xff) as u8,
+        Flags { levels: ((f >> 12) & 0xffff) as u16, object: f & (1 << 8) != 0 },
+        f & (1 << 9) != 0,
+        f & (1 << 10) != 0,
+    )
+}
+
+fn is_pairlist_type(t: u8) -> bool {
+    matches!(t, sxp::LIST | sxp::LANG | sxp::CLO | sxp::PROM | sxp::DOT)
+}
+
+impl<'a> Parser<'a> {
+    pub fn new(inp: &'a mut Input, opts: &ReadOptions) -> Self {
+        Parser {
+            inp,
+            refs: RefTable::default(),
+            depth: 0,
+            max_depth: opts.max_depth,
+            skipping: false,
+            in_attr: 0,
+            in_env: 0,
+            object: None,
+        }
+    }
+
+    fn err(&self, e: Error) -> Error {
+        let e = e.at(self.inp.offset());
+        match &self.object {
+            Some(o) => e.in_object(o),
+            None => e,
+        }
+    }
+
+    fn corrupt(&self, msg: impl Into<String>) -> Error {
+        self.err(Error::corrupt(msg))
+    }
+
+    fn skip_payload(&self, len: u64) -> bool {
+        self.skipping && self.in_env == 0 && (self.in_attr == 0 || len > KEEP_IN_ATTR)
+    }
+
+    /// Read one item.
+    pub fn item(&mut self) -> Result<RObject> {
+        let flags = self.inp.read_int()?;
+        self.item_with_flags(flags)
+    }
+
+    fn item_with_flags(&mut self, flags: i32) -> Result<RObject> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            let msg = format!(
+                "objects are nested more than {} levels deep (raise options(rdarrow.max_depth =) if this file is genuine)",
+                self.max_depth
+            );
+            return Err(self.err(Error::limit(msg)));
+        }
+        let r = self.dispatch(flags);
+        self.depth -= 1;
+        r
+    }
+
+    fn attributes(&mut self) -> Result<RObject> {
+        self.in_attr += 1;
+        let r = self.item();
+        self.in_attr -= 1;
+        r
+    }
+
+    fn opt_attributes(&mut self, has_attr: bool) -> Result<Option<RObject>> {
+        if has_attr {
+            Ok(Some(self.attributes()?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn dispatch(&mut self, flags: i32) -> Result<RObject> {
+        let (t, fl, has_attr, has_tag) = unpack(flags);
+        match t {
+            sxp::NILVALUE => Ok(RObject::Null),
+            sxp::GLOBALENV | sxp::BASEENV | sxp::EMPTYENV | sxp::BASENAMESPACE | sxp::UNBOUNDVALUE | sxp::MISSINGARG => {
+                Ok(RObject::Special(SpecialValue::from_code(t).unwrap()))
+            }
+            sxp::REFSXP => {
+                let packed = (flags as u32) >> 8;
+                let idx = if packed == 0 { self.inp.read_int()? as i64 } else { packed as i64 };
+                if idx < 1 || idx as usize > self.refs.entries.len() {
+                    return Err(self.corrupt(format!(
+                        "reference index {idx} is outside the reference table (which has {} entries)",
+                        self.refs.entries.len()
+                    )));
+                }
+                Ok(RObject::Ref(RefId((idx - 1) as u32)))
+            }
+            sxp::PERSIST => {
+                let s = self.string_list()?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Persistent(s))))
+            }
+            sxp::SYM => {
+                let flags = self.inp.read_int()?;
+                let name = self.char_item(flags)?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Symbol(name))))
+            }
+            sxp::PACKAGE => {
+                let s = self.string_list()?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Package(s))))
+            }
+            sxp::NAMESPACE => {
+                let s = self.string_list()?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Namespace(s))))
+            }
+            sxp::ENV => {
+                let locked = self.inp.read_int()? != 0;
+                let id = self.refs.push(RefEntry::Pending);
+                self.in_env += 1;
+                let r = (|| -> Result<Environment> {
+                    let enclosure = self.item()?;
+                    let frame = self.item()?;
+                    let hashtab = self.item()?;
+                    let attributes = self.attributes()?;
+                    Ok(Environment { locked, enclosure, frame, hashtab, attributes })
+                })();
+                self.in_env -= 1;
+                self.refs.entries[id.0 as usize] = RefEntry::Environment(Box::new(r?));
+                Ok(RObject::Ref(id))
+            }
+            t if is_pairlist_type(t) => self.pairlist(flags),
+            sxp::EXTPTR => {
+                let id = self.refs.push(RefEntry::Pending);
+                self.in_env += 1;
+                let r = (|| -> Result<ExternalPointer> {
+                    let protected = self.item()?;
+                    let tag = self.item()?;
+                    let attributes = self.opt_attributes(has_attr)?;
+                    Ok(ExternalPointer { flags: fl, protected, tag, attributes })
+                })();
+                self.in_env -= 1;
+                self.refs.entries[id.0 as usize] = RefEntry::ExternalPointer(Box::new(r?));
+                Ok(RObject::Ref(id))
+            }
+            sxp::WEAKREF => {
+                let id = self.refs.push(RefEntry::Pending);
+                self.in_env += 1;
+                let attributes = self.opt_attributes(has_attr);
+                self.in_env -= 1;
+                self.refs.entries[id.0 as usize] = RefEntry::WeakRef(Box::new(AttrOnly { flags: fl, attributes: attributes? }));
+                Ok(RObject::Ref(id))
+            }
+            sxp::SPECIAL | sxp::BUILTIN => {
+                let len = self.inp.read_int()?;
+                if !(0..=10_000).contains(&len) {
+                    return Err(self.corrupt(format!("invalid primitive name length {len}")));
+                }
+                let mut name = Vec::new();
+                self.inp.read_string_into(len as usize, &mut name)?;
+                let attributes = self.opt_attributes(has_attr)?;
+                Ok(RObject::Primitive(Box::new(Primitive { sxptype: t, flags: fl, name, attributes })))
+            }
+            sxp::CHAR => Ok(RObject::Char(Box::new(self.char_item(flags)?))),
+            sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::VEC | sxp::EXPR | sxp::RAW => {
+                self.vector(t, fl, has_attr)
+            }
+            sxp::S4 => {
+                let attributes = self.opt_attributes(has_attr)?;
+                Ok(RObject::S4(Box::new(AttrOnly { flags: fl, attributes })))
+            }
+            sxp::BCODE => {
+                let reps_len = self.inp.read_int()?;
+                if reps_len < 0 {
+                    return Err(self.corrupt(format!("invalid byte-code sharing table size {reps_len}")));
+                }
+                let code = self.bytecode()?;
+                let attributes = self.opt_attributes(has_attr)?;
+                Ok(RObject::Bytecode(Box::new(BytecodeObject { flags: fl, reps_len, code, attributes })))
+            }
+            sxp::ALTREP => {
+                let info = self.item()?;
+                let state = self.item()?;
+                let attributes = self.attributes()?;
+                Ok(RObject::Altrep(Box::new(Altrep { flags: fl, info, state, attributes })))
+            }
+            sxp::CLASSREF | sxp::GENERICREF => Err(self.err(Error::unsupported(
+                "the stream contains a class or generic reference (type 245/246), which R itself cannot read",
+            ))),
+            _ => {
+                let _ = has_tag;
+                Err(self.corrupt(format!("unknown node type {t} (flags 0x{:08x})", flags as u32)))
+            }
+        }
+    }
+
+    /// A vector length: an int, or -1 followed by the two 32-bit halves.
+    fn length(&mut self) -> Result<u64> {
+        let n = self.inp.read_int()?;
+        if n >= 0 {
+            return Ok(n as u64);
+        }
+        if n != -1 {
+            return Err(self.corrupt(format!("negative vector length {n}")));
+        }
+        let hi = self.inp.read_int()?;
+        let lo = self.inp.read_int()?;
+        if !(0..=65536).contains(&hi) {
+            return Err(self.corrupt(format!("invalid upper part {hi} of a long vector length")));
+        }
+        Ok(((hi as u64) << 32) | (lo as u32 as u64))
+    }
+
+    /// A CHARSXP whose flags have been read.
+    fn char_item(&mut self, flags: i32) -> Result<CharItem> {
+        let (t, fl, _, _) = unpack(flags);
+        if t != sxp::CHAR {
+            return Err(self.corrupt(format!("expected a string (CHARSXP), found node type {t}")));
+        }
+        let len = self.inp.read_int()?;
+        if len == -1 {
+            return Ok(CharItem { levels: fl.levels, bytes: None });
+        }
+        if len < 0 {
+            return Err(self.corrupt(format!("negative string length {len}")));
+        }
+        let mut bytes = Vec::new();
+        self.inp.read_string_into(len as usize, &mut bytes)?;
+        Ok(CharItem { levels: fl.levels, bytes: Some(bytes) })
+    }
+
+    /// PACKAGESXP / NAMESPACESXP / PERSISTSXP payload.
+    fn string_list(&mut self) -> Result<Vec<CharItem>> {
+        let names = self.inp.read_int()?;
+        if names != 0 {
+            return Err(self.corrupt("names in persistent strings are not supported (R cannot read them either)"));
+        }
+        let n = self.length()?;
+        let mut out = Vec::with_capacity(n.min(64) as usize);
+        for _ in 0..n {
+            let f = self.inp.read_int()?;
+            out.push(self.char_item(f)?);
+        }
+        Ok(out)
+    }
+
+    fn pairlist(&mut self, first_flags: i32) -> Result<RObject> {
+        let mut cells = Vec::new();
+        let mut flags = first_flags;
+        loop {
+            let (t, fl, has_attr, has_tag) = unpack(flags);
+            let attributes = self.opt_attributes(has_attr)?;
+            let tag = if has_tag { Some(self.item()?) } else { None };
+            let car = self.item()?;
+            cells.push(Cell { sxptype: t, flags: fl, attributes, tag, car });
+            let next = self.inp.read_int()?;
+            if is_pairlist_type((next as u32 & 0xff) as u8) {
+                flags = next;
+                continue;
+            }
+            let tail = self.item_with_flags(next)?;
+            return Ok(RObject::Pairlist(Box::new(Pairlist { cells, tail })));
+        }
+    }
+
+    fn vector(&mut self, t: u8, fl: Flags, has_attr: bool) -> Result<RObject> {
+        let len = self.length()?;
+        let skip = self.skip_payload(len) && !matches!(t, sxp::VEC | sxp::EXPR);
+        let data = if skip {
+            match t {
+                sxp::LGL | sxp::INT => self.inp.skip_fixed(len, 4, false)?,
+                sxp::REAL => self.inp.skip_fixed(len, 8, true)?,
+                sxp::CPLX => self.inp.skip_fixed(len.saturating_mul(2), 8, true)?,
+                sxp::RAW => self.inp.skip_fixed(len, 1, false)?,
+                sxp::STR => self.skip_strings(len)?,
+                _ => unreachable!(),
+            }
+            VectorData::Skipped { sxptype: t, len }
+        } else {
+            match t {
+                sxp::LGL => VectorData::Logical(ScalarBuffer::from(self.inp.read_ints(len).map_err(|e| self.err(e))?)),
+                sxp::INT => VectorData::Integer(ScalarBuffer::from(self.inp.read_ints(len).map_err(|e| self.err(e))?)),
+                sxp::REAL => VectorData::Real(ScalarBuffer::from(self.inp.read_doubles(len).map_err(|e| self.err(e))?)),
+                sxp::CPLX => {
+                    let n = len.checked_mul(2).ok_or_else(|| self.corrupt("complex vector length overflows"))?;
+                    VectorData::Complex(ScalarBuffer::from(self.inp.read_doubles(n).map_err(|e| self.err(e))?))
+                }
+                sxp::RAW => VectorData::Raw(Buffer::from_vec(self.inp.read_raw(len).map_err(|e| self.err(e))?)),
+                sxp::STR => VectorData::Character(self.strings(len)?),
+                sxp::VEC | sxp::EXPR => {
+                    let mut items = Vec::with_capacity(len.min(1 << 16) as usize);
+                    for _ in 0..len {
+                        items.push(self.item()?);
+                    }
+                    if t == sxp::VEC {
+                        VectorData::List(items)
+                    } else {
+                        VectorData::Expression(items)
+                    }
+                }
+                _ => unreachable!(),
+            }
+        };
+        let attributes = self.opt_attributes(has_attr)?;
+        Ok(RObject::Vector(Box::new(Vector { flags: fl, data, attributes })))
+    }
+
+    fn skip_strings(&mut self, n: u64) -> Result<()> {
+        for i in 0..n {
+            let (f, len) = self.inp.read_two_ints()?;
+            if (f as u32 & 0xff) as u8 != sxp::CHAR {
+                return Err(self.corrupt(format!("element {} of a character vector is not a string", i + 1)));
+            }
+            if len >= 0 {
+                self.inp.skip_string(len as usize)?;
+            } else if len != -1 {
+                return Err(self.corrupt(format!("negative string length {len}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A character vector: offsets + bytes + validity + levels.
+    fn strings(&mut self, n: u64) -> Result<StringVector> {
+        let n = usize::try_from(n).map_err(|_| self.err(Error::limit("character vector too long")))?;
+        let cap = n.min(1 << 16);
+        let mut offsets: Vec<i32> = Vec::with_capacity(cap + 1);
+        let mut large: Option<Vec<i64>> = None;
+        offsets.push(0);
+        let mut data: Vec<u8> = Vec::new();
+        let mut validity: Option<BooleanBufferBuilder> = None;
+        let mut first_levels: Option<u16> = None;
+        let mut per_element: Option<Vec<u16>> = None;
+        for i in 0..n {
+            if i == offsets.capacity() - 1 && large.is_none() {
+                offsets.reserve_exact((n - i).min(i.max(1 << 16)));
+            }
+            let (f, len) = self.inp.read_two_ints()?;
+            let (t, fl, _, _) = unpack(f);
+            if t != sxp::CHAR {
+                return Err(self.corrupt(format!("element {} of a character vector is not a string (node type {t})", i + 1)));
+            }
+            match first_levels {
+                None => first_levels = Some(fl.levels),
+                Some(l) if l != fl.levels && per_element.is_none() => {
+                    let mut v = Vec::with_capacity(n);
+                    v.resize(i, l);
+                    per_element = Some(v);
+                }
+                _ => {}
+            }
+            if let Some(v) = per_element.as_mut() {
+                v.push(fl.levels);
+            }
+            if len == -1 {
+                let b = validity.get_or_insert_with(|| {
+                    let mut b = BooleanBufferBuilder::new(n);
+                    b.append_n(i, true);
+                    b
+                });
+                b.append(false);
+            } else if len < 0 {
+                return Err(self.corrupt(format!("negative string length {len}")));
+            } else {
+                self.inp.read_string_into(len as usize, &mut data).map_err(|e| self.err(e))?;
+                if let Some(b) = validity.as_mut() {
+                    b.append(true);
+                }
+            }
+            let end = data.len();
+            match large.as_mut() {
+                Some(l) => l.push(end as i64),
+                None if end <= i32::MAX as usize => offsets.push(end as i32),
+                None => {
+                    let mut l: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
+                    l.push(end as i64);
+                    offsets = Vec::new();
+                    large = Some(l);
+                }
+            }
+        }
+        let data = Buffer::from_vec(data);
+        let offsets = match large {
+            // SAFETY: offsets start at 0 and never decrease; they end at data.len().
+            Some(l) => StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(l)) }),
+            None => StringOffsets::Small(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
+        };
+        let levels = match per_element {
+            Some(v) => StringLevels::PerElement(v),
+            None => StringLevels::Uniform(first_levels.unwrap_or(0)),
+        };
+        let validity = validity.map(|mut b| NullBuffer::new(b.finish()));
+        Ok(StringVector { offsets, data, validity, levels })
+    }
+
+    fn bytecode(&mut self) -> Result<Bytecode> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(self.err(Error::limit("byte code nested too deeply")));
+        }
+        let code = self.item()?;
+        let n = self.inp.read_int()?;
+        if n < 0 {
+            return Err(self.corrupt(format!("negative byte-code constant count {n}")));
+        }
+        let mut consts = Vec::with_capacity((n as usize).min(1024));
+        for _ in 0..n {
+            let type_code = self.inp.read_int()?;
+            let c = match type_code {
+                x if x == sxp::BCODE as i32 => BcConst::Code(self.bytecode()?),
+                x if [sxp::LANG, sxp::LIST, sxp::BCREPDEF, sxp::BCREPREF, sxp::ATTRLANG, sxp::ATTRLIST]
+                    .iter()
+                    .any(|&t| t as i32 == x) =>
+                {
+                    BcConst::Lang(self.bc_lang(type_code)?)
+                }
+                _ => BcConst::Item { type_code, value: self.item()? },
+            };
+            consts.push(c);
+        }
+        self.depth -= 1;
+        Ok(Bytecode { code, consts })
+    }
+
+    fn bc_lang(&mut self, type_code: i32) -> Result<BcLang> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(self.err(Error::limit("byte-code constants nested too deeply")));
+        }
+        let r = match type_code {
+            x if x == sxp::BCREPREF as i32 => BcLang::Ref(self.inp.read_int()?),
+            x if [sxp::BCREPDEF, sxp::LANG, sxp::LIST, sxp::ATTRLANG, sxp::ATTRLIST].iter().any(|&t| t as i32 == x) => {
+                let (def, t) = if x == sxp::BCREPDEF as i32 {
+                    let pos = self.inp.read_int()?;
+                    (Some(pos), self.inp.read_int()?)
+                } else {
+                    (None, x)
+                };
+                if ![sxp::LANG, sxp::LIST, sxp::ATTRLANG, sxp::ATTRLIST].iter().any(|&k| k as i32 == t) {
+                    return Err(self.corrupt(format!("invalid byte-code cell type {t}")));
+                }
+                let attributes = if t == sxp::ATTRLANG as i32 || t == sxp::ATTRLIST as i32 {
+                    Some(self.attributes()?)
+                } else {
+                    None
+                };
+                let tag = self.item()?;
+                let car_t = self.inp.read_int()?;
+                let car = self.bc_lang(car_t)?;
+                let cdr_t = self.inp.read_int()?;
+                let cdr = self.bc_lang(cdr_t)?;
+                BcLang::Cell(Box::new(BcCell { def, type_code: t, attributes, tag, car, cdr }))
+            }
+            pad => BcLang::Item { pad, value: self.item()? },
+        };
+        self.depth -= 1;
+        Ok(r)
+    }
+}
+
+/// Read the container magic and the serialization header.
+pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
+    let head = inp.peek(7)?.to_vec();
+    if head.is_empty() {
+        return Err(Error::new(ErrorKind::NotRData, "the file is empty"));
+    }
+    let mut container = Container::Stream;
+    if head.len() >= 5 && head.starts_with(b"RD") && matches!(head[2], b'X' | b'A' | b'B') && head[4] == b'\n' {
+        match head[3] {
+            b'2' | b'3' => {}
+            b'1' => {
+                return Err(Error::unsupported(
+                    "this is a version-1 save file (R < 1.4); re-save it with a current R to read it",
+                ))
+            }
+            v => return Err(Error::new(ErrorKind::NotRData, format!("unknown save() file version '{}'", v as char))),
+        }
+        container = Container::RData { format: head[2], version: head[3] };
+        inp.consume(5);
+    }
+    let line = inp.peek(3)?.to_vec();
+    let mut leading_newline = false;
+    let fmt = match line.as_slice() {
+        [b'X', b'\n', ..] => Format::Xdr,
+        [b'A', b'\n', ..] | [b'A', b'\r', ..] => Format::Ascii,
+        [b'B', b'\n', ..] => Format::Binary,
+        [b'\n', b'A', b'\n'] => {
+            leading_newline = true;
+            inp.consume(1);
+            Format::Ascii
+        }
+        _ => {
+            let shown: String = head.iter().take(8).map(|b| format!("{b:02x} ")).collect();
+            return Err(Error::new(
+                ErrorKind::NotRData,
+                format!(
+                    "not an R data file: no save()/saveRDS()/serialize() header (the file starts with bytes {})",
+                    shown.trim_end()
+                ),
+            )
+            .at(0));
+        }
+    };
+    let crlf = line.get(1) == Some(&b'\r');
+    inp.consume(if crlf { 3 } else { 2 });
+    inp.format = fmt;
+    let version = inp.read_int()?;
+    let writer_version = inp.read_int()?;
+    let min_reader_version = inp.read_int()?;
+    let native_encoding = match version {
+        2 => None,
+        3 => {
+            let n = inp.read_int()?;
+            if !(0..=256).contains(&n) {
+                return Err(Error::corrupt(format!("invalid native encoding name length {n}")).at(inp.offset()));
+            }
+            let mut enc = Vec::new();
+            inp.read_string_into(n as usize, &mut enc)?;
+            Some(enc)
+        }
+        v => {
+            return Err(Error::new(
+                ErrorKind::NotRData,
+                format!("unsupported serialization format version {v} (R writes versions 2 and 3)"),
+            )
+            .at(inp.offset()))
+        }
+    };
+    Ok((
+        container,
+        StreamHeader {
+            format: fmt,
+            crlf,
+            leading_newline,
+            version,
+            writer_version,
+            min_reader_version,
+            native_encoding,
+            ascii_hex: false,
+        },
+    ))
+}
+
+/// Read the body of a stream after its header.
+///
+/// For a `save()` file, each top-level object is offered to `filter`:
+/// objects it declines are read with their payloads skipped. Returns the
+/// root, the reference table and the span of each top-level object.
+pub(crate) fn read_body(
+    inp: &mut Input,
+    container: Container,
+    opts: &ReadOptions,
+    filter: &mut dyn ObjectFilter,
+) -> Result<(RObject, RefTable, Vec<ObjectSpan>)> {
+    let mut p = Parser::new(inp, opts);
+    let mut spans = Vec::new();
+    let start = p.inp.offset();
+    let first = p.inp.read_int()?;
+    let (t, _, _, _) = unpack(first);
+    let root = if matches!(container, Container::RData { .. }) && t == sxp::LIST {
+        // the top-level pairlist of a save() file: one cell per object
+        let mut cells = Vec::new();
+        let mut flags = first;
+        loop {
+            let (t, fl, has_attr, has_tag) = unpack(flags);
+            let attributes = p.opt_attributes(has_attr)?;
+            let tag = if has_tag { Some(p.item()?) } else { None };
+            let name: Vec<u8> = match &tag {
+                Some(RObject::Ref(id)) => p.refs.symbol_name(*id).unwrap_or(b"").to_vec(),
+                _ => Vec::new(),
+            };
+            let decode = filter.decode(&name);
+            p.skipping = !decode;
+            p.object = Some(String::from_utf8_lossy(&name).into_owned());
+            let obj_start = p.inp.offset();
+            let car = p.item()?;
+            spans.push(ObjectSpan { name, start: obj_start, end: p.inp.offset(), decoded: decode });
+            p.skipping = false;
+            p.object = None;
+            cells.push(Cell { sxptype: t, flags: fl, attributes, tag, car });
+            let next = p.inp.read_int()?;
+            if is_pairlist_type((next as u32 & 0xff) as u8) {
+                flags = next;
+                continue;
+            }
+            let tail = p.item_with_flags(next)?;
+            break RObject::Pairlist(Box::new(Pairlist { cells, tail }));
+        }
+    } else {
+        let decode = filter.decode(b"");
+        p.skipping = !decode;
+        let root = p.item_with_flags(first)?;
+        spans.push(ObjectSpan { name: Vec::new(), start, end: p.inp.offset(), decoded: decode });
+        root
+    };
+    Ok((root, p.refs, spans))
+}

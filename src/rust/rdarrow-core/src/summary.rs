@@ -1,0 +1,178 @@
+//! Listing: what each top-level object is (class, type, length, dims, size)
+//! computed from a tree whose payloads were skipped.
+
+use crate::altrep;
+use crate::tree::*;
+use crate::Document;
+
+/// One row of a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectInfo {
+    pub name: String,
+    /// `class()` collapsed with "/".
+    pub class: String,
+    /// `typeof()`.
+    pub type_name: String,
+    pub length: f64,
+    pub nrow: Option<f64>,
+    pub ncol: Option<f64>,
+    /// Size in the decompressed stream.
+    pub bytes: u64,
+}
+
+/// Describe the top-level objects of a document.
+pub fn describe(doc: &Document) -> Vec<ObjectInfo> {
+    let objects = doc.objects();
+    let spans = &doc.spans;
+    objects
+        .iter()
+        .enumerate()
+        .map(|(i, (name, obj))| {
+            let bytes = spans.get(i).map(|s| s.end - s.start).unwrap_or(0);
+            let (nrow, ncol) = dims(obj, &doc.refs);
+            ObjectInfo {
+                name: String::from_utf8_lossy(name).into_owned(),
+                class: class_of(obj, &doc.refs).join("/"),
+                type_name: sxp::type_name(obj.sxptype(&doc.refs)).to_string(),
+                length: r_length(obj, &doc.refs) as f64,
+                nrow,
+                ncol,
+                bytes,
+            }
+        })
+        .collect()
+}
+
+fn strings_of(obj: &RObject) -> Vec<String> {
+    match obj.as_strings() {
+        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned()).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// `class(x)`, explicit or implicit.
+pub fn class_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
+    if let Some(c) = obj.attribute(refs, "class") {
+        let v = strings_of(c);
+        if !v.is_empty() {
+            return v;
+        }
+    }
+    let t = obj.sxptype(refs);
+    let dim_len = obj.attribute(refs, "dim").map(|d| value_len(d, refs)).unwrap_or(0);
+    let mut out = Vec::new();
+    if dim_len == 2 {
+        out.push("matrix".to_string());
+        out.push("array".to_string());
+    } else if dim_len > 0 {
+        out.push("array".to_string());
+    }
+    let base = match t {
+        sxp::INT => "integer",
+        sxp::REAL => "numeric",
+        sxp::CLO | sxp::BUILTIN | sxp::SPECIAL => "function",
+        sxp::SYM => "name",
+        sxp::LANG => lang_class(obj, refs),
+        sxp::LIST => "pairlist",
+        sxp::VEC => "list",
+        sxp::S4 => "S4",
+        other => sxp::type_name(other),
+    };
+    out.push(base.to_string());
+    out
+}
+
+fn lang_class(obj: &RObject, refs: &RefTable) -> &'static str {
+    if let RObject::Pairlist(p) = obj {
+        if let Some(RObject::Ref(id)) = p.cells.first().map(|c| &c.car) {
+            return match refs.symbol_name(*id) {
+                Some(b"if") => "if",
+                Some(b"while") => "while",
+                Some(b"for") => "for",
+                Some(b"=") => "=",
+                Some(b"<-") => "<-",
+                Some(b"(") => "(",
+                Some(b"{") => "{",
+                _ => "call",
+            };
+        }
+    }
+    "call"
+}
+
+fn value_len(obj: &RObject, refs: &RefTable) -> u64 {
+    match obj {
+        RObject::Vector(v) => v.data.len(),
+        RObject::Altrep(a) => altrep::length(a, refs).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// `length(x)`.
+pub fn r_length(obj: &RObject, refs: &RefTable) -> u64 {
+    match obj {
+        RObject::Null => 0,
+        RObject::Vector(v) => v.data.len(),
+        RObject::Altrep(a) => altrep::length(a, refs).unwrap_or(0),
+        RObject::Pairlist(p) => {
+            let t = p.cells.first().map(|c| c.sxptype).unwrap_or(sxp::LIST);
+            if t == sxp::CLO || t == sxp::PROM {
+                1
+            } else {
+                // a closure's body chain continues in the same flattened list
+                // only for closures/promises, handled above
+                p.cells.len() as u64
+            }
+        }
+        RObject::Ref(id) => match refs.get(*id) {
+            Some(RefEntry::Environment(e)) => env_size(e),
+            _ => 1,
+        },
+        _ => 1,
+    }
+}
+
+fn env_size(e: &Environment) -> u64 {
+    let frame = match &e.frame {
+        RObject::Pairlist(p) => p.cells.len() as u64,
+        _ => 0,
+    };
+    let hashed = match &e.hashtab {
+        RObject::Vector(v) => match &v.data {
+            VectorData::List(b) => b
+                .iter()
+                .map(|x| match x {
+                    RObject::Pairlist(p) => p.cells.len() as u64,
+                    _ => 0,
+                })
+                .sum(),
+            _ => 0,
+        },
+        _ => 0,
+    };
+    frame + hashed
+}
+
+/// (nrow, ncol) of a data frame or matrix.
+fn dims(obj: &RObject, refs: &RefTable) -> (Option<f64>, Option<f64>) {
+    let is_df = obj.attribute(refs, "class").map(|c| strings_of(c).iter().any(|s| s == "data.frame")).unwrap_or(false);
+    if is_df {
+        let ncol = r_length(obj, refs) as f64;
+        let nrow = obj.attribute(refs, "row.names").map(|rn| match rn {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Integer(x) if x.len() == 2 && x[0] == i32::MIN => x[1].unsigned_abs() as f64,
+                d => d.len() as f64,
+            },
+            other => value_len(other, refs) as f64,
+        });
+        return (nrow.or(Some(0.0)), Some(ncol));
+    }
+    if let Some(RObject::Vector(d)) = obj.attribute(refs, "dim") {
+        match &d.data {
+            VectorData::Integer(x) if x.len() == 2 => return (Some(x[0] as f64), Some(x[1] as f64)),
+            VectorData::Real(x) if x.len() == 2 => return (Some(x[0]), Some(x[1])),
+            _ => {}
+        }
+    }
+    (None, None)
+}

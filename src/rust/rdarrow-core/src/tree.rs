@@ -1,0 +1,551 @@
+//! The object tree: everything an R serialization stream holds, as written.
+//!
+//! Vector payloads live in Arrow-ready buffers (little-endian, contiguous;
+//! strings as offsets + bytes + validity) so that the Arrow bridge can wrap
+//! them without a copy. Objects that R keeps in its reference table (symbols,
+//! environments, external pointers, weak references, package/namespace/
+//! persistent references) live in [`RefTable`] and are pointed at by
+//! [`RObject::Ref`], so cycles need no reference counting and the writer can
+//! reproduce R's reference numbering exactly.
+
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+
+/// R's SEXPTYPE codes (regular and the serialization pseudo types).
+pub mod sxp {
+    pub const NIL: u8 = 0;
+    pub const SYM: u8 = 1;
+    pub const LIST: u8 = 2;
+    pub const CLO: u8 = 3;
+    pub const ENV: u8 = 4;
+    pub const PROM: u8 = 5;
+    pub const LANG: u8 = 6;
+    pub const SPECIAL: u8 = 7;
+    pub const BUILTIN: u8 = 8;
+    pub const CHAR: u8 = 9;
+    pub const LGL: u8 = 10;
+    pub const INT: u8 = 13;
+    pub const REAL: u8 = 14;
+    pub const CPLX: u8 = 15;
+    pub const STR: u8 = 16;
+    pub const DOT: u8 = 17;
+    pub const VEC: u8 = 19;
+    pub const EXPR: u8 = 20;
+    pub const BCODE: u8 = 21;
+    pub const EXTPTR: u8 = 22;
+    pub const WEAKREF: u8 = 23;
+    pub const RAW: u8 = 24;
+    pub const S4: u8 = 25;
+
+    pub const REFSXP: u8 = 255;
+    pub const NILVALUE: u8 = 254;
+    pub const GLOBALENV: u8 = 253;
+    pub const UNBOUNDVALUE: u8 = 252;
+    pub const MISSINGARG: u8 = 251;
+    pub const BASENAMESPACE: u8 = 250;
+    pub const NAMESPACE: u8 = 249;
+    pub const PACKAGE: u8 = 248;
+    pub const PERSIST: u8 = 247;
+    pub const CLASSREF: u8 = 246;
+    pub const GENERICREF: u8 = 245;
+    pub const BCREPDEF: u8 = 244;
+    pub const BCREPREF: u8 = 243;
+    pub const EMPTYENV: u8 = 242;
+    pub const BASEENV: u8 = 241;
+    pub const ATTRLANG: u8 = 240;
+    pub const ATTRLIST: u8 = 239;
+    pub const ALTREP: u8 = 238;
+
+    /// The R name of a type, as `typeof()` prints it.
+    pub fn type_name(t: u8) -> &'static str {
+        match t {
+            NIL => "NULL",
+            SYM => "symbol",
+            LIST => "pairlist",
+            CLO => "closure",
+            ENV => "environment",
+            PROM => "promise",
+            LANG => "language",
+            SPECIAL => "special",
+            BUILTIN => "builtin",
+            CHAR => "char",
+            LGL => "logical",
+            INT => "integer",
+            REAL => "double",
+            CPLX => "complex",
+            STR => "character",
+            DOT => "...",
+            VEC => "list",
+            EXPR => "expression",
+            BCODE => "bytecode",
+            EXTPTR => "externalptr",
+            WEAKREF => "weakref",
+            RAW => "raw",
+            S4 => "S4",
+            _ => "unknown",
+        }
+    }
+}
+
+/// CHARSXP encoding levels as written in the flags.
+pub mod levels {
+    pub const BYTES: u16 = 2;
+    pub const LATIN1: u16 = 4;
+    pub const UTF8: u16 = 8;
+    pub const ASCII: u16 = 64;
+    /// The S4 object bit in the gp field of any object.
+    pub const S4_OBJECT: u16 = 16;
+    /// Binding cell flags on environment frames.
+    pub const ACTIVE_BINDING: u16 = 1 << 15;
+    pub const LOCKED_BINDING: u16 = 1 << 14;
+}
+
+/// The part of a node's flags that is data: gp levels and the object bit.
+/// (Attribute and tag bits are derived from the node itself.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flags {
+    pub levels: u16,
+    pub object: bool,
+}
+
+/// Index into the [`RefTable`] (0-based; R's reference numbers are 1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefId(pub u32);
+
+/// One node of the tree.
+#[derive(Debug, Clone)]
+pub enum RObject {
+    /// `NULL` (NILVALUE_SXP).
+    Null,
+    /// A well-known environment or marker written as a pseudo type.
+    Special(SpecialValue),
+    /// A symbol, environment, external pointer, weak reference or
+    /// package/namespace/persistent reference; the object is in the ref table.
+    Ref(RefId),
+    /// A chain of pairlist-like cells (pairlist, call, closure, promise, `...`).
+    Pairlist(Box<Pairlist>),
+    /// An atomic vector, character vector, list or expression vector.
+    Vector(Box<Vector>),
+    /// A CHARSXP outside a character vector.
+    Char(Box<CharItem>),
+    /// A builtin or special primitive, written by name.
+    Primitive(Box<Primitive>),
+    /// An S4 object without a data part (S4SXP).
+    S4(Box<AttrOnly>),
+    /// Byte-compiled code.
+    Bytecode(Box<BytecodeObject>),
+    /// An ALTREP object, kept as written; see [`crate::altrep`].
+    Altrep(Box<Altrep>),
+}
+
+/// Objects R writes as a pseudo type code with no payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecialValue {
+    GlobalEnv,
+    BaseEnv,
+    EmptyEnv,
+    BaseNamespace,
+    UnboundValue,
+    MissingArg,
+}
+
+impl SpecialValue {
+    pub fn code(self) -> u8 {
+        match self {
+            SpecialValue::GlobalEnv => sxp::GLOBALENV,
+            SpecialValue::BaseEnv => sxp::BASEENV,
+            SpecialValue::EmptyEnv => sxp::EMPTYENV,
+            SpecialValue::BaseNamespace => sxp::BASENAMESPACE,
+            SpecialValue::UnboundValue => sxp::UNBOUNDVALUE,
+            SpecialValue::MissingArg => sxp::MISSINGARG,
+        }
+    }
+    pub fn from_code(code: u8) -> Option<Self> {
+        Some(match code {
+            sxp::GLOBALENV => SpecialValue::GlobalEnv,
+            sxp::BASEENV => SpecialValue::BaseEnv,
+            sxp::EMPTYENV => SpecialValue::EmptyEnv,
+            sxp::BASENAMESPACE => SpecialValue::BaseNamespace,
+            sxp::UNBOUNDVALUE => SpecialValue::UnboundValue,
+            sxp::MISSINGARG => SpecialValue::MissingArg,
+            _ => return None,
+        })
+    }
+}
+
+/// Pairlist-like cells linked by their CDR, flattened so that long lists
+/// need no recursion. `tail` is the CDR of the last cell (usually `Null`).
+#[derive(Debug, Clone)]
+pub struct Pairlist {
+    pub cells: Vec<Cell>,
+    pub tail: RObject,
+}
+
+/// One pairlist-like cell. For a closure, `tag` is the environment, `car`
+/// the formals and the CDR the body; for a promise, `tag` the environment,
+/// `car` the value and the CDR the code.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub sxptype: u8,
+    pub flags: Flags,
+    pub attributes: Option<RObject>,
+    pub tag: Option<RObject>,
+    pub car: RObject,
+}
+
+/// A vector node.
+#[derive(Debug, Clone)]
+pub struct Vector {
+    pub flags: Flags,
+    pub data: VectorData,
+    pub attributes: Option<RObject>,
+}
+
+/// Vector payloads, in Arrow-ready buffers.
+#[derive(Debug, Clone)]
+pub enum VectorData {
+    /// R logicals as 32-bit ints (NA = i32::MIN).
+    Logical(ScalarBuffer<i32>),
+    /// NA = i32::MIN.
+    Integer(ScalarBuffer<i32>),
+    /// NA is the NaN with payload 1954; compare bits, not values.
+    Real(ScalarBuffer<f64>),
+    /// Interleaved (re, im) pairs; length is half the buffer.
+    Complex(ScalarBuffer<f64>),
+    Raw(Buffer),
+    Character(StringVector),
+    List(Vec<RObject>),
+    Expression(Vec<RObject>),
+    /// The payload was skipped (listing only): its type and length.
+    Skipped { sxptype: u8, len: u64 },
+}
+
+impl VectorData {
+    pub fn sxptype(&self) -> u8 {
+        match self {
+            VectorData::Logical(_) => sxp::LGL,
+            VectorData::Integer(_) => sxp::INT,
+            VectorData::Real(_) => sxp::REAL,
+            VectorData::Complex(_) => sxp::CPLX,
+            VectorData::Raw(_) => sxp::RAW,
+            VectorData::Character(_) => sxp::STR,
+            VectorData::List(_) => sxp::VEC,
+            VectorData::Expression(_) => sxp::EXPR,
+            VectorData::Skipped { sxptype, .. } => *sxptype,
+        }
+    }
+    pub fn len(&self) -> u64 {
+        match self {
+            VectorData::Logical(v) | VectorData::Integer(v) => v.len() as u64,
+            VectorData::Real(v) => v.len() as u64,
+            VectorData::Complex(v) => v.len() as u64 / 2,
+            VectorData::Raw(v) => v.len() as u64,
+            VectorData::Character(v) => v.len() as u64,
+            VectorData::List(v) | VectorData::Expression(v) => v.len() as u64,
+            VectorData::Skipped { len, .. } => *len,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// String offsets: 32-bit while the bytes fit, 64-bit beyond 2 GiB.
+#[derive(Debug, Clone)]
+pub enum StringOffsets {
+    Small(OffsetBuffer<i32>),
+    Large(OffsetBuffer<i64>),
+}
+
+/// How the strings of a character vector are encoded, from the CHARSXP levels.
+#[derive(Debug, Clone)]
+pub enum StringLevels {
+    /// Every element has these levels.
+    Uniform(u16),
+    /// One entry per element.
+    PerElement(Vec<u16>),
+}
+
+/// A character vector: the bytes of each string exactly as written (not
+/// transcoded, so that re-serialization is exact), offsets, a validity map
+/// (`None` = no NA) and the encoding levels of each element.
+#[derive(Debug, Clone)]
+pub struct StringVector {
+    pub offsets: StringOffsets,
+    pub data: Buffer,
+    pub validity: Option<NullBuffer>,
+    pub levels: StringLevels,
+}
+
+impl StringVector {
+    pub fn len(&self) -> usize {
+        match &self.offsets {
+            StringOffsets::Small(o) => o.len() - 1,
+            StringOffsets::Large(o) => o.len() - 1,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn is_na(&self, i: usize) -> bool {
+        self.validity.as_ref().is_some_and(|v| v.is_null(i))
+    }
+    /// The bytes of element `i` (empty for NA).
+    pub fn bytes(&self, i: usize) -> &[u8] {
+        let (a, b) = match &self.offsets {
+            StringOffsets::Small(o) => (o[i] as usize, o[i + 1] as usize),
+            StringOffsets::Large(o) => (o[i] as usize, o[i + 1] as usize),
+        };
+        &self.data[a..b]
+    }
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        if self.is_na(i) {
+            None
+        } else {
+            Some(self.bytes(i))
+        }
+    }
+    pub fn levels(&self, i: usize) -> u16 {
+        match &self.levels {
+            StringLevels::Uniform(l) => *l,
+            StringLevels::PerElement(v) => v[i],
+        }
+    }
+}
+
+/// A CHARSXP: bytes as written (None = `NA_character_`) and its levels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CharItem {
+    pub levels: u16,
+    pub bytes: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Primitive {
+    /// `sxp::BUILTIN` or `sxp::SPECIAL`.
+    pub sxptype: u8,
+    pub flags: Flags,
+    pub name: Vec<u8>,
+    pub attributes: Option<RObject>,
+}
+
+/// A node whose only content is its attributes (S4SXP).
+#[derive(Debug, Clone)]
+pub struct AttrOnly {
+    pub flags: Flags,
+    pub attributes: Option<RObject>,
+}
+
+/// An ALTREP node: class info (pairlist of class symbol, package symbol,
+/// base type), the class's serialized state, and the attributes.
+#[derive(Debug, Clone)]
+pub struct Altrep {
+    pub flags: Flags,
+    pub info: RObject,
+    pub state: RObject,
+    pub attributes: RObject,
+}
+
+/// A BCODESXP item: its flags, the size of the repeated-cell table that
+/// R writes before the code, the code, and the attributes.
+#[derive(Debug, Clone)]
+pub struct BytecodeObject {
+    pub flags: Flags,
+    pub reps_len: i32,
+    pub code: Bytecode,
+    pub attributes: Option<RObject>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Bytecode {
+    /// The integer code vector (first element is the byte-code version).
+    pub code: RObject,
+    pub consts: Vec<BcConst>,
+}
+
+#[derive(Debug, Clone)]
+pub enum BcConst {
+    /// Nested byte code.
+    Code(Bytecode),
+    /// A language object or pairlist, written with sharing markers.
+    Lang(BcLang),
+    /// Any other constant: the type code R wrote before it, then the item.
+    Item { type_code: i32, value: RObject },
+}
+
+/// A language/pairlist cell inside byte-code constants.
+#[derive(Debug, Clone)]
+pub enum BcLang {
+    /// BCREPREF: a cell defined earlier with BCREPDEF.
+    Ref(i32),
+    Cell(Box<BcCell>),
+    /// A non-cell item preceded by its type word (R writes 0).
+    Item { pad: i32, value: RObject },
+}
+
+#[derive(Debug, Clone)]
+pub struct BcCell {
+    /// Set when the cell is written as BCREPDEF (it is referenced again).
+    pub def: Option<i32>,
+    /// LANGSXP, LISTSXP, ATTRLANGSXP or ATTRLISTSXP as written.
+    pub type_code: i32,
+    pub attributes: Option<RObject>,
+    pub tag: RObject,
+    pub car: BcLang,
+    pub cdr: BcLang,
+}
+
+/// The objects of the reference table.
+#[derive(Debug, Clone)]
+pub enum RefEntry {
+    /// A symbol and its print name.
+    Symbol(CharItem),
+    Environment(Box<Environment>),
+    /// PACKAGESXP: the package environment's name, e.g. `"package:stats"`.
+    Package(Vec<CharItem>),
+    /// NAMESPACESXP: `c(name, version)`.
+    Namespace(Vec<CharItem>),
+    /// PERSISTSXP: the strings a persistence hook wrote.
+    Persistent(Vec<CharItem>),
+    /// An external pointer (the address itself is never written).
+    ExternalPointer(Box<ExternalPointer>),
+    WeakRef(Box<AttrOnly>),
+    /// An environment whose contents are still being read (only during parsing).
+    Pending,
+}
+
+#[derive(Debug, Clone)]
+pub struct Environment {
+    pub locked: bool,
+    pub enclosure: RObject,
+    pub frame: RObject,
+    pub hashtab: RObject,
+    pub attributes: RObject,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExternalPointer {
+    pub flags: Flags,
+    pub protected: RObject,
+    pub tag: RObject,
+    pub attributes: Option<RObject>,
+}
+
+/// The reference table of one stream.
+#[derive(Debug, Clone, Default)]
+pub struct RefTable {
+    pub entries: Vec<RefEntry>,
+}
+
+impl RefTable {
+    pub fn get(&self, id: RefId) -> Option<&RefEntry> {
+        self.entries.get(id.0 as usize)
+    }
+    /// The print name of a symbol reference.
+    pub fn symbol_name(&self, id: RefId) -> Option<&[u8]> {
+        match self.get(id)? {
+            RefEntry::Symbol(c) => c.bytes.as_deref(),
+            _ => None,
+        }
+    }
+    pub fn push(&mut self, e: RefEntry) -> RefId {
+        self.entries.push(e);
+        RefId((self.entries.len() - 1) as u32)
+    }
+}
+
+impl RObject {
+    /// The R type of this node (as `typeof()` would report it for the
+    /// object it stands for; references resolve through `refs`).
+    pub fn sxptype(&self, refs: &RefTable) -> u8 {
+        match self {
+            RObject::Null => sxp::NIL,
+            RObject::Special(s) => match s {
+                SpecialValue::UnboundValue | SpecialValue::MissingArg => sxp::SYM,
+                _ => sxp::ENV,
+            },
+            RObject::Ref(id) => match refs.get(*id) {
+                Some(RefEntry::Symbol(_)) => sxp::SYM,
+                Some(RefEntry::ExternalPointer(_)) => sxp::EXTPTR,
+                Some(RefEntry::WeakRef(_)) => sxp::WEAKREF,
+                Some(RefEntry::Persistent(_)) => sxp::PERSIST,
+                _ => sxp::ENV,
+            },
+            RObject::Pairlist(p) => p.cells.first().map(|c| c.sxptype).unwrap_or(sxp::LIST),
+            RObject::Vector(v) => v.data.sxptype(),
+            RObject::Char(_) => sxp::CHAR,
+            RObject::Primitive(p) => p.sxptype,
+            RObject::S4(_) => sxp::S4,
+            RObject::Bytecode(_) => sxp::BCODE,
+            RObject::Altrep(a) => crate::altrep::base_type(a).unwrap_or(sxp::NIL),
+        }
+    }
+
+    /// The attribute pairlist of this node, if any.
+    pub fn attributes(&self) -> Option<&RObject> {
+        match self {
+            RObject::Vector(v) => v.attributes.as_ref(),
+            RObject::Pairlist(p) => p.cells.first().and_then(|c| c.attributes.as_ref()),
+            RObject::Primitive(p) => p.attributes.as_ref(),
+            RObject::S4(s) => s.attributes.as_ref(),
+            RObject::Bytecode(b) => b.attributes.as_ref(),
+            RObject::Altrep(a) => match &a.attributes {
+                RObject::Null => None,
+                other => Some(other),
+            },
+            _ => None,
+        }
+    }
+
+    /// Look up one attribute by name.
+    pub fn attribute<'a>(&'a self, refs: &RefTable, name: &str) -> Option<&'a RObject> {
+        let attrs = self.attributes()?;
+        pairlist_get(attrs, refs, name.as_bytes())
+    }
+
+    pub fn as_vector(&self) -> Option<&Vector> {
+        match self {
+            RObject::Vector(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The strings of a character vector (or `None`).
+    pub fn as_strings(&self) -> Option<&StringVector> {
+        match self {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Character(s) => Some(s),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Look up a tagged element of a pairlist by its tag's name.
+pub fn pairlist_get<'a>(list: &'a RObject, refs: &RefTable, name: &[u8]) -> Option<&'a RObject> {
+    match list {
+        RObject::Pairlist(p) => p.cells.iter().find_map(|c| match &c.tag {
+            Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(name) => Some(&c.car),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// The (name, value) pairs of a tagged pairlist; untagged cells have no name.
+pub fn pairlist_entries<'a>(list: &'a RObject, refs: &'a RefTable) -> Vec<(Option<&'a [u8]>, &'a RObject)> {
+    match list {
+        RObject::Pairlist(p) => p
+            .cells
+            .iter()
+            .map(|c| {
+                let name = match &c.tag {
+                    Some(RObject::Ref(id)) => refs.symbol_name(*id),
+                    _ => None,
+                };
+                (name, &c.car)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
