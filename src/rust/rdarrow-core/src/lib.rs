@@ -8,6 +8,7 @@
 
 pub mod altrep;
 pub mod compression;
+pub mod encoding;
 pub mod error;
 pub mod input;
 pub mod read;
@@ -181,6 +182,38 @@ pub fn object_to_rds(doc: &Document, obj: &RObject) -> Result<Vec<u8>> {
         header.native_encoding = Some(b"UTF-8".to_vec());
     }
     write::write_stream(Vec::new(), Container::Stream, &header, obj, &doc.refs)
+}
+
+/// Change the format and/or version a document will be written in.
+/// Version 2 has no ALTREP (those are written expanded) and no native
+/// encoding in its header.
+pub fn convert_document(doc: &mut Document, format: Format, version: i32) -> Result<()> {
+    if version != 2 && version != 3 {
+        return Err(Error::usage(format!("version must be 2 or 3, not {version}")));
+    }
+    let h = &mut doc.header;
+    h.format = format;
+    h.crlf = false;
+    h.leading_newline = false;
+    if version != h.version {
+        h.version = version;
+        if version == 2 {
+            h.min_reader_version = 0x0002_0300;
+            h.native_encoding = None;
+        } else {
+            h.min_reader_version = 0x0003_0500;
+            h.native_encoding = Some(b"UTF-8".to_vec());
+        }
+    }
+    if let Container::RData { .. } = doc.container {
+        let letter = match format {
+            Format::Xdr => b'X',
+            Format::Ascii => b'A',
+            Format::Binary => b'B',
+        };
+        doc.container = Container::RData { format: letter, version: b'0' + version as u8 };
+    }
+    Ok(())
 }
 
 /// Write a document to `path` with compression; the file appears only when

@@ -270,8 +270,14 @@ impl<'a> Parser<'a> {
                 Ok(RObject::Bytecode(Box::new(BytecodeObject { flags: fl, reps_len, code, attributes })))
             }
             sxp::ALTREP => {
-                let info = self.item()?;
-                let state = self.item()?;
+                // class info and (small) states are always kept: listing
+                // needs them for the type and length
+                self.in_attr += 1;
+                let info = self.item();
+                let state = info.is_ok().then(|| self.item());
+                self.in_attr -= 1;
+                let info = info?;
+                let state = state.unwrap()?;
                 let attributes = self.attributes()?;
                 Ok(RObject::Altrep(Box::new(Altrep { flags: fl, info, state, attributes })))
             }

@@ -60,12 +60,10 @@ pub fn class_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
     }
     let t = obj.sxptype(refs);
     let dim_len = obj.attribute(refs, "dim").map(|d| value_len(d, refs)).unwrap_or(0);
-    let mut out = Vec::new();
     if dim_len == 2 {
-        out.push("matrix".to_string());
-        out.push("array".to_string());
+        return vec!["matrix".to_string(), "array".to_string()];
     } else if dim_len > 0 {
-        out.push("array".to_string());
+        return vec!["array".to_string()];
     }
     let base = match t {
         sxp::INT => "integer",
@@ -78,8 +76,7 @@ pub fn class_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
         sxp::S4 => "S4",
         other => sxp::type_name(other),
     };
-    out.push(base.to_string());
-    out
+    vec![base.to_string()]
 }
 
 fn lang_class(obj: &RObject, refs: &RefTable) -> &'static str {

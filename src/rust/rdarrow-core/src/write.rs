@@ -214,11 +214,13 @@ pub struct Serializer<'r, W: Write> {
     refs: &'r RefTable,
     out_index: Vec<u32>,
     count: u32,
+    /// Version 2 streams cannot hold ALTREP: write those expanded.
+    expand_altrep: bool,
 }
 
 impl<'r, W: Write> Serializer<'r, W> {
     pub fn new(out: Output<W>, refs: &'r RefTable) -> Self {
-        Serializer { out, refs, out_index: vec![0; refs.entries.len()], count: 0 }
+        Serializer { out, refs, out_index: vec![0; refs.entries.len()], count: 0, expand_altrep: false }
     }
 
     fn attrs(&mut self, a: &Option<RObject>) -> Result<()> {
@@ -326,6 +328,14 @@ impl<'r, W: Write> Serializer<'r, W> {
                 self.out.int(b.reps_len)?;
                 self.bytecode(&b.code)?;
                 self.attrs(&b.attributes)
+            }
+            RObject::Altrep(a) if self.expand_altrep => {
+                let data = crate::altrep::expand(a, self.refs)?;
+                let attributes = match &a.attributes {
+                    RObject::Null => None,
+                    other => Some(other.clone()),
+                };
+                self.vector(&Vector { flags: a.flags, data, attributes })
             }
             RObject::Altrep(a) => {
                 self.out.int(pack(sxp::ALTREP, a.flags, false, false))?;
@@ -443,6 +453,7 @@ pub fn write_stream<W: Write>(sink: W, container: Container, header: &StreamHead
     let mut out = Output::new(sink, header.format, header.ascii_hex);
     write_header(&mut out, container, header)?;
     let mut s = Serializer::new(out, refs);
+    s.expand_altrep = header.version < 3;
     s.item(root)?;
     s.out.finish()
 }

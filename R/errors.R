@@ -1,0 +1,46 @@
+# Errors from the engine arrive as lists of class "rdarrow_error_value";
+# they become R conditions of class c("rdarrow_error_<kind>", "rdarrow_error",
+# "error", "condition") carrying the byte offset and the object name.
+
+rdarrow_error <- function(message, kind = "usage", offset = NA_real_, object = "", call = NULL) {
+  structure(
+    class = c(paste0("rdarrow_error_", kind), "rdarrow_error", "error", "condition"),
+    list(message = message, call = call, kind = kind, offset = offset,
+         object = if (nzchar(object)) object else NA_character_)
+  )
+}
+
+# Raise `res` if it is an engine error, else return it.
+check_engine <- function(res, call = parent.frame()) {
+  if (inherits(res, "rdarrow_error_value")) {
+    stop(rdarrow_error(res$message, res$kind, res$offset, res$object,
+                       call = sys.call(-1)))
+  }
+  res
+}
+
+abort_usage <- function(message) {
+  stop(rdarrow_error(message, "usage", call = sys.call(-1)))
+}
+
+check_file <- function(file) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    abort_usage("`file` must be a single path (a non-empty string).")
+  }
+  path <- path.expand(file)
+  if (!file.exists(path)) {
+    abort_usage(sprintf("file '%s' does not exist.", file))
+  }
+  if (dir.exists(path)) {
+    abort_usage(sprintf("'%s' is a directory, not a file.", file))
+  }
+  normalizePath(path, mustWork = TRUE)
+}
+
+max_depth <- function() {
+  d <- getOption("rdarrow.max_depth", 10000L)
+  if (!is.numeric(d) || length(d) != 1L || is.na(d) || d < 1) {
+    abort_usage("option rdarrow.max_depth must be a positive number.")
+  }
+  as.integer(min(d, .Machine$integer.max))
+}

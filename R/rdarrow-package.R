@@ -1,0 +1,3 @@
+#' @keywords internal
+#' @useDynLib rdarrow, .registration = TRUE
+"_PACKAGE"

@@ -1,0 +1,103 @@
+#' List the objects in an R data file
+#'
+#' Looks inside an `.RData`/`.rda` file written by [save()], or an `.rds`
+#' file written by [saveRDS()], without building any R object: payloads are
+#' skipped, not decoded, so this is how to see what a large file holds
+#' before loading it. Compression (gzip, bzip2, xz, zstd or none) is
+#' detected from the file's bytes.
+#'
+#' @param file Path to the file.
+#' @return A data frame with one row per object (one row for an `.rds`
+#'   file, named after the file), and columns `name`, `class` (as [class()]
+#'   gives it, collapsed with `"/"`), `type` (as [typeof()]), `length`,
+#'   `nrow` and `ncol` (for data frames and matrices, else `NA`), and
+#'   `bytes`, the object's size in the uncompressed stream.
+#' @section Errors: A file that is not R data, or is truncated or
+#'   corrupt, raises an error of class `rdarrow_error` saying what is wrong
+#'   and at which byte of the decompressed stream.
+#' @seealso [read_rdata()] to read the objects.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' letters2 <- letters
+#' save(cars2, letters2, file = f)
+#' rdata_objects(f)
+#' @export
+rdata_objects <- function(file) {
+  path <- check_file(file)
+  res <- check_engine(rdata_list_impl(path, max_depth()))
+  name <- res$name
+  if (isTRUE(res$is_rds)) name <- rds_name(file)
+  num <- function(x) {
+    x[is.nan(x)] <- NA_real_
+    x
+  }
+  data.frame(
+    name = name,
+    class = res$class,
+    type = res$type_name,
+    length = num(res$length),
+    nrow = num(res$nrow),
+    ncol = num(res$ncol),
+    bytes = res$bytes,
+    stringsAsFactors = FALSE
+  )
+}
+
+#' Read the objects of an R data file
+#'
+#' Reads an `.RData`/`.rda` file written by [save()] (or an `.rds` file
+#' written by [saveRDS()]) in Rust, without [load()] and without an
+#' environment. Each object is [identical()] to what `load()` would create.
+#'
+#' Data (vectors, factors, data frames, matrices, lists, attributes,
+#' S4 objects, ALTREP compact sequences and wrappers) is built directly
+#' from the decoded buffers. Objects that only R itself can rebuild
+#' (functions, environments, promises, byte code, external pointers,
+#' namespaces) are handed to R's own unserializer, one object at a time.
+#'
+#' @param file Path to the file.
+#' @param objects `NULL` (all objects) or a character vector of object
+#'   names to read; the others are skipped without being built. An unknown
+#'   name is an error that lists the names present.
+#' @return A named list of the objects. For an `.rds` file, a list of one
+#'   element named after the file's base name.
+#' @section Limits: Objects nested deeper than
+#'   `getOption("rdarrow.max_depth", 10000)` levels are refused with an
+#'   error (this protects the session's stack); raise the option for
+#'   genuine files.
+#' @seealso [rdata_objects()] to list a file's objects first.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' letters2 <- letters
+#' save(cars2, letters2, file = f)
+#' str(read_rdata(f))
+#' read_rdata(f, objects = "letters2")
+#' @export
+read_rdata <- function(file, objects = NULL) {
+  path <- check_file(file)
+  if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
+    abort_usage("`objects` must be NULL or a character vector of object names.")
+  }
+  res <- check_engine(rdata_read_impl(path, objects, max_depth(), isTRUE(l10n_info()[["UTF-8"]])))
+  values <- res$values
+  for (i in which(res$fallback)) {
+    obj <- tryCatch(
+      unserialize(values[[i]]),
+      error = function(e) {
+        stop(rdarrow_error(
+          sprintf("object '%s' cannot be rebuilt: %s", res$names[[i]], conditionMessage(e)),
+          "unsupported", object = res$names[[i]], call = sys.call(-4)
+        ))
+      }
+    )
+    values[i] <- list(obj)
+  }
+  names(values) <- if (isTRUE(res$is_rds)) rds_name(file) else res$names
+  values
+}
+
+rds_name <- function(file) {
+  sub("\\.[^.]*$", "", basename(file))
+}

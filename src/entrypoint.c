@@ -1,0 +1,8 @@
+// We need to forward routine registration from C to Rust
+// to avoid the linker removing the static library.
+
+void R_init_rdarrow_extendr(void *dll);
+
+void R_init_rdarrow(void *dll) {
+    R_init_rdarrow_extendr(dll);
+}

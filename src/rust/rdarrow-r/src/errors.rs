@@ -1,0 +1,18 @@
+//! Engine errors as R values: a list of class `rdarrow_error_value` that
+//! the R wrappers turn into conditions of class `rdarrow_error`.
+
+use extendr_api::prelude::*;
+use rdarrow_core::Error;
+
+pub fn error_value(e: &Error) -> Robj {
+    let offset = e.offset.map(|o| o as f64).unwrap_or(f64::NAN);
+    let object = e.object.clone().unwrap_or_default();
+    let mut v = list!(
+        message = e.to_string(),
+        kind = e.kind.name(),
+        offset = offset,
+        object = object
+    );
+    v.set_class(&["rdarrow_error_value"]).unwrap();
+    v.into()
+}

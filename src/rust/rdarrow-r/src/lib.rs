@@ -1,0 +1,196 @@
+//! R bindings for the rdarrow engine: argument conversion, results and
+//! errors only. Each function returns either its result or an
+//! `rdarrow_error_value` list that the R wrapper raises as a condition.
+
+use extendr_api::prelude::*;
+use rdarrow_core::{Compression, Document, Format, ReadOptions};
+
+mod errors;
+mod to_r;
+
+use errors::error_value;
+use to_r::{BuildError, RBuilder};
+
+fn options(max_depth: i32) -> ReadOptions {
+    ReadOptions { max_depth: max_depth.max(1) as usize }
+}
+
+/// Version of the rdarrow engine
+///
+/// @return The version of the compiled Rust engine, as a string.
+/// @export
+#[extendr]
+fn rdarrow_engine_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// List the objects in a file (payloads skipped).
+/// @noRd
+#[extendr]
+fn rdata_list_impl(path: &str, max_depth: i32) -> Robj {
+    match rdarrow_core::list_file(path, &options(max_depth)) {
+        Err(e) => error_value(&e),
+        Ok((doc, infos)) => {
+            let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
+            let is_rds = !matches!(doc.container, rdarrow_core::Container::RData { .. });
+            list!(
+                name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
+                class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),
+                type_name = infos.iter().map(|i| i.type_name.clone()).collect::<Vec<_>>(),
+                length = infos.iter().map(|i| i.length).collect::<Vec<_>>(),
+                nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
+                ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
+                bytes = infos.iter().map(|i| i.bytes as f64).collect::<Vec<_>>(),
+                is_rds = is_rds
+            )
+            .into()
+        }
+    }
+}
+
+/// Read the objects of a file. Returns list(values, fallback, names, is_rds).
+/// @noRd
+#[extendr]
+fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32, native_utf8: bool) -> Robj {
+    let wanted: Option<Vec<String>> = if objects.is_null() {
+        None
+    } else {
+        Some(objects.as_str_vector().map(|v| v.iter().map(|s| s.to_string()).collect()).unwrap_or_default())
+    };
+    let mut filter = |name: &[u8]| match &wanted {
+        None => true,
+        Some(w) => w.iter().any(|n| n.as_bytes() == name),
+    };
+    let doc = match rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter) {
+        Ok(d) => d,
+        Err(e) => return error_value(&e),
+    };
+    let is_rds = !matches!(doc.container, rdarrow_core::Container::RData { .. });
+    let all_names: Vec<String> = doc.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    if let Some(w) = &wanted {
+        if !is_rds {
+            let missing: Vec<&String> = w.iter().filter(|n| !all_names.contains(n)).collect();
+            if !missing.is_empty() {
+                let e = rdarrow_core::Error::usage(format!(
+                    "object(s) {} not found in the file; it holds: {}",
+                    missing.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", "),
+                    if all_names.is_empty() { "nothing".to_string() } else { all_names.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ") }
+                ));
+                return error_value(&e);
+            }
+        }
+    }
+    let builder = RBuilder { doc: &doc, native_utf8 };
+    let objs = doc.objects();
+    let selected: Vec<usize> = (0..objs.len()).filter(|&i| is_rds || filter(&objs[i].0)).collect();
+    let mut values: Vec<Robj> = Vec::with_capacity(selected.len());
+    let mut fallback: Vec<bool> = Vec::with_capacity(selected.len());
+    let mut names: Vec<String> = Vec::with_capacity(selected.len());
+    for &i in &selected {
+        let (name, obj) = &objs[i];
+        let name_s = String::from_utf8_lossy(name).into_owned();
+        match unsafe { builder.build(obj) } {
+            Ok(sexp) => {
+                values.push(unsafe { Robj::from_sexp(sexp) });
+                fallback.push(false);
+            }
+            Err(BuildError::Fallback) => match rdarrow_core::object_to_rds(&doc, obj) {
+                Ok(bytes) => {
+                    values.push(Raw::from_bytes(&bytes).into());
+                    fallback.push(true);
+                }
+                Err(e) => return error_value(&e.in_object(&name_s)),
+            },
+            Err(BuildError::Engine(e)) => return error_value(&e.in_object(&name_s)),
+        }
+        names.push(name_s);
+    }
+    list!(values = List::from_values(values), fallback = fallback, names = names, is_rds = is_rds).into()
+}
+
+/// Parse a file completely without building R objects; returns the size of
+/// the decompressed stream (for benchmarks).
+/// @noRd
+#[extendr]
+fn rdata_parse_impl(path: &str, max_depth: i32) -> Robj {
+    match rdarrow_core::read_file(path, &options(max_depth)) {
+        Ok(doc) => (doc.stream_len as f64).into(),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// Decompress a file and discard the bytes; returns their count.
+/// @noRd
+#[extendr]
+fn rdata_decompress_impl(path: &str) -> Robj {
+    match rdarrow_core::decompressed_len(path) {
+        Ok(n) => (n as f64).into(),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// The decompressed stream of a file, as a raw vector.
+/// @noRd
+#[extendr]
+fn rdata_decompressed_impl(path: &str) -> Robj {
+    match std::fs::read(path).map_err(|e| rdarrow_core::Error::io(&e, "cannot read")).and_then(rdarrow_core::decompress_bytes) {
+        Ok(b) => Raw::from_bytes(&b).into(),
+        Err(e) => error_value(&e),
+    }
+}
+
+fn read_doc(path: &str, max_depth: i32) -> std::result::Result<Document, Robj> {
+    rdarrow_core::read_file(path, &options(max_depth)).map_err(|e| error_value(&e))
+}
+
+/// Parse a file and serialize it again, uncompressed, in its own format.
+/// @noRd
+#[extendr]
+fn rdata_reserialize_impl(path: &str, max_depth: i32) -> Robj {
+    let doc = match read_doc(path, max_depth) {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    match rdarrow_core::write_document(&doc, Vec::new()) {
+        Ok(b) => Raw::from_bytes(&b).into(),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// Parse a file and write it to `out` in another format, version and
+/// compression.
+/// @noRd
+#[extendr]
+fn rdata_rewrite_impl(path: &str, out: &str, format: &str, version: i32, compress: &str, level: i32, max_depth: i32) -> Robj {
+    let mut doc = match read_doc(path, max_depth) {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    let fmt = match format {
+        "xdr" => Format::Xdr,
+        "ascii" => Format::Ascii,
+        "binary" => Format::Binary,
+        other => return error_value(&rdarrow_core::Error::usage(format!("unknown format '{other}'"))),
+    };
+    let Some(comp) = Compression::from_name(compress) else {
+        return error_value(&rdarrow_core::Error::usage(format!("unknown compression '{compress}'")));
+    };
+    let level = if level < 0 { None } else { Some(level as u32) };
+    let r = rdarrow_core::convert_document(&mut doc, fmt, version).and_then(|_| rdarrow_core::write_file(&doc, out, comp, level));
+    match r {
+        Ok(()) => out.into(),
+        Err(e) => error_value(&e),
+    }
+}
+
+extendr_module! {
+    mod rdarrow;
+    fn rdarrow_engine_version;
+    fn rdata_list_impl;
+    fn rdata_read_impl;
+    fn rdata_parse_impl;
+    fn rdata_decompress_impl;
+    fn rdata_decompressed_impl;
+    fn rdata_reserialize_impl;
+    fn rdata_rewrite_impl;
+}

@@ -1,0 +1,205 @@
+//! Builds R objects from the engine's tree, as `load()` would: vectors are
+//! allocated once and filled from the decoded buffers; strings get the
+//! encoding R would give them. Objects R must rebuild itself (closures,
+//! environments, promises, byte code, external pointers, namespaces) are
+//! reported as `Fallback`: the R side unserializes their stand-alone stream.
+
+use extendr_ffi::{
+    cetype_t, R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MissingArg, R_NaString, R_NilValue,
+    R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons, Rf_mkCharLenCE, Rf_protect, Rf_unprotect,
+    SETCDR, SETLEVELS, SET_ATTRIB, SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, COMPLEX, INTEGER, LOGICAL,
+    RAW, REAL, SEXP, SEXPTYPE,
+};
+use rdarrow_core::encoding::{to_utf8, CharEncoding};
+use rdarrow_core::tree::*;
+use rdarrow_core::{Document, Error};
+
+#[allow(improper_ctypes)]
+extern "C" {
+    fn Rf_installTrChar(x: SEXP) -> SEXP;
+    fn Rf_allocS4Object() -> SEXP;
+}
+
+pub enum BuildError {
+    /// The object needs R's own unserializer.
+    Fallback,
+    Engine(Error),
+}
+
+impl From<Error> for BuildError {
+    fn from(e: Error) -> Self {
+        BuildError::Engine(e)
+    }
+}
+
+type Result<T> = std::result::Result<T, BuildError>;
+
+/// Unprotects what it protected when dropped, so early returns are safe.
+struct Guard(i32);
+
+impl Guard {
+    unsafe fn protect(&mut self, s: SEXP) -> SEXP {
+        self.0 += 1;
+        Rf_protect(s)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            unsafe { Rf_unprotect(self.0) };
+        }
+    }
+}
+
+pub struct RBuilder<'d> {
+    pub doc: &'d Document,
+    /// The R session's native encoding is UTF-8.
+    pub native_utf8: bool,
+}
+
+impl<'d> RBuilder<'d> {
+    /// A CHARSXP with the encoding R's reader would give it.
+    unsafe fn charsxp(&self, bytes: Option<&[u8]>, lv: u16) -> SEXP {
+        let Some(bytes) = bytes else { return R_NaString };
+        let native = self.doc.header.native_encoding.as_deref();
+        let (enc, b) = to_utf8(bytes, lv, native);
+        let transcoded = matches!(b, std::borrow::Cow::Owned(_));
+        let ce = match enc {
+            CharEncoding::Utf8 if transcoded && self.native_utf8 => cetype_t::CE_NATIVE,
+            CharEncoding::Utf8 => cetype_t::CE_UTF8,
+            // keep latin1 strings in latin1, as R does
+            CharEncoding::Latin1 => return Rf_mkCharLenCE(bytes.as_ptr() as *const _, bytes.len() as i32, cetype_t::CE_LATIN1),
+            CharEncoding::Bytes => cetype_t::CE_BYTES,
+            CharEncoding::Native => cetype_t::CE_NATIVE,
+        };
+        Rf_mkCharLenCE(b.as_ptr() as *const _, b.len() as i32, ce)
+    }
+
+    unsafe fn symbol(&self, c: &CharItem) -> SEXP {
+        let ch = Rf_protect(self.charsxp(c.bytes.as_deref(), c.levels));
+        let s = Rf_installTrChar(ch);
+        Rf_unprotect(1);
+        s
+    }
+
+    /// Build one object. The result is unprotected.
+    pub unsafe fn build(&self, obj: &RObject) -> Result<SEXP> {
+        Ok(match obj {
+            RObject::Null => R_NilValue,
+            RObject::Special(s) => match s {
+                SpecialValue::GlobalEnv => R_GlobalEnv,
+                SpecialValue::BaseEnv => R_BaseEnv,
+                SpecialValue::EmptyEnv => R_EmptyEnv,
+                SpecialValue::BaseNamespace => R_BaseNamespace,
+                SpecialValue::UnboundValue => R_UnboundValue,
+                SpecialValue::MissingArg => R_MissingArg,
+            },
+            RObject::Ref(id) => match self.doc.refs.get(*id) {
+                Some(RefEntry::Symbol(c)) => self.symbol(c),
+                _ => return Err(BuildError::Fallback),
+            },
+            RObject::Pairlist(p) => self.pairlist(p)?,
+            RObject::Vector(v) => self.vector(v.flags, &v.data, v.attributes.as_ref())?,
+            RObject::Char(c) => self.charsxp(c.bytes.as_deref(), c.levels),
+            RObject::S4(s) => {
+                let mut g = Guard(0);
+                let x = g.protect(Rf_allocS4Object());
+                self.finish(x, s.flags, s.attributes.as_ref())?;
+                x
+            }
+            RObject::Altrep(a) => {
+                let data = rdarrow_core::altrep::expand(a, &self.doc.refs)?;
+                let attrs = match &a.attributes {
+                    RObject::Null => None,
+                    other => Some(other),
+                };
+                self.vector(a.flags, &data, attrs)?
+            }
+            RObject::Primitive(_) | RObject::Bytecode(_) => return Err(BuildError::Fallback),
+        })
+    }
+
+    /// Set attributes, levels and the object bit on a protected object.
+    unsafe fn finish(&self, x: SEXP, flags: Flags, attributes: Option<&RObject>) -> Result<()> {
+        if let Some(a) = attributes {
+            let a = self.build(a)?;
+            SET_ATTRIB(x, a);
+        }
+        SETLEVELS(x, flags.levels as i32);
+        SET_OBJECT(x, flags.object as i32);
+        Ok(())
+    }
+
+    unsafe fn pairlist(&self, p: &Pairlist) -> Result<SEXP> {
+        if p.cells.iter().any(|c| !matches!(c.sxptype, sxp::LIST | sxp::LANG)) {
+            return Err(BuildError::Fallback);
+        }
+        let mut g = Guard(0);
+        let tail = g.protect(self.build(&p.tail)?);
+        let mut head = tail;
+        for c in p.cells.iter().rev() {
+            let car = g.protect(self.build(&c.car)?);
+            let cell = if c.sxptype == sxp::LANG { Rf_lcons(car, head) } else { Rf_cons(car, head) };
+            head = g.protect(cell);
+            if let Some(t) = &c.tag {
+                SET_TAG(head, self.build(t)?);
+            }
+            self.finish(head, c.flags, c.attributes.as_ref())?;
+        }
+        let _ = SETCDR;
+        Ok(head)
+    }
+
+    unsafe fn vector(&self, flags: Flags, data: &VectorData, attributes: Option<&RObject>) -> Result<SEXP> {
+        let mut g = Guard(0);
+        let n = data.len() as R_xlen_t;
+        let x = match data {
+            VectorData::Logical(v) => {
+                let x = g.protect(Rf_allocVector(SEXPTYPE::LGLSXP, n));
+                std::ptr::copy_nonoverlapping(v.as_ptr(), LOGICAL(x), v.len());
+                x
+            }
+            VectorData::Integer(v) => {
+                let x = g.protect(Rf_allocVector(SEXPTYPE::INTSXP, n));
+                std::ptr::copy_nonoverlapping(v.as_ptr(), INTEGER(x), v.len());
+                x
+            }
+            VectorData::Real(v) => {
+                let x = g.protect(Rf_allocVector(SEXPTYPE::REALSXP, n));
+                std::ptr::copy_nonoverlapping(v.as_ptr(), REAL(x), v.len());
+                x
+            }
+            VectorData::Complex(v) => {
+                let x = g.protect(Rf_allocVector(SEXPTYPE::CPLXSXP, n));
+                std::ptr::copy_nonoverlapping(v.as_ptr(), COMPLEX(x) as *mut f64, v.len());
+                x
+            }
+            VectorData::Raw(v) => {
+                let x = g.protect(Rf_allocVector(SEXPTYPE::RAWSXP, n));
+                std::ptr::copy_nonoverlapping(v.as_ptr(), RAW(x), v.len());
+                x
+            }
+            VectorData::Character(s) => {
+                let x = g.protect(Rf_allocVector(SEXPTYPE::STRSXP, n));
+                for i in 0..s.len() {
+                    SET_STRING_ELT(x, i as R_xlen_t, self.charsxp(s.get(i), s.levels(i)));
+                }
+                x
+            }
+            VectorData::List(items) | VectorData::Expression(items) => {
+                let t = if matches!(data, VectorData::List(_)) { SEXPTYPE::VECSXP } else { SEXPTYPE::EXPRSXP };
+                let x = g.protect(Rf_allocVector(t, n));
+                for (i, it) in items.iter().enumerate() {
+                    SET_VECTOR_ELT(x, i as R_xlen_t, self.build(it)?);
+                }
+                x
+            }
+            VectorData::Skipped { .. } => {
+                return Err(BuildError::Engine(Error::usage("internal: this object's payload was skipped")))
+            }
+        };
+        self.finish(x, flags, attributes)?;
+        Ok(x)
+    }
+}

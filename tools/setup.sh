@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Set up a Debian 12 machine for rdarrow, build and install the package,
+# and run a short demo.
+#
+#   bash tools/setup.sh            # install what is missing, build, demo
+#   bash tools/setup.sh --no-demo  # the same without the demo
+#
+# Installs R and the R packages the tests and benchmarks use from Debian's
+# archive (only those not installed yet; apt is skipped entirely when all
+# are present). Rust (cargo, rustc >= 1.88) must already be installed, e.g.
+# with rustup.
+set -euo pipefail
+
+demo=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-demo) demo=0 ;;
+    -h | --help)
+      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "setup.sh: unknown argument '$arg' (try --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# R warns about an unknown timezone on machines without one configured.
+export TZ="${TZ:-UTC}"
+
+# --- Debian packages ---------------------------------------------------------
+apt_packages=(
+  r-base-dev
+  r-cran-testthat r-cran-roxygen2 r-cran-reticulate r-cran-bit64 r-cran-hms
+  r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
+  r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
+)
+
+if command -v dpkg-query >/dev/null 2>&1; then
+  missing=()
+  for p in "${apt_packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "==> Installing Debian packages: ${missing[*]}"
+    sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+      if ! command -v sudo >/dev/null 2>&1; then
+        echo "setup.sh: need root or sudo to install: ${missing[*]}" >&2
+        exit 1
+      fi
+      sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y --no-install-recommends "${missing[@]}"
+  else
+    echo "==> Debian packages: all present"
+  fi
+elif command -v R >/dev/null 2>&1; then
+  echo "==> Not a Debian system (no dpkg-query); using the R on the PATH"
+else
+  echo "setup.sh: R is not installed and this is not a Debian system;" >&2
+  echo "          install R (>= 4.2) and the packages testthat and roxygen2." >&2
+  exit 1
+fi
+
+# --- Rust --------------------------------------------------------------------
+if [ -f "$HOME/.cargo/env" ]; then
+  # shellcheck disable=SC1091
+  . "$HOME/.cargo/env"
+fi
+export PATH="$PATH:$HOME/.cargo/bin"
+if ! command -v cargo >/dev/null 2>&1 || ! command -v rustc >/dev/null 2>&1; then
+  cat >&2 <<'MSG'
+setup.sh: cargo/rustc not found on the PATH (nor in $HOME/.cargo/bin).
+          rdarrow needs Rust >= 1.88 (Debian 12's own rustc is too old).
+          Install it with rustup (https://rustup.rs), then run this again.
+MSG
+  exit 1
+fi
+echo "==> $(cargo --version), $(rustc --version)"
+
+# --- Build and install ---------------------------------------------------------
+echo "==> R CMD INSTALL ."
+start=$(date +%s)
+R CMD INSTALL .
+echo "==> Installed rdarrow in $(($(date +%s) - start)) s"
+
+# --- Demo --------------------------------------------------------------------
+if [ "$demo" -eq 1 ]; then
+  echo "==> Demo: tools/demo.R"
+  Rscript tools/demo.R
+fi
