@@ -95,6 +95,81 @@ pub fn decompressor<R: BufRead + Send + 'static>(mut src: R) -> io::Result<(Comp
     Ok((kind, reader))
 }
 
+/// A reader that runs a decompressor on its own thread, handing over
+/// chunks through a bounded channel, so decompression and parsing overlap.
+pub struct PipelinedReader {
+    rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    current: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+const PIPE_CHUNK: usize = 1 << 20;
+
+impl PipelinedReader {
+    pub fn new(mut inner: Box<dyn Read + Send>) -> io::Result<Self> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(4);
+        std::thread::Builder::new().name("rdarrow-decompress".into()).spawn(move || loop {
+            let mut buf = vec![0u8; PIPE_CHUNK];
+            let mut filled = 0;
+            let res = loop {
+                match inner.read(&mut buf[filled..]) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => {
+                        filled += n;
+                        if filled == buf.len() {
+                            break Ok(());
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            let eof = filled < buf.len();
+            buf.truncate(filled);
+            if filled > 0 && tx.send(Ok(buf)).is_err() {
+                return; // the reader is gone
+            }
+            if let Err(e) = res {
+                let _ = tx.send(Err(e));
+                return;
+            }
+            if eof {
+                return;
+            }
+        })?;
+        Ok(PipelinedReader { rx, current: Vec::new(), pos: 0, done: false })
+    }
+}
+
+impl Read for PipelinedReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.pos == self.current.len() {
+            if self.done {
+                return Ok(0);
+            }
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.current = chunk;
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(0);
+                }
+            }
+        }
+        let k = out.len().min(self.current.len() - self.pos);
+        out[..k].copy_from_slice(&self.current[self.pos..self.pos + k]);
+        self.pos += k;
+        Ok(k)
+    }
+}
+
 /// A compressing writer; `finish` flushes the trailer and returns the sink.
 pub enum Compressor<W: Write> {
     None(W),

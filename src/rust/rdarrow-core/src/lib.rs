@@ -92,7 +92,8 @@ fn open_input(path: &Path) -> Result<(Compression, Input)> {
     } else {
         let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
             .map_err(|e| Error::io(&e, "cannot start decompression"))?;
-        Source::Stream(r)
+        let piped = compression::PipelinedReader::new(r).map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+        Source::Stream(Box::new(piped))
     };
     Ok((kind, Input::new(src)))
 }
@@ -106,7 +107,23 @@ fn input_from_bytes(bytes: Vec<u8>) -> Result<(Compression, Input)> {
     Ok((kind, Input::new(Source::Stream(r))))
 }
 
-fn parse(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mut dyn ObjectFilter) -> Result<Document> {
+/// Stack for the parsing thread: deep (but bounded) nesting recurses.
+const PARSE_STACK: usize = 1 << 30;
+
+fn parse(kind: Compression, inp: Input, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("rdarrow-parse".into())
+            .stack_size(PARSE_STACK)
+            .spawn_scoped(scope, move || parse_here(kind, inp, opts, filter));
+        match handle {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(Error::corrupt("internal error: the parser panicked"))),
+            Err(e) => Err(Error::io(&e, "cannot start the parsing thread")),
+        }
+    })
+}
+
+fn parse_here(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
     let (container, mut header) = read::read_header(&mut inp)?;
     let (root, refs, spans) = read::read_body(&mut inp, container, opts, filter)?;
     header.ascii_hex = inp.saw_hex_double;
@@ -121,7 +138,7 @@ pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Document>
 
 /// Read a file, decoding only the top-level objects `filter` accepts
 /// (the others are parsed with their payloads skipped).
-pub fn read_file_filtered(path: impl AsRef<Path>, opts: &ReadOptions, filter: &mut dyn ObjectFilter) -> Result<Document> {
+pub fn read_file_filtered(path: impl AsRef<Path>, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
     let (kind, inp) = open_input(path.as_ref())?;
     parse(kind, inp, opts, filter)
 }

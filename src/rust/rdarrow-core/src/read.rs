@@ -670,7 +670,7 @@ pub(crate) fn read_body(
             p.skipping = !decode;
             p.object = Some(String::from_utf8_lossy(&name).into_owned());
             let obj_start = p.inp.offset();
-            let car = p.item()?;
+            let car = p.item().map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
             spans.push(ObjectSpan { name, start: obj_start, end: p.inp.offset(), decoded: decode });
             p.skipping = false;
             p.object = None;

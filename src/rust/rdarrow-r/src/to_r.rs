@@ -18,6 +18,21 @@ use rdarrow_core::{Document, Error};
 extern "C" {
     fn Rf_installTrChar(x: SEXP) -> SEXP;
     fn Rf_allocS4Object() -> SEXP;
+    static R_CStackLimit: usize;
+    static R_CStackStart: usize;
+}
+
+/// True when this thread has used more than 3/4 of R's C stack: deeper
+/// objects are left to R's own unserializer, which checks its stack itself.
+fn stack_nearly_full() -> bool {
+    let here = 0u8;
+    let addr = &here as *const u8 as usize;
+    // SAFETY: plain reads of R's exported stack bounds.
+    let (limit, start) = unsafe { (R_CStackLimit, R_CStackStart) };
+    if limit == usize::MAX || start == usize::MAX {
+        return false;
+    }
+    start.abs_diff(addr) > limit / 4 * 3
 }
 
 pub enum BuildError {
@@ -85,6 +100,9 @@ impl<'d> RBuilder<'d> {
 
     /// Build one object. The result is unprotected.
     pub unsafe fn build(&self, obj: &RObject) -> Result<SEXP> {
+        if stack_nearly_full() {
+            return Err(BuildError::Fallback);
+        }
         Ok(match obj {
             RObject::Null => R_NilValue,
             RObject::Special(s) => match s {
