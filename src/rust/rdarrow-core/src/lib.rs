@@ -69,6 +69,28 @@ impl Document {
     }
 }
 
+impl Document {
+    /// Move the top-level objects out of the document (for building them
+    /// elsewhere without holding two copies). The reference table stays.
+    pub fn take_objects(&mut self) -> Vec<(Vec<u8>, RObject)> {
+        let names: Vec<Vec<u8>> = self.objects().into_iter().map(|(n, _)| n).collect();
+        let named_list = matches!(&self.root, RObject::Vector(v) if matches!(v.data, tree::VectorData::List(_)))
+            && self.root.attribute(&self.refs, "names").and_then(|n| n.as_strings()).is_some();
+        let values: Vec<RObject> = match (self.container, &mut self.root) {
+            (Container::RData { .. }, RObject::Pairlist(p)) => {
+                p.cells.iter_mut().map(|c| std::mem::replace(&mut c.car, RObject::Null)).collect()
+            }
+            (Container::RData { .. }, RObject::Vector(v)) if named_list => match &mut v.data {
+                tree::VectorData::List(items) => std::mem::take(items),
+                _ => unreachable!(),
+            },
+            (Container::RData { .. }, RObject::Null) => Vec::new(),
+            _ => vec![std::mem::replace(&mut self.root, RObject::Null)],
+        };
+        names.into_iter().zip(values).collect()
+    }
+}
+
 fn open_input(path: &Path) -> Result<(Compression, Input)> {
     let mut file = File::open(path).map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
     let len = file.metadata().map_err(|e| Error::io(&e, "cannot stat the file"))?.len();

@@ -61,7 +61,7 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32, native_utf8: bool)
         None => true,
         Some(w) => w.iter().any(|n| n.as_bytes() == name),
     };
-    let doc = match rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter) {
+    let mut doc = match rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter) {
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };
@@ -80,28 +80,35 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32, native_utf8: bool)
             }
         }
     }
+    let objs = doc.take_objects();
     let builder = RBuilder { doc: &doc, native_utf8 };
-    let objs = doc.objects();
-    let selected: Vec<usize> = (0..objs.len()).filter(|&i| is_rds || filter(&objs[i].0)).collect();
-    let mut values: Vec<Robj> = Vec::with_capacity(selected.len());
-    let mut fallback: Vec<bool> = Vec::with_capacity(selected.len());
-    let mut names: Vec<String> = Vec::with_capacity(selected.len());
-    for &i in &selected {
-        let (name, obj) = &objs[i];
-        let name_s = String::from_utf8_lossy(name).into_owned();
-        match unsafe { builder.build(obj) } {
-            Ok(sexp) => {
-                values.push(unsafe { Robj::from_sexp(sexp) });
-                fallback.push(false);
+    let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
+    let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
+    let mut names: Vec<String> = Vec::with_capacity(objs.len());
+    for (name, mut obj) in objs {
+        if !is_rds && !filter(&name) {
+            continue;
+        }
+        let name_s = String::from_utf8_lossy(&name).into_owned();
+        if builder.plain(&obj) {
+            match unsafe { builder.build(&mut obj) } {
+                Ok(sexp) => {
+                    values.push(unsafe { Robj::from_sexp(sexp) });
+                    fallback.push(false);
+                }
+                Err(BuildError::Fallback) => {
+                    return error_value(&rdarrow_core::Error::limit("object too deeply nested to build").in_object(&name_s))
+                }
+                Err(BuildError::Engine(e)) => return error_value(&e.in_object(&name_s)),
             }
-            Err(BuildError::Fallback) => match rdarrow_core::object_to_rds(&doc, obj) {
+        } else {
+            match rdarrow_core::object_to_rds(&doc, &obj) {
                 Ok(bytes) => {
                     values.push(Raw::from_bytes(&bytes).into());
                     fallback.push(true);
                 }
                 Err(e) => return error_value(&e.in_object(&name_s)),
-            },
-            Err(BuildError::Engine(e)) => return error_value(&e.in_object(&name_s)),
+            }
         }
         names.push(name_s);
     }

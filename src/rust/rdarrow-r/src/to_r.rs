@@ -22,9 +22,11 @@ extern "C" {
     static R_CStackStart: usize;
 }
 
-/// True when this thread has used more than 3/4 of R's C stack: deeper
-/// objects are left to R's own unserializer, which checks its stack itself.
-fn stack_nearly_full() -> bool {
+/// True when this thread has used more than `num/den` of R's C stack.
+/// `plain()` (small frames) stops at 1/5, leaving `build()` (larger frames,
+/// same depth) well inside its 3/4; deeper objects are left to R's own
+/// unserializer, which checks its stack itself.
+fn stack_used_over(num: usize, den: usize) -> bool {
     let here = 0u8;
     let addr = &here as *const u8 as usize;
     // SAFETY: plain reads of R's exported stack bounds.
@@ -32,8 +34,11 @@ fn stack_nearly_full() -> bool {
     if limit == usize::MAX || start == usize::MAX {
         return false;
     }
-    start.abs_diff(addr) > limit / 4 * 3
+    start.abs_diff(addr) > limit / den * num
 }
+
+/// Nesting beyond this is built by R's unserializer, not here.
+const PLAIN_MAX_DEPTH: usize = 2000;
 
 pub enum BuildError {
     /// The object needs R's own unserializer.
@@ -98,9 +103,47 @@ impl<'d> RBuilder<'d> {
         s
     }
 
-    /// Build one object. The result is unprotected.
-    pub unsafe fn build(&self, obj: &RObject) -> Result<SEXP> {
-        if stack_nearly_full() {
+    /// True when this builder can make the object itself (no closures,
+    /// environments, promises, byte code, external pointers, primitives).
+    pub fn plain(&self, obj: &RObject) -> bool {
+        self.plain_at(obj, 0)
+    }
+
+    fn plain_at(&self, obj: &RObject, depth: usize) -> bool {
+        // deeper data is left to R (its stack use is checked by R)
+        if depth > PLAIN_MAX_DEPTH || stack_used_over(1, 2) {
+            return false;
+        }
+        let depth = depth + 1;
+        let attrs_plain = |a: Option<&RObject>| a.is_none_or(|a| self.plain_at(a, depth));
+        match obj {
+            RObject::Null | RObject::Special(_) | RObject::Char(_) => true,
+            RObject::Ref(id) => matches!(self.doc.refs.get(*id), Some(RefEntry::Symbol(_))),
+            RObject::Pairlist(p) => {
+                p.cells.iter().all(|c| {
+                    matches!(c.sxptype, sxp::LIST | sxp::LANG)
+                        && attrs_plain(c.attributes.as_ref())
+                        && c.tag.as_ref().is_none_or(|t| self.plain_at(t, depth))
+                        && self.plain_at(&c.car, depth)
+                }) && self.plain_at(&p.tail, depth)
+            }
+            RObject::Vector(v) => {
+                attrs_plain(v.attributes.as_ref())
+                    && match &v.data {
+                        VectorData::List(items) | VectorData::Expression(items) => items.iter().all(|i| self.plain_at(i, depth)),
+                        _ => true,
+                    }
+            }
+            RObject::S4(s) => attrs_plain(s.attributes.as_ref()),
+            RObject::Altrep(a) => self.plain_at(&a.attributes, depth),
+            RObject::Primitive(_) | RObject::Bytecode(_) => false,
+        }
+    }
+
+    /// Build one object, releasing each vector payload once it is copied
+    /// into R. The result is unprotected.
+    pub unsafe fn build(&self, obj: &mut RObject) -> Result<SEXP> {
+        if stack_used_over(3, 4) {
             return Err(BuildError::Fallback);
         }
         Ok(match obj {
@@ -118,28 +161,28 @@ impl<'d> RBuilder<'d> {
                 _ => return Err(BuildError::Fallback),
             },
             RObject::Pairlist(p) => self.pairlist(p)?,
-            RObject::Vector(v) => self.vector(v.flags, &v.data, v.attributes.as_ref())?,
+            RObject::Vector(v) => self.vector(v.flags, &mut v.data, v.attributes.as_mut())?,
             RObject::Char(c) => self.charsxp(c.bytes.as_deref(), c.levels),
             RObject::S4(s) => {
                 let mut g = Guard(0);
                 let x = g.protect(Rf_allocS4Object());
-                self.finish(x, s.flags, s.attributes.as_ref())?;
+                self.finish(x, s.flags, s.attributes.as_mut())?;
                 x
             }
             RObject::Altrep(a) => {
-                let data = rdarrow_core::altrep::expand(a, &self.doc.refs)?;
-                let attrs = match &a.attributes {
+                let mut data = rdarrow_core::altrep::expand(a, &self.doc.refs)?;
+                let attrs = match &mut a.attributes {
                     RObject::Null => None,
                     other => Some(other),
                 };
-                self.vector(a.flags, &data, attrs)?
+                self.vector(a.flags, &mut data, attrs)?
             }
             RObject::Primitive(_) | RObject::Bytecode(_) => return Err(BuildError::Fallback),
         })
     }
 
     /// Set attributes, levels and the object bit on a protected object.
-    unsafe fn finish(&self, x: SEXP, flags: Flags, attributes: Option<&RObject>) -> Result<()> {
+    unsafe fn finish(&self, x: SEXP, flags: Flags, attributes: Option<&mut RObject>) -> Result<()> {
         if let Some(a) = attributes {
             let a = self.build(a)?;
             SET_ATTRIB(x, a);
@@ -149,27 +192,27 @@ impl<'d> RBuilder<'d> {
         Ok(())
     }
 
-    unsafe fn pairlist(&self, p: &Pairlist) -> Result<SEXP> {
+    unsafe fn pairlist(&self, p: &mut Pairlist) -> Result<SEXP> {
         if p.cells.iter().any(|c| !matches!(c.sxptype, sxp::LIST | sxp::LANG)) {
             return Err(BuildError::Fallback);
         }
         let mut g = Guard(0);
-        let tail = g.protect(self.build(&p.tail)?);
+        let tail = g.protect(self.build(&mut p.tail)?);
         let mut head = tail;
-        for c in p.cells.iter().rev() {
-            let car = g.protect(self.build(&c.car)?);
+        for c in p.cells.iter_mut().rev() {
+            let car = g.protect(self.build(&mut c.car)?);
             let cell = if c.sxptype == sxp::LANG { Rf_lcons(car, head) } else { Rf_cons(car, head) };
             head = g.protect(cell);
-            if let Some(t) = &c.tag {
+            if let Some(t) = c.tag.as_mut() {
                 SET_TAG(head, self.build(t)?);
             }
-            self.finish(head, c.flags, c.attributes.as_ref())?;
+            self.finish(head, c.flags, c.attributes.as_mut())?;
         }
         let _ = SETCDR;
         Ok(head)
     }
 
-    unsafe fn vector(&self, flags: Flags, data: &VectorData, attributes: Option<&RObject>) -> Result<SEXP> {
+    unsafe fn vector(&self, flags: Flags, data: &mut VectorData, attributes: Option<&mut RObject>) -> Result<SEXP> {
         let mut g = Guard(0);
         let n = data.len() as R_xlen_t;
         let x = match data {
@@ -205,10 +248,14 @@ impl<'d> RBuilder<'d> {
                 }
                 x
             }
-            VectorData::List(items) | VectorData::Expression(items) => {
-                let t = if matches!(data, VectorData::List(_)) { SEXPTYPE::VECSXP } else { SEXPTYPE::EXPRSXP };
+            VectorData::List(_) | VectorData::Expression(_) => {
+                let t = if data.sxptype() == sxp::VEC { SEXPTYPE::VECSXP } else { SEXPTYPE::EXPRSXP };
                 let x = g.protect(Rf_allocVector(t, n));
-                for (i, it) in items.iter().enumerate() {
+                let items = match data {
+                    VectorData::List(items) | VectorData::Expression(items) => items,
+                    _ => unreachable!(),
+                };
+                for (i, it) in items.iter_mut().enumerate() {
                     SET_VECTOR_ELT(x, i as R_xlen_t, self.build(it)?);
                 }
                 x
@@ -217,6 +264,8 @@ impl<'d> RBuilder<'d> {
                 return Err(BuildError::Engine(Error::usage("internal: this object's payload was skipped")))
             }
         };
+        // the payload now lives in R: release ours
+        *data = VectorData::Skipped { sxptype: data.sxptype(), len: n as u64 };
         self.finish(x, flags, attributes)?;
         Ok(x)
     }
