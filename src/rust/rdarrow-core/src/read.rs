@@ -692,3 +692,119 @@ pub(crate) fn read_body(
     };
     Ok((root, p.refs, spans))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{read_bytes, write_document, ErrorKind, ReadOptions};
+
+    /// An XDR version-3 stream header followed by `body` ints.
+    fn xdr_stream(body: &[i32]) -> Vec<u8> {
+        let mut v = b"X\n".to_vec();
+        for i in [3, 0x0004_0202, 0x0003_0500, 5] {
+            v.extend((i as i32).to_be_bytes());
+        }
+        v.extend(b"UTF-8");
+        for i in body {
+            v.extend(i.to_be_bytes());
+        }
+        v
+    }
+
+    fn parse(bytes: Vec<u8>) -> crate::Result<crate::Document> {
+        read_bytes(bytes, &ReadOptions::default())
+    }
+
+    #[test]
+    fn integer_vector_with_attribute_round_trips() {
+        // c(a = 1L, b = NA) : INTSXP with a names attribute
+        let mut body = vec![13 | (1 << 9), 2, 1, i32::MIN];
+        body.extend([2 | (1 << 10), 1, 9 | (64 << 12), 5]); // LISTSXP, tag SYMSXP, CHARSXP "names"
+        let mut bytes = xdr_stream(&body);
+        bytes.extend(b"names");
+        for i in [16, 2, 9 | (64 << 12), 1] {
+            bytes.extend((i as i32).to_be_bytes());
+        }
+        bytes.extend(b"a");
+        for i in [9 | (64 << 12), 1] {
+            bytes.extend((i as i32).to_be_bytes());
+        }
+        bytes.extend(b"b");
+        bytes.extend(254i32.to_be_bytes());
+        let doc = parse(bytes.clone()).unwrap();
+        match &doc.root {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Integer(x) => assert_eq!(&x[..], &[1, i32::MIN]),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        let names = doc.root.attribute(&doc.refs, "names").unwrap().as_strings().unwrap();
+        assert_eq!(names.get(1), Some(&b"b"[..]));
+        assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
+    }
+
+    #[test]
+    fn reference_past_the_table_is_an_error() {
+        let err = parse(xdr_stream(&[255 | (99 << 8)])).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Corrupt);
+        assert!(err.to_string().contains("reference index 99"), "{err}");
+        assert!(err.offset.is_some());
+    }
+
+    #[test]
+    fn huge_declared_length_fails_before_allocating() {
+        // a long vector of 2^40 doubles with 8 bytes behind it
+        let err = parse(xdr_stream(&[14, -1, 256, 0, 0, 0])).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Truncated, "{err}");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let mut body = Vec::new();
+        for _ in 0..100 {
+            body.extend([19, 1]); // list of one element
+        }
+        body.push(254);
+        let err = read_bytes(xdr_stream(&body), &ReadOptions { max_depth: 50 }).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Limit);
+        assert!(parse(xdr_stream(&body)).is_ok());
+    }
+
+    #[test]
+    fn environment_cycles_resolve_through_the_table() {
+        // e <- new.env(); e$self <- e
+        let mut bytes = xdr_stream(&[4, 0, 253, 2 | (1 << 10), 1, 9 | (64 << 12), 4]);
+        bytes.extend(b"self");
+        for i in [255 | (1 << 8), 254, 254, 254] {
+            bytes.extend((i as i32).to_be_bytes());
+        }
+        let doc = parse(bytes.clone()).unwrap();
+        match doc.refs.get(RefId(0)) {
+            Some(RefEntry::Environment(e)) => {
+                assert!(matches!(e.enclosure, RObject::Special(SpecialValue::GlobalEnv)));
+                let frame = crate::tree::pairlist_entries(&e.frame, &doc.refs);
+                assert_eq!(frame[0].0, Some(&b"self"[..]));
+                assert!(matches!(frame[0].1, RObject::Ref(RefId(0))));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
+    }
+
+    #[test]
+    fn not_r_data_is_recognised() {
+        assert_eq!(parse(b"a,b\n1,2\n".to_vec()).unwrap_err().kind, ErrorKind::NotRData);
+        assert_eq!(parse(b"\x89PNG\r\n\x1a\n".to_vec()).unwrap_err().kind, ErrorKind::NotRData);
+        assert_eq!(parse(Vec::new()).unwrap_err().kind, ErrorKind::NotRData);
+    }
+
+    #[test]
+    fn truncation_is_reported_with_offset() {
+        let mut bytes = xdr_stream(&[13, 4, 1, 2]);
+        bytes.truncate(bytes.len() - 2);
+        let err = parse(bytes).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Truncated);
+        assert!(err.offset.is_some());
+    }
+}
