@@ -171,6 +171,22 @@ impl Input {
         Ok(())
     }
 
+    /// Append `k` elements read from the stream (raw bytes, no byte swap)
+    /// to `v`, which has room for them, without zero-filling first.
+    fn read_into_spare<T: Copy>(&mut self, v: &mut Vec<T>, k: usize) -> Result<()> {
+        let start = v.len();
+        debug_assert!(v.capacity() - start >= k);
+        // SAFETY: the spare capacity holds at least k elements; T is a plain
+        // numeric type for which every byte pattern is valid; read_exact only
+        // writes into the slice, and set_len happens after it is fully written.
+        unsafe {
+            let dst = std::slice::from_raw_parts_mut(v.as_mut_ptr().add(start) as *mut u8, k * std::mem::size_of::<T>());
+            self.read_exact(dst)?;
+            v.set_len(start + k);
+        }
+        Ok(())
+    }
+
     /// Skip `n` bytes (seeking in a plain file).
     pub fn skip(&mut self, n: u64) -> Result<()> {
         let avail = (self.end - self.pos) as u64;
@@ -341,9 +357,7 @@ impl Input {
                 }
                 Format::Xdr | Format::Binary => {
                     v.reserve_exact(k);
-                    v.resize(start + k, 0);
-                    let bytes = as_bytes_mut(&mut v[start..]);
-                    self.read_exact(bytes)?;
+                    self.read_into_spare(&mut v, k)?;
                     if self.format == Format::Xdr {
                         for x in &mut v[start..] {
                             *x = i32::from_be(*x);
@@ -372,9 +386,7 @@ impl Input {
                     }
                 }
                 Format::Xdr | Format::Binary => {
-                    v.resize(start + k, 0.0);
-                    let bytes = as_bytes_mut(&mut v[start..]);
-                    self.read_exact(bytes)?;
+                    self.read_into_spare(&mut v, k)?;
                     if self.format == Format::Xdr {
                         for x in &mut v[start..] {
                             *x = f64::from_bits(u64::from_be(x.to_bits()));
@@ -407,10 +419,7 @@ impl Input {
                         v.push(b);
                     }
                 }
-                _ => {
-                    v.resize(start + k, 0);
-                    self.read_exact(&mut v[start..])?;
-                }
+                _ => self.read_into_spare(&mut v, k)?,
             }
         }
         Ok(v)
@@ -536,6 +545,52 @@ impl Input {
         }
     }
 
+    /// Read the next CHARSXP of a character vector: its flags and length,
+    /// appending its bytes to `data` (nothing for NA). The common case (an
+    /// XDR string wholly in the buffer) takes no call.
+    #[inline(always)]
+    pub fn next_charsxp(&mut self, data: &mut Vec<u8>) -> Result<(i32, i32)> {
+        if self.format == Format::Xdr && self.end - self.pos >= 8 {
+            let p = self.pos;
+            let flags = i32::from_be_bytes(self.buf[p..p + 4].try_into().unwrap());
+            let len = i32::from_be_bytes(self.buf[p + 4..p + 8].try_into().unwrap());
+            if flags & 0xff == 9 && len >= 0 && (len as usize) <= self.end - p - 8 {
+                data.extend_from_slice(&self.buf[p + 8..p + 8 + len as usize]);
+                self.pos = p + 8 + len as usize;
+                return Ok((flags, len));
+            }
+            if flags & 0xff == 9 && len == -1 {
+                self.pos = p + 8;
+                return Ok((flags, len));
+            }
+        }
+        let (flags, len) = self.read_two_ints()?;
+        if flags & 0xff == 9 && len >= 0 {
+            self.read_string_into(len as usize, data)?;
+        }
+        Ok((flags, len))
+    }
+
+    /// Skip the next CHARSXP of a character vector, returning its flags
+    /// and length.
+    #[inline(always)]
+    pub fn skip_charsxp(&mut self) -> Result<(i32, i32)> {
+        if self.format == Format::Xdr && self.end - self.pos >= 8 {
+            let p = self.pos;
+            let flags = i32::from_be_bytes(self.buf[p..p + 4].try_into().unwrap());
+            let len = i32::from_be_bytes(self.buf[p + 4..p + 8].try_into().unwrap());
+            if flags & 0xff == 9 && len >= -1 && (len.max(0) as usize) <= self.end - p - 8 {
+                self.pos = p + 8 + len.max(0) as usize;
+                return Ok((flags, len));
+            }
+        }
+        let (flags, len) = self.read_two_ints()?;
+        if flags & 0xff == 9 && len >= 0 {
+            self.skip_string(len as usize)?;
+        }
+        Ok((flags, len))
+    }
+
     /// Fast path for the common case of a CHARSXP inside a character vector
     /// in a binary format: returns (flags, length) without a second lookup.
     #[inline]
@@ -560,12 +615,6 @@ impl Input {
 
 fn to_usize(n: u64, offset: u64) -> Result<usize> {
     usize::try_from(n).map_err(|_| Error::limit("vector too long for this platform").at(offset))
-}
-
-fn as_bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: T is a plain numeric type (i32/f64) with no padding; any byte
-    // pattern is a valid value.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
 }
 
 /// Parse an ASCII integer as R's `sscanf("%d")` after the `NA` check.

@@ -404,13 +404,11 @@ impl<'a> Parser<'a> {
 
     fn skip_strings(&mut self, n: u64) -> Result<()> {
         for i in 0..n {
-            let (f, len) = self.inp.read_two_ints()?;
+            let (f, len) = self.inp.skip_charsxp().map_err(|e| self.err(e))?;
             if (f as u32 & 0xff) as u8 != sxp::CHAR {
                 return Err(self.corrupt(format!("element {} of a character vector is not a string", i + 1)));
             }
-            if len >= 0 {
-                self.inp.skip_string(len as usize)?;
-            } else if len != -1 {
+            if len < -1 {
                 return Err(self.corrupt(format!("negative string length {len}")));
             }
         }
@@ -432,7 +430,7 @@ impl<'a> Parser<'a> {
             if i == offsets.capacity() - 1 && large.is_none() {
                 offsets.reserve_exact((n - i).min(i.max(1 << 16)));
             }
-            let (f, len) = self.inp.read_two_ints()?;
+            let (f, len) = self.inp.next_charsxp(&mut data).map_err(|e| self.err(e))?;
             let (t, fl, _, _) = unpack(f);
             if t != sxp::CHAR {
                 return Err(self.corrupt(format!("element {} of a character vector is not a string (node type {t})", i + 1)));
@@ -458,11 +456,8 @@ impl<'a> Parser<'a> {
                 b.append(false);
             } else if len < 0 {
                 return Err(self.corrupt(format!("negative string length {len}")));
-            } else {
-                self.inp.read_string_into(len as usize, &mut data).map_err(|e| self.err(e))?;
-                if let Some(b) = validity.as_mut() {
-                    b.append(true);
-                }
+            } else if let Some(b) = validity.as_mut() {
+                b.append(true);
             }
             let end = data.len();
             match large.as_mut() {
