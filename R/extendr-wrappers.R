@@ -46,5 +46,22 @@ rdata_reserialize_impl <- function(path, max_depth) .Call(wrap__rdata_reserializ
 #' @noRd
 rdata_rewrite_impl <- function(path, out, format, version, compress, level, max_depth) .Call(wrap__rdata_rewrite_impl, path, out, format, version, compress, level, max_depth)
 
+#' Convert an object of a file to an Arrow C stream.
+#' @noRd
+rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz, max_depth) .Call(wrap__rdata_to_arrow_impl, path, object, col_select, chunk_size, default_tz, max_depth)
+
+#' Write an object of a file as Arrow IPC.
+#' @noRd
+rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, default_tz, max_depth) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, default_tz, max_depth)
+
+#' Whether a stream external pointer still holds an unreleased stream.
+#' @noRd
+stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)
+
+#' The address held by an external pointer, in decimal (for consumers that
+#' take a stream by address, such as pyarrow's `_import_from_c`).
+#' @noRd
+xptr_address_impl <- function(x) .Call(wrap__xptr_address_impl, x)
+
 
 # nolint end

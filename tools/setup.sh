@@ -37,6 +37,7 @@ apt_packages=(
   r-cran-testthat r-cran-roxygen2 r-cran-reticulate r-cran-bit64 r-cran-hms
   r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
+  python3-venv libpython3-dev
 )
 
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -85,6 +86,19 @@ MSG
   exit 1
 fi
 echo "==> $(cargo --version), $(rustc --version)"
+
+# --- Python with pyarrow (the tests check what Arrow consumers see) ---------
+# A virtual environment of Debian's Python (which has the shared libpython
+# that R's reticulate embeds), in .venv/ of the repository. The tests point
+# RETICULATE_PYTHON at it.
+venv="$(pwd)/.venv"
+if ! "$venv/bin/python" -c 'import pyarrow, polars' >/dev/null 2>&1; then
+  echo "==> Python environment with pyarrow in $venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check pyarrow polars
+else
+  echo "==> Python environment: pyarrow present in $venv"
+fi
 
 # --- Build and install ---------------------------------------------------------
 echo "==> R CMD INSTALL ."

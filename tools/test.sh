@@ -32,6 +32,12 @@ if [ -z "${RDARROW_PEERS_DIR:-}" ] && [ -d "$root/../shared/corpus/peers" ]; the
 fi
 echo "==> RDARROW_PEERS_DIR=${RDARROW_PEERS_DIR:-<unset>}"
 
+# The Python that has pyarrow (made by tools/setup.sh), named explicitly.
+if [ -z "${RETICULATE_PYTHON:-}" ] && [ -x "$root/.venv/bin/python" ]; then
+  export RETICULATE_PYTHON="$root/.venv/bin/python"
+fi
+echo "==> RETICULATE_PYTHON=${RETICULATE_PYTHON:-<unset>}"
+
 echo "==> cargo test --release -p rdarrow-core"
 cargo test --release --manifest-path src/rust/Cargo.toml -p rdarrow-core
 

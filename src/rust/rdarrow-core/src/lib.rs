@@ -7,6 +7,7 @@
 //! decoding their payloads.
 
 pub mod altrep;
+pub mod arrow;
 pub mod compression;
 pub mod encoding;
 pub mod error;
@@ -255,10 +256,10 @@ pub fn convert_document(doc: &mut Document, format: Format, version: i32) -> Res
     Ok(())
 }
 
-/// Write a document to `path` with compression; the file appears only when
-/// complete (written beside it under a temporary name, then renamed).
-pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>) -> Result<()> {
-    let path = path.as_ref();
+/// Write `path` through `fill`, which gets a file beside it under a
+/// temporary name; the result is renamed into place only when `fill`
+/// succeeds, and the temporary file is removed otherwise.
+pub fn atomic_write(path: &Path, fill: impl FnOnce(&File) -> Result<()>) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.rdarrow-{}.tmp",
@@ -267,10 +268,7 @@ pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compressi
     ));
     let result = (|| -> Result<()> {
         let f = File::create(&tmp).map_err(|e| Error::io(&e, &format!("cannot create '{}'", tmp.display())))?;
-        let c = compression::Compressor::new(std::io::BufWriter::new(f), compression, level).map_err(|e| Error::io(&e, "cannot start compression"))?;
-        let c = write_document(doc, c)?;
-        let w = c.finish().map_err(|e| Error::io(&e, "cannot finish compression"))?;
-        let f = w.into_inner().map_err(|e| Error::io(e.error(), "cannot write"))?;
+        fill(&f)?;
         f.sync_all().map_err(|e| Error::io(&e, "cannot sync"))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(&e, &format!("cannot rename into '{}'", path.display())))
     })();
@@ -278,4 +276,16 @@ pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compressi
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Write a document to `path` with compression; the file appears only when
+/// complete (written beside it under a temporary name, then renamed).
+pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>) -> Result<()> {
+    atomic_write(path.as_ref(), |f| {
+        let c = compression::Compressor::new(std::io::BufWriter::new(f), compression, level)
+            .map_err(|e| Error::io(&e, "cannot start compression"))?;
+        let c = write_document(doc, c)?;
+        let w = c.finish().map_err(|e| Error::io(&e, "cannot finish compression"))?;
+        w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
+    })
 }

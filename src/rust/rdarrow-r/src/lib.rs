@@ -5,6 +5,7 @@
 use extendr_api::prelude::*;
 use rdarrow_core::{Compression, Document, Format, ReadOptions};
 
+mod arrow;
 mod errors;
 mod to_r;
 
@@ -190,6 +191,42 @@ fn rdata_rewrite_impl(path: &str, out: &str, format: &str, version: i32, compres
     }
 }
 
+/// Convert an object of a file to an Arrow C stream.
+/// @noRd
+#[extendr]
+fn rdata_to_arrow_impl(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
+    arrow::to_arrow(path, object, col_select, chunk_size, default_tz, max_depth)
+}
+
+/// Write an object of a file as Arrow IPC.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn rdata_to_ipc_impl(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
+    arrow::to_ipc(path, sink, object, col_select, format, compression, chunk_size, default_tz, max_depth)
+}
+
+/// Whether a stream external pointer still holds an unreleased stream.
+/// @noRd
+#[extendr]
+fn stream_is_live_impl(x: Robj) -> bool {
+    // The C struct ArrowArrayStream is get_schema, get_next,
+    // get_last_error, release, private_data: `release` is the 4th pointer,
+    // NULL once the stream was released or moved to a consumer.
+    unsafe {
+        let p = extendr_ffi::R_ExternalPtrAddr(x.get()) as *const usize;
+        !p.is_null() && *p.add(3) != 0
+    }
+}
+
+/// The address held by an external pointer, in decimal (for consumers that
+/// take a stream by address, such as pyarrow's `_import_from_c`).
+/// @noRd
+#[extendr]
+fn xptr_address_impl(x: Robj) -> String {
+    unsafe { (extendr_ffi::R_ExternalPtrAddr(x.get()) as usize).to_string() }
+}
+
 extendr_module! {
     mod rdarrow;
     fn rdarrow_engine_version;
@@ -200,4 +237,8 @@ extendr_module! {
     fn rdata_decompressed_impl;
     fn rdata_reserialize_impl;
     fn rdata_rewrite_impl;
+    fn rdata_to_arrow_impl;
+    fn rdata_to_ipc_impl;
+    fn stream_is_live_impl;
+    fn xptr_address_impl;
 }

@@ -1,0 +1,159 @@
+#' Convert an object of an R data file to an Arrow stream
+#'
+#' Reads a data frame (or a vector, factor or matrix) from an
+#' `.RData`/`.rda` or `.rds` file in Rust and hands it over as an Arrow C
+#' stream, without a copy: the Arrow arrays wrap the buffers the file was
+#' decoded into. The result can be consumed once by
+#' `arrow::as_arrow_table()`, `arrow::as_record_batch_reader()`, nanoarrow,
+#' or any other reader of the Arrow C stream interface.
+#'
+#' @section Type mapping: logical -> boolean; integer -> int32; double ->
+#'   float64 (`NA` -> null, `NaN` stays NaN); character -> utf8 (transcoded
+#'   to UTF-8; large_utf8 beyond 2 GiB); factor -> dictionary with the
+#'   narrowest index (ordered for ordered factors); Date -> date32 (date64
+#'   when days are fractional); POSIXct -> timestamp in microseconds with
+#'   the `tzone` attribute as time zone (the session's zone when missing, as
+#'   arrow R does); difftime -> duration; hms -> time32/time64; integer64 ->
+#'   int64; raw -> uint8; complex -> struct of re/im; list -> list of the
+#'   elements' common type; data-frame columns -> struct. Where arrow R
+#'   truncates (fractional Dates, sub-second hms and difftime), rdarrow uses
+#'   a finer unit instead. Other attributes (classes, labels, character row
+#'   names, ...) go into the schema metadata under the key `"r"` in arrow
+#'   R's format, so `as.data.frame()` in arrow restores them.
+#' @param file Path to an `.RData`/`.rda`/`.rds` file.
+#' @param object Name of the object to convert; `NULL` takes the file's
+#'   only data frame (an error lists the candidates otherwise).
+#' @param col_select Column names or positions to keep, or `NULL` for all.
+#' @param chunk_size Rows per record batch; `NULL` for a single batch.
+#' @return An external pointer of class
+#'   `c("rdarrow_array_stream", "nanoarrow_array_stream")` to an Arrow C
+#'   stream, released by R's garbage collector if nobody consumes it.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' save(cars2, file = f)
+#' s <- rdata_to_arrow(f)
+#' s
+#' if (requireNamespace("arrow", quietly = TRUE)) {
+#'   arrow::as_arrow_table(s)
+#' }
+#' @export
+rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = NULL) {
+  path <- check_file(file)
+  args <- check_arrow_args(object, col_select, chunk_size)
+  res <- check_engine(rdata_to_arrow_impl(path, args$object, args$col_select,
+                                          args$chunk_size, session_tz(), max_depth()))
+  s <- res$stream
+  attr(s, "rdarrow_object") <- res$object
+  attr(s, "rdarrow_nrow") <- res$nrow
+  attr(s, "rdarrow_schema") <- res$schema
+  class(s) <- c("rdarrow_array_stream", "nanoarrow_array_stream")
+  s
+}
+
+#' Write an object of an R data file as an Arrow IPC file or stream
+#'
+#' Converts as [rdata_to_arrow()] does, then writes the Arrow IPC file
+#' format (also known as Feather version 2) or the IPC stream format. The
+#' file appears only once it is complete.
+#'
+#' @inheritParams rdata_to_arrow
+#' @param sink Path of the file to write.
+#' @param format `"file"` (random-access IPC file, Feather v2) or
+#'   `"stream"`.
+#' @param compression Buffer compression: `"uncompressed"`, `"lz4"` or
+#'   `"zstd"`.
+#' @return `sink`, invisibly.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' save(cars2, file = f)
+#' out <- file.path(tempdir(), "cars2.arrow")
+#' rdata_to_ipc(f, out)
+#' file.size(out)
+#' @export
+rdata_to_ipc <- function(file, sink, object = NULL,
+                         format = c("file", "stream"),
+                         compression = c("uncompressed", "lz4", "zstd"),
+                         chunk_size = NULL) {
+  path <- check_file(file)
+  if (!is.character(sink) || length(sink) != 1L || is.na(sink) || !nzchar(sink)) {
+    abort_usage("`sink` must be a single path.")
+  }
+  format <- match.arg(format)
+  compression <- match.arg(compression)
+  args <- check_arrow_args(object, NULL, chunk_size)
+  check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, NULL, format,
+                                 compression, args$chunk_size, session_tz(), max_depth()))
+  invisible(sink)
+}
+
+check_arrow_args <- function(object, col_select, chunk_size) {
+  if (!is.null(object) && (!is.character(object) || length(object) != 1L || is.na(object))) {
+    abort_usage("`object` must be NULL or a single object name.")
+  }
+  if (!is.null(col_select)) {
+    ok <- (is.character(col_select) && !anyNA(col_select)) ||
+      (is.numeric(col_select) && !anyNA(col_select) && all(col_select >= 1))
+    if (!ok) abort_usage("`col_select` must be NULL, column names, or positive column positions.")
+    if (is.numeric(col_select)) col_select <- as.double(col_select)
+  }
+  if (!is.null(chunk_size)) {
+    if (!is.numeric(chunk_size) || length(chunk_size) != 1L || is.na(chunk_size) || chunk_size < 1) {
+      abort_usage("`chunk_size` must be NULL or a positive number of rows.")
+    }
+    chunk_size <- as.double(chunk_size)
+  }
+  list(object = object, col_select = col_select, chunk_size = chunk_size)
+}
+
+session_tz <- function() {
+  tz <- Sys.getenv("TZ")
+  if (!nzchar(tz)) tz <- suppressWarnings(Sys.timezone())
+  if (length(tz) != 1L || is.na(tz)) "" else tz
+}
+
+#' @export
+print.rdarrow_array_stream <- function(x, ...) {
+  live <- stream_is_live_impl(x)
+  obj <- attr(x, "rdarrow_object")
+  cat(sprintf("<rdarrow_array_stream%s>%s\n",
+              if (!is.null(obj) && nzchar(obj)) paste0(" of '", obj, "'") else "",
+              if (live) "" else " (already consumed)"))
+  cat(sprintf("rows: %s\n", format(attr(x, "rdarrow_nrow"), big.mark = ",")))
+  cat("schema:\n")
+  cat(paste0("  ", attr(x, "rdarrow_schema")), sep = "\n")
+  invisible(x)
+}
+
+stream_for_consumer <- function(x) {
+  if (!stream_is_live_impl(x)) {
+    abort_usage("this Arrow stream was already consumed; streams are single-use, call rdata_to_arrow() again.")
+  }
+  x
+}
+
+#' Arrow tables and readers from an rdarrow stream
+#'
+#' Methods for the arrow package's generics, so that
+#' `arrow::as_arrow_table(rdata_to_arrow(f))` works. They import the C
+#' stream with `arrow::RecordBatchReader$import_from_c()`, which takes the
+#' data without copying it.
+#' @param x An `rdarrow_array_stream` from [rdata_to_arrow()].
+#' @param ... Ignored.
+#' @param schema Ignored (the stream carries its schema).
+#' @name arrow-methods
+#' @keywords internal
+NULL
+
+#' @rdname arrow-methods
+#' @exportS3Method arrow::as_record_batch_reader
+as_record_batch_reader.rdarrow_array_stream <- function(x, ...) {
+  arrow::RecordBatchReader$import_from_c(stream_for_consumer(x))
+}
+
+#' @rdname arrow-methods
+#' @exportS3Method arrow::as_arrow_table
+as_arrow_table.rdarrow_array_stream <- function(x, ..., schema = NULL) {
+  arrow::as_arrow_table(arrow::RecordBatchReader$import_from_c(stream_for_consumer(x)))
+}

@@ -1,0 +1,647 @@
+//! R objects (data frames, vectors, factors, matrices) to Arrow record
+//! batches. Integer, double, integer64, raw and UTF-8 string payloads are
+//! wrapped, not copied: the arrays share the buffers the reader filled.
+
+use super::metadata;
+use crate::altrep;
+use crate::encoding;
+use crate::error::{Error, Result};
+use crate::input::NA_REAL_BITS;
+use crate::tree::*;
+use crate::Document;
+use arrow_array::types::{Int16Type, Int32Type, Int8Type};
+use arrow_array::*;
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A column chosen by name or by 1-based position.
+#[derive(Debug, Clone)]
+pub enum ColumnRef {
+    Name(String),
+    Position(usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TableOptions {
+    /// Columns to keep, in this order (all when `None`).
+    pub col_select: Option<Vec<ColumnRef>>,
+    /// Rows per record batch (one batch when `None`).
+    pub chunk_size: Option<usize>,
+    /// The zone given to POSIXct values without a `tzone` (arrow R uses the
+    /// session's zone); `None` leaves them without a zone.
+    pub default_tz: Option<String>,
+    /// The name of a single column made from a vector.
+    pub object_name: String,
+}
+
+/// A schema and its record batches.
+#[derive(Debug, Clone)]
+pub struct ArrowTable {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+}
+
+impl ArrowTable {
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+/// A vector's data and attributes, with ALTREP expanded.
+struct View<'a> {
+    data: Cow<'a, VectorData>,
+    attrs: Option<&'a RObject>,
+}
+
+fn view<'a>(obj: &'a RObject, refs: &RefTable) -> Result<Option<View<'a>>> {
+    Ok(match obj {
+        RObject::Vector(v) => Some(View { data: Cow::Borrowed(&v.data), attrs: v.attributes.as_ref() }),
+        RObject::Altrep(a) => Some(View {
+            data: Cow::Owned(altrep::expand(a, refs)?),
+            attrs: match &a.attributes {
+                RObject::Null => None,
+                other => Some(other),
+            },
+        }),
+        RObject::Null => None,
+        _ => None,
+    })
+}
+
+fn attr<'a>(attrs: Option<&'a RObject>, refs: &RefTable, name: &str) -> Option<&'a RObject> {
+    attrs.and_then(|a| pairlist_get(a, refs, name.as_bytes()))
+}
+
+fn strings_of(obj: Option<&RObject>) -> Vec<String> {
+    match obj.and_then(|o| o.as_strings()) {
+        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned()).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// What an R object is, for conversion.
+fn describe(obj: &RObject, refs: &RefTable) -> String {
+    let classes = crate::summary::class_of(obj, refs);
+    format!("{} (type {})", classes.join("/"), sxp::type_name(obj.sxptype(refs)))
+}
+
+fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
+    Error::unsupported(format!(
+        "{what} is {}, which has no Arrow equivalent; data frames, atomic vectors, factors, dates, times, matrices and lists of those convert",
+        describe(obj, refs)
+    ))
+}
+
+#[inline]
+fn is_na_real(x: f64) -> bool {
+    x.is_nan() && (x.to_bits() & 0xffff_ffff) == (NA_REAL_BITS & 0xffff_ffff)
+}
+
+fn nulls_from(len: usize, valid: impl Fn(usize) -> bool) -> Option<NullBuffer> {
+    let b = BooleanBuffer::collect_bool(len, valid);
+    let n = NullBuffer::new(b);
+    (n.null_count() > 0).then_some(n)
+}
+
+fn int_nulls(v: &[i32]) -> Option<NullBuffer> {
+    if !v.contains(&i32::MIN) {
+        return None;
+    }
+    nulls_from(v.len(), |i| v[i] != i32::MIN)
+}
+
+fn real_nulls(v: &[f64]) -> Option<NullBuffer> {
+    if !v.iter().any(|&x| is_na_real(x)) {
+        return None;
+    }
+    nulls_from(v.len(), |i| !is_na_real(v[i]))
+}
+
+/// The table made from one R object.
+pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<ArrowTable> {
+    let refs = &doc.refs;
+    let conv = Converter { doc, default_tz: opts.default_tz.as_deref() };
+    let (names, columns, nrow): (Vec<String>, Vec<&RObject>, usize);
+    let mut owned_cols: Vec<RObject> = Vec::new();
+    let is_df = obj_classes(obj, refs).iter().any(|c| c == "data.frame");
+    if is_df {
+        let items = match obj {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => items,
+                _ => return Err(not_convertible("the object", obj, refs)),
+            },
+            _ => return Err(not_convertible("the object", obj, refs)),
+        };
+        names = strings_of(obj.attribute(refs, "names"));
+        if names.len() != items.len() {
+            return Err(Error::corrupt("a data frame's names do not match its columns"));
+        }
+        columns = items.iter().collect();
+        nrow = df_nrow(obj, refs, items);
+    } else if obj.attribute(refs, "dim").is_some_and(|d| crate::summary::r_length(d, refs) == 2) && obj.attributes().is_some() {
+        // a matrix: one column per matrix column
+        let v = view(obj, refs)?.ok_or_else(|| not_convertible("the object", obj, refs))?;
+        let dims = int_values(obj.attribute(refs, "dim").unwrap());
+        let (nr, nc) = (dims[0].max(0) as usize, dims[1].max(0) as usize);
+        let colnames = obj
+            .attribute(refs, "dimnames")
+            .and_then(|d| match d {
+                RObject::Vector(v) => match &v.data {
+                    VectorData::List(l) if l.len() == 2 => Some(strings_of(Some(&l[1]))),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .filter(|n| n.len() == nc)
+            .unwrap_or_else(|| (1..=nc).map(|i| format!("V{i}")).collect());
+        for j in 0..nc {
+            owned_cols.push(slice_column(&v.data, j * nr, nr)?);
+        }
+        names = colnames;
+        columns = owned_cols.iter().collect();
+        nrow = nr;
+    } else {
+        let len = match view(obj, refs)? {
+            Some(v) => v.data.len() as usize,
+            None => return Err(not_convertible("the object", obj, refs)),
+        };
+        names = vec![opts.object_name.clone()];
+        columns = vec![obj];
+        nrow = len;
+    }
+
+    // column selection
+    let mut idx: Vec<usize> = (0..columns.len()).collect();
+    if let Some(sel) = &opts.col_select {
+        idx = sel
+            .iter()
+            .map(|c| match c {
+                ColumnRef::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
+                    Error::usage(format!("column '{n}' not found; the columns are: {}", names.join(", ")))
+                }),
+                ColumnRef::Position(p) if *p >= 1 && *p <= names.len() => Ok(p - 1),
+                ColumnRef::Position(p) => Err(Error::usage(format!("column position {p} is out of range 1..{}", names.len()))),
+            })
+            .collect::<Result<_>>()?;
+    }
+
+    let mut fields = Vec::with_capacity(idx.len());
+    let mut arrays = Vec::with_capacity(idx.len());
+    for &i in &idx {
+        let (dt, arr) = conv.column(columns[i], &names[i]).map_err(|e| Error {
+            message: format!("column '{}': {}", names[i], e.message),
+            ..e
+        })?;
+        if arr.len() != nrow {
+            return Err(Error::corrupt(format!("column '{}' has {} values but the table has {} rows", names[i], arr.len(), nrow)));
+        }
+        fields.push(field_for(&names[i], dt, columns[i], refs));
+        arrays.push(arr);
+    }
+
+    let mut md = HashMap::new();
+    let sel_names: Vec<&str> = idx.iter().map(|&i| names[i].as_str()).collect();
+    let sel_cols: Vec<&RObject> = idx.iter().map(|&i| columns[i]).collect();
+    if let Some(r) = metadata::r_metadata(doc, if is_df { Some(obj) } else { None }, &sel_names, &sel_cols)? {
+        md.insert("r".to_string(), r);
+    }
+    let schema = Arc::new(Schema::new_with_metadata(fields, md));
+    let batch = RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &RecordBatchOptions::new().with_row_count(Some(nrow)),
+    )
+    .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))?;
+    let batches = match opts.chunk_size {
+        Some(n) if n > 0 && nrow > n => (0..nrow).step_by(n).map(|off| batch.slice(off, n.min(nrow - off))).collect(),
+        _ => vec![batch],
+    };
+    Ok(ArrowTable { schema, batches })
+}
+
+/// The field of a column: ordered factors carry the ordered flag.
+fn field_for(name: &str, dt: DataType, obj: &RObject, refs: &RefTable) -> Field {
+    let ordered = obj_classes(obj, refs).iter().any(|c| c == "ordered");
+    if ordered && matches!(dt, DataType::Dictionary(..)) {
+        #[allow(deprecated)]
+        return Field::new_dict(name, dt, true, 0, true);
+    }
+    Field::new(name, dt, true)
+}
+
+fn obj_classes(obj: &RObject, refs: &RefTable) -> Vec<String> {
+    strings_of(obj.attribute(refs, "class"))
+}
+
+fn int_values(obj: &RObject) -> Vec<i64> {
+    match obj {
+        RObject::Vector(v) => match &v.data {
+            VectorData::Integer(x) => x.iter().map(|&i| i as i64).collect(),
+            VectorData::Real(x) => x.iter().map(|&f| f as i64).collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+fn df_nrow(obj: &RObject, refs: &RefTable, items: &[RObject]) -> usize {
+    match obj.attribute(refs, "row.names") {
+        Some(RObject::Vector(v)) => match &v.data {
+            VectorData::Integer(x) if x.len() == 2 && x[0] == i32::MIN => x[1].unsigned_abs() as usize,
+            d => d.len() as usize,
+        },
+        Some(RObject::Altrep(a)) => altrep::length(a, refs).unwrap_or(0) as usize,
+        _ => items.first().map(|c| crate::summary::r_length(c, refs) as usize).unwrap_or(0),
+    }
+}
+
+/// Column `j` of a matrix, as a plain vector (zero-copy for numbers).
+fn slice_column(data: &VectorData, off: usize, len: usize) -> Result<RObject> {
+    let d = match data {
+        VectorData::Logical(x) => VectorData::Logical(x.slice(off, len)),
+        VectorData::Integer(x) => VectorData::Integer(x.slice(off, len)),
+        VectorData::Real(x) => VectorData::Real(x.slice(off, len)),
+        VectorData::Complex(x) => VectorData::Complex(x.slice(off * 2, len * 2)),
+        VectorData::Raw(x) => VectorData::Raw(x.slice_with_length(off, len)),
+        VectorData::Character(s) => {
+            let items: Vec<Option<Vec<u8>>> = (off..off + len).map(|i| s.get(i).map(|b| b.to_vec())).collect();
+            let lv: Vec<u16> = (off..off + len).map(|i| s.levels(i)).collect();
+            VectorData::Character(string_vector(items, lv))
+        }
+        VectorData::List(l) => VectorData::List(l[off..off + len].to_vec()),
+        _ => return Err(Error::unsupported("this matrix type has no Arrow equivalent")),
+    };
+    Ok(RObject::Vector(Box::new(Vector { flags: Flags::default(), data: d, attributes: None })))
+}
+
+fn string_vector(items: Vec<Option<Vec<u8>>>, levels: Vec<u16>) -> StringVector {
+    let mut offsets: Vec<i64> = vec![0];
+    let mut data = Vec::new();
+    for s in items.iter() {
+        if let Some(b) = s {
+            data.extend_from_slice(b);
+        }
+        offsets.push(data.len() as i64);
+    }
+    let validity = nulls_from(items.len(), |i| items[i].is_some());
+    StringVector {
+        // SAFETY: non-decreasing, ending at data.len().
+        offsets: StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
+        data: Buffer::from_vec(data),
+        validity,
+        levels: StringLevels::PerElement(levels),
+    }
+}
+
+struct Converter<'d> {
+    doc: &'d Document,
+    default_tz: Option<&'d str>,
+}
+
+impl<'d> Converter<'d> {
+    fn refs(&self) -> &RefTable {
+        &self.doc.refs
+    }
+
+    fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
+        let refs = self.refs();
+        let classes = obj_classes(obj, refs);
+        let has = |c: &str| classes.iter().any(|x| x == c);
+        if has("data.frame") {
+            return self.struct_column(obj, name);
+        }
+        let v = match view(obj, refs)? {
+            Some(v) => v,
+            None => {
+                if matches!(obj, RObject::Null) {
+                    return Ok((DataType::Null, Arc::new(NullArray::new(0))));
+                }
+                return Err(not_convertible("the value", obj, refs));
+            }
+        };
+        let data: &VectorData = &v.data;
+        if has("factor") {
+            return self.factor(data, v.attrs, has("ordered"));
+        }
+        if has("integer64") {
+            if let VectorData::Real(x) = data {
+                let ints: ScalarBuffer<i64> = ScalarBuffer::new(x.inner().clone(), 0, x.len());
+                let nulls = if ints.contains(&i64::MIN) { nulls_from(ints.len(), |i| ints[i] != i64::MIN) } else { None };
+                return Ok((DataType::Int64, Arc::new(Int64Array::new(ints, nulls))));
+            }
+        }
+        if has("Date") {
+            return date(data);
+        }
+        if has("POSIXct") {
+            if let VectorData::Real(_) | VectorData::Integer(_) = data {
+                let tz = strings_of(attr(v.attrs, refs, "tzone")).into_iter().next().filter(|s| !s.is_empty());
+                let tz = tz.or_else(|| self.default_tz.map(|s| s.to_string()));
+                let micros = to_scaled_i64(data, 1e6);
+                let arr = TimestampMicrosecondArray::new(micros.0, micros.1).with_timezone_opt(tz.clone());
+                return Ok((DataType::Timestamp(TimeUnit::Microsecond, tz.map(Into::into)), Arc::new(arr)));
+            }
+        }
+        if has("hms") {
+            return time_of_day(data);
+        }
+        if has("difftime") {
+            let units = strings_of(attr(v.attrs, refs, "units")).into_iter().next().unwrap_or_else(|| "secs".into());
+            let mult = match units.as_str() {
+                "secs" => 1.0,
+                "mins" => 60.0,
+                "hours" => 3600.0,
+                "days" => 86400.0,
+                "weeks" => 604800.0,
+                other => return Err(Error::unsupported(format!("difftime units '{other}' are unknown"))),
+            };
+            return duration(data, mult);
+        }
+        self.plain(data, name)
+    }
+
+    fn plain(&self, data: &VectorData, name: &str) -> Result<(DataType, ArrayRef)> {
+        Ok(match data {
+            VectorData::Logical(x) => {
+                let values = BooleanBuffer::collect_bool(x.len(), |i| x[i] != 0 && x[i] != i32::MIN);
+                (DataType::Boolean, Arc::new(BooleanArray::new(values, int_nulls(x))))
+            }
+            VectorData::Integer(x) => (DataType::Int32, Arc::new(Int32Array::new(x.clone(), int_nulls(x)))),
+            VectorData::Real(x) => (DataType::Float64, Arc::new(Float64Array::new(x.clone(), real_nulls(x)))),
+            VectorData::Raw(b) => {
+                (DataType::UInt8, Arc::new(UInt8Array::new(ScalarBuffer::new(b.clone(), 0, b.len()), None)))
+            }
+            VectorData::Character(s) => self.strings(s)?,
+            VectorData::Complex(x) => {
+                let n = x.len() / 2;
+                let re: Vec<f64> = (0..n).map(|i| x[2 * i]).collect();
+                let im: Vec<f64> = (0..n).map(|i| x[2 * i + 1]).collect();
+                let fields = Fields::from(vec![Field::new("re", DataType::Float64, true), Field::new("im", DataType::Float64, true)]);
+                let arr = StructArray::new(
+                    fields.clone(),
+                    vec![Arc::new(Float64Array::from(re)) as ArrayRef, Arc::new(Float64Array::from(im))],
+                    None,
+                );
+                (DataType::Struct(fields), Arc::new(arr))
+            }
+            VectorData::List(items) => self.list(items, name)?,
+            VectorData::Expression(_) => return Err(Error::unsupported("an expression vector has no Arrow equivalent")),
+            VectorData::Skipped { .. } => return Err(Error::usage("internal: payload skipped")),
+        })
+    }
+
+    /// A character vector as utf8, wrapping the buffers when they are
+    /// UTF-8 already.
+    fn strings(&self, s: &StringVector) -> Result<(DataType, ArrayRef)> {
+        let native = self.doc.header.native_encoding.as_deref();
+        let native_utf8 = native.is_none_or(encoding::is_utf8_name);
+        let zero_copy = match &s.levels {
+            StringLevels::Uniform(l) => l & (levels::LATIN1 | levels::BYTES) == 0 && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8),
+            StringLevels::PerElement(v) => v.iter().all(|l| l & (levels::LATIN1 | levels::BYTES) == 0 && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8)),
+        } && std::str::from_utf8(&s.data).is_ok();
+        if zero_copy {
+            // Each string is valid UTF-8 on its own: they were written as
+            // whole strings and the concatenation validated.
+            return Ok(match &s.offsets {
+                StringOffsets::Small(o) => (
+                    DataType::Utf8,
+                    // SAFETY: offsets are monotonic within data; data is valid UTF-8 and
+                    // every offset falls on a string boundary, hence a char boundary.
+                    Arc::new(unsafe { StringArray::new_unchecked(o.clone(), s.data.clone(), s.validity.clone()) }),
+                ),
+                StringOffsets::Large(o) => (
+                    DataType::LargeUtf8,
+                    Arc::new(unsafe { LargeStringArray::new_unchecked(o.clone(), s.data.clone(), s.validity.clone()) }),
+                ),
+            });
+        }
+        // transcode
+        let mut out: Vec<Option<String>> = Vec::with_capacity(s.len());
+        for i in 0..s.len() {
+            match s.get(i) {
+                None => out.push(None),
+                Some(b) => {
+                    let (enc, u) = encoding::to_utf8(b, s.levels(i), native);
+                    match String::from_utf8(u.into_owned()) {
+                        Ok(st) => out.push(Some(st)),
+                        Err(_) => {
+                            return Err(Error::unsupported(format!(
+                                "string {} is not valid text ({} encoding) and cannot become Arrow utf8",
+                                i + 1,
+                                match enc {
+                                    encoding::CharEncoding::Bytes => "\"bytes\"",
+                                    _ => "unknown",
+                                }
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+        let total: usize = out.iter().map(|s| s.as_ref().map_or(0, |x| x.len())).sum();
+        if total > i32::MAX as usize {
+            Ok((DataType::LargeUtf8, Arc::new(LargeStringArray::from(out))))
+        } else {
+            Ok((DataType::Utf8, Arc::new(StringArray::from(out))))
+        }
+    }
+
+    fn factor(&self, data: &VectorData, attrs: Option<&RObject>, ordered: bool) -> Result<(DataType, ArrayRef)> {
+        let refs = self.refs();
+        let codes = match data {
+            VectorData::Integer(x) => x,
+            _ => return Err(Error::corrupt("a factor's codes are not integers")),
+        };
+        let levels_obj = attr(attrs, refs, "levels");
+        let (_, values) = match levels_obj.and_then(|l| l.as_strings()) {
+            Some(s) => self.strings(s)?,
+            None => (DataType::Utf8, Arc::new(StringArray::from(Vec::<String>::new())) as ArrayRef),
+        };
+        let nlev = values.len();
+        if let Some(&bad) = codes.iter().find(|&&c| c != i32::MIN && (c < 1 || c as usize > nlev)) {
+            return Err(Error::corrupt(format!("factor code {bad} is outside its {nlev} levels")));
+        }
+        let nulls = int_nulls(codes);
+        macro_rules! dict {
+            ($t:ty, $k:ty, $dt:expr) => {{
+                let keys: Vec<$k> = codes.iter().map(|&c| if c == i32::MIN { 0 } else { (c - 1) as $k }).collect();
+                let keys = PrimitiveArray::<$t>::new(ScalarBuffer::from(keys), nulls);
+                let arr = DictionaryArray::<$t>::try_new(keys, values.clone())
+                    .map_err(|e| Error::corrupt(format!("cannot build the dictionary: {e}")))?;
+                let dt = DataType::Dictionary(Box::new($dt), Box::new(values.data_type().clone()));
+                (dt, Arc::new(arr) as ArrayRef)
+            }};
+        }
+        let (dt, arr) = if nlev <= i8::MAX as usize {
+            dict!(Int8Type, i8, DataType::Int8)
+        } else if nlev <= i16::MAX as usize {
+            dict!(Int16Type, i16, DataType::Int16)
+        } else {
+            dict!(Int32Type, i32, DataType::Int32)
+        };
+        let _ = ordered; // the ordered flag lives on the field (see `ordered_field`)
+        Ok((dt, arr))
+    }
+
+    fn struct_column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
+        let t = table_from_object(self.doc, obj, &TableOptions { default_tz: self.default_tz.map(Into::into), object_name: name.into(), ..Default::default() })?;
+        let batch = arrow_select::concat::concat_batches(&t.schema, &t.batches)
+            .map_err(|e| Error::corrupt(format!("cannot assemble a data-frame column: {e}")))?;
+        let arr = StructArray::from(batch);
+        Ok((arr.data_type().clone(), Arc::new(arr)))
+    }
+
+    fn list(&self, items: &[RObject], name: &str) -> Result<(DataType, ArrayRef)> {
+        let mut children: Vec<ArrayRef> = Vec::new();
+        let mut child_type: Option<DataType> = None;
+        let mut offsets: Vec<i32> = vec![0];
+        let mut valid = Vec::with_capacity(items.len());
+        for (i, it) in items.iter().enumerate() {
+            if matches!(it, RObject::Null) {
+                valid.push(false);
+                offsets.push(*offsets.last().unwrap());
+                continue;
+            }
+            let (dt, arr) = self.column(it, name).map_err(|e| Error { message: format!("element {}: {}", i + 1, e.message), ..e })?;
+            match &child_type {
+                None => child_type = Some(dt),
+                Some(t) if *t == dt => {}
+                Some(t) => {
+                    return Err(Error::unsupported(format!(
+                        "list elements have different types ({t} and, at element {}, {dt}); a list column needs one element type",
+                        i + 1
+                    )))
+                }
+            }
+            let end = *offsets.last().unwrap() as i64 + arr.len() as i64;
+            if end > i32::MAX as i64 {
+                return Err(Error::limit("a list column holds more than 2^31 values"));
+            }
+            offsets.push(end as i32);
+            valid.push(true);
+            children.push(arr);
+        }
+        let child_type = child_type.unwrap_or(DataType::Null);
+        let values: ArrayRef = if children.is_empty() {
+            arrow_array::new_empty_array(&child_type)
+        } else {
+            let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
+            arrow_select::concat::concat(&refs).map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
+        };
+        let field = Arc::new(Field::new("item", child_type, true));
+        let nulls = nulls_from(valid.len(), |i| valid[i]);
+        let arr = ListArray::try_new(field.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets)), values, nulls)
+            .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
+        Ok((DataType::List(field), Arc::new(arr)))
+    }
+}
+
+/// Values scaled by `mult` and rounded to i64, with R's NA as null.
+fn to_scaled_i64(data: &VectorData, mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
+    match data {
+        VectorData::Real(x) => {
+            let v: Vec<i64> = x.iter().map(|&f| if f.is_finite() { (f * mult).round() as i64 } else { 0 }).collect();
+            (ScalarBuffer::from(v), nulls_from(x.len(), |i| x[i].is_finite()).filter(|n| n.null_count() > 0))
+        }
+        VectorData::Integer(x) => {
+            let v: Vec<i64> = x.iter().map(|&i| if i == i32::MIN { 0 } else { (i as f64 * mult).round() as i64 }).collect();
+            (ScalarBuffer::from(v), int_nulls(x))
+        }
+        _ => (ScalarBuffer::from(Vec::<i64>::new()), None),
+    }
+}
+
+fn all_integral(x: &[f64], mult: f64) -> bool {
+    x.iter().all(|&f| !f.is_finite() || ((f * mult).fract() == 0.0 && (f * mult).abs() < 9.0e18))
+}
+
+fn date(data: &VectorData) -> Result<(DataType, ArrayRef)> {
+    match data {
+        VectorData::Integer(x) => Ok((DataType::Date32, Arc::new(Date32Array::new(x.clone(), int_nulls(x))))),
+        VectorData::Real(x) if all_integral(x, 1.0) && x.iter().all(|f| !f.is_finite() || f.abs() < i32::MAX as f64) => {
+            let v: Vec<i32> = x.iter().map(|&f| if f.is_finite() { f as i32 } else { 0 }).collect();
+            let nulls = nulls_from(x.len(), |i| x[i].is_finite());
+            Ok((DataType::Date32, Arc::new(Date32Array::new(ScalarBuffer::from(v), nulls))))
+        }
+        VectorData::Real(_) => {
+            // fractional days: milliseconds, where arrow R would truncate
+            let (v, n) = to_scaled_i64(data, 86_400_000.0);
+            Ok((DataType::Date64, Arc::new(Date64Array::new(v, n))))
+        }
+        _ => Err(Error::corrupt("a Date is neither double nor integer")),
+    }
+}
+
+fn time_of_day(data: &VectorData) -> Result<(DataType, ArrayRef)> {
+    let x: Vec<f64> = match data {
+        VectorData::Real(x) => x.to_vec(),
+        VectorData::Integer(x) => x.iter().map(|&i| if i == i32::MIN { f64::NAN } else { i as f64 }).collect(),
+        _ => return Err(Error::corrupt("an hms value is neither double nor integer")),
+    };
+    let nulls = nulls_from(x.len(), |i| x[i].is_finite());
+    let fits32 = |m: f64| x.iter().all(|&f| !f.is_finite() || (f * m).abs() <= i32::MAX as f64);
+    let r = |m: f64| -> Vec<i64> { x.iter().map(|&f| if f.is_finite() { (f * m).round() as i64 } else { 0 }).collect() };
+    Ok(if all_integral(&x, 1.0) && fits32(1.0) {
+        let v = r(1.0).into_iter().map(|i| i as i32).collect::<Vec<_>>();
+        (DataType::Time32(TimeUnit::Second), Arc::new(Time32SecondArray::new(ScalarBuffer::from(v), nulls)))
+    } else if all_integral(&x, 1e3) && fits32(1e3) {
+        let v = r(1e3).into_iter().map(|i| i as i32).collect::<Vec<_>>();
+        (DataType::Time32(TimeUnit::Millisecond), Arc::new(Time32MillisecondArray::new(ScalarBuffer::from(v), nulls)))
+    } else if all_integral(&x, 1e6) {
+        (DataType::Time64(TimeUnit::Microsecond), Arc::new(Time64MicrosecondArray::new(ScalarBuffer::from(r(1e6)), nulls)))
+    } else {
+        (DataType::Time64(TimeUnit::Nanosecond), Arc::new(Time64NanosecondArray::new(ScalarBuffer::from(r(1e9)), nulls)))
+    })
+}
+
+fn duration(data: &VectorData, mult: f64) -> Result<(DataType, ArrayRef)> {
+    let x: Vec<f64> = match data {
+        VectorData::Real(x) => x.iter().map(|&f| f * mult).collect(),
+        VectorData::Integer(x) => x.iter().map(|&i| if i == i32::MIN { f64::NAN } else { i as f64 * mult }).collect(),
+        _ => return Err(Error::corrupt("a difftime is neither double nor integer")),
+    };
+    let nulls = nulls_from(x.len(), |i| x[i].is_finite());
+    let r = |m: f64| -> ScalarBuffer<i64> { x.iter().map(|&f| if f.is_finite() { (f * m).round() as i64 } else { 0 }).collect::<Vec<_>>().into() };
+    Ok(if all_integral(&x, 1.0) {
+        (DataType::Duration(TimeUnit::Second), Arc::new(DurationSecondArray::new(r(1.0), nulls)))
+    } else if all_integral(&x, 1e3) {
+        (DataType::Duration(TimeUnit::Millisecond), Arc::new(DurationMillisecondArray::new(r(1e3), nulls)))
+    } else if all_integral(&x, 1e6) {
+        (DataType::Duration(TimeUnit::Microsecond), Arc::new(DurationMicrosecondArray::new(r(1e6), nulls)))
+    } else {
+        (DataType::Duration(TimeUnit::Nanosecond), Arc::new(DurationNanosecondArray::new(r(1e9), nulls)))
+    })
+}
+
+/// Choose the object to convert: the named one, or else the file's only
+/// data frame (an RDS stream's one object).
+pub fn pick_object<'d>(doc: &'d Document, object: Option<&str>) -> Result<(String, &'d RObject)> {
+    let objs = doc.objects();
+    let is_rds = !matches!(doc.container, crate::Container::RData { .. });
+    let names: Vec<String> = objs.iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ") };
+    if let Some(name) = object {
+        if is_rds {
+            return Ok((name.to_string(), objs[0].1));
+        }
+        return match names.iter().position(|n| n == name) {
+            Some(i) => Ok((name.to_string(), objs[i].1)),
+            None => Err(Error::usage(format!("object '{name}' not found in the file; it holds: {}", list(&names)))),
+        };
+    }
+    if is_rds {
+        return Ok((String::new(), objs[0].1));
+    }
+    let frames: Vec<usize> = (0..objs.len()).filter(|&i| obj_classes(objs[i].1, &doc.refs).iter().any(|c| c == "data.frame")).collect();
+    match frames.len() {
+        1 => Ok((names[frames[0]].clone(), objs[frames[0]].1)),
+        0 => Err(Error::usage(format!("the file holds no data frame; choose an object with `object =` among: {}", list(&names)))),
+        _ => {
+            let cands: Vec<String> = frames.iter().map(|&i| names[i].clone()).collect();
+            Err(Error::usage(format!("the file holds {} data frames; choose one with `object =`: {}", cands.len(), list(&cands))))
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Arrow entry points: a table handed to R as an Arrow C stream in an
+//! external pointer (its address is the ArrowArrayStream struct, as arrow
+//! R and nanoarrow expect), and Arrow IPC output.
+
+use crate::errors::error_value;
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::Array;
+use extendr_api::prelude::*;
+use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
+use rdarrow_core::arrow::ipc::{into_ffi_stream, write_ipc_file, IpcCompression, IpcFormat};
+use rdarrow_core::arrow::{pick_object, table_from_object, ArrowTable, ColumnRef, TableOptions};
+use rdarrow_core::{Error, ReadOptions};
+
+/// Finalizer: release the stream if no consumer took it, then free it.
+extern "C" fn release_stream(x: SEXP) {
+    unsafe {
+        let p = R_ExternalPtrAddr(x) as *mut FFI_ArrowArrayStream;
+        if !p.is_null() {
+            // Drop calls `release` only if it is still set (not moved out).
+            drop(Box::from_raw(p));
+            R_ClearExternalPtr(x);
+        }
+    }
+}
+
+pub struct Request {
+    pub object: Option<String>,
+    pub col_select: Option<Vec<ColumnRef>>,
+    pub chunk_size: Option<usize>,
+    pub default_tz: Option<String>,
+}
+
+pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: &str) -> std::result::Result<Request, Error> {
+    let object = if object.is_null() { None } else { object.as_str().map(|s| s.to_string()) };
+    let col_select = if col_select.is_null() {
+        None
+    } else if let Some(v) = col_select.as_str_vector() {
+        Some(v.iter().map(|s| ColumnRef::Name(s.to_string())).collect())
+    } else if let Some(v) = col_select.as_real_vector() {
+        Some(v.iter().map(|&p| ColumnRef::Position(p as usize)).collect())
+    } else if let Some(v) = col_select.as_integer_vector() {
+        Some(v.iter().map(|&p| ColumnRef::Position(p.max(0) as usize)).collect())
+    } else {
+        return Err(Error::usage("`col_select` must be column names or positions"));
+    };
+    let chunk_size = if chunk_size.is_null() { None } else { chunk_size.as_real().map(|c| c as usize) };
+    let default_tz = (!default_tz.is_empty()).then(|| default_tz.to_string());
+    Ok(Request { object, col_select, chunk_size, default_tz })
+}
+
+pub fn make_table(path: &str, req: &Request, max_depth: i32) -> std::result::Result<(String, ArrowTable), Error> {
+    let wanted = req.object.clone();
+    let mut filter = move |name: &[u8]| wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
+    let doc = rdarrow_core::read_file_filtered(path, &ReadOptions { max_depth: max_depth.max(1) as usize }, &mut filter)?;
+    let (name, obj) = pick_object(&doc, req.object.as_deref())?;
+    let opts = TableOptions {
+        col_select: req.col_select.clone(),
+        chunk_size: req.chunk_size,
+        default_tz: req.default_tz.clone(),
+        object_name: if name.is_empty() { "value".into() } else { name.clone() },
+    };
+    let table = table_from_object(&doc, obj, &opts).map_err(|e| e.in_object(&name))?;
+    Ok((name, table))
+}
+
+/// The addresses of the first data buffer of each column (for checking
+/// that consumers see the producer's memory).
+fn buffer_addresses(table: &ArrowTable) -> Vec<f64> {
+    match table.batches.first() {
+        Some(b) => b
+            .columns()
+            .iter()
+            .map(|c| {
+                let d = c.to_data();
+                let i = if d.buffers().len() > 1 { 1 } else { 0 };
+                d.buffers().get(i).map(|b| b.as_ptr() as usize as f64).unwrap_or(f64::NAN)
+            })
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Convert an object of a file to an Arrow C stream in an external pointer.
+/// Returns list(stream, object, nrow, schema, addresses) or an error value.
+pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
+    let res = request(&object, &col_select, &chunk_size, default_tz).and_then(|req| make_table(path, &req, max_depth));
+    let (name, table) = match res {
+        Ok(x) => x,
+        Err(e) => return error_value(&e),
+    };
+    let nrow = table.num_rows() as f64;
+    let schema: Vec<String> = table.schema.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect();
+    let addresses = buffer_addresses(&table);
+    let stream = Box::new(into_ffi_stream(table));
+    let xptr = unsafe {
+        let s = R_MakeExternalPtr(Box::into_raw(stream) as *mut _, R_NilValue, R_NilValue);
+        let robj = Robj::from_sexp(s);
+        R_RegisterCFinalizerEx(s, Some(release_stream), Rboolean::TRUE);
+        robj
+    };
+    list!(stream = xptr, object = name, nrow = nrow, schema = schema, addresses = addresses).into()
+}
+
+/// Write an object of a file as an Arrow IPC file or stream.
+#[allow(clippy::too_many_arguments)]
+pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
+    let fmt = match format {
+        "file" => IpcFormat::File,
+        "stream" => IpcFormat::Stream,
+        other => return error_value(&Error::usage(format!("unknown IPC format '{other}'"))),
+    };
+    let comp = match compression {
+        "uncompressed" => IpcCompression::Uncompressed,
+        "lz4" => IpcCompression::Lz4,
+        "zstd" => IpcCompression::Zstd,
+        other => return error_value(&Error::usage(format!("unknown IPC compression '{other}'"))),
+    };
+    let res = request(&object, &col_select, &chunk_size, default_tz)
+        .and_then(|req| make_table(path, &req, max_depth))
+        .and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp));
+    match res {
+        Ok(()) => sink.into(),
+        Err(e) => error_value(&e),
+    }
+}
