@@ -63,5 +63,25 @@ stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)
 #' @noRd
 xptr_address_impl <- function(x) .Call(wrap__xptr_address_impl, x)
 
+#' Write an Arrow C stream as .RData/.rds.
+#' @noRd
+arrow_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__arrow_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version)
+
+#' Write an Arrow IPC file or stream as .RData/.rds.
+#' @noRd
+ipc_to_rdata_impl <- function(path, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__ipc_to_rdata_impl, path, file, name, compress, level, version, ascii, threads, rds, writer_version)
+
+#' Write an object serialized by R (raw XDR stream) as .RData/.rds.
+#' @noRd
+serialized_to_rdata_impl <- function(bytes, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__serialized_to_rdata_impl, bytes, file, name, compress, level, version, ascii, threads, rds, writer_version)
+
+#' Build an R data frame from an Arrow C stream.
+#' @noRd
+stream_to_df_impl <- function(x, native_utf8) .Call(wrap__stream_to_df_impl, x, native_utf8)
+
+#' An empty ArrowArrayStream struct for producers to export into.
+#' @noRd
+new_stream_impl <- function() .Call(wrap__new_stream_impl)
+
 
 # nolint end

@@ -170,6 +170,19 @@ impl Read for PipelinedReader {
     }
 }
 
+/// Inflate a zlib or gzip buffer (as R's `memCompress(type = "gzip")`
+/// writes zlib streams).
+pub fn inflate_zlib_or_gzip(b: &[u8]) -> crate::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let r = if b.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(b).read_to_end(&mut out)
+    } else {
+        flate2::read::ZlibDecoder::new(b).read_to_end(&mut out)
+    };
+    r.map_err(|e| crate::Error::corrupt(format!("cannot inflate compressed metadata: {e}")))?;
+    Ok(out)
+}
+
 /// A compressing writer; `finish` flushes the trailer and returns the sink.
 pub enum Compressor<W: Write> {
     None(W),

@@ -8,10 +8,12 @@
 
 pub mod altrep;
 pub mod arrow;
+pub mod build;
 pub mod compression;
 pub mod encoding;
 pub mod error;
 pub mod input;
+pub mod parallel;
 pub mod read;
 pub mod summary;
 pub mod tree;
@@ -281,11 +283,35 @@ pub fn atomic_write(path: &Path, fill: impl FnOnce(&File) -> Result<()>) -> Resu
 /// Write a document to `path` with compression; the file appears only when
 /// complete (written beside it under a temporary name, then renamed).
 pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>) -> Result<()> {
-    atomic_write(path.as_ref(), |f| {
-        let c = compression::Compressor::new(std::io::BufWriter::new(f), compression, level)
+    write_file_threads(doc, path, compression, level, 1)
+}
+
+/// As [`write_file`], compressing independent blocks on `threads` threads
+/// (the bytes written do not depend on `threads`).
+pub fn write_file_threads(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>, threads: usize) -> Result<()> {
+    write_tree_file(path.as_ref(), doc.container, &doc.header, &doc.root, &doc.refs, compression, level, threads)
+}
+
+/// Serialize `root` into a compressed file at `path`, atomically.
+#[allow(clippy::too_many_arguments)]
+pub fn write_tree_file(
+    path: &Path,
+    container: Container,
+    header: &StreamHeader,
+    root: &RObject,
+    refs: &RefTable,
+    compression: Compression,
+    level: Option<u32>,
+    threads: usize,
+) -> Result<()> {
+    if matches!(compression, Compression::Lzma | Compression::LazyLoadZlib) {
+        return Err(Error::usage("write gzip, bzip2, xz, zstd or none"));
+    }
+    atomic_write(path, |f| {
+        let c = parallel::ParallelCompressor::new(std::io::BufWriter::with_capacity(1 << 20, f), compression, level, threads)
             .map_err(|e| Error::io(&e, "cannot start compression"))?;
-        let c = write_document(doc, c)?;
-        let w = c.finish().map_err(|e| Error::io(&e, "cannot finish compression"))?;
+        let c = write::write_stream(c, container, header, root, refs)?;
+        let w = c.finish().map_err(|e| Error::io(&e, "cannot compress"))?;
         w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
     })
 }

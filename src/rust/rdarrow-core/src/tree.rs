@@ -549,3 +549,137 @@ pub fn pairlist_entries<'a>(list: &'a RObject, refs: &'a RefTable) -> Vec<(Optio
         _ => Vec::new(),
     }
 }
+
+impl RObject {
+    /// Visit every reference in this object (not following references).
+    pub fn for_each_ref_mut(&mut self, f: &mut dyn FnMut(&mut RefId)) {
+        fn opt(o: &mut Option<RObject>, f: &mut dyn FnMut(&mut RefId)) {
+            if let Some(o) = o {
+                o.for_each_ref_mut(f);
+            }
+        }
+        fn bc(b: &mut Bytecode, f: &mut dyn FnMut(&mut RefId)) {
+            b.code.for_each_ref_mut(f);
+            for c in &mut b.consts {
+                match c {
+                    BcConst::Code(inner) => bc(inner, f),
+                    BcConst::Lang(l) => lang(l, f),
+                    BcConst::Item { value, .. } => value.for_each_ref_mut(f),
+                }
+            }
+        }
+        fn lang(l: &mut BcLang, f: &mut dyn FnMut(&mut RefId)) {
+            match l {
+                BcLang::Ref(_) => {}
+                BcLang::Item { value, .. } => value.for_each_ref_mut(f),
+                BcLang::Cell(c) => {
+                    opt(&mut c.attributes, f);
+                    c.tag.for_each_ref_mut(f);
+                    lang(&mut c.car, f);
+                    lang(&mut c.cdr, f);
+                }
+            }
+        }
+        match self {
+            RObject::Ref(id) => f(id),
+            RObject::Pairlist(p) => {
+                for c in &mut p.cells {
+                    opt(&mut c.attributes, f);
+                    opt(&mut c.tag, f);
+                    c.car.for_each_ref_mut(f);
+                }
+                p.tail.for_each_ref_mut(f);
+            }
+            RObject::Vector(v) => {
+                if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data {
+                    for it in items {
+                        it.for_each_ref_mut(f);
+                    }
+                }
+                opt(&mut v.attributes, f);
+            }
+            RObject::Primitive(p) => opt(&mut p.attributes, f),
+            RObject::S4(s) => opt(&mut s.attributes, f),
+            RObject::Bytecode(b) => {
+                bc(&mut b.code, f);
+                opt(&mut b.attributes, f);
+            }
+            RObject::Altrep(a) => {
+                a.info.for_each_ref_mut(f);
+                a.state.for_each_ref_mut(f);
+                a.attributes.for_each_ref_mut(f);
+            }
+            RObject::Null | RObject::Special(_) | RObject::Char(_) => {}
+        }
+    }
+}
+
+impl RefEntry {
+    /// Visit every reference held by this entry.
+    pub fn for_each_ref_mut(&mut self, f: &mut dyn FnMut(&mut RefId)) {
+        match self {
+            RefEntry::Environment(e) => {
+                e.enclosure.for_each_ref_mut(f);
+                e.frame.for_each_ref_mut(f);
+                e.hashtab.for_each_ref_mut(f);
+                e.attributes.for_each_ref_mut(f);
+            }
+            RefEntry::ExternalPointer(p) => {
+                p.protected.for_each_ref_mut(f);
+                p.tag.for_each_ref_mut(f);
+                if let Some(a) = &mut p.attributes {
+                    a.for_each_ref_mut(f);
+                }
+            }
+            RefEntry::WeakRef(w) => {
+                if let Some(a) = &mut w.attributes {
+                    a.for_each_ref_mut(f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl RefTable {
+    /// Append another table's entries, returning the shift to apply to
+    /// references into `other`.
+    pub fn append(&mut self, other: RefTable) -> u32 {
+        let base = self.entries.len() as u32;
+        for mut e in other.entries {
+            e.for_each_ref_mut(&mut |id| id.0 += base);
+            self.entries.push(e);
+        }
+        base
+    }
+}
+
+/// Set (replace or append) a named attribute in an attribute pairlist.
+pub fn set_attribute(attrs: &mut Option<RObject>, tag: RObject, name: &[u8], refs: &RefTable, value: RObject) {
+    if let Some(RObject::Pairlist(p)) = attrs {
+        for c in &mut p.cells {
+            if let Some(RObject::Ref(id)) = &c.tag {
+                if refs.symbol_name(*id) == Some(name) {
+                    c.car = value;
+                    return;
+                }
+            }
+        }
+        p.cells.push(Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(tag), car: value });
+        return;
+    }
+    *attrs = Some(RObject::Pairlist(Box::new(Pairlist {
+        cells: vec![Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(tag), car: value }],
+        tail: RObject::Null,
+    })));
+}
+
+/// Remove a named attribute.
+pub fn remove_attribute(attrs: &mut Option<RObject>, name: &[u8], refs: &RefTable) {
+    if let Some(RObject::Pairlist(p)) = attrs {
+        p.cells.retain(|c| !matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(name)));
+        if p.cells.is_empty() {
+            *attrs = None;
+        }
+    }
+}

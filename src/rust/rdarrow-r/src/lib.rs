@@ -7,6 +7,7 @@ use rdarrow_core::{Compression, Document, Format, ReadOptions};
 
 mod arrow;
 mod errors;
+mod from_arrow;
 mod to_r;
 
 use errors::error_value;
@@ -82,7 +83,7 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32, native_utf8: bool)
         }
     }
     let objs = doc.take_objects();
-    let builder = RBuilder { doc: &doc, native_utf8 };
+    let builder = RBuilder { refs: &doc.refs, native_encoding: doc.header.native_encoding.as_deref(), native_utf8 };
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
@@ -227,6 +228,61 @@ fn xptr_address_impl(x: Robj) -> String {
     unsafe { (extendr_ffi::R_ExternalPtrAddr(x.get()) as usize).to_string() }
 }
 
+/// Write an Arrow C stream as .RData/.rds.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn arrow_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
+    match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
+        Ok(o) => from_arrow::frame_to_file(file, from_arrow::import_stream(&x), &o),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// Write an Arrow IPC file or stream as .RData/.rds.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn ipc_to_rdata_impl(path: &str, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
+    match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
+        Ok(o) => from_arrow::frame_to_file(file, from_arrow::read_ipc(path), &o),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// Write an object serialized by R (raw XDR stream) as .RData/.rds.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn serialized_to_rdata_impl(bytes: Raw, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
+    let o = match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
+        Ok(o) => o,
+        Err(e) => return error_value(&e),
+    };
+    let res = rdarrow_core::read_bytes(bytes.as_slice().to_vec(), &ReadOptions::default()).and_then(|mut doc| {
+        let obj = std::mem::replace(&mut doc.root, rdarrow_core::RObject::Null);
+        from_arrow::write_object(file, obj, doc.refs, &o)
+    });
+    match res {
+        Ok(()) => file.into(),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// Build an R data frame from an Arrow C stream.
+/// @noRd
+#[extendr]
+fn stream_to_df_impl(x: Robj, native_utf8: bool) -> Robj {
+    from_arrow::stream_to_df(&x, native_utf8)
+}
+
+/// An empty ArrowArrayStream struct for producers to export into.
+/// @noRd
+#[extendr]
+fn new_stream_impl() -> Robj {
+    from_arrow::new_stream()
+}
+
 extendr_module! {
     mod rdarrow;
     fn rdarrow_engine_version;
@@ -241,4 +297,9 @@ extendr_module! {
     fn rdata_to_ipc_impl;
     fn stream_is_live_impl;
     fn xptr_address_impl;
+    fn arrow_to_rdata_impl;
+    fn ipc_to_rdata_impl;
+    fn serialized_to_rdata_impl;
+    fn stream_to_df_impl;
+    fn new_stream_impl;
 }

@@ -12,7 +12,7 @@ use extendr_ffi::{
 };
 use rdarrow_core::encoding::{to_utf8, CharEncoding};
 use rdarrow_core::tree::*;
-use rdarrow_core::{Document, Error};
+use rdarrow_core::Error;
 
 #[allow(improper_ctypes)]
 extern "C" {
@@ -73,7 +73,9 @@ impl Drop for Guard {
 }
 
 pub struct RBuilder<'d> {
-    pub doc: &'d Document,
+    pub refs: &'d RefTable,
+    /// The stream's native encoding (version 3 header), if any.
+    pub native_encoding: Option<&'d [u8]>,
     /// The R session's native encoding is UTF-8.
     pub native_utf8: bool,
 }
@@ -82,8 +84,7 @@ impl<'d> RBuilder<'d> {
     /// A CHARSXP with the encoding R's reader would give it.
     unsafe fn charsxp(&self, bytes: Option<&[u8]>, lv: u16) -> SEXP {
         let Some(bytes) = bytes else { return R_NaString };
-        let native = self.doc.header.native_encoding.as_deref();
-        let (enc, b) = to_utf8(bytes, lv, native);
+        let (enc, b) = to_utf8(bytes, lv, self.native_encoding);
         let transcoded = matches!(b, std::borrow::Cow::Owned(_));
         let ce = match enc {
             CharEncoding::Utf8 if transcoded && self.native_utf8 => cetype_t::CE_NATIVE,
@@ -118,7 +119,7 @@ impl<'d> RBuilder<'d> {
         let attrs_plain = |a: Option<&RObject>| a.is_none_or(|a| self.plain_at(a, depth));
         match obj {
             RObject::Null | RObject::Special(_) | RObject::Char(_) => true,
-            RObject::Ref(id) => matches!(self.doc.refs.get(*id), Some(RefEntry::Symbol(_))),
+            RObject::Ref(id) => matches!(self.refs.get(*id), Some(RefEntry::Symbol(_))),
             RObject::Pairlist(p) => {
                 p.cells.iter().all(|c| {
                     matches!(c.sxptype, sxp::LIST | sxp::LANG)
@@ -156,7 +157,7 @@ impl<'d> RBuilder<'d> {
                 SpecialValue::UnboundValue => R_UnboundValue,
                 SpecialValue::MissingArg => R_MissingArg,
             },
-            RObject::Ref(id) => match self.doc.refs.get(*id) {
+            RObject::Ref(id) => match self.refs.get(*id) {
                 Some(RefEntry::Symbol(c)) => self.symbol(c),
                 _ => return Err(BuildError::Fallback),
             },
@@ -170,7 +171,7 @@ impl<'d> RBuilder<'d> {
                 x
             }
             RObject::Altrep(a) => {
-                let mut data = rdarrow_core::altrep::expand(a, &self.doc.refs)?;
+                let mut data = rdarrow_core::altrep::expand(a, &self.refs)?;
                 let attrs = match &mut a.attributes {
                     RObject::Null => None,
                     other => Some(other),

@@ -9,60 +9,7 @@ use crate::input::Format;
 use crate::read::{Container, StreamHeader};
 use crate::tree::*;
 use crate::Document;
-use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
-
-/// Builds R objects that share the document's reference table.
-struct Maker {
-    refs: RefTable,
-}
-
-impl Maker {
-    fn symbol(&mut self, name: &str) -> RObject {
-        for (i, e) in self.refs.entries.iter().enumerate() {
-            if let RefEntry::Symbol(c) = e {
-                if c.bytes.as_deref() == Some(name.as_bytes()) {
-                    return RObject::Ref(RefId(i as u32));
-                }
-            }
-        }
-        let lv = if name.is_ascii() { levels::ASCII } else { levels::UTF8 };
-        RObject::Ref(self.refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(name.as_bytes().to_vec()) })))
-    }
-
-    fn strings(&mut self, items: &[&str]) -> RObject {
-        let mut offsets: Vec<i32> = vec![0];
-        let mut data = Vec::new();
-        let mut lv = Vec::new();
-        for s in items {
-            data.extend_from_slice(s.as_bytes());
-            offsets.push(data.len() as i32);
-            lv.push(if s.is_ascii() { levels::ASCII } else { levels::UTF8 });
-        }
-        let sv = StringVector {
-            // SAFETY: non-decreasing offsets ending at data.len().
-            offsets: StringOffsets::Small(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
-            data: Buffer::from_vec(data),
-            validity: None,
-            levels: StringLevels::PerElement(lv),
-        };
-        RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Character(sv), attributes: None }))
-    }
-
-    /// `list(name1 = v1, ...)`.
-    fn named_list(&mut self, names: &[&str], values: Vec<RObject>) -> RObject {
-        let attributes = if names.is_empty() && values.is_empty() {
-            None
-        } else {
-            let nm = self.strings(names);
-            let tag = self.symbol("names");
-            Some(RObject::Pairlist(Box::new(Pairlist {
-                cells: vec![Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(tag), car: nm }],
-                tail: RObject::Null,
-            })))
-        };
-        RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::List(values), attributes }))
-    }
-}
+use crate::build::ObjectMaker;
 
 fn class_list(obj: &RObject, refs: &RefTable) -> Vec<String> {
     match obj.attribute(refs, "class").and_then(|c| c.as_strings()) {
@@ -118,7 +65,7 @@ fn character_row_names<'a>(obj: &'a RObject, refs: &RefTable) -> Option<&'a RObj
 }
 
 /// `arrow_attributes(x)`: None when there is nothing to keep.
-fn column_metadata(m: &mut Maker, obj: &RObject, refs: &RefTable) -> Option<RObject> {
+fn column_metadata(m: &mut ObjectMaker, obj: &RObject, refs: &RefTable) -> Option<RObject> {
     let mut kept = kept_attributes(obj, refs);
     let is_df = class_list(obj, refs).iter().any(|c| c == "data.frame");
     if is_df {
@@ -161,7 +108,7 @@ fn column_metadata(m: &mut Maker, obj: &RObject, refs: &RefTable) -> Option<RObj
 /// for a table made from a vector or matrix) with these columns.
 pub fn r_metadata(doc: &Document, df: Option<&RObject>, names: &[&str], cols: &[&RObject]) -> Result<Option<String>> {
     let refs = &doc.refs;
-    let mut m = Maker { refs: refs.clone() };
+    let mut m = ObjectMaker::with_refs(refs.clone());
     let top: Vec<(String, &RObject)> = match df {
         Some(d) => {
             let mut k = kept_attributes(d, refs);
@@ -193,4 +140,180 @@ pub fn r_metadata(doc: &Document, df: Option<&RObject>, names: &[&str], cols: &[
     };
     let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The elements of a named list as (name, value).
+fn list_entries<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a RObject)> {
+    let names = match obj.attribute(refs, "names").and_then(|n| n.as_strings()) {
+        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
+        None => Vec::new(),
+    };
+    match obj {
+        RObject::Vector(v) => match &v.data {
+            VectorData::List(items) => items.iter().enumerate().map(|(i, it)| (names.get(i).cloned().unwrap_or_default(), it)).collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// Set an attribute on a vector node (setting `class` sets the object bit).
+pub(crate) fn set_vector_attribute(m: &mut ObjectMaker, target: &mut RObject, name: &str, value: RObject) {
+    let tag = m.symbol(name);
+    let (attrs, flags) = match target {
+        RObject::Vector(v) => (&mut v.attributes, &mut v.flags),
+        _ => return,
+    };
+    if matches!(value, RObject::Null) {
+        remove_attribute(attrs, name.as_bytes(), &m.refs);
+        if name == "class" {
+            flags.object = false;
+        }
+        return;
+    }
+    if name == "class" {
+        flags.object = true;
+    }
+    set_attribute(attrs, tag, name.as_bytes(), &m.refs, value);
+}
+
+fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
+    let refs = m.refs.clone();
+    let parts = list_entries(md, &refs);
+    for (key, part) in parts {
+        match key.as_str() {
+            "attributes" => {
+                for (name, value) in list_entries(part, &refs) {
+                    set_vector_attribute(m, target, &name, value.clone());
+                }
+            }
+            "columns" => {
+                let col_names: Vec<String> = match target.attribute(&m.refs, "names").and_then(|n| n.as_strings()) {
+                    Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
+                    None => Vec::new(),
+                };
+                for (name, sub) in list_entries(part, &refs) {
+                    if matches!(sub, RObject::Null) {
+                        continue;
+                    }
+                    if let Some(i) = col_names.iter().position(|n| *n == name) {
+                        if let RObject::Vector(v) = target {
+                            if let VectorData::List(items) = &mut v.data {
+                                apply(m, &mut items[i], sub);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Apply arrow R's `"r"` metadata to a data frame made from Arrow data:
+/// `attributes(x)[names(a)] <- a` at each level.
+pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Result<RObject> {
+    let mut doc = crate::read_bytes(md.as_bytes().to_vec(), &crate::ReadOptions::default())
+        .map_err(|e| crate::Error::corrupt(format!("the \"r\" schema metadata is not a valid R serialization: {e}")))?;
+    // arrow R gzips large metadata: serialize(memCompress(x, "gzip"))
+    if let RObject::Vector(v) = &doc.root {
+        if let VectorData::Raw(b) = &v.data {
+            let inner = crate::compression::inflate_zlib_or_gzip(b)?;
+            doc = crate::read_bytes(inner, &crate::ReadOptions::default())?;
+        }
+    }
+    let base = m.refs.append(std::mem::take(&mut doc.refs));
+    let mut root = doc.root;
+    root.for_each_ref_mut(&mut |id| id.0 += base);
+    apply(m, &mut frame, &root);
+    Ok(frame)
+}
+
+/// The schema metadata key for what arrow R's `"r"` metadata cannot hold
+/// without changing what arrow R shows: one fact per line,
+/// `tzone-missing\t<col>`, `tzone-empty\t<col>`, `units\t<col>\t<unit>`
+/// (difftime not in seconds), `integer64\t<col>`, `date-integer\t<col>`.
+pub const FIDELITY_KEY: &str = "rdarrow";
+
+/// The facts to record for top-level columns (empty when none).
+pub fn fidelity_notes(refs: &RefTable, names: &[&str], cols: &[&RObject]) -> String {
+    let mut out = String::new();
+    for (name, obj) in names.iter().zip(cols) {
+        let classes = class_list(obj, refs);
+        let has = |c: &str| classes.iter().any(|x| x == c);
+        let attr_str = |n: &str| obj.attribute(refs, n).and_then(|a| a.as_strings()).map(|s| String::from_utf8_lossy(s.get(0).unwrap_or(b"")).into_owned());
+        if has("POSIXct") {
+            match attr_str("tzone") {
+                None => out.push_str(&format!("tzone-missing\t{name}\n")),
+                Some(t) if t.is_empty() => out.push_str(&format!("tzone-empty\t{name}\n")),
+                _ => {}
+            }
+        }
+        if has("difftime") && !has("hms") {
+            if let Some(u) = attr_str("units").filter(|u| u != "secs") {
+                out.push_str(&format!("units\t{name}\t{u}\n"));
+            }
+        }
+        if has("integer64") {
+            out.push_str(&format!("integer64\t{name}\n"));
+        }
+        if has("Date") && obj.sxptype(refs) == sxp::INT {
+            out.push_str(&format!("date-integer\t{name}\n"));
+        }
+    }
+    out
+}
+
+/// Apply the facts of [`FIDELITY_KEY`] to a data frame made from Arrow.
+pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &str) {
+    let names: Vec<String> = match frame.attribute(&m.refs, "names").and_then(|n| n.as_strings()) {
+        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
+        None => return,
+    };
+    for line in notes.lines() {
+        let parts: Vec<&str> = line.split('\t').collect();
+        let Some(i) = parts.get(1).and_then(|n| names.iter().position(|x| x == n)) else { continue };
+        let RObject::Vector(v) = frame else { return };
+        let VectorData::List(items) = &mut v.data else { return };
+        let col = &mut items[i];
+        match parts[0] {
+            "tzone-missing" => set_vector_attribute(m, col, "tzone", RObject::Null),
+            "tzone-empty" => set_vector_attribute(m, col, "tzone", crate::build::strings([Some(&b""[..])])),
+            "units" => {
+                let Some(u) = parts.get(2) else { continue };
+                let mult = match *u {
+                    "mins" => 60.0,
+                    "hours" => 3600.0,
+                    "days" => 86400.0,
+                    "weeks" => 604800.0,
+                    _ => continue,
+                };
+                if let RObject::Vector(cv) = col {
+                    if let VectorData::Real(x) = &cv.data {
+                        let scaled: Vec<f64> = x.iter().map(|&f| if f.is_nan() { f } else { f / mult }).collect();
+                        cv.data = VectorData::Real(scaled.into());
+                    }
+                }
+                set_vector_attribute(m, col, "units", crate::build::strings([Some(u.as_bytes())]));
+            }
+            "integer64" => {
+                if let RObject::Vector(cv) = col {
+                    if let VectorData::Integer(x) = &cv.data {
+                        let v: Vec<f64> = x.iter().map(|&i| f64::from_bits(if i == i32::MIN { i64::MIN } else { i as i64 } as u64)).collect();
+                        cv.data = VectorData::Real(v.into());
+                    }
+                }
+                set_vector_attribute(m, col, "class", crate::build::strings([Some(&b"integer64"[..])]));
+            }
+            "date-integer" => {
+                if let RObject::Vector(cv) = col {
+                    if let VectorData::Real(x) = &cv.data {
+                        let v: Vec<i32> = x.iter().map(|&f| if f.is_nan() { i32::MIN } else { f as i32 }).collect();
+                        cv.data = VectorData::Integer(v.into());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }

@@ -23,6 +23,7 @@
 //! rdarrow keeps the values with a finer unit. Attributes go into the
 //! schema metadata under `"r"`, in arrow R's format ([`metadata`]).
 
+pub mod from_arrow;
 pub mod ipc;
 pub mod metadata;
 pub mod to_arrow;

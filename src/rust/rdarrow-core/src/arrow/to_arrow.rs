@@ -208,6 +208,10 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     if let Some(r) = metadata::r_metadata(doc, if is_df { Some(obj) } else { None }, &sel_names, &sel_cols)? {
         md.insert("r".to_string(), r);
     }
+    let notes = metadata::fidelity_notes(refs, &sel_names, &sel_cols);
+    if !notes.is_empty() {
+        md.insert(metadata::FIDELITY_KEY.to_string(), notes);
+    }
     let schema = Arc::new(Schema::new_with_metadata(fields, md));
     let batch = RecordBatch::try_new_with_options(
         schema.clone(),

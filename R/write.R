@@ -1,0 +1,144 @@
+#' Write Arrow data as an R data file
+#'
+#' Writes an `.RData` file that [load()] reads (or, when `file` ends in
+#' `.rds`, a file that [readRDS()] reads) from Arrow data: an Arrow C
+#' stream (from [rdata_to_arrow()] or any `nanoarrow_array_stream`), an
+#' arrow `Table`, `RecordBatch` or `RecordBatchReader`, or a data frame.
+#' Arrow types map to R as the arrow package maps them (see Details); the
+#' `"r"` schema metadata that arrow R and rdarrow write restores attributes,
+#' so a data frame that went to Arrow comes back [identical()].
+#'
+#' Compression runs on `threads` cores: the stream is cut into blocks that
+#' are compressed independently (as concatenated gzip members, bzip2
+#' streams or xz streams, all of which R reads). The bytes written do not
+#' depend on the number of threads. The file is written beside `file` under
+#' a temporary name and renamed into place only when complete; on error
+#' the old file is untouched.
+#'
+#' @details Arrow to R: int8/16/32, uint8/16 -> integer; int64 -> integer
+#'   when every value fits, else bit64 integer64; uint32/uint64, float,
+#'   decimal -> double; bool -> logical; utf8 (all variants) -> character;
+#'   binary -> list of raw; date32/date64 -> Date; timestamp -> POSIXct
+#'   with the zone in `tzone`; time32/time64 -> hms; duration -> difftime
+#'   in seconds; dictionary -> factor (ordered when flagged) when the values
+#'   are strings, else the decoded values; list types -> list column;
+#'   struct -> data-frame column; map -> list of key/value data frames;
+#'   null -> logical NA; run-end encoded -> decoded. Union and interval
+#'   types are an error naming the column.
+#' @param x An Arrow C stream (`rdarrow_array_stream` or
+#'   `nanoarrow_array_stream`), an arrow `Table`, `RecordBatch` or
+#'   `RecordBatchReader`, or a data frame. A stream is consumed.
+#' @param file Path of the file to write. A name ending in `.rds` gets
+#'   `saveRDS()`'s format (one unnamed object), anything else `save()`'s.
+#' @param name Name of the object in the file; by default the expression
+#'   passed as `x`.
+#' @param compress `"gzip"`, `"bzip2"`, `"xz"` or `"none"`.
+#' @param compression_level Compression level (`NULL`: 6 for gzip, 9 for
+#'   bzip2 and xz, as R's defaults).
+#' @param version Serialization format version, 3 (R >= 3.5) or 2.
+#' @param ascii Write the ASCII format instead of XDR.
+#' @param threads Number of compression threads (default: all cores).
+#' @return `file`, invisibly.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' save(cars2, file = f)
+#' out <- file.path(tempdir(), "copy.RData")
+#' arrow_to_rdata(rdata_to_arrow(f), out, name = "cars2")
+#' e <- new.env()
+#' load(out, e)
+#' identical(e$cars2, cars2)
+#' @export
+arrow_to_rdata <- function(x, file, name = NULL,
+                           compress = c("gzip", "bzip2", "xz", "none"),
+                           compression_level = NULL, version = 3L,
+                           ascii = FALSE, threads = NULL) {
+  if (is.null(name)) name <- paste(deparse(substitute(x)), collapse = " ")
+  o <- write_options(file, name, compress, compression_level, version, ascii, threads)
+  res <- if (inherits(x, "nanoarrow_array_stream")) {
+    arrow_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+  } else if (inherits(x, "ArrowObject")) {
+    s <- new_stream_impl()
+    arrow::as_record_batch_reader(x)$export_to_c(s)
+    arrow_to_rdata_impl(s, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+  } else if (is.data.frame(x)) {
+    raw <- serialize(x, NULL, xdr = TRUE, version = 3L)
+    serialized_to_rdata_impl(raw, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+  } else {
+    abort_usage(paste0("`x` must be an Arrow stream, an arrow Table/RecordBatch/RecordBatchReader, or a data frame, not ",
+                       paste(class(x), collapse = "/"), "."))
+  }
+  check_engine(res)
+  invisible(file)
+}
+
+#' Convert an Arrow IPC file or stream to an R data file
+#'
+#' Reads an Arrow IPC file (Feather v2) or IPC stream (told apart by their
+#' first bytes; lz4- and zstd-compressed buffers are read) and writes it as
+#' [arrow_to_rdata()] does.
+#'
+#' @param file Path of the Arrow IPC file or stream.
+#' @param sink Path of the `.RData`/`.rds` file to write.
+#' @param name Name of the object in the file; by default the IPC file's
+#'   base name without extension.
+#' @param ... Passed on as [arrow_to_rdata()]'s `compress`,
+#'   `compression_level`, `version`, `ascii` and `threads`.
+#' @return `sink`, invisibly.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' save(cars2, file = f)
+#' ipc <- file.path(tempdir(), "cars2.arrow")
+#' rdata_to_ipc(f, ipc)
+#' out <- file.path(tempdir(), "cars2.rds")
+#' ipc_to_rdata(ipc, out)
+#' identical(readRDS(out), cars2)
+#' @export
+ipc_to_rdata <- function(file, sink, name = NULL, ...) {
+  path <- check_file(file)
+  if (is.null(name)) name <- sub("\\.[^.]*$", "", basename(file))
+  args <- list(...)
+  o <- write_options(sink, name, args$compress %||% "gzip", args$compression_level,
+                     args$version %||% 3L, args$ascii %||% FALSE, args$threads)
+  check_engine(ipc_to_rdata_impl(path, o$file, o$name, o$compress, o$level, o$version,
+                                 o$ascii, o$threads, o$rds, o$writer))
+  invisible(sink)
+}
+
+#' @export
+as.data.frame.rdarrow_array_stream <- function(x, ...) {
+  check_engine(stream_to_df_impl(stream_for_consumer(x), isTRUE(l10n_info()[["UTF-8"]])))
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+write_options <- function(file, name, compress, compression_level, version, ascii, threads) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    abort_usage("`file` must be a single path.")
+  }
+  if (!is.character(name) || length(name) != 1L || is.na(name) || !nzchar(name)) {
+    abort_usage("`name` must be a single non-empty string.")
+  }
+  compress <- match.arg(compress, c("gzip", "bzip2", "xz", "none"))
+  level <- if (is.null(compression_level)) -1L else {
+    if (!is.numeric(compression_level) || length(compression_level) != 1L ||
+        is.na(compression_level) || compression_level < 0 || compression_level > 9) {
+      abort_usage("`compression_level` must be NULL or a number from 0 to 9.")
+    }
+    as.integer(compression_level)
+  }
+  if (!version %in% c(2, 3)) abort_usage("`version` must be 2 or 3.")
+  if (!is.logical(ascii) || length(ascii) != 1L || is.na(ascii)) abort_usage("`ascii` must be TRUE or FALSE.")
+  if (is.null(threads)) threads <- max(1L, parallel::detectCores(logical = TRUE), na.rm = TRUE)
+  if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 1) {
+    abort_usage("`threads` must be NULL or a positive number.")
+  }
+  dir <- dirname(path.expand(file))
+  if (!dir.exists(dir)) abort_usage(sprintf("the folder '%s' does not exist.", dir))
+  v <- R.version
+  writer <- as.integer(v$major) * 65536L + sum(as.integer(strsplit(v$minor, ".", fixed = TRUE)[[1]]) * c(256L, 1L))
+  list(file = path.expand(file), name = name, compress = compress, level = level,
+       version = as.integer(version), ascii = ascii, threads = as.integer(threads),
+       rds = grepl("\\.rds$", file, ignore.case = TRUE), writer = writer)
+}

@@ -1,0 +1,320 @@
+# rdarrow benchmark: reading .RData files with rdarrow versus base R's load().
+#
+# What it measures
+#   1. Inputs. A data frame of N rows (integer, two doubles, logical with
+#      NAs, character drawn from 1000 distinct words, factor, Date, POSIXct
+#      in UTC) is generated with a fixed seed and written with save() three
+#      times: compress = "gzip" (R's default), "xz" and FALSE.
+#   2. Time, for each of the three files (median of K repetitions, elapsed
+#      seconds, gc() before each timing, files in the page cache):
+#        load              base::load() into a fresh environment
+#        rdata_objects     rdarrow::rdata_objects(): list the objects only
+#        read_rdata        rdarrow::read_rdata(): the objects as R values
+#        parse             rdarrow:::rdata_parse_impl(): decompress and
+#                          decode the whole file in Rust, no R objects built
+#        decompress        rdarrow:::rdata_decompress_impl(): decompression
+#                          only, the floor for any reader of the file
+#   3. Peak memory of parse. In a fresh Rscript child per file: VmRSS after
+#      loading rdarrow (the baseline), then rdata_parse_impl(), then VmHWM
+#      (peak resident set). Before parsing, the child writes "5" to
+#      /proc/self/clear_refs, which resets VmHWM to the current RSS, so the
+#      peak left over from R's own start-up cannot be mistaken for parse
+#      memory. Reported as (peak - baseline) / uncompressed payload size.
+#   4. A markdown table of the timings and one of the ratios against the
+#      targets:
+#        rdata_objects / load    <= 0.5 (gzip), <= 0.1 (uncompressed)
+#        parse / decompress      <= 1.2
+#        read_rdata / load       <= 1.0
+#        peak parse memory / payload  <= 1.3
+#      The xz file has no rdata_objects target (listing a compressed file
+#      has to decompress all of it); its ratio is printed for information.
+#   It also checks once, outside the timings, that read_rdata(file)[[1]] is
+#   identical() to what load() gives, for every file.
+#
+# How to run (from the repository root, with rdarrow installed)
+#   Rscript bench/bench.R                     # 5e6 rows, 3 repetitions
+#   Rscript bench/bench.R --rows 500000       # quick run
+#   Rscript bench/bench.R --rows 1e6 --reps 5
+# At 5e6 rows the files hold about 240 MB of payload; writing the xz file
+# alone takes a minute or two, the whole run several minutes on 2 cores.
+
+suppressPackageStartupMessages(library(rdarrow))
+
+# ---- options ---------------------------------------------------------------
+
+parse_args <- function(args) {
+  opts <- list(rows = 5e6, reps = 3L)
+  i <- 1L
+  while (i <= length(args)) {
+    key <- args[[i]]
+    if (grepl("^--[a-z]+=", key)) {            # --rows=1e6 form
+      val <- sub("^--[a-z]+=", "", key)
+      key <- sub("=.*$", "", key)
+    } else {
+      val <- if (i < length(args)) args[[i + 1L]] else NA_character_
+      i <- i + 1L
+    }
+    num <- suppressWarnings(as.numeric(val))
+    if (is.na(num) || num < 1) stop(sprintf("%s needs a positive number", key))
+    switch(key,
+      "--rows" = opts$rows <- num,
+      "--reps" = opts$reps <- as.integer(num),
+      stop(sprintf("unknown option %s (use --rows N, --reps K)", key))
+    )
+    i <- i + 1L
+  }
+  opts$rows <- as.integer(round(opts$rows))
+  opts
+}
+
+opts <- parse_args(commandArgs(trailingOnly = TRUE))
+n <- opts$rows
+reps <- opts$reps
+
+# ---- helpers ---------------------------------------------------------------
+
+mb <- function(bytes) sprintf("%.1f", bytes / 1e6)
+
+# Stop on an engine error (the internal functions return it as a value).
+engine <- function(res) {
+  if (inherits(res, "rdarrow_error_value")) stop("rdarrow engine error: ", res$message)
+  res
+}
+
+# Median elapsed seconds of `reps` runs of f(), with gc() before each one.
+time_median <- function(f) {
+  secs <- vapply(seq_len(reps), function(i) {
+    invisible(gc(full = TRUE))
+    system.time(f(), gcFirst = FALSE)[["elapsed"]]
+  }, numeric(1))
+  stats::median(secs)
+}
+
+section <- function(title) cat("\n## ", title, "\n\n", sep = "")
+
+# ---- machine ---------------------------------------------------------------
+
+cpu_model <- local({
+  lines <- tryCatch(readLines("/proc/cpuinfo"), error = function(e) character())
+  m <- grep("^model name", lines, value = TRUE)
+  if (length(m)) trimws(sub("^[^:]*:", "", m[[1]])) else "unknown"
+})
+nproc <- tryCatch(system2("nproc", stdout = TRUE), error = function(e) NA_character_)
+mem_total <- tryCatch({
+  l <- grep("^MemTotal:", readLines("/proc/meminfo"), value = TRUE)
+  sprintf("%.1f GiB", as.numeric(gsub("[^0-9]", "", l)) / 1024^2)
+}, error = function(e) "unknown")
+
+cat("# rdarrow benchmark\n\n")
+cat("- machine: ", nproc, " cores (nproc), ", cpu_model, ", ", mem_total, " RAM\n", sep = "")
+cat("- ", R.version.string, ", ", R.version$platform, "\n", sep = "")
+cat("- rdarrow ", format(packageVersion("rdarrow")), " (engine ",
+    rdarrow_engine_version(), ")\n", sep = "")
+cat("- rows: ", format(n, big.mark = ","), ", repetitions: ", reps,
+    " (median reported)\n", sep = "")
+
+# ---- 1. inputs ---------------------------------------------------------------
+
+section("Inputs")
+
+set.seed(20240601)
+make_words <- function(k) {
+  words <- character()
+  while (length(words) < k) {
+    len <- sample(3:10, 2 * k, replace = TRUE)
+    cand <- vapply(len, function(l) paste(sample(letters, l, replace = TRUE), collapse = ""),
+                   character(1))
+    words <- unique(c(words, cand))
+  }
+  words[seq_len(k)]
+}
+words <- make_words(1000)
+
+t_gen <- system.time({
+  logi <- sample(c(TRUE, FALSE), n, replace = TRUE)
+  logi[sample.int(n, n %/% 10)] <- NA
+  df <- data.frame(
+    id     = seq_len(n),
+    x      = rnorm(n),
+    y      = round(runif(n, 0, 1e4), 2),
+    flag   = logi,
+    word   = sample(words, n, replace = TRUE),
+    group  = factor(sample(c("north", "south", "east", "west", "centre"), n, replace = TRUE)),
+    day    = as.Date("2000-01-01") + sample.int(9000L, n, replace = TRUE),
+    stamp  = as.POSIXct(1.5e9 + runif(n, 0, 3e8), origin = "1970-01-01", tz = "UTC"),
+    stringsAsFactors = FALSE
+  )
+  attr(df$stamp, "tzone") <- "UTC"
+  rm(logi)
+})[["elapsed"]]
+cat(sprintf("generated %s rows x %d columns in %.1f s: %s\n",
+            format(n, big.mark = ","), ncol(df), t_gen,
+            paste(sprintf("%s <%s>", names(df), vapply(df, function(c) class(c)[1], "")),
+                  collapse = ", ")))
+
+dir <- tempfile("rdarrow-bench-")
+dir.create(dir)
+# Removed when R exits, also after an error (on.exit() does nothing at top level).
+cleanup <- new.env()
+reg.finalizer(cleanup, function(e) unlink(dir, recursive = TRUE), onexit = TRUE)
+
+files <- c(gzip = file.path(dir, "gzip.RData"),
+           xz = file.path(dir, "xz.RData"),
+           none = file.path(dir, "none.RData"))
+save_arg <- list(gzip = "gzip", xz = "xz", none = FALSE)
+
+save_secs <- numeric()
+for (k in names(files)) {
+  save_secs[[k]] <- system.time(save(df, file = files[[k]], compress = save_arg[[k]]))[["elapsed"]]
+}
+rm(df)
+invisible(gc())
+
+payload <- vapply(files, function(f) engine(rdata_decompress_impl(f)), numeric(1))
+stopifnot(length(unique(payload)) == 1L)
+payload <- payload[[1]]
+
+cat("\n| file | compression | size (MB) | save() (s) |\n|---|---|---:|---:|\n")
+for (k in names(files)) {
+  cat(sprintf("| %s | %s | %s | %.1f |\n", basename(files[[k]]), k,
+              mb(file.size(files[[k]])), save_secs[[k]]))
+}
+cat(sprintf("\nuncompressed payload (rdata_decompress_impl): %s bytes (%s MB)\n",
+            format(payload, big.mark = ","), mb(payload)))
+
+# ---- correctness check (outside the timings) --------------------------------
+
+section("Check: read_rdata() against load()")
+
+for (k in names(files)) {
+  env <- new.env()
+  loaded <- load(files[[k]], envir = env)
+  got <- read_rdata(files[[k]])
+  same <- identical(names(got), loaded) && identical(got[[1]], env[[loaded[[1]]]])
+  cat(sprintf("- %s: identical(read_rdata(file)[[1]], load()ed object) = %s\n", k, same))
+  if (!same) {
+    cat("  all.equal says:", format(all.equal(got[[1]], env[[loaded[[1]]]])), "\n")
+  }
+  rm(env, got)
+}
+objs <- rdata_objects(files[["gzip"]])
+cat("\nrdata_objects(gzip file):\n\n")
+print(objs, row.names = FALSE)
+invisible(gc())
+
+# ---- 2. timings ----------------------------------------------------------------
+
+section("Timings")
+cat("running", reps, "repetitions per measurement ...\n")
+
+methods <- list(
+  load          = function(f) { e <- new.env(); load(f, envir = e); rm(e) },
+  rdata_objects = function(f) invisible(rdata_objects(f)),
+  read_rdata    = function(f) invisible(read_rdata(f)),
+  parse         = function(f) engine(rdata_parse_impl(f, 10000L)),
+  decompress    = function(f) engine(rdata_decompress_impl(f))
+)
+
+timings <- matrix(NA_real_, nrow = length(files), ncol = length(methods),
+                  dimnames = list(names(files), names(methods)))
+for (k in names(files)) {
+  for (m in names(methods)) {
+    f <- files[[k]]
+    fun <- methods[[m]]
+    timings[k, m] <- time_median(function() fun(f))
+  }
+  cat(sprintf("  %s done\n", k))
+}
+
+# ---- 3. peak memory of parsing -------------------------------------------------
+
+section("Peak memory of rdata_parse_impl()")
+
+child_script <- file.path(dir, "peak.R")
+writeLines(c(
+  "suppressPackageStartupMessages(library(rdarrow))",
+  "status_kb <- function(field) {",
+  "  l <- grep(paste0('^', field, ':'), readLines('/proc/self/status'), value = TRUE)",
+  "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
+  "}",
+  "path <- commandArgs(trailingOnly = TRUE)[[1]]",
+  "invisible(gc(full = TRUE))",
+  "hwm_start <- status_kb('VmHWM')",
+  "reset <- tryCatch({ cat('5', file = '/proc/self/clear_refs'); TRUE },",
+  "                  error = function(e) FALSE, warning = function(w) FALSE)",
+  "rss0 <- status_kb('VmRSS')",
+  "res <- rdarrow:::rdata_parse_impl(path, 10000L)",
+  "if (inherits(res, 'rdarrow_error_value')) stop(res$message)",
+  "hwm1 <- status_kb('VmHWM')",
+  "cat(sprintf('%.0f %.0f %.0f %d %.0f\\n', rss0, hwm1, hwm_start, reset, res))"
+), child_script)
+
+rscript <- file.path(R.home("bin"), "Rscript")
+peak <- data.frame(compression = names(files), baseline = NA_real_, peak = NA_real_,
+                   hwm_start = NA_real_, reset = NA, stringsAsFactors = FALSE)
+for (i in seq_along(files)) {
+  out <- system2(rscript, c("--vanilla", shQuote(child_script), shQuote(files[[i]])),
+                 stdout = TRUE)
+  v <- as.numeric(strsplit(trimws(tail(out, 1)), " ")[[1]])
+  stopifnot(length(v) == 5L, v[[5]] == payload)
+  peak$baseline[i] <- v[[1]]
+  peak$peak[i] <- v[[2]]
+  peak$hwm_start[i] <- v[[3]]
+  peak$reset[i] <- v[[4]] == 1
+}
+peak$extra <- peak$peak - peak$baseline
+peak$ratio <- peak$extra / payload
+
+cat("| compression | baseline VmRSS (MB) | VmHWM after parse (MB) | peak - baseline (MB) | / payload |\n")
+cat("|---|---:|---:|---:|---:|\n")
+for (i in seq_len(nrow(peak))) {
+  cat(sprintf("| %s | %s | %s | %s | %.2f |\n", peak$compression[i], mb(peak$baseline[i]),
+              mb(peak$peak[i]), mb(peak$extra[i]), peak$ratio[i]))
+}
+if (!all(peak$reset)) {
+  cat(sprintf(paste0("\nnote: VmHWM could not be reset (/proc/self/clear_refs); the peak ",
+                     "includes R's start-up high-water mark (%s MB before parsing).\n"),
+              mb(max(peak$hwm_start))))
+} else {
+  cat("\n(VmHWM reset through /proc/self/clear_refs before parsing; R's start-up",
+      "high-water mark was", mb(max(peak$hwm_start)), "MB)\n")
+}
+
+# ---- 4. results ------------------------------------------------------------------
+
+section("Results")
+
+cat(sprintf("%s rows, payload %s MB, median of %d, elapsed seconds\n\n",
+            format(n, big.mark = ","), mb(payload), reps))
+cat("| compression | file (MB) | load | rdata_objects | read_rdata | parse | decompress |\n")
+cat("|---|---:|---:|---:|---:|---:|---:|\n")
+for (k in names(files)) {
+  cat(sprintf("| %s | %s | %s |\n", k, mb(file.size(files[[k]])),
+              paste(sprintf("%.3f", timings[k, ]), collapse = " | ")))
+}
+
+ratio_rows <- list()
+add_ratio <- function(k, what, value, target) {
+  verdict <- if (is.na(target)) "no target" else if (value <= target) "meets" else "misses"
+  ratio_rows[[length(ratio_rows) + 1L]] <<- data.frame(
+    compression = k, ratio = what, value = value,
+    target = if (is.na(target)) "-" else sprintf("<= %.1f", target),
+    verdict = verdict, stringsAsFactors = FALSE)
+}
+objects_target <- c(gzip = 0.5, xz = NA, none = 0.1)
+for (k in names(files)) {
+  add_ratio(k, "rdata_objects / load", timings[k, "rdata_objects"] / timings[k, "load"],
+            objects_target[[k]])
+  add_ratio(k, "parse / decompress", timings[k, "parse"] / timings[k, "decompress"], 1.2)
+  add_ratio(k, "read_rdata / load", timings[k, "read_rdata"] / timings[k, "load"], 1.0)
+  add_ratio(k, "peak parse memory / payload", peak$ratio[peak$compression == k], 1.3)
+}
+ratios <- do.call(rbind, ratio_rows)
+
+cat("\n| compression | ratio | value | target | verdict |\n|---|---|---:|---|---|\n")
+for (i in seq_len(nrow(ratios))) {
+  cat(sprintf("| %s | %s | %.3f | %s | %s |\n", ratios$compression[i], ratios$ratio[i],
+              ratios$value[i], ratios$target[i], ratios$verdict[i]))
+}
+scored <- ratios[ratios$verdict != "no target", ]
+cat(sprintf("\n%d of %d targets met.\n", sum(scored$verdict == "meets"), nrow(scored)))

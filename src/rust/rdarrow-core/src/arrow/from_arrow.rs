@@ -1,0 +1,296 @@
+//! Arrow record batches to R objects (a data frame tree), as arrow R maps
+//! Arrow to R; the `"r"` schema metadata restores attributes, so an R data
+//! frame that went to Arrow comes back `identical()`.
+
+use crate::build::{self, na_real, ObjectMaker};
+use crate::error::{Error, Result};
+use crate::tree::*;
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::*;
+use arrow_buffer::ScalarBuffer;
+use arrow_schema::{DataType, Field, SchemaRef, TimeUnit};
+
+/// A data frame made from Arrow data, with the table of its symbols.
+pub struct RFrame {
+    pub object: RObject,
+    pub refs: RefTable,
+}
+
+fn err_type(col: &str, dt: &DataType) -> Error {
+    Error::unsupported(format!("column '{col}' has Arrow type {dt}, which has no R equivalent"))
+}
+
+fn concat(arrays: &[ArrayRef]) -> Result<ArrayRef> {
+    if arrays.len() == 1 {
+        return Ok(arrays[0].clone());
+    }
+    let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+    arrow_select::concat::concat(&refs).map_err(|e| Error::corrupt(format!("cannot join the record batches: {e}")))
+}
+
+/// Convert a schema and its batches to an R data frame.
+pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
+    let mut m = ObjectMaker::default();
+    let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let mut cols = Vec::with_capacity(schema.fields().len());
+    for (i, f) in schema.fields().iter().enumerate() {
+        let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
+        let arr = if parts.is_empty() { arrow_array::new_empty_array(f.data_type()) } else { concat(&parts)? };
+        cols.push(column(&mut m, f, arr.as_ref())?);
+    }
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let mut frame = data_frame(&mut m, &names, cols, nrow);
+    if let Some(md) = schema.metadata().get("r") {
+        frame = super::metadata::apply_r_metadata(&mut m, frame, md)?;
+    }
+    if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
+        super::metadata::apply_fidelity_notes(&mut m, &mut frame, notes);
+    }
+    Ok(RFrame { object: frame, refs: m.refs })
+}
+
+/// `data.frame` with compact row names.
+fn data_frame(m: &mut ObjectMaker, names: &[&str], cols: Vec<RObject>, nrow: usize) -> RObject {
+    let nm = build::strings(names.iter().map(|s| Some(s.as_bytes())));
+    let class = build::strings([Some(&b"data.frame"[..])]);
+    let rn = build::ints(vec![i32::MIN, -(nrow as i32)]);
+    m.vector(VectorData::List(cols), vec![("names", nm), ("class", class), ("row.names", rn)])
+}
+
+fn classes(names: &[&str]) -> RObject {
+    build::strings(names.iter().map(|s| Some(s.as_bytes())))
+}
+
+fn ints_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> i32) -> Vec<i32> {
+    (0..a.len()).map(|i| if a.is_null(i) { i32::MIN } else { f(a.value(i)) }).collect()
+}
+
+fn reals_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> f64) -> Vec<f64> {
+    (0..a.len()).map(|i| if a.is_null(i) { na_real() } else { f(a.value(i)) }).collect()
+}
+
+fn unit_secs(u: &TimeUnit) -> f64 {
+    match u {
+        TimeUnit::Second => 1.0,
+        TimeUnit::Millisecond => 1e-3,
+        TimeUnit::Microsecond => 1e-6,
+        TimeUnit::Nanosecond => 1e-9,
+    }
+}
+
+fn int_vec(v: Vec<i32>) -> VectorData {
+    VectorData::Integer(ScalarBuffer::from(v))
+}
+
+fn real_vec(v: Vec<f64>) -> VectorData {
+    VectorData::Real(ScalarBuffer::from(v))
+}
+
+/// One Arrow column to an R vector.
+pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObject> {
+    let name = field.name().as_str();
+    let dt = a.data_type();
+    Ok(match dt {
+        DataType::Null => m.vector(VectorData::Logical(ScalarBuffer::from(vec![i32::MIN; a.len()])), vec![]),
+        DataType::Boolean => {
+            let b = a.as_boolean();
+            let v: Vec<i32> = (0..b.len()).map(|i| if b.is_null(i) { i32::MIN } else { b.value(i) as i32 }).collect();
+            m.vector(VectorData::Logical(ScalarBuffer::from(v)), vec![])
+        }
+        DataType::Int8 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int8Type>(), |x| x as i32)), vec![]),
+        DataType::Int16 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int16Type>(), |x| x as i32)), vec![]),
+        DataType::Int32 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int32Type>(), |x| x)), vec![]),
+        DataType::UInt8 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<UInt8Type>(), |x| x as i32)), vec![]),
+        DataType::UInt16 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<UInt16Type>(), |x| x as i32)), vec![]),
+        DataType::Int64 => {
+            let p = a.as_primitive::<Int64Type>();
+            let fits = (0..p.len()).all(|i| p.is_null(i) || (p.value(i) > i32::MIN as i64 && p.value(i) <= i32::MAX as i64));
+            if fits {
+                m.vector(int_vec(ints_with_nulls(p, |x| x as i32)), vec![])
+            } else {
+                // integer64: the 8 bytes of each value in a double
+                let v: Vec<f64> = (0..p.len()).map(|i| f64::from_bits(if p.is_null(i) { i64::MIN } else { p.value(i) } as u64)).collect();
+                m.vector(real_vec(v), vec![("class", classes(&["integer64"]))])
+            }
+        }
+        DataType::UInt32 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<UInt32Type>(), |x| x as f64)), vec![]),
+        DataType::UInt64 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<UInt64Type>(), |x| x as f64)), vec![]),
+        DataType::Float16 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float16Type>(), |x| x.to_f64())), vec![]),
+        DataType::Float32 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float32Type>(), |x| x as f64)), vec![]),
+        DataType::Float64 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float64Type>(), |x| x)), vec![]),
+        DataType::Decimal128(_, s) => {
+            let s = *s as i32;
+            m.vector(real_vec(reals_with_nulls(a.as_primitive::<Decimal128Type>(), |x| x as f64 / 10f64.powi(s))), vec![])
+        }
+        DataType::Decimal256(_, s) => {
+            let s = *s as i32;
+            m.vector(
+                real_vec(reals_with_nulls(a.as_primitive::<Decimal256Type>(), |x| x.to_string().parse::<f64>().unwrap_or(f64::NAN) / 10f64.powi(s))),
+                vec![],
+            )
+        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => strings_column(a)?,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
+            let items: Vec<RObject> = (0..a.len())
+                .map(|i| {
+                    if a.is_null(i) {
+                        return RObject::Null;
+                    }
+                    let bytes: Vec<u8> = match dt {
+                        DataType::Binary => a.as_binary::<i32>().value(i).to_vec(),
+                        DataType::LargeBinary => a.as_binary::<i64>().value(i).to_vec(),
+                        DataType::BinaryView => a.as_binary_view().value(i).to_vec(),
+                        _ => a.as_fixed_size_binary().value(i).to_vec(),
+                    };
+                    RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes)), attributes: None }))
+                })
+                .collect();
+            m.vector(VectorData::List(items), vec![])
+        }
+        DataType::Date32 => {
+            let v = reals_with_nulls(a.as_primitive::<Date32Type>(), |x| x as f64);
+            m.vector(real_vec(v), vec![("class", classes(&["Date"]))])
+        }
+        DataType::Date64 => {
+            let v = reals_with_nulls(a.as_primitive::<Date64Type>(), |x| x as f64 / 86_400_000.0);
+            m.vector(real_vec(v), vec![("class", classes(&["Date"]))])
+        }
+        DataType::Timestamp(u, tz) => {
+            let k = unit_secs(u);
+            let v = match u {
+                TimeUnit::Second => reals_with_nulls(a.as_primitive::<TimestampSecondType>(), |x| x as f64),
+                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<TimestampMillisecondType>(), |x| x as f64 * k),
+                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<TimestampMicrosecondType>(), |x| x as f64 * k),
+                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<TimestampNanosecondType>(), |x| x as f64 * k),
+            };
+            let mut attrs = vec![("class", classes(&["POSIXct", "POSIXt"]))];
+            if let Some(tz) = tz.as_deref().filter(|t| !t.is_empty()) {
+                attrs.push(("tzone", build::strings([Some(tz.as_bytes())])));
+            }
+            m.vector(real_vec(v), attrs)
+        }
+        DataType::Time32(u) | DataType::Time64(u) => {
+            let k = unit_secs(u);
+            let v = match dt {
+                DataType::Time32(TimeUnit::Second) => reals_with_nulls(a.as_primitive::<Time32SecondType>(), |x| x as f64),
+                DataType::Time32(_) => reals_with_nulls(a.as_primitive::<Time32MillisecondType>(), |x| x as f64 * k),
+                DataType::Time64(TimeUnit::Microsecond) => reals_with_nulls(a.as_primitive::<Time64MicrosecondType>(), |x| x as f64 * k),
+                _ => reals_with_nulls(a.as_primitive::<Time64NanosecondType>(), |x| x as f64 * k),
+            };
+            let units = build::strings([Some(&b"secs"[..])]);
+            m.vector(real_vec(v), vec![("units", units), ("class", classes(&["hms", "difftime"]))])
+        }
+        DataType::Duration(u) => {
+            let k = unit_secs(u);
+            let v = match u {
+                TimeUnit::Second => reals_with_nulls(a.as_primitive::<DurationSecondType>(), |x| x as f64),
+                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<DurationMillisecondType>(), |x| x as f64 * k),
+                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<DurationMicrosecondType>(), |x| x as f64 * k),
+                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<DurationNanosecondType>(), |x| x as f64 * k),
+            };
+            let units = build::strings([Some(&b"secs"[..])]);
+            m.vector(real_vec(v), vec![("class", classes(&["difftime"])), ("units", units)])
+        }
+        DataType::Dictionary(_, value_type) => {
+            let d = a.as_any_dictionary();
+            let keys = arrow_cast_keys(d.keys())?;
+            let values = d.values();
+            if matches!(value_type.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+                let levels = strings_column(values.as_ref())?;
+                let codes: Vec<i32> = (0..a.len()).map(|i| if a.is_null(i) || keys[i] < 0 { i32::MIN } else { keys[i] + 1 }).collect();
+                let class = if field.dict_is_ordered().unwrap_or(false) { classes(&["ordered", "factor"]) } else { classes(&["factor"]) };
+                m.vector(int_vec(codes), vec![("levels", levels), ("class", class)])
+            } else {
+                let idx = UInt32Array::from((0..a.len()).map(|i| if a.is_null(i) { None } else { Some(keys[i] as u32) }).collect::<Vec<_>>());
+                let taken = arrow_select::take::take(values.as_ref(), &idx, None).map_err(|e| Error::corrupt(format!("cannot decode dictionary column '{name}': {e}")))?;
+                let inner = Field::new(name, taken.data_type().clone(), true);
+                column(m, &inner, taken.as_ref())?
+            }
+        }
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => {
+            let mut items = Vec::with_capacity(a.len());
+            for i in 0..a.len() {
+                if a.is_null(i) {
+                    items.push(RObject::Null);
+                    continue;
+                }
+                let child: ArrayRef = match dt {
+                    DataType::List(_) => a.as_list::<i32>().value(i),
+                    DataType::LargeList(_) => a.as_list::<i64>().value(i),
+                    DataType::FixedSizeList(..) => a.as_fixed_size_list().value(i),
+                    DataType::ListView(_) => a.as_list_view::<i32>().value(i),
+                    _ => a.as_list_view::<i64>().value(i),
+                };
+                items.push(column(m, f, child.as_ref())?);
+            }
+            m.vector(VectorData::List(items), vec![])
+        }
+        DataType::Struct(fields) => {
+            let s = a.as_struct();
+            let mut cols = Vec::with_capacity(fields.len());
+            for (i, f) in fields.iter().enumerate() {
+                cols.push(column(m, f, s.column(i).as_ref())?);
+            }
+            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            data_frame(m, &names, cols, a.len())
+        }
+        DataType::Map(_, _) => {
+            let mp = a.as_map();
+            let entries = mp.entries();
+            let kf = Field::new("key", entries.column(0).data_type().clone(), true);
+            let vf = Field::new("value", entries.column(1).data_type().clone(), true);
+            let mut items = Vec::with_capacity(a.len());
+            for i in 0..a.len() {
+                if a.is_null(i) {
+                    items.push(RObject::Null);
+                    continue;
+                }
+                let e = mp.value(i);
+                let k = column(m, &kf, e.column(0).as_ref())?;
+                let v = column(m, &vf, e.column(1).as_ref())?;
+                items.push(data_frame(m, &["key", "value"], vec![k, v], e.len()));
+            }
+            m.vector(VectorData::List(items), vec![])
+        }
+        DataType::RunEndEncoded(_, _) => {
+            let plain = arrow_cast::cast(a, &ree_value_type(dt)).map_err(|e| Error::corrupt(format!("cannot decode run-end encoded column '{name}': {e}")))?;
+            let inner = Field::new(name, plain.data_type().clone(), true);
+            column(m, &inner, plain.as_ref())?
+        }
+        other => return Err(err_type(name, other)),
+    })
+}
+
+fn ree_value_type(dt: &DataType) -> DataType {
+    match dt {
+        DataType::RunEndEncoded(_, v) => v.data_type().clone(),
+        other => other.clone(),
+    }
+}
+
+fn arrow_cast_keys(keys: &dyn Array) -> Result<Vec<i32>> {
+    let k = arrow_cast::cast(keys, &DataType::Int32).map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
+    let k = k.as_primitive::<Int32Type>();
+    Ok((0..k.len()).map(|i| if k.is_null(i) { -1 } else { k.value(i) }).collect())
+}
+
+fn strings_column(a: &dyn Array) -> Result<RObject> {
+    let n = a.len();
+    let obj = match a.data_type() {
+        DataType::Utf8 => {
+            let s = a.as_string::<i32>();
+            build::strings((0..n).map(|i| (!s.is_null(i)).then(|| s.value(i).as_bytes())))
+        }
+        DataType::LargeUtf8 => {
+            let s = a.as_string::<i64>();
+            build::strings((0..n).map(|i| (!s.is_null(i)).then(|| s.value(i).as_bytes())))
+        }
+        DataType::Utf8View => {
+            let s = a.as_string_view();
+            build::strings((0..n).map(|i| (!s.is_null(i)).then(|| s.value(i).as_bytes())))
+        }
+        other => return Err(Error::unsupported(format!("expected strings, found {other}"))),
+    };
+    Ok(obj)
+}

@@ -1,0 +1,158 @@
+//! Arrow to R: import an Arrow C stream (or read Arrow IPC), turn it into
+//! an R data frame tree, and write it as `.RData`/`.rds` or build it in R.
+
+use crate::errors::error_value;
+use crate::to_r::{BuildError, RBuilder};
+use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::SchemaRef;
+use extendr_api::prelude::*;
+use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
+use rdarrow_core::arrow::from_arrow::{frame_from_batches, RFrame};
+use rdarrow_core::tree::{Cell, CharItem, Flags, Pairlist, RObject, RefEntry, sxp, levels};
+use rdarrow_core::{Compression, Container, Error, Format, StreamHeader};
+use std::path::Path;
+
+fn arrow_err(e: impl std::fmt::Display) -> Error {
+    Error::corrupt(format!("cannot read the Arrow data: {e}"))
+}
+
+/// Take the stream out of an external pointer whose address is an
+/// ArrowArrayStream (the struct is left released, as consumers do).
+pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+    let p = unsafe { R_ExternalPtrAddr(x.get()) as *mut FFI_ArrowArrayStream };
+    if p.is_null() {
+        return Err(Error::usage("the Arrow stream pointer is NULL"));
+    }
+    // `release` is the 4th pointer of the C struct; NULL = consumed.
+    if unsafe { *(p as *const usize).add(3) } == 0 {
+        return Err(Error::usage("this Arrow stream was already consumed (streams are single-use)"));
+    }
+    let reader = unsafe { RecordBatchStreamReader::from_raw(p) }.map_err(arrow_err)?;
+    let schema = reader.schema();
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(arrow_err)?;
+    Ok((schema, batches))
+}
+
+/// Read an Arrow IPC file or stream (told apart by their first bytes).
+pub fn read_ipc(path: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open '{path}'")))?;
+    let mut magic = [0u8; 6];
+    use std::io::{Read, Seek};
+    let n = f.read(&mut magic).map_err(|e| Error::io(&e, "cannot read"))?;
+    f.rewind().map_err(|e| Error::io(&e, "cannot seek"))?;
+    if n == 6 && &magic == b"ARROW1" {
+        let r = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(f), None).map_err(arrow_err)?;
+        let schema = r.schema();
+        let batches = r.collect::<Result<Vec<_>, _>>().map_err(arrow_err)?;
+        Ok((schema, batches))
+    } else {
+        let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None)
+            .map_err(|e| Error::new(rdarrow_core::ErrorKind::NotRData, format!("'{path}' is not an Arrow IPC file or stream: {e}")))?;
+        let schema = r.schema();
+        let batches = r.collect::<Result<Vec<_>, _>>().map_err(arrow_err)?;
+        Ok((schema, batches))
+    }
+}
+
+/// How to write the R data file.
+pub struct WriteOpts {
+    pub name: String,
+    pub compression: Compression,
+    pub level: Option<u32>,
+    pub version: i32,
+    pub ascii: bool,
+    pub threads: usize,
+    pub rds: bool,
+    pub writer_version: i32,
+}
+
+impl WriteOpts {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Result<Self, Error> {
+        let compression = Compression::from_name(compress).ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
+        if version != 2 && version != 3 {
+            return Err(Error::usage(format!("version must be 2 or 3, not {version}")));
+        }
+        Ok(WriteOpts {
+            name: name.to_string(),
+            compression,
+            level: (level >= 0).then_some(level as u32),
+            version,
+            ascii,
+            threads: threads.max(1) as usize,
+            rds,
+            writer_version,
+        })
+    }
+}
+
+/// Write an object (with its reference table) as `.RData` or `.rds`.
+pub fn write_object(path: &str, object: RObject, mut refs: rdarrow_core::RefTable, o: &WriteOpts) -> Result<(), Error> {
+    let format = if o.ascii { Format::Ascii } else { Format::Xdr };
+    let header = StreamHeader {
+        format,
+        crlf: false,
+        leading_newline: false,
+        version: o.version,
+        writer_version: o.writer_version,
+        min_reader_version: if o.version == 3 { 0x0003_0500 } else { 0x0002_0300 },
+        native_encoding: (o.version == 3).then(|| b"UTF-8".to_vec()),
+        ascii_hex: false,
+    };
+    let (container, root) = if o.rds {
+        (Container::Stream, object)
+    } else {
+        let lv = if o.name.is_ascii() { levels::ASCII } else { levels::UTF8 };
+        let sym = refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(o.name.as_bytes().to_vec()) }));
+        let cell = Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(RObject::Ref(sym)), car: object };
+        let letter = if o.ascii { b'A' } else { b'X' };
+        (Container::RData { format: letter, version: b'0' + o.version as u8 }, RObject::Pairlist(Box::new(Pairlist { cells: vec![cell], tail: RObject::Null })))
+    };
+    rdarrow_core::write_tree_file(Path::new(path), container, &header, &root, &refs, o.compression, o.level, o.threads)
+}
+
+pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), Error>, o: &WriteOpts) -> Robj {
+    let res = batches.and_then(|(schema, batches)| frame_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object(path, f.object, f.refs, o));
+    match res {
+        Ok(()) => path.into(),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// An R data frame built from the stream.
+pub fn stream_to_df(x: &Robj, native_utf8: bool) -> Robj {
+    let frame = match import_stream(x).and_then(|(s, b)| frame_from_batches(&s, &b)) {
+        Ok(f) => f,
+        Err(e) => return error_value(&e),
+    };
+    let mut obj = frame.object;
+    let builder = RBuilder { refs: &frame.refs, native_encoding: None, native_utf8 };
+    match unsafe { builder.build(&mut obj) } {
+        Ok(sexp) => unsafe { Robj::from_sexp(sexp) },
+        Err(BuildError::Engine(e)) => error_value(&e),
+        Err(BuildError::Fallback) => error_value(&Error::limit("the data is nested too deeply to build")),
+    }
+}
+
+extern "C" fn free_stream(x: SEXP) {
+    unsafe {
+        let p = R_ExternalPtrAddr(x) as *mut FFI_ArrowArrayStream;
+        if !p.is_null() {
+            drop(Box::from_raw(p));
+            R_ClearExternalPtr(x);
+        }
+    }
+}
+
+/// An empty (released) ArrowArrayStream struct in an external pointer, for
+/// producers that export into a caller's struct (`$export_to_c()`).
+pub fn new_stream() -> Robj {
+    let b = Box::new(FFI_ArrowArrayStream::empty());
+    unsafe {
+        let s = R_MakeExternalPtr(Box::into_raw(b) as *mut _, R_NilValue, R_NilValue);
+        let robj = Robj::from_sexp(s);
+        R_RegisterCFinalizerEx(s, Some(free_stream), Rboolean::TRUE);
+        robj
+    }
+}

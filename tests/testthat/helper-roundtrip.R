@@ -1,0 +1,290 @@
+# Helpers for the round-trip tests: write the same objects in every way R
+# can write them (save(), saveRDS(), serialize()), read them back with R's
+# own load()/readRDS()/unserialize(), and compare against read_rdata().
+
+# ---------------------------------------------------------------------------
+# Temporary files
+
+# A fresh temporary directory, removed when `envir` (the calling test or
+# function frame) exits.
+local_tempdir <- function(pattern = "rdarrow-", envir = parent.frame()) {
+  d <- tempfile(pattern)
+  dir.create(d)
+  do.call(on.exit, list(substitute(unlink(d, recursive = TRUE), list(d = d)), add = TRUE),
+          envir = envir)
+  d
+}
+
+# A temporary file path, removed when `envir` exits.
+local_tempfile <- function(fileext = "", envir = parent.frame()) {
+  f <- tempfile("rdarrow-", fileext = fileext)
+  do.call(on.exit, list(substitute(unlink(f), list(f = f)), add = TRUE), envir = envir)
+  f
+}
+
+# ---------------------------------------------------------------------------
+# Writing variants
+
+# The ways save()/saveRDS() encode a stream: ascii = FALSE (XDR),
+# TRUE (ASCII) and NA (ASCII with hexadecimal doubles).
+rt_ascii_formats <- list(xdr = FALSE, ascii = TRUE, asciihex = NA)
+rt_compressions <- list(none = FALSE, gzip = "gzip", bzip2 = "bzip2", xz = "xz")
+
+# Write the objects `objs` (a named list or an environment) in every variant:
+#  * save(): ascii FALSE/TRUE/NA x version 2/3 x compress FALSE/gzip/bzip2/xz,
+#    all objects in one .RData file;
+#  * saveRDS(): the same grid, one .rds file per object, named after the
+#    object (so read_rdata() names it like the object);
+#  * serialize(): xdr = TRUE, xdr = FALSE (native binary), ascii = TRUE and
+#    ascii = NA, version 2/3, written with writeBin() to <object>.bin.
+# `formats`, `versions` and `compress` restrict the grid (for big objects).
+# Returns a data frame: file, kind ("rdata", "rds", "stream"), format,
+# version, compress, object (NA for .RData) and label.
+save_variants <- function(objs, dir = local_tempdir(envir = parent.frame()),
+                          kinds = c("rdata", "rds", "stream"),
+                          formats = c("xdr", "ascii", "asciihex", "binary"),
+                          versions = c(2L, 3L),
+                          compress = names(rt_compressions)) {
+  env <- as_object_env(objs)
+  nms <- object_names(objs, env)
+  rows <- list()
+  add <- function(file, kind, format, version, comp, object) {
+    rows[[length(rows) + 1L]] <<- data.frame(
+      file = file, kind = kind, format = format, version = version,
+      compress = comp, object = object,
+      label = sprintf("%s/%s/v%d/%s%s", kind, format, version, comp,
+                      if (is.na(object)) "" else paste0(" (", object, ")")),
+      stringsAsFactors = FALSE
+    )
+  }
+  for (fmt in intersect(formats, names(rt_ascii_formats))) {
+    ascii <- rt_ascii_formats[[fmt]]
+    for (v in versions) {
+      for (comp in compress) {
+        cz <- rt_compressions[[comp]]
+        sub <- file.path(dir, sprintf("%s-v%d-%s", fmt, v, comp))
+        dir.create(sub, showWarnings = FALSE)
+        if ("rdata" %in% kinds) {
+          f <- file.path(sub, "objects.RData")
+          save(list = nms, envir = env, file = f, ascii = ascii, version = v,
+               compress = cz)
+          add(f, "rdata", fmt, v, comp, NA_character_)
+        }
+        if ("rds" %in% kinds) {
+          for (nm in nms) {
+            f <- file.path(sub, paste0(nm, ".rds"))
+            saveRDS(get(nm, envir = env), file = f, ascii = ascii, version = v,
+                    compress = cz)
+            add(f, "rds", fmt, v, comp, nm)
+          }
+        }
+      }
+    }
+  }
+  if ("stream" %in% kinds) {
+    stream_formats <- list(xdr = list(ascii = FALSE, xdr = TRUE),
+                           binary = list(ascii = FALSE, xdr = FALSE),
+                           ascii = list(ascii = TRUE, xdr = TRUE),
+                           asciihex = list(ascii = NA, xdr = TRUE))
+    for (fmt in intersect(formats, names(stream_formats))) {
+      a <- stream_formats[[fmt]]
+      for (v in versions) {
+        sub <- file.path(dir, sprintf("stream-%s-v%d", fmt, v))
+        dir.create(sub, showWarnings = FALSE)
+        for (nm in nms) {
+          f <- file.path(sub, paste0(nm, ".bin"))
+          bytes <- serialize(get(nm, envir = env), NULL, ascii = a$ascii,
+                             xdr = a$xdr, version = v)
+          writeBin(bytes, f)
+          add(f, "stream", fmt, v, "none", nm)
+        }
+      }
+    }
+  }
+  do.call(rbind, rows)
+}
+
+as_object_env <- function(objs) {
+  if (is.environment(objs)) return(objs)
+  stopifnot(is.list(objs), !is.null(names(objs)), all(nzchar(names(objs))))
+  env <- new.env(parent = emptyenv())
+  for (nm in names(objs)) assign(nm, objs[[nm]], envir = env)
+  env
+}
+
+object_names <- function(objs, env) {
+  if (is.environment(objs)) sort(ls(objs, all.names = TRUE)) else names(objs)
+}
+
+file_kind <- function(file) {
+  ext <- tolower(tools::file_ext(file))
+  switch(ext, rdata = , rda = "rdata", rds = "rds", bin = "stream",
+         stop("unknown kind of file: ", file))
+}
+
+# ---------------------------------------------------------------------------
+# Reading with R itself
+
+# What R's own reader gives for `file`: a named list (load() into a new
+# environment for .RData, readRDS() for .rds, unserialize() of the bytes for
+# a raw serialize() stream), named as read_rdata() names things.
+reference_read <- function(file, kind = file_kind(file)) {
+  switch(kind,
+    rdata = {
+      e <- new.env(parent = emptyenv())
+      nms <- load(file, envir = e)
+      out <- lapply(nms, function(nm) get(nm, envir = e, inherits = FALSE))
+      names(out) <- nms
+      out
+    },
+    rds = stats::setNames(list(readRDS(file)), rds_base_name(file)),
+    stream = stats::setNames(list(unserialize(readBin(file, "raw", file.size(file)))),
+                             rds_base_name(file))
+  )
+}
+
+rds_base_name <- function(file) sub("\\.[^.]*$", "", basename(file))
+
+# ---------------------------------------------------------------------------
+# Comparing objects
+
+is_singleton_env <- function(e) {
+  identical(e, globalenv()) || identical(e, baseenv()) ||
+    identical(e, emptyenv()) || isNamespace(e) ||
+    startsWith(environmentName(e), "package:")
+}
+
+# Whether `x` holds something identical() compares by address (an
+# environment other than the global/base/empty ones and namespaces, or a
+# weak reference), so that two separate loads can never be identical().
+has_identity_objects <- function(x, depth = 0L) {
+  if (depth > 500L) return(TRUE)
+  t <- typeof(x)
+  if (t == "environment") return(!is_singleton_env(x))
+  if (t == "weakref") return(TRUE)
+  if (t %in% c("symbol", "NULL", "builtin", "special", "char", "externalptr")) return(FALSE)
+  a <- attributes(x)
+  if (!is.null(a) && t != "S4" && has_identity_objects(a, depth + 1L)) return(TRUE)
+  if (t == "S4" && has_identity_objects(a, depth + 1L)) return(TRUE)
+  if (t == "closure") {
+    return(has_identity_objects(environment(x), depth + 1L) ||
+             has_identity_objects(as.list(formals(x)), depth + 1L) ||
+             has_identity_objects(body(x), depth + 1L))
+  }
+  if (t %in% c("list", "expression", "pairlist", "language")) {
+    els <- as.list(x)
+    for (i in seq_along(els)) {
+      if (is.symbol(els[[i]])) next
+      if (has_identity_objects(els[[i]], depth + 1L)) return(TRUE)
+    }
+  }
+  FALSE
+}
+
+serialized <- function(x, version = 3L) serialize(x, NULL, version = version)
+
+# Compare `got` with `expected`; returns NULL when they are the same, or a
+# string saying how they differ. Two tests:
+#  * identical() with every option at its strictest (bitwise doubles, NA vs
+#    NaN, attribute order, byte code, srcref, environments), unless the
+#    object holds environments or weak references (compared by address);
+#  * serialize() of both gives the same bytes (so encodings, S4 bits,
+#    environment contents, locks and active bindings all agree).
+#    `version` is the serialization version used for that comparison; the
+#    default, 2, writes ALTREP objects expanded, so that comparison does not
+#    depend on whether a vector is held compact (identical() does not either;
+#    test-read-roundtrip.R checks ALTREP forms separately). It is done
+#    first, as identical() expands R's compact sequences.
+compare_objects <- function(got, expected, version = 2L) {
+  problems <- character()
+  if (!identical(typeof(got), typeof(expected))) {
+    return(sprintf("typeof is '%s', R gives '%s'", typeof(got), typeof(expected)))
+  }
+  sg <- serialized(got, version)
+  se <- serialized(expected, version)
+  if (!has_identity_objects(expected)) {
+    same <- identical(got, expected, num.eq = FALSE, single.NA = FALSE,
+                      attrib.as.set = FALSE, ignore.bytecode = FALSE,
+                      ignore.environment = FALSE, ignore.srcref = FALSE)
+    if (!same) {
+      d <- tryCatch(paste(utils::head(format(waldo::compare(got, expected,
+                                                           x_arg = "read_rdata",
+                                                           y_arg = "R")), 20),
+                          collapse = "\n"),
+                    error = function(e) "")
+      problems <- c(problems, paste0("not identical() to R's object. ", d))
+    }
+  }
+  if (!identical(sg, se)) {
+    n <- min(length(sg), length(se))
+    first <- which(sg[seq_len(n)] != se[seq_len(n)])[1]
+    if (is.na(first)) first <- n + 1L
+    problems <- c(problems, sprintf(
+      "serialize() differs (%d vs %d bytes, first difference at byte %d)",
+      length(sg), length(se), first - 1L))
+  }
+  if (length(problems)) paste(problems, collapse = "; ") else NULL
+}
+
+# Run `expr`, returning the value or the condition it signalled.
+try_read <- function(expr) {
+  tryCatch(expr, error = function(e) e)
+}
+
+# The main expectation: read_rdata(file) gives the same names, in the same
+# order, as R's reader, and each object is the same (see compare_objects()).
+# `expected` defaults to what R's reader gives for `file`.
+expect_same_as_load <- function(file, expected = reference_read(file),
+                                label = basename(file), version = 2L) {
+  got <- try_read(read_rdata(file))
+  if (inherits(got, "error")) {
+    testthat::fail(sprintf("%s: read_rdata() failed: %s", label, conditionMessage(got)))
+    return(invisible(NULL))
+  }
+  if (!identical(names(got), names(expected))) {
+    testthat::fail(sprintf("%s: read_rdata() names are [%s], R gives [%s]", label,
+                           paste(names(got), collapse = ", "),
+                           paste(names(expected), collapse = ", ")))
+    return(invisible(got))
+  }
+  problems <- character()
+  for (nm in names(expected)) {
+    p <- compare_objects(got[[nm]], expected[[nm]], version = version)
+    if (!is.null(p)) problems <- c(problems, sprintf("object '%s': %s", nm, p))
+  }
+  testthat::expect(length(problems) == 0L,
+                   sprintf("%s: %s", label, paste(problems, collapse = "\n")))
+  invisible(got)
+}
+
+# Check every variant written by save_variants(): read_rdata() against
+# R's reader. Each variant is one expectation.
+expect_variants_same_as_load <- function(variants) {
+  for (i in seq_len(nrow(variants))) {
+    expect_same_as_load(variants$file[[i]], label = variants$label[[i]])
+  }
+  invisible(variants)
+}
+
+# Shortcut: write `objs` in all variants and check them all.
+expect_roundtrip <- function(objs, ...) {
+  v <- save_variants(objs, dir = local_tempdir(), ...)
+  expect_variants_same_as_load(v)
+  invisible(v)
+}
+
+# The bits of a double vector, for NA/NaN payload and -0 checks.
+double_bits <- function(x) writeBin(as.double(x), raw(), endian = "little")
+
+# A closure with the global environment, built from source text, with or
+# without srcref.
+make_closure <- function(text, keep.source = FALSE) {
+  eval(parse(text = text, keep.source = keep.source)[[1]], envir = globalenv())
+}
+
+# Whether `x` is an ALTREP object of class `cls` (R's own inspection).
+altrep_class <- function(x) {
+  out <- utils::capture.output(.Internal(inspect(x)))[1]
+  m <- regmatches(out, regexpr("(compact_[a-z]+seq|deferred_string|wrap_[a-z]+)", out))
+  if (length(m)) m else NA_character_
+}
