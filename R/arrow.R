@@ -42,7 +42,7 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
   path <- check_file(file)
   args <- check_arrow_args(object, col_select, chunk_size)
   res <- check_engine(rdata_to_arrow_impl(path, args$object, args$col_select,
-                                          args$chunk_size, session_tz(), max_depth()))
+                                          args$chunk_size, session_tz(), rds_name(file), max_depth()))
   s <- res$stream
   attr(s, "rdarrow_object") <- res$object
   attr(s, "rdarrow_nrow") <- res$nrow
@@ -84,7 +84,7 @@ rdata_to_ipc <- function(file, sink, object = NULL,
   compression <- match.arg(compression)
   args <- check_arrow_args(object, NULL, chunk_size)
   check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, NULL, format,
-                                 compression, args$chunk_size, session_tz(), max_depth()))
+                                 compression, args$chunk_size, session_tz(), rds_name(file), max_depth()))
   invisible(sink)
 }
 
@@ -107,9 +107,14 @@ check_arrow_args <- function(object, col_select, chunk_size) {
   list(object = object, col_select = col_select, chunk_size = chunk_size)
 }
 
+# The session's time zone, as arrow R gives POSIXct without a tzone: TZ,
+# else the zone /etc/localtime links to, else none.
 session_tz <- function() {
   tz <- Sys.getenv("TZ")
-  if (!nzchar(tz)) tz <- suppressWarnings(Sys.timezone())
+  if (!nzchar(tz)) {
+    link <- Sys.readlink("/etc/localtime")
+    if (!is.na(link) && grepl("zoneinfo/", link, fixed = TRUE)) tz <- sub(".*zoneinfo/", "", link)
+  }
   if (length(tz) != 1L || is.na(tz)) "" else tz
 }
 

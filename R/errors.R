@@ -44,3 +44,24 @@ max_depth <- function() {
   }
   as.integer(min(d, .Machine$integer.max))
 }
+
+# Progress for long work, shown by the engine's main-thread loop in
+# interactive sessions after two seconds (options(rdarrow.progress = FALSE)
+# turns it off). `done` counts bytes processed.
+progress_start <- function(label) {
+  if (!requireNamespace("cli", quietly = TRUE)) return(NULL)
+  cli::cli_progress_bar(
+    name = label, total = NA, .auto_close = FALSE, .envir = globalenv(),
+    format = "{cli::pb_spin} {cli::pb_name} {cli::pb_current_bytes} {cli::pb_elapsed}"
+  )
+}
+
+progress_update <- function(id, done) {
+  if (!is.null(id)) cli::cli_progress_update(id = id, set = done, .envir = globalenv())
+  invisible()
+}
+
+progress_done <- function(id) {
+  if (!is.null(id)) cli::cli_progress_done(id = id, .envir = globalenv())
+  invisible()
+}

@@ -22,7 +22,7 @@ rdata_list_impl <- function(path, max_depth) .Call(wrap__rdata_list_impl, path, 
 
 #' Read the objects of a file. Returns list(values, fallback, names, is_rds).
 #' @noRd
-rdata_read_impl <- function(path, objects, max_depth, native_utf8) .Call(wrap__rdata_read_impl, path, objects, max_depth, native_utf8)
+rdata_read_impl <- function(path, objects, max_depth) .Call(wrap__rdata_read_impl, path, objects, max_depth)
 
 #' Parse a file completely without building R objects; returns the size of
 #' the decompressed stream (for benchmarks).
@@ -48,11 +48,11 @@ rdata_rewrite_impl <- function(path, out, format, version, compress, level, max_
 
 #' Convert an object of a file to an Arrow C stream.
 #' @noRd
-rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz, max_depth) .Call(wrap__rdata_to_arrow_impl, path, object, col_select, chunk_size, default_tz, max_depth)
+rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_arrow_impl, path, object, col_select, chunk_size, default_tz, stream_name, max_depth)
 
 #' Write an object of a file as Arrow IPC.
 #' @noRd
-rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, default_tz, max_depth) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, default_tz, max_depth)
+rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, default_tz, stream_name, max_depth)
 
 #' Whether a stream external pointer still holds an unreleased stream.
 #' @noRd
@@ -77,7 +77,7 @@ serialized_to_rdata_impl <- function(bytes, file, name, compress, level, version
 
 #' Build an R data frame from an Arrow C stream.
 #' @noRd
-stream_to_df_impl <- function(x, native_utf8) .Call(wrap__stream_to_df_impl, x, native_utf8)
+stream_to_df_impl <- function(x) .Call(wrap__stream_to_df_impl, x)
 
 #' An empty ArrowArrayStream struct for producers to export into.
 #' @noRd

@@ -80,7 +80,7 @@ read_rdata <- function(file, objects = NULL) {
   if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
     abort_usage("`objects` must be NULL or a character vector of object names.")
   }
-  res <- check_engine(rdata_read_impl(path, objects, max_depth(), isTRUE(l10n_info()[["UTF-8"]])))
+  res <- check_engine(rdata_read_impl(path, objects, max_depth()))
   values <- res$values
   for (i in which(res$fallback)) {
     obj <- tryCatch(

@@ -108,7 +108,7 @@ ipc_to_rdata <- function(file, sink, name = NULL, ...) {
 
 #' @export
 as.data.frame.rdarrow_array_stream <- function(x, ...) {
-  check_engine(stream_to_df_impl(stream_for_consumer(x), isTRUE(l10n_info()[["UTF-8"]])))
+  check_engine(stream_to_df_impl(stream_for_consumer(x)))
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

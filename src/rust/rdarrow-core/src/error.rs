@@ -21,6 +21,8 @@ pub enum ErrorKind {
     Unsupported,
     /// The caller asked for something that is not there (unknown object name).
     Usage,
+    /// The user interrupted the work.
+    Interrupted,
 }
 
 impl ErrorKind {
@@ -34,6 +36,7 @@ impl ErrorKind {
             ErrorKind::Limit => "limit",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Usage => "usage",
+            ErrorKind::Interrupted => "interrupted",
         }
     }
 }
@@ -80,7 +83,9 @@ impl Error {
         Error::new(ErrorKind::Usage, message)
     }
     pub fn io(err: &std::io::Error, what: &str) -> Self {
-        if err.kind() == std::io::ErrorKind::UnexpectedEof {
+        if err.kind() == std::io::ErrorKind::Interrupted && crate::cancel::interrupted() {
+            Error::new(ErrorKind::Interrupted, "interrupted by the user")
+        } else if err.kind() == std::io::ErrorKind::UnexpectedEof {
             Error::new(ErrorKind::Truncated, format!("{what}: unexpected end of data (the file is truncated)"))
         } else {
             Error::new(ErrorKind::Io, format!("{what}: {err}"))

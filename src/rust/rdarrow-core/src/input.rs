@@ -117,11 +117,13 @@ impl Input {
         if self.end == self.buf.len() {
             return Ok(true);
         }
+        crate::cancel::check().map_err(|e| e.at(self.offset()))?;
         let mut tmp = std::mem::take(&mut self.buf);
         let n = self.read_src(&mut tmp[self.end..]);
         self.buf = tmp;
         let n = n?;
         self.end += n;
+        crate::cancel::advance(n as u64);
         Ok(n > 0)
     }
 
@@ -154,7 +156,10 @@ impl Input {
             let left = out.len() - done;
             if left >= self.buf.len() / 2 {
                 // large remainder: straight from the source into its destination
-                let n = self.read_src(&mut out[done..])?;
+                crate::cancel::check().map_err(|e| e.at(self.offset()))?;
+                let chunk = (out.len() - done).min(1 << 22);
+                let n = self.read_src(&mut out[done..done + chunk])?;
+                crate::cancel::advance(n as u64);
                 if n == 0 {
                     return Err(truncated(self.offset()));
                 }

@@ -9,6 +9,7 @@
 pub mod altrep;
 pub mod arrow;
 pub mod build;
+pub mod cancel;
 pub mod compression;
 pub mod encoding;
 pub mod error;
@@ -311,7 +312,13 @@ pub fn write_tree_file(
         let c = parallel::ParallelCompressor::new(std::io::BufWriter::with_capacity(1 << 20, f), compression, level, threads)
             .map_err(|e| Error::io(&e, "cannot start compression"))?;
         let c = write::write_stream(c, container, header, root, refs)?;
-        let w = c.finish().map_err(|e| Error::io(&e, "cannot compress"))?;
+        let w = c.finish().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                Error::new(ErrorKind::Interrupted, "interrupted by the user")
+            } else {
+                Error::io(&e, "cannot compress")
+            }
+        })?;
         w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
     })
 }

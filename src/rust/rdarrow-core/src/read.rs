@@ -386,7 +386,10 @@ impl<'a> Parser<'a> {
                 sxp::STR => VectorData::Character(self.strings(len)?),
                 sxp::VEC | sxp::EXPR => {
                     let mut items = Vec::with_capacity(len.min(1 << 16) as usize);
-                    for _ in 0..len {
+                    for i in 0..len {
+                        if i & 0xffff == 0xffff {
+                            crate::cancel::check().map_err(|e| self.err(e))?;
+                        }
                         items.push(self.item()?);
                     }
                     if t == sxp::VEC {

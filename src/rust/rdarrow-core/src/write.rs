@@ -34,6 +34,7 @@ impl<W: Write> Output<W> {
         if self.buf.len() + b.len() > OUT_BUF {
             self.flush_buf()?;
             if b.len() > OUT_BUF {
+                crate::cancel::check()?;
                 self.written += b.len() as u64;
                 return self.sink.write_all(b).map_err(io_err);
             }
@@ -43,6 +44,8 @@ impl<W: Write> Output<W> {
     }
 
     fn flush_buf(&mut self) -> Result<()> {
+        crate::cancel::check()?;
+        crate::cancel::advance(self.buf.len() as u64);
         self.written += self.buf.len() as u64;
         self.sink.write_all(&self.buf).map_err(io_err)?;
         self.buf.clear();

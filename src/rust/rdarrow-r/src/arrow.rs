@@ -8,7 +8,7 @@ use arrow_array::Array;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
 use rdarrow_core::arrow::ipc::{into_ffi_stream, write_ipc_file, IpcCompression, IpcFormat};
-use rdarrow_core::arrow::{pick_object, table_from_object, ArrowTable, ColumnRef, TableOptions};
+use rdarrow_core::arrow::{pick_object_named, table_from_object, ArrowTable, ColumnRef, TableOptions};
 use rdarrow_core::{Error, ReadOptions};
 
 /// Finalizer: release the stream if no consumer took it, then free it.
@@ -28,9 +28,11 @@ pub struct Request {
     pub col_select: Option<Vec<ColumnRef>>,
     pub chunk_size: Option<usize>,
     pub default_tz: Option<String>,
+    /// The name of an RDS stream's one object (the file's base name).
+    pub stream_name: String,
 }
 
-pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: &str) -> std::result::Result<Request, Error> {
+pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: &str, stream_name: &str) -> std::result::Result<Request, Error> {
     let object = if object.is_null() { None } else { object.as_str().map(|s| s.to_string()) };
     let col_select = if col_select.is_null() {
         None
@@ -45,14 +47,15 @@ pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: 
     };
     let chunk_size = if chunk_size.is_null() { None } else { chunk_size.as_real().map(|c| c as usize) };
     let default_tz = (!default_tz.is_empty()).then(|| default_tz.to_string());
-    Ok(Request { object, col_select, chunk_size, default_tz })
+    Ok(Request { object, col_select, chunk_size, default_tz, stream_name: stream_name.to_string() })
 }
 
 pub fn make_table(path: &str, req: &Request, max_depth: i32) -> std::result::Result<(String, ArrowTable), Error> {
     let wanted = req.object.clone();
-    let mut filter = move |name: &[u8]| wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
+    // an RDS stream's one object comes with an empty name: always decoded
+    let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
     let doc = rdarrow_core::read_file_filtered(path, &ReadOptions { max_depth: max_depth.max(1) as usize }, &mut filter)?;
-    let (name, obj) = pick_object(&doc, req.object.as_deref())?;
+    let (name, obj) = pick_object_named(&doc, req.object.as_deref(), &req.stream_name)?;
     let opts = TableOptions {
         col_select: req.col_select.clone(),
         chunk_size: req.chunk_size,
@@ -82,8 +85,9 @@ fn buffer_addresses(table: &ArrowTable) -> Vec<f64> {
 
 /// Convert an object of a file to an Arrow C stream in an external pointer.
 /// Returns list(stream, object, nrow, schema, addresses) or an error value.
-pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
-    let res = request(&object, &col_select, &chunk_size, default_tz).and_then(|req| make_table(path, &req, max_depth));
+pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
+    let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
+    let res = crate::job::run("Converting", || req.and_then(|req| make_table(path, &req, max_depth)));
     let (name, table) = match res {
         Ok(x) => x,
         Err(e) => return error_value(&e),
@@ -103,7 +107,7 @@ pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, de
 
 /// Write an object of a file as an Arrow IPC file or stream.
 #[allow(clippy::too_many_arguments)]
-pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
+pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
     let fmt = match format {
         "file" => IpcFormat::File,
         "stream" => IpcFormat::Stream,
@@ -115,9 +119,10 @@ pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &s
         "zstd" => IpcCompression::Zstd,
         other => return error_value(&Error::usage(format!("unknown IPC compression '{other}'"))),
     };
-    let res = request(&object, &col_select, &chunk_size, default_tz)
-        .and_then(|req| make_table(path, &req, max_depth))
-        .and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp));
+    let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
+    let res = crate::job::run("Writing Arrow IPC", || {
+        req.and_then(|req| make_table(path, &req, max_depth)).and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp))
+    });
     match res {
         Ok(()) => sink.into(),
         Err(e) => error_value(&e),

@@ -113,7 +113,9 @@ pub fn write_object(path: &str, object: RObject, mut refs: rdarrow_core::RefTabl
 }
 
 pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), Error>, o: &WriteOpts) -> Robj {
-    let res = batches.and_then(|(schema, batches)| frame_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object(path, f.object, f.refs, o));
+    let res = crate::job::run("Writing", || {
+        batches.and_then(|(schema, batches)| frame_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object(path, f.object, f.refs, o))
+    });
     match res {
         Ok(()) => path.into(),
         Err(e) => error_value(&e),
@@ -121,13 +123,14 @@ pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), 
 }
 
 /// An R data frame built from the stream.
-pub fn stream_to_df(x: &Robj, native_utf8: bool) -> Robj {
-    let frame = match import_stream(x).and_then(|(s, b)| frame_from_batches(&s, &b)) {
+pub fn stream_to_df(x: &Robj) -> Robj {
+    let imported = import_stream(x);
+    let frame = match crate::job::run("Converting", || imported.and_then(|(s, b)| frame_from_batches(&s, &b))) {
         Ok(f) => f,
         Err(e) => return error_value(&e),
     };
     let mut obj = frame.object;
-    let builder = RBuilder { refs: &frame.refs, native_encoding: None, native_utf8 };
+    let builder = RBuilder { refs: &frame.refs, native_encoding: None };
     match unsafe { builder.build(&mut obj) } {
         Ok(sexp) => unsafe { Robj::from_sexp(sexp) },
         Err(BuildError::Engine(e)) => error_value(&e),

@@ -6,8 +6,10 @@ use extendr_api::prelude::*;
 use rdarrow_core::{Compression, Document, Format, ReadOptions};
 
 mod arrow;
+mod dataset;
 mod errors;
 mod from_arrow;
+mod job;
 mod to_r;
 
 use errors::error_value;
@@ -30,7 +32,7 @@ fn rdarrow_engine_version() -> &'static str {
 /// @noRd
 #[extendr]
 fn rdata_list_impl(path: &str, max_depth: i32) -> Robj {
-    match rdarrow_core::list_file(path, &options(max_depth)) {
+    match job::run("Listing", || rdarrow_core::list_file(path, &options(max_depth))) {
         Err(e) => error_value(&e),
         Ok((doc, infos)) => {
             let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
@@ -53,17 +55,19 @@ fn rdata_list_impl(path: &str, max_depth: i32) -> Robj {
 /// Read the objects of a file. Returns list(values, fallback, names, is_rds).
 /// @noRd
 #[extendr]
-fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32, native_utf8: bool) -> Robj {
+fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32) -> Robj {
     let wanted: Option<Vec<String>> = if objects.is_null() {
         None
     } else {
         Some(objects.as_str_vector().map(|v| v.iter().map(|s| s.to_string()).collect()).unwrap_or_default())
     };
+    // an RDS stream's one object comes with an empty name: always decoded
     let mut filter = |name: &[u8]| match &wanted {
+        _ if name.is_empty() => true,
         None => true,
         Some(w) => w.iter().any(|n| n.as_bytes() == name),
     };
-    let mut doc = match rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter) {
+    let mut doc = match job::run("Reading", || rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter)) {
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };
@@ -83,7 +87,7 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32, native_utf8: bool)
         }
     }
     let objs = doc.take_objects();
-    let builder = RBuilder { refs: &doc.refs, native_encoding: doc.header.native_encoding.as_deref(), native_utf8 };
+    let builder = RBuilder { refs: &doc.refs, native_encoding: doc.header.native_encoding.as_deref() };
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
@@ -122,7 +126,7 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32, native_utf8: bool)
 /// @noRd
 #[extendr]
 fn rdata_parse_impl(path: &str, max_depth: i32) -> Robj {
-    match rdarrow_core::read_file(path, &options(max_depth)) {
+    match job::run("Parsing", || rdarrow_core::read_file(path, &options(max_depth))) {
         Ok(doc) => (doc.stream_len as f64).into(),
         Err(e) => error_value(&e),
     }
@@ -132,7 +136,7 @@ fn rdata_parse_impl(path: &str, max_depth: i32) -> Robj {
 /// @noRd
 #[extendr]
 fn rdata_decompress_impl(path: &str) -> Robj {
-    match rdarrow_core::decompressed_len(path) {
+    match job::run("Decompressing", || rdarrow_core::decompressed_len(path)) {
         Ok(n) => (n as f64).into(),
         Err(e) => error_value(&e),
     }
@@ -185,7 +189,7 @@ fn rdata_rewrite_impl(path: &str, out: &str, format: &str, version: i32, compres
         return error_value(&rdarrow_core::Error::usage(format!("unknown compression '{compress}'")));
     };
     let level = if level < 0 { None } else { Some(level as u32) };
-    let r = rdarrow_core::convert_document(&mut doc, fmt, version).and_then(|_| rdarrow_core::write_file(&doc, out, comp, level));
+    let r = job::run("Writing", || rdarrow_core::convert_document(&mut doc, fmt, version).and_then(|_| rdarrow_core::write_file(&doc, out, comp, level)));
     match r {
         Ok(()) => out.into(),
         Err(e) => error_value(&e),
@@ -195,16 +199,16 @@ fn rdata_rewrite_impl(path: &str, out: &str, format: &str, version: i32, compres
 /// Convert an object of a file to an Arrow C stream.
 /// @noRd
 #[extendr]
-fn rdata_to_arrow_impl(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
-    arrow::to_arrow(path, object, col_select, chunk_size, default_tz, max_depth)
+fn rdata_to_arrow_impl(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
+    arrow::to_arrow(path, object, col_select, chunk_size, default_tz, stream_name, max_depth)
 }
 
 /// Write an object of a file as Arrow IPC.
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn rdata_to_ipc_impl(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, max_depth: i32) -> Robj {
-    arrow::to_ipc(path, sink, object, col_select, format, compression, chunk_size, default_tz, max_depth)
+fn rdata_to_ipc_impl(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
+    arrow::to_ipc(path, sink, object, col_select, format, compression, chunk_size, default_tz, stream_name, max_depth)
 }
 
 /// Whether a stream external pointer still holds an unreleased stream.
@@ -234,7 +238,10 @@ fn xptr_address_impl(x: Robj) -> String {
 #[allow(clippy::too_many_arguments)]
 fn arrow_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
     match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
-        Ok(o) => from_arrow::frame_to_file(file, from_arrow::import_stream(&x), &o),
+        Ok(o) => {
+            let batches = from_arrow::import_stream(&x);
+            from_arrow::frame_to_file(file, batches, &o)
+        }
         Err(e) => error_value(&e),
     }
 }
@@ -245,7 +252,7 @@ fn arrow_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i
 #[allow(clippy::too_many_arguments)]
 fn ipc_to_rdata_impl(path: &str, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
     match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
-        Ok(o) => from_arrow::frame_to_file(file, from_arrow::read_ipc(path), &o),
+        Ok(o) => from_arrow::frame_to_file(file, job::run("Reading Arrow IPC", || from_arrow::read_ipc(path)), &o),
         Err(e) => error_value(&e),
     }
 }
@@ -259,9 +266,12 @@ fn serialized_to_rdata_impl(bytes: Raw, file: &str, name: &str, compress: &str, 
         Ok(o) => o,
         Err(e) => return error_value(&e),
     };
-    let res = rdarrow_core::read_bytes(bytes.as_slice().to_vec(), &ReadOptions::default()).and_then(|mut doc| {
-        let obj = std::mem::replace(&mut doc.root, rdarrow_core::RObject::Null);
-        from_arrow::write_object(file, obj, doc.refs, &o)
+    let bytes = bytes.as_slice().to_vec();
+    let res = job::run("Writing", || {
+        rdarrow_core::read_bytes(bytes, &ReadOptions::default()).and_then(|mut doc| {
+            let obj = std::mem::replace(&mut doc.root, rdarrow_core::RObject::Null);
+            from_arrow::write_object(file, obj, doc.refs, &o)
+        })
     });
     match res {
         Ok(()) => file.into(),
@@ -272,8 +282,8 @@ fn serialized_to_rdata_impl(bytes: Raw, file: &str, name: &str, compress: &str, 
 /// Build an R data frame from an Arrow C stream.
 /// @noRd
 #[extendr]
-fn stream_to_df_impl(x: Robj, native_utf8: bool) -> Robj {
-    from_arrow::stream_to_df(&x, native_utf8)
+fn stream_to_df_impl(x: Robj) -> Robj {
+    from_arrow::stream_to_df(&x)
 }
 
 /// An empty ArrowArrayStream struct for producers to export into.
@@ -281,6 +291,13 @@ fn stream_to_df_impl(x: Robj, native_utf8: bool) -> Robj {
 #[extendr]
 fn new_stream_impl() -> Robj {
     from_arrow::new_stream()
+}
+
+/// Write the data frames of R data files as an Arrow dataset directory.
+/// @noRd
+#[extendr]
+fn rdata_to_dataset_impl(files: Vec<String>, path: &str, partitioning: Vec<String>, format: &str, object: Robj, default_tz: &str, max_depth: i32) -> Robj {
+    dataset::to_dataset(files, path, partitioning, format, object, default_tz, max_depth)
 }
 
 extendr_module! {
@@ -302,4 +319,5 @@ extendr_module! {
     fn serialized_to_rdata_impl;
     fn stream_to_df_impl;
     fn new_stream_impl;
+    fn rdata_to_dataset_impl;
 }

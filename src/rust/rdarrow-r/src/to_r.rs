@@ -76,8 +76,6 @@ pub struct RBuilder<'d> {
     pub refs: &'d RefTable,
     /// The stream's native encoding (version 3 header), if any.
     pub native_encoding: Option<&'d [u8]>,
-    /// The R session's native encoding is UTF-8.
-    pub native_utf8: bool,
 }
 
 impl<'d> RBuilder<'d> {
@@ -85,9 +83,7 @@ impl<'d> RBuilder<'d> {
     unsafe fn charsxp(&self, bytes: Option<&[u8]>, lv: u16) -> SEXP {
         let Some(bytes) = bytes else { return R_NaString };
         let (enc, b) = to_utf8(bytes, lv, self.native_encoding);
-        let transcoded = matches!(b, std::borrow::Cow::Owned(_));
         let ce = match enc {
-            CharEncoding::Utf8 if transcoded && self.native_utf8 => cetype_t::CE_NATIVE,
             CharEncoding::Utf8 => cetype_t::CE_UTF8,
             // keep latin1 strings in latin1, as R does
             CharEncoding::Latin1 => return Rf_mkCharLenCE(bytes.as_ptr() as *const _, bytes.len() as i32, cetype_t::CE_LATIN1),
@@ -214,6 +210,7 @@ impl<'d> RBuilder<'d> {
     }
 
     unsafe fn vector(&self, flags: Flags, data: &mut VectorData, attributes: Option<&mut RObject>) -> Result<SEXP> {
+        rdarrow_core::cancel::check()?;
         let mut g = Guard(0);
         let n = data.len() as R_xlen_t;
         let x = match data {

@@ -35,6 +35,7 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
     let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut cols = Vec::with_capacity(schema.fields().len());
     for (i, f) in schema.fields().iter().enumerate() {
+        crate::cancel::check()?;
         let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
         let arr = if parts.is_empty() { arrow_array::new_empty_array(f.data_type()) } else { concat(&parts)? };
         cols.push(column(&mut m, f, arr.as_ref())?);
@@ -293,4 +294,117 @@ fn strings_column(a: &dyn Array) -> Result<RObject> {
         other => return Err(Error::unsupported(format!("expected strings, found {other}"))),
     };
     Ok(obj)
+}
+
+// ---------------------------------------------------------------------------
+// Whole files: Arrow IPC in, R data file out (shared by the R bindings and
+// the command-line tool).
+
+/// Read an Arrow IPC file or stream held in memory; the file format is told
+/// apart from the stream format by its leading `ARROW1` magic. `what` names
+/// the source in error messages.
+pub fn read_ipc_bytes(bytes: Vec<u8>, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    read_ipc_from(std::io::Cursor::new(bytes), what)
+}
+
+/// Read an Arrow IPC file or stream from `path` (see [`read_ipc_bytes`]).
+pub fn read_ipc_file(path: &std::path::Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let what = format!("'{}'", path.display());
+    let f = std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
+    read_ipc_from(std::io::BufReader::with_capacity(1 << 20, f), &what)
+}
+
+fn read_ipc_from<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let arrow_err = |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"));
+    let mut magic = [0u8; 6];
+    let mut got = 0;
+    while got < magic.len() {
+        let n = r.read(&mut magic[got..]).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    r.rewind().map_err(|e| Error::io(&e, &format!("cannot seek in {what}")))?;
+    if got == magic.len() && &magic == b"ARROW1" {
+        let reader = arrow_ipc::reader::FileReader::try_new(r, None).map_err(arrow_err)?;
+        let schema = reader.schema();
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
+        Ok((schema, batches))
+    } else {
+        let reader = arrow_ipc::reader::StreamReader::try_new(r, None).map_err(|e| {
+            Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream: {e}"))
+        })?;
+        let schema = reader.schema();
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
+        Ok((schema, batches))
+    }
+}
+
+/// How [`write_frame_file`] writes an R data file.
+#[derive(Debug, Clone)]
+pub struct FrameFileOptions {
+    /// The object's name in a `save()` file (unused for `.rds`).
+    pub name: String,
+    pub compression: crate::Compression,
+    /// Compression level; `None` for the method's default.
+    pub level: Option<u32>,
+    /// Serialization format version: 2 or 3.
+    pub version: i32,
+    /// ASCII instead of XDR.
+    pub ascii: bool,
+    /// Threads compressing independent blocks (the bytes do not depend on it).
+    pub threads: usize,
+    /// A single-object `.rds` stream instead of a `save()` file.
+    pub rds: bool,
+    /// The R version recorded as the writer, as R packs it (4.2.2 = 0x040202).
+    pub writer_version: i32,
+}
+
+impl Default for FrameFileOptions {
+    fn default() -> Self {
+        FrameFileOptions {
+            name: "data".to_string(),
+            compression: crate::Compression::Gzip,
+            level: None,
+            version: 3,
+            ascii: false,
+            threads: 1,
+            rds: false,
+            writer_version: 0x0004_0202,
+        }
+    }
+}
+
+/// Write an object (with its reference table), such as the data frame of
+/// an [`RFrame`], as `.RData` (one object named `o.name`) or `.rds`; the
+/// file appears only when complete.
+pub fn write_frame_file(path: &std::path::Path, object: RObject, mut refs: RefTable, o: &FrameFileOptions) -> Result<()> {
+    use crate::{Container, Format, StreamHeader};
+    if o.version != 2 && o.version != 3 {
+        return Err(Error::usage(format!("version must be 2 or 3, not {}", o.version)));
+    }
+    let header = StreamHeader {
+        format: if o.ascii { Format::Ascii } else { Format::Xdr },
+        crlf: false,
+        leading_newline: false,
+        version: o.version,
+        writer_version: o.writer_version,
+        min_reader_version: if o.version == 3 { 0x0003_0500 } else { 0x0002_0300 },
+        native_encoding: (o.version == 3).then(|| b"UTF-8".to_vec()),
+        ascii_hex: false,
+    };
+    let (container, root) = if o.rds {
+        (Container::Stream, object)
+    } else {
+        let lv = if o.name.is_ascii() { levels::ASCII } else { levels::UTF8 };
+        let sym = refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(o.name.as_bytes().to_vec()) }));
+        let cell = Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(RObject::Ref(sym)), car: object };
+        let letter = if o.ascii { b'A' } else { b'X' };
+        (
+            Container::RData { format: letter, version: b'0' + o.version as u8 },
+            RObject::Pairlist(Box::new(Pairlist { cells: vec![cell], tail: RObject::Null })),
+        )
+    };
+    crate::write_tree_file(path, container, &header, &root, &refs, o.compression, o.level, o.threads.max(1))
 }

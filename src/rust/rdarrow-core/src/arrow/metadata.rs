@@ -260,6 +260,15 @@ pub fn fidelity_notes(refs: &RefTable, names: &[&str], cols: &[&RObject]) -> Str
         if has("Date") && obj.sxptype(refs) == sxp::INT {
             out.push_str(&format!("date-integer\t{name}\n"));
         }
+        if has("Date") && obj.sxptype(refs) == sxp::REAL {
+            if let RObject::Vector(v) = obj {
+                if let VectorData::Real(x) = &v.data {
+                    if x.iter().any(|f| f.is_finite() && f.fract() != 0.0) {
+                        out.push_str(&format!("date-fractional\t{name}\n"));
+                    }
+                }
+            }
+        }
     }
     out
 }
@@ -304,6 +313,17 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
                     }
                 }
                 set_vector_attribute(m, col, "class", crate::build::strings([Some(&b"integer64"[..])]));
+            }
+            "date-fractional" => {
+                // a timestamp came back as POSIXct seconds: days again
+                if let RObject::Vector(cv) = col {
+                    if let VectorData::Real(x) = &cv.data {
+                        let days: Vec<f64> = x.iter().map(|&f| if f.is_nan() { f } else { f / 86400.0 }).collect();
+                        cv.data = VectorData::Real(days.into());
+                    }
+                }
+                set_vector_attribute(m, col, "tzone", RObject::Null);
+                set_vector_attribute(m, col, "class", crate::build::strings([Some(&b"Date"[..])]));
             }
             "date-integer" => {
                 if let RObject::Vector(cv) = col {

@@ -9,7 +9,7 @@
 //! | double | float64 | zero-copy; `NA_real_` -> null, `NaN` stays NaN |
 //! | character | utf8 (large_utf8 beyond 2 GiB) | zero-copy when already UTF-8; latin1 and native encodings transcoded |
 //! | factor / ordered | dictionary<int8/int16/int32, utf8> | narrowest index that holds the levels; ordered flag |
-//! | Date | date32 (date64 when days are fractional) | |
+//! | Date | date32 (timestamp[us] when days are fractional) | |
 //! | POSIXct | timestamp[us, tz] | `tzone` as the zone |
 //! | difftime | duration[s] (finer when fractional) | scaled by `units` |
 //! | hms | time32[s] (time32[ms], time64[us/ns] when fractional) | |
@@ -23,9 +23,10 @@
 //! rdarrow keeps the values with a finer unit. Attributes go into the
 //! schema metadata under `"r"`, in arrow R's format ([`metadata`]).
 
+pub mod dataset;
 pub mod from_arrow;
 pub mod ipc;
 pub mod metadata;
 pub mod to_arrow;
 
-pub use to_arrow::{pick_object, table_from_object, ArrowTable, ColumnRef, TableOptions};
+pub use to_arrow::{pick_object, pick_object_named, table_from_object, ArrowTable, ColumnRef, TableOptions};

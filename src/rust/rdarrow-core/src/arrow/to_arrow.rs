@@ -76,7 +76,20 @@ fn attr<'a>(attrs: Option<&'a RObject>, refs: &RefTable, name: &str) -> Option<&
 }
 
 fn strings_of(obj: Option<&RObject>) -> Vec<String> {
-    match obj.and_then(|o| o.as_strings()) {
+    let owned;
+    let s = match obj {
+        Some(RObject::Altrep(a)) => {
+            // e.g. names kept in an ALTREP wrapper
+            owned = altrep::expand(a, &RefTable::default()).ok();
+            match &owned {
+                Some(VectorData::Character(s)) => Some(s),
+                _ => None,
+            }
+        }
+        Some(o) => o.as_strings(),
+        None => None,
+    };
+    match s {
         Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned()).collect(),
         None => Vec::new(),
     }
@@ -191,6 +204,7 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     let mut fields = Vec::with_capacity(idx.len());
     let mut arrays = Vec::with_capacity(idx.len());
     for &i in &idx {
+        crate::cancel::check()?;
         let (dt, arr) = conv.column(columns[i], &names[i]).map_err(|e| Error {
             message: format!("column '{}': {}", names[i], e.message),
             ..e
@@ -384,10 +398,12 @@ impl<'d> Converter<'d> {
                 let re: Vec<f64> = (0..n).map(|i| x[2 * i]).collect();
                 let im: Vec<f64> = (0..n).map(|i| x[2 * i + 1]).collect();
                 let fields = Fields::from(vec![Field::new("re", DataType::Float64, true), Field::new("im", DataType::Float64, true)]);
+                // R's complex NA (either part NA_real_) is a null slot
+                let nulls = nulls_from(n, |i| !is_na_real(re[i]) && !is_na_real(im[i]));
                 let arr = StructArray::new(
                     fields.clone(),
-                    vec![Arc::new(Float64Array::from(re)) as ArrayRef, Arc::new(Float64Array::from(im))],
-                    None,
+                    vec![Arc::new(Float64Array::new(re.into(), nulls.clone())) as ArrayRef, Arc::new(Float64Array::new(im.into(), nulls.clone()))],
+                    nulls,
                 );
                 (DataType::Struct(fields), Arc::new(arr))
             }
@@ -571,9 +587,10 @@ fn date(data: &VectorData) -> Result<(DataType, ArrayRef)> {
             Ok((DataType::Date32, Arc::new(Date32Array::new(ScalarBuffer::from(v), nulls))))
         }
         VectorData::Real(_) => {
-            // fractional days: milliseconds, where arrow R would truncate
-            let (v, n) = to_scaled_i64(data, 86_400_000.0);
-            Ok((DataType::Date64, Arc::new(Date64Array::new(v, n))))
+            // fractional days, which arrow R would truncate: a timestamp
+            // (microseconds, no zone) keeps them; noted for the way back
+            let (v, n) = to_scaled_i64(data, 86_400_000_000.0);
+            Ok((DataType::Timestamp(TimeUnit::Microsecond, None), Arc::new(TimestampMicrosecondArray::new(v, n))))
         }
         _ => Err(Error::corrupt("a Date is neither double nor integer")),
     }
@@ -623,12 +640,21 @@ fn duration(data: &VectorData, mult: f64) -> Result<(DataType, ArrayRef)> {
 /// Choose the object to convert: the named one, or else the file's only
 /// data frame (an RDS stream's one object).
 pub fn pick_object<'d>(doc: &'d Document, object: Option<&str>) -> Result<(String, &'d RObject)> {
+    pick_object_named(doc, object, "")
+}
+
+/// As [`pick_object`]; an RDS stream's one object is called `stream_name`
+/// (R users name it after the file), and asking for another name is an error.
+pub fn pick_object_named<'d>(doc: &'d Document, object: Option<&str>, stream_name: &str) -> Result<(String, &'d RObject)> {
     let objs = doc.objects();
     let is_rds = !matches!(doc.container, crate::Container::RData { .. });
     let names: Vec<String> = objs.iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
     let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ") };
     if let Some(name) = object {
         if is_rds {
+            if !stream_name.is_empty() && name != stream_name {
+                return Err(Error::usage(format!("object '{name}' not found in the file; it holds: '{stream_name}'")));
+            }
             return Ok((name.to_string(), objs[0].1));
         }
         return match names.iter().position(|n| n == name) {
@@ -637,7 +663,7 @@ pub fn pick_object<'d>(doc: &'d Document, object: Option<&str>) -> Result<(Strin
         };
     }
     if is_rds {
-        return Ok((String::new(), objs[0].1));
+        return Ok((stream_name.to_string(), objs[0].1));
     }
     let frames: Vec<usize> = (0..objs.len()).filter(|&i| obj_classes(objs[i].1, &doc.refs).iter().any(|c| c == "data.frame")).collect();
     match frames.len() {

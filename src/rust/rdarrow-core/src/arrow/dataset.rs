@@ -1,0 +1,831 @@
+//! Arrow datasets: the data frames of many `.RData`/`.rds` files (or many
+//! data frames of one file) with the same columns, written as one directory
+//! of Arrow IPC files that arrow (`open_dataset(format = "arrow")`),
+//! pyarrow (`pyarrow.dataset.dataset(format = "ipc")`) and polars read as
+//! a single table.
+//!
+//! Layout, as arrow writes it:
+//!
+//! * without partitioning, `DIR/part-0.arrow`, `DIR/part-1.arrow`, ...: one
+//!   file per input object, in the order of the inputs;
+//! * with hive partitioning by columns `a, b`, `DIR/a=x/b=y/part-0.arrow`:
+//!   the rows of each object are split by the values of the partition
+//!   columns, which are not stored in the files (they are in the paths).
+//!   Each directory numbers its files from `part-0`. Values are rendered as
+//!   arrow renders them (factor levels and strings as they are, integers in
+//!   decimal, `NA` as `__HIVE_DEFAULT_PARTITION__`) and percent-encoded
+//!   except for `A-Z a-z 0-9 - _ . ~`, which arrow's `"uri"` segment
+//!   encoding (its default) decodes when reading.
+//!
+//! The `feather` format writes the same bytes (Feather version 2 is the
+//! Arrow IPC file format) with the `.feather` extension.
+//!
+//! All objects must have the same columns with the same Arrow types; the
+//! columns of later inputs are reordered by name to the first input's
+//! order. Factors are normalised to `dictionary<int32, utf8>` (rdarrow
+//! picks the narrowest index per file, so the index type could otherwise
+//! differ between files). Character row names are dropped: the rows of a
+//! dataset have no names.
+//!
+//! Files are read one after another (only one input is held in memory at a
+//! time); the partitions of an input are written in parallel. Each output
+//! file is written under a temporary name and renamed into place when
+//! complete; on an error, the files this call wrote are removed again.
+
+use super::ipc::{write_ipc_file, IpcCompression, IpcFormat};
+use super::{table_from_object, ArrowTable, ColumnRef, TableOptions};
+use crate::error::{Error, Result};
+use crate::tree::{set_attribute, RObject};
+use crate::{Container, Document, ReadOptions};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray, UInt32Array};
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The directory name arrow gives to a missing (`NA`) partition value.
+pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// The file format of a dataset's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DatasetFormat {
+    /// Arrow IPC files, `.arrow`.
+    #[default]
+    Arrow,
+    /// The same bytes (Feather version 2), `.feather`.
+    Feather,
+}
+
+impl DatasetFormat {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "arrow" | "ipc" => Some(DatasetFormat::Arrow),
+            "feather" => Some(DatasetFormat::Feather),
+            _ => None,
+        }
+    }
+
+    /// The extension of the files, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            DatasetFormat::Arrow => "arrow",
+            DatasetFormat::Feather => "feather",
+        }
+    }
+}
+
+/// What to write.
+#[derive(Debug, Clone, Default)]
+pub struct DatasetOptions {
+    /// Columns to partition by (hive style), outermost first; empty for none.
+    pub partitioning: Vec<String>,
+    pub format: DatasetFormat,
+    /// The object to take from each `.RData` file; `None` takes every data
+    /// frame of each file (an `.rds` file holds one object).
+    pub object: Option<String>,
+    pub compression: Option<IpcCompression>,
+    /// Rows per record batch in each file (one batch when `None`).
+    pub chunk_size: Option<usize>,
+    /// The zone given to POSIXct columns without a `tzone` attribute.
+    pub default_tz: Option<String>,
+    pub read: ReadOptions,
+    /// Threads writing partitions; 0 for the number of cores.
+    pub threads: usize,
+}
+
+/// Progress of [`write_dataset`], reported from the calling thread.
+#[derive(Debug)]
+pub enum DatasetEvent<'a> {
+    /// Input `index` (0-based) of `count` is being read.
+    Input { index: usize, count: usize, path: &'a Path },
+    /// An object was converted and is being written.
+    Object { path: &'a Path, name: &'a str, rows: usize },
+    /// Input `index` is done; `files` output files were written for it.
+    InputDone { index: usize, files: usize, rows: u64 },
+}
+
+/// What [`write_dataset`] wrote.
+#[derive(Debug, Clone)]
+pub struct DatasetSummary {
+    /// The files written, relative to the dataset directory, in order.
+    pub files: Vec<PathBuf>,
+    /// Objects converted.
+    pub objects: usize,
+    /// Rows written.
+    pub rows: u64,
+    /// The columns of the dataset's files (without the partition columns);
+    /// `None` when there was no input object.
+    pub schema: Option<SchemaRef>,
+    /// The partition columns' fields, in partitioning order.
+    pub partition_fields: Vec<FieldRef>,
+}
+
+/// Percent-encode a partition value (or key) as arrow's `"uri"` segment
+/// encoding does: everything but `A-Z a-z 0-9 - _ . ~`, byte by byte.
+pub fn hive_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for &b in s.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Write the objects of `inputs` as an Arrow dataset in `dir`, which must
+/// not exist or be empty. `progress` hears about each input.
+pub fn write_dataset(
+    inputs: &[PathBuf],
+    dir: &Path,
+    opts: &DatasetOptions,
+    progress: &mut dyn FnMut(DatasetEvent),
+) -> Result<DatasetSummary> {
+    check_options(inputs, opts)?;
+    let mut out = Output::new(dir, opts)?;
+    let res = write_all(inputs, opts, &mut out, progress);
+    match res {
+        Ok(mut summary) => {
+            summary.files = out.written.iter().map(|p| p.strip_prefix(dir).unwrap_or(p).to_path_buf()).collect();
+            Ok(summary)
+        }
+        Err(e) => {
+            out.roll_back();
+            Err(e)
+        }
+    }
+}
+
+fn check_options(inputs: &[PathBuf], opts: &DatasetOptions) -> Result<()> {
+    if inputs.is_empty() {
+        return Err(Error::usage("no input files"));
+    }
+    for (i, p) in opts.partitioning.iter().enumerate() {
+        if p.is_empty() {
+            return Err(Error::usage("a partition column name is empty"));
+        }
+        if opts.partitioning[..i].contains(p) {
+            return Err(Error::usage(format!("partition column '{p}' is given twice")));
+        }
+    }
+    if opts.chunk_size == Some(0) {
+        return Err(Error::usage("the chunk size must be at least 1 row"));
+    }
+    Ok(())
+}
+
+/// The output directory and what this call wrote in it.
+struct Output {
+    dir: PathBuf,
+    ext: &'static str,
+    /// Files written, for the summary and for removal after an error.
+    written: Vec<PathBuf>,
+    /// Directories this call created, outermost first.
+    created: Vec<PathBuf>,
+    /// The next part number of each directory.
+    counters: HashMap<PathBuf, usize>,
+    threads: usize,
+    compression: IpcCompression,
+    chunk_size: Option<usize>,
+}
+
+impl Output {
+    fn new(dir: &Path, opts: &DatasetOptions) -> Result<Self> {
+        let mut created = Vec::new();
+        match std::fs::metadata(dir) {
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::usage(format!("'{}' exists and is not a directory", dir.display())));
+            }
+            Ok(_) => {
+                let mut entries =
+                    std::fs::read_dir(dir).map_err(|e| Error::io(&e, &format!("cannot list '{}'", dir.display())))?;
+                if entries.next().is_some() {
+                    return Err(Error::usage(format!(
+                        "'{}' is not empty: write a dataset into a new or empty directory",
+                        dir.display()
+                    )));
+                }
+            }
+            Err(_) => {
+                // create it, remembering each level created (for roll-back)
+                let mut missing = Vec::new();
+                let mut p = Some(dir);
+                while let Some(d) = p.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+                    missing.push(d.to_path_buf());
+                    p = d.parent();
+                }
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(&e, &format!("cannot create the directory '{}'", dir.display())))?;
+                missing.reverse();
+                created = missing;
+            }
+        }
+        let threads = if opts.threads > 0 {
+            opts.threads
+        } else {
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        };
+        Ok(Output {
+            dir: dir.to_path_buf(),
+            ext: opts.format.extension(),
+            written: Vec::new(),
+            created,
+            counters: HashMap::new(),
+            threads,
+            compression: opts.compression.unwrap_or(IpcCompression::Uncompressed),
+            chunk_size: opts.chunk_size,
+        })
+    }
+
+    /// The path of the next file in `sub` (relative to the dataset
+    /// directory), creating the directories it needs.
+    fn next_file(&mut self, sub: &Path) -> Result<PathBuf> {
+        let d = self.dir.join(sub);
+        if !d.exists() {
+            let mut missing = Vec::new();
+            let mut p = Some(d.as_path());
+            while let Some(x) = p.filter(|x| !x.exists()) {
+                missing.push(x.to_path_buf());
+                p = x.parent();
+            }
+            std::fs::create_dir_all(&d).map_err(|e| Error::io(&e, &format!("cannot create the directory '{}'", d.display())))?;
+            missing.reverse();
+            self.created.extend(missing);
+        }
+        let n = self.counters.entry(d.clone()).or_insert(0);
+        let f = d.join(format!("part-{n}.{}", self.ext));
+        *n += 1;
+        Ok(f)
+    }
+
+    fn roll_back(&mut self) {
+        for f in self.written.drain(..) {
+            let _ = std::fs::remove_file(f);
+        }
+        for d in self.created.drain(..).rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+
+    /// Write `batch` (sliced into chunks) to `path`.
+    fn write_batch(&self, schema: &SchemaRef, batch: RecordBatch, path: &Path) -> Result<()> {
+        let n = batch.num_rows();
+        let batches = match self.chunk_size {
+            Some(c) if c > 0 && n > c => (0..n).step_by(c).map(|off| batch.slice(off, c.min(n - off))).collect(),
+            _ => vec![batch],
+        };
+        let table = ArrowTable { schema: schema.clone(), batches };
+        write_ipc_file(&table, path, IpcFormat::File, self.compression)
+    }
+}
+
+/// The first object's columns, which the others must match.
+struct Reference {
+    file: String,
+    /// Data columns (without the partition columns), in the written order.
+    data: Vec<FieldRef>,
+    /// Partition columns, in partitioning order.
+    keys: Vec<FieldRef>,
+}
+
+fn write_all(
+    inputs: &[PathBuf],
+    opts: &DatasetOptions,
+    out: &mut Output,
+    progress: &mut dyn FnMut(DatasetEvent),
+) -> Result<DatasetSummary> {
+    let mut reference: Option<Reference> = None;
+    let mut objects = 0usize;
+    let mut rows = 0u64;
+    for (index, path) in inputs.iter().enumerate() {
+        crate::cancel::check()?;
+        progress(DatasetEvent::Input { index, count: inputs.len(), path });
+        let label = path.display().to_string();
+        let before = out.written.len();
+        let mut file_rows = 0u64;
+        let mut doc = read_input(path, opts).map_err(|e| in_file(e, &label))?;
+        let selected = select_objects(&mut doc, opts.object.as_deref()).map_err(|e| in_file(e, &label))?;
+        for (name, mut obj) in selected {
+            let at = |e: Error| if name.is_empty() { e } else { e.in_object(&name) };
+            drop_row_names(&mut obj, &doc);
+            let (data, keys) = object_tables(&doc, &obj, &name, opts, reference.as_ref()).map_err(|e| at(in_file(e, &label)))?;
+            drop(obj);
+            if reference.is_none() {
+                reference = Some(Reference {
+                    file: label.clone(),
+                    data: data.schema.fields().iter().cloned().collect(),
+                    keys: keys.as_ref().map(|k| k.schema.fields().iter().cloned().collect()).unwrap_or_default(),
+                });
+            }
+            let n = data.num_rows();
+            progress(DatasetEvent::Object { path, name: &name, rows: n });
+            write_object(out, data, keys, &opts.partitioning).map_err(|e| at(in_file(e, &label)))?;
+            objects += 1;
+            file_rows += n as u64;
+        }
+        drop(doc);
+        rows += file_rows;
+        progress(DatasetEvent::InputDone { index, files: out.written.len() - before, rows: file_rows });
+    }
+    let (schema, partition_fields) = match reference {
+        Some(r) => (Some(Arc::new(Schema::new(r.data))), r.keys),
+        None => (None, Vec::new()),
+    };
+    Ok(DatasetSummary { files: Vec::new(), objects, rows, schema, partition_fields })
+}
+
+/// Name the input in an error, unless the message names it already.
+fn in_file(mut e: Error, label: &str) -> Error {
+    if !e.message.contains(label) {
+        e.message = format!("'{label}': {}", e.message);
+    }
+    e
+}
+
+fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
+    let wanted = opts.object.clone();
+    // an .rds stream offers its one object with an empty name
+    let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
+    crate::read_file_filtered(path, &opts.read, &mut filter)
+}
+
+fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
+    crate::summary::class_of(obj, &doc.refs).iter().any(|c| c == "data.frame")
+}
+
+/// The objects an input contributes: the named one, or every data frame.
+fn select_objects(doc: &mut Document, wanted: Option<&str>) -> Result<Vec<(String, RObject)>> {
+    let is_rds = !matches!(doc.container, Container::RData { .. });
+    let objs: Vec<(String, RObject)> =
+        doc.take_objects().into_iter().map(|(n, o)| (String::from_utf8_lossy(&n).into_owned(), o)).collect();
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "nothing".to_string()
+        } else {
+            v.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
+        }
+    };
+    if is_rds {
+        return Ok(objs.into_iter().take(1).collect());
+    }
+    let names: Vec<String> = objs.iter().map(|(n, _)| n.clone()).collect();
+    if let Some(w) = wanted {
+        let found: Vec<(String, RObject)> = objs.into_iter().filter(|(n, _)| n == w).take(1).collect();
+        if found.is_empty() {
+            return Err(Error::usage(format!("object '{w}' not found in the file; it holds: {}", list(&names))));
+        }
+        return Ok(found);
+    }
+    let frames: Vec<(String, RObject)> = objs.into_iter().filter(|(_, o)| is_data_frame(o, doc)).collect();
+    if frames.is_empty() {
+        return Err(Error::usage(format!(
+            "the file holds no data frame; choose an object by name among: {}",
+            list(&names)
+        )));
+    }
+    Ok(frames)
+}
+
+/// Replace character row names by compact ones (a dataset's rows have no
+/// names, and split rows could not keep them).
+fn drop_row_names(obj: &mut RObject, doc: &Document) {
+    if !is_data_frame(obj, doc) {
+        return;
+    }
+    let n = match obj.attribute(&doc.refs, "row.names").and_then(|r| r.as_strings()) {
+        Some(s) => s.len(),
+        None => return,
+    };
+    if let RObject::Vector(v) = obj {
+        let compact = crate::build::ints(vec![i32::MIN, -(n as i32)]);
+        set_attribute(&mut v.attributes, RObject::Null, b"row.names", &doc.refs, compact);
+    }
+}
+
+/// The column names of an object as a table.
+fn column_names(doc: &Document, obj: &RObject, name: &str, opts: &DatasetOptions) -> Result<Vec<String>> {
+    if is_data_frame(obj, doc) {
+        if let Some(s) = obj.attribute(&doc.refs, "names").and_then(|n| n.as_strings()) {
+            return Ok((0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned()).collect());
+        }
+    }
+    // a vector or matrix: convert to learn its columns
+    let t = table_from_object(doc, obj, &table_options(name, opts, None))?;
+    Ok(t.schema.fields().iter().map(|f| f.name().clone()).collect())
+}
+
+fn table_options(name: &str, opts: &DatasetOptions, cols: Option<Vec<ColumnRef>>) -> TableOptions {
+    TableOptions {
+        col_select: cols,
+        chunk_size: None,
+        default_tz: opts.default_tz.clone(),
+        object_name: if name.is_empty() { "value".to_string() } else { name.to_string() },
+    }
+}
+
+/// The data table (partition columns removed, columns in the reference
+/// order) and the partition columns of one object, with normalised types
+/// checked against the reference.
+fn object_tables(
+    doc: &Document,
+    obj: &RObject,
+    name: &str,
+    opts: &DatasetOptions,
+    reference: Option<&Reference>,
+) -> Result<(ArrowTable, Option<ArrowTable>)> {
+    let names = column_names(doc, obj, name, opts)?;
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(Error::usage(format!("column name '{n}' is used twice; a dataset's columns need distinct names")));
+        }
+    }
+    let pos = |n: &str| names.iter().position(|x| x == n);
+    for p in &opts.partitioning {
+        if pos(p).is_none() {
+            return Err(Error::usage(format!(
+                "there is no column '{p}' to partition by; the columns are: {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let data_names: Vec<String> = match reference {
+        None => names.iter().filter(|n| !opts.partitioning.contains(n)).cloned().collect(),
+        Some(r) => {
+            let ref_names: Vec<&String> = r.data.iter().map(|f| f.name()).collect();
+            if let Some(missing) = ref_names.iter().find(|n| pos(n).is_none()) {
+                return Err(Error::usage(format!(
+                    "column '{missing}' is missing (it is in '{}'); all inputs of a dataset need the same columns",
+                    r.file
+                )));
+            }
+            if let Some(extra) = names.iter().find(|n| !opts.partitioning.contains(n) && !ref_names.contains(n)) {
+                return Err(Error::usage(format!(
+                    "column '{extra}' is not in '{}'; all inputs of a dataset need the same columns",
+                    r.file
+                )));
+            }
+            ref_names.into_iter().cloned().collect()
+        }
+    };
+    let select = |cols: &[String]| -> Vec<ColumnRef> { cols.iter().map(|n| ColumnRef::Position(pos(n).unwrap() + 1)).collect() };
+    let data = table_from_object(doc, obj, &table_options(name, opts, Some(select(&data_names))))?;
+    let data = normalise(data)?;
+    let keys = if opts.partitioning.is_empty() {
+        None
+    } else {
+        let k = table_from_object(doc, obj, &table_options(name, opts, Some(select(&opts.partitioning))))?;
+        Some(normalise(k)?)
+    };
+    if let Some(r) = reference {
+        check_fields(data.schema.fields(), &r.data, &r.file)?;
+        if let Some(k) = &keys {
+            check_fields(k.schema.fields(), &r.keys, &r.file)?;
+        }
+    }
+    Ok((data, keys))
+}
+
+fn check_fields(got: &Fields, want: &[FieldRef], ref_file: &str) -> Result<()> {
+    for (g, w) in got.iter().zip(want) {
+        let same = g.data_type() == w.data_type() && g.dict_is_ordered() == w.dict_is_ordered();
+        if !same {
+            let describe = |f: &Field| {
+                if f.dict_is_ordered() == Some(true) {
+                    format!("{} (ordered)", f.data_type())
+                } else {
+                    f.data_type().to_string()
+                }
+            };
+            return Err(Error::usage(format!(
+                "column '{}' has type {} but {} in '{ref_file}'; the columns of a dataset's inputs must have the same types",
+                g.name(),
+                describe(g),
+                describe(w)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The type a column is written with: dictionaries get int32 indices.
+fn normal_type(dt: &DataType) -> DataType {
+    match dt {
+        DataType::Dictionary(_, v) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(normal_type(v))),
+        DataType::List(f) => DataType::List(normal_field(f)),
+        DataType::LargeList(f) => DataType::LargeList(normal_field(f)),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(normal_field).collect()),
+        other => other.clone(),
+    }
+}
+
+fn normal_field(f: &FieldRef) -> FieldRef {
+    let dt = normal_type(f.data_type());
+    if &dt == f.data_type() {
+        return f.clone();
+    }
+    Arc::new(f.as_ref().clone().with_data_type(dt))
+}
+
+fn normalise(t: ArrowTable) -> Result<ArrowTable> {
+    let fields = t.schema.fields();
+    let normal: Vec<FieldRef> = fields.iter().map(normal_field).collect();
+    if normal.iter().zip(fields.iter()).all(|(a, b)| Arc::ptr_eq(a, b)) {
+        return Ok(t);
+    }
+    let schema = Arc::new(Schema::new_with_metadata(normal.clone(), t.schema.metadata().clone()));
+    let mut batches = Vec::with_capacity(t.batches.len());
+    for b in &t.batches {
+        let cols = b
+            .columns()
+            .iter()
+            .zip(&normal)
+            .map(|(c, f)| {
+                if c.data_type() == f.data_type() {
+                    Ok(c.clone())
+                } else {
+                    arrow_cast::cast(c, f.data_type()).map_err(|e| {
+                        Error::unsupported(format!("column '{}': cannot convert {} to {}: {e}", f.name(), c.data_type(), f.data_type()))
+                    })
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        batches.push(batch(&schema, cols, b.num_rows())?);
+    }
+    Ok(ArrowTable { schema, batches })
+}
+
+fn batch(schema: &SchemaRef, cols: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    RecordBatch::try_new_with_options(schema.clone(), cols, &RecordBatchOptions::new().with_row_count(Some(rows)))
+        .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))
+}
+
+/// The single batch of a table (tables are converted unchunked).
+fn one_batch(t: &ArrowTable) -> Result<RecordBatch> {
+    match t.batches.len() {
+        1 => Ok(t.batches[0].clone()),
+        0 => Ok(RecordBatch::new_empty(t.schema.clone())),
+        _ => arrow_select::concat::concat_batches(&t.schema, &t.batches)
+            .map_err(|e| Error::corrupt(format!("cannot join the record batches: {e}"))),
+    }
+}
+
+/// Write one object: one file, or one file per partition.
+fn write_object(out: &mut Output, data: ArrowTable, keys: Option<ArrowTable>, partitioning: &[String]) -> Result<()> {
+    let schema = data.schema.clone();
+    let batch_all = one_batch(&data)?;
+    drop(data);
+    let Some(keys) = keys else {
+        let path = out.next_file(Path::new(""))?;
+        out.write_batch(&schema, batch_all, &path)?;
+        out.written.push(path);
+        return Ok(());
+    };
+    let key_batch = one_batch(&keys)?;
+    let groups = partition_rows(&key_batch, partitioning)?;
+    drop(key_batch);
+    let mut jobs: Vec<(PathBuf, Option<Vec<u32>>)> = Vec::with_capacity(groups.len());
+    let single = groups.len() == 1;
+    for (dir, rows) in groups {
+        let path = out.next_file(&dir)?;
+        jobs.push((path, if single { None } else { Some(rows) }));
+    }
+    let threads = out.threads.min(jobs.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let done: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= jobs.len() || failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let (path, rows) = &jobs[i];
+        let res = crate::cancel::check().and_then(|_| {
+            let b = match rows {
+                None => batch_all.clone(),
+                Some(r) => arrow_select::take::take_record_batch(&batch_all, &UInt32Array::from(r.clone()))
+                    .map_err(|e| Error::corrupt(format!("cannot split the rows by partition: {e}")))?,
+            };
+            out.write_batch(&schema, b, path)
+        });
+        match res {
+            Ok(()) => done.lock().unwrap().push(i),
+            Err(e) => {
+                failed.store(true, Ordering::Relaxed);
+                first_error.lock().unwrap().get_or_insert(e);
+            }
+        }
+    };
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(&work);
+            }
+        });
+    }
+    let mut done = done.into_inner().unwrap();
+    done.sort_unstable();
+    for i in done {
+        out.written.push(jobs[i].0.clone());
+    }
+    match first_error.into_inner().unwrap() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The rows of each partition, in order of first appearance, with the
+/// partition's directory (`a=x/b=y`).
+fn partition_rows(keys: &RecordBatch, partitioning: &[String]) -> Result<Vec<(PathBuf, Vec<u32>)>> {
+    let n = keys.num_rows();
+    let mut group: Vec<u32> = vec![0; n];
+    // the segment ids of each group, one per partition column
+    let mut group_segments: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut segments: Vec<Vec<String>> = Vec::with_capacity(partitioning.len());
+    for (c, name) in partitioning.iter().enumerate() {
+        let (ids, segs) = segment_ids(keys.column(c), name)?;
+        let key = hive_escape(name);
+        segments.push(segs.into_iter().map(|s| format!("{key}={s}")).collect());
+        // refine the groups by this column
+        let mut refined: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut next_segments: Vec<Vec<u32>> = Vec::new();
+        for row in 0..n {
+            let k = (group[row], ids[row]);
+            let g = *refined.entry(k).or_insert_with(|| {
+                let mut s = group_segments[k.0 as usize].clone();
+                s.push(k.1);
+                next_segments.push(s);
+                (next_segments.len() - 1) as u32
+            });
+            group[row] = g;
+        }
+        group_segments = next_segments;
+    }
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); group_segments.len()];
+    for (row, &g) in group.iter().enumerate() {
+        rows[g as usize].push(row as u32);
+    }
+    Ok(group_segments
+        .into_iter()
+        .zip(rows)
+        .map(|(segs, r)| {
+            let dir: PathBuf = segs.iter().enumerate().map(|(c, &s)| segments[c][s as usize].as_str()).collect();
+            (dir, r)
+        })
+        .collect())
+}
+
+/// For each row, the id of its escaped partition value, and the values.
+fn segment_ids(col: &ArrayRef, name: &str) -> Result<(Vec<u32>, Vec<String>)> {
+    let n = col.len();
+    let mut segs: Vec<String> = Vec::new();
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut id_of = |s: &str, segs: &mut Vec<String>| -> u32 {
+        if let Some(&i) = index.get(s) {
+            return i;
+        }
+        segs.push(s.to_string());
+        let i = (segs.len() - 1) as u32;
+        index.insert(s.to_string(), i);
+        i
+    };
+    if let DataType::Dictionary(_, _) = col.data_type() {
+        let d = col.as_any_dictionary();
+        let keys = arrow_cast::cast(d.keys(), &DataType::Int32).map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
+        let keys = keys.as_primitive::<Int32Type>();
+        let values = value_strings(d.values(), name)?;
+        let level_ids: Vec<u32> = (0..values.len())
+            .map(|i| {
+                let s = if values.is_null(i) { HIVE_NULL.to_string() } else { hive_escape(values.value(i)) };
+                id_of(&s, &mut segs)
+            })
+            .collect();
+        let mut null_id = None;
+        let mut ids = Vec::with_capacity(n);
+        for i in 0..n {
+            if col.is_null(i) || keys.is_null(i) || keys.value(i) < 0 || keys.value(i) as usize >= level_ids.len() {
+                let id = *null_id.get_or_insert_with(|| id_of(HIVE_NULL, &mut segs));
+                ids.push(id);
+            } else {
+                ids.push(level_ids[keys.value(i) as usize]);
+            }
+        }
+        return Ok((ids, segs));
+    }
+    let strings = value_strings(col, name)?;
+    let mut raw: HashMap<Option<&str>, u32> = HashMap::new();
+    let mut ids = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = (!strings.is_null(i)).then(|| strings.value(i));
+        let id = match raw.get(&v) {
+            Some(&id) => id,
+            None => {
+                let id = match v {
+                    None => id_of(HIVE_NULL, &mut segs),
+                    Some(s) => id_of(&hive_escape(s), &mut segs),
+                };
+                raw.insert(v, id);
+                id
+            }
+        };
+        ids.push(id);
+    }
+    Ok((ids, segs))
+}
+
+/// A column's values as strings, as arrow renders partition values.
+fn value_strings(col: &ArrayRef, name: &str) -> Result<StringArray> {
+    let dt = col.data_type();
+    let cannot = |why: String| Error::unsupported(format!("cannot partition by column '{name}' of type {dt}: {why}"));
+    match dt {
+        DataType::Utf8 => Ok(col.as_string::<i32>().clone()),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+            let f = arrow_cast::cast(col, &DataType::Float64).map_err(|e| cannot(e.to_string()))?;
+            let f = f.as_primitive::<arrow_array::types::Float64Type>();
+            Ok((0..f.len()).map(|i| (!f.is_null(i)).then(|| format_float(f.value(i)))).collect())
+        }
+        DataType::Dictionary(_, _) => {
+            let plain = arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
+            Ok(plain.as_string::<i32>().clone())
+        }
+        dt if dt.is_nested() || matches!(dt, DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)) => {
+            Err(cannot("partition values must be strings, factors, numbers, logicals, dates or times".to_string()))
+        }
+        _ => {
+            let s = arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
+            Ok(s.as_string::<i32>().clone())
+        }
+    }
+}
+
+/// A double as arrow prints it: integral values without a fraction.
+fn format_float(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_like_arrow() {
+        assert_eq!(hive_escape("a"), "a");
+        assert_eq!(hive_escape("-_.~A9z"), "-_.~A9z");
+        assert_eq!(hive_escape("b c/d"), "b%20c%2Fd");
+        assert_eq!(hive_escape("x=y%"), "x%3Dy%25");
+        assert_eq!(hive_escape("é"), "%C3%A9");
+        assert_eq!(hive_escape("+:@!"), "%2B%3A%40%21");
+    }
+
+    #[test]
+    fn floats_print_like_arrow() {
+        assert_eq!(format_float(2.0), "2");
+        assert_eq!(format_float(1.5), "1.5");
+        assert_eq!(format_float(-3.0), "-3");
+    }
+
+    #[test]
+    fn partitions_group_rows_in_order() {
+        let g: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("b"), None, Some("a"), Some("x y")]));
+        let h: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![Some(1), Some(1), Some(2), Some(2), None]));
+        let schema = Arc::new(Schema::new(vec![Field::new("g", DataType::Utf8, true), Field::new("h", DataType::Int32, true)]));
+        let b = RecordBatch::try_new(schema, vec![g, h]).unwrap();
+        let parts = partition_rows(&b, &["g".into(), "h".into()]).unwrap();
+        let got: Vec<(String, Vec<u32>)> = parts.into_iter().map(|(p, r)| (p.to_string_lossy().into_owned(), r)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("g=a/h=1".to_string(), vec![0]),
+                ("g=b/h=1".to_string(), vec![1]),
+                (format!("g={HIVE_NULL}/h=2"), vec![2]),
+                ("g=a/h=2".to_string(), vec![3]),
+                (format!("g=x%20y/h={HIVE_NULL}"), vec![4]),
+            ]
+        );
+    }
+
+    #[test]
+    fn dictionaries_normalise_to_int32() {
+        let d: arrow_array::DictionaryArray<arrow_array::types::Int8Type> = vec!["a", "b", "a"].into_iter().collect();
+        let schema = Arc::new(Schema::new(vec![Field::new("f", d.data_type().clone(), true)]));
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(d)]).unwrap();
+        let t = normalise(ArrowTable { schema, batches: vec![b] }).unwrap();
+        assert_eq!(
+            t.schema.field(0).data_type(),
+            &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+        );
+        let (ids, segs) = segment_ids(t.batches[0].column(0), "f").unwrap();
+        assert_eq!(ids, vec![0, 1, 0]);
+        assert_eq!(segs, vec!["a", "b"]);
+    }
+}

@@ -1,0 +1,62 @@
+//! Interruption and progress, without knowing who asks: a host (such as
+//! the R bindings) points the engine at an interrupt flag it owns, and the
+//! engine polls it at every buffer refill, flush and conversion step, so
+//! long work stops within a fraction of a second. Progress is a byte
+//! counter the host may read from another thread.
+
+use crate::error::{Error, ErrorKind, Result};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+
+static HOST_FLAG: AtomicPtr<i32> = AtomicPtr::new(std::ptr::null_mut());
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+static PROGRESS: AtomicU64 = AtomicU64::new(0);
+
+/// Point the engine at an `int` the host sets to non-zero on interrupt.
+///
+/// # Safety
+/// `flag` must stay valid for the life of the process.
+pub unsafe fn install_host_flag(flag: *mut i32) {
+    HOST_FLAG.store(flag, Ordering::SeqCst);
+}
+
+/// Ask running work to stop (from any thread).
+pub fn cancel() {
+    CANCELLED.store(true, Ordering::SeqCst);
+}
+
+/// Clear a previous cancellation before new work starts.
+pub fn reset() {
+    CANCELLED.store(false, Ordering::SeqCst);
+    PROGRESS.store(0, Ordering::Relaxed);
+}
+
+/// True when the work should stop.
+pub fn interrupted() -> bool {
+    if CANCELLED.load(Ordering::Relaxed) {
+        return true;
+    }
+    let p = HOST_FLAG.load(Ordering::Relaxed);
+    // SAFETY: the host guarantees the pointer stays valid; a racy read of an
+    // int flag is what the host's own signal handler protocol expects.
+    !p.is_null() && unsafe { std::ptr::read_volatile(p) } != 0
+}
+
+/// An error if the work should stop.
+#[inline]
+pub fn check() -> Result<()> {
+    if interrupted() {
+        return Err(Error::new(ErrorKind::Interrupted, "interrupted by the user"));
+    }
+    Ok(())
+}
+
+/// Record that `n` more bytes were processed.
+#[inline]
+pub fn advance(n: u64) {
+    PROGRESS.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Bytes processed since the last reset.
+pub fn progress() -> u64 {
+    PROGRESS.load(Ordering::Relaxed)
+}

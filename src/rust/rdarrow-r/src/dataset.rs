@@ -1,0 +1,40 @@
+//! Arrow datasets from R data files: argument conversion for
+//! `rdata_to_dataset()`; the work is the engine's
+//! (`rdarrow_core::arrow::dataset`).
+
+use crate::errors::error_value;
+use extendr_api::prelude::*;
+use rdarrow_core::arrow::dataset::{write_dataset, DatasetFormat, DatasetOptions};
+use rdarrow_core::{Error, ReadOptions};
+use std::path::PathBuf;
+
+/// Write `files` as a dataset in `path`. Returns list(files, objects, rows)
+/// (files relative to `path`) or an `rdarrow_error_value`.
+pub fn to_dataset(files: Vec<String>, path: &str, partitioning: Vec<String>, format: &str, object: Robj, default_tz: &str, max_depth: i32) -> Robj {
+    let Some(format) = DatasetFormat::from_name(format) else {
+        return error_value(&Error::usage(format!("unknown dataset format '{format}'")));
+    };
+    let object = if object.is_null() { None } else { object.as_str().map(|s| s.to_string()) };
+    let opts = DatasetOptions {
+        partitioning,
+        format,
+        object,
+        compression: None,
+        chunk_size: None,
+        default_tz: (!default_tz.is_empty()).then(|| default_tz.to_string()),
+        read: ReadOptions { max_depth: max_depth.max(1) as usize },
+        threads: 0,
+    };
+    let inputs: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+    let dir = PathBuf::from(path);
+    let res = crate::job::run("Writing the dataset", || write_dataset(&inputs, &dir, &opts, &mut |_| {}));
+    match res {
+        Ok(s) => list!(
+            files = s.files.iter().map(|f| f.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+            objects = s.objects as f64,
+            rows = s.rows as f64
+        )
+        .into(),
+        Err(e) => error_value(&e),
+    }
+}

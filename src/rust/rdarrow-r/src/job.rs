@@ -1,0 +1,63 @@
+//! Long work off R's main thread: the engine runs on a worker thread (with
+//! a large stack) while the main thread waits, shows progress in
+//! interactive sessions, and lets the engine see R's interrupt flag. The
+//! worker never touches R; only the main thread calls R (for progress).
+
+use extendr_api::prelude::*;
+use std::time::{Duration, Instant};
+
+extern "C" {
+    static mut R_interrupts_pending: i32;
+}
+
+/// Show progress only after this long.
+const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+
+fn progress_wanted() -> bool {
+    eval_string("isTRUE(interactive()) && isTRUE(getOption('rdarrow.progress', TRUE))")
+        .ok()
+        .and_then(|r| r.as_bool())
+        .unwrap_or(false)
+}
+
+fn call_r(f: &str, args: &[Robj]) -> Option<Robj> {
+    let fun = eval_string(f).ok()?;
+    let fun = fun.as_function()?;
+    fun.call(Pairlist::from_pairs(args.iter().map(|a| ("", a.clone())))).ok()
+}
+
+/// Run `work` on a worker thread; the main thread polls for its end.
+pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
+    rdarrow_core::cancel::reset();
+    // SAFETY: R's interrupt flag is a process-wide int that lives forever.
+    unsafe { rdarrow_core::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending)) };
+    let show = progress_wanted();
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("rdarrow-job".into())
+            .stack_size(1 << 30)
+            .spawn_scoped(scope, work)
+            .expect("cannot start a worker thread");
+        let start = Instant::now();
+        let mut bar: Option<Robj> = None;
+        while !handle.is_finished() {
+            std::thread::park_timeout(Duration::from_millis(50));
+            if show && start.elapsed() > PROGRESS_AFTER {
+                let done = rdarrow_core::cancel::progress() as f64;
+                match &bar {
+                    None => bar = call_r("rdarrow:::progress_start", &[label.into()]),
+                    Some(id) => {
+                        call_r("rdarrow:::progress_update", &[id.clone(), done.into()]);
+                    }
+                }
+            }
+        }
+        if let Some(id) = bar {
+            call_r("rdarrow:::progress_done", &[id]);
+        }
+        match handle.join() {
+            Ok(v) => v,
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    })
+}
