@@ -83,5 +83,9 @@ stream_to_df_impl <- function(x) .Call(wrap__stream_to_df_impl, x)
 #' @noRd
 new_stream_impl <- function() .Call(wrap__new_stream_impl)
 
+#' Write the data frames of R data files as an Arrow dataset directory.
+#' @noRd
+rdata_to_dataset_impl <- function(files, path, partitioning, format, object, default_tz, max_depth) .Call(wrap__rdata_to_dataset_impl, files, path, partitioning, format, object, default_tz, max_depth)
+
 
 # nolint end

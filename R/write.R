@@ -99,8 +99,8 @@ ipc_to_rdata <- function(file, sink, name = NULL, ...) {
   path <- check_file(file)
   if (is.null(name)) name <- sub("\\.[^.]*$", "", basename(file))
   args <- list(...)
-  o <- write_options(sink, name, args$compress %||% "gzip", args$compression_level,
-                     args$version %||% 3L, args$ascii %||% FALSE, args$threads)
+  o <- write_options(sink, name, args[["compress"]] %||% "gzip", args[["compression_level"]],
+                     args[["version"]] %||% 3L, args[["ascii"]] %||% FALSE, args[["threads"]])
   check_engine(ipc_to_rdata_impl(path, o$file, o$name, o$compress, o$level, o$version,
                                  o$ascii, o$threads, o$rds, o$writer))
   invisible(sink)

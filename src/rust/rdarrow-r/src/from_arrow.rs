@@ -8,9 +8,9 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::SchemaRef;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
-use rdarrow_core::arrow::from_arrow::{frame_from_batches, RFrame};
-use rdarrow_core::tree::{Cell, CharItem, Flags, Pairlist, RObject, RefEntry, sxp, levels};
-use rdarrow_core::{Compression, Container, Error, Format, StreamHeader};
+use rdarrow_core::arrow::from_arrow::{frame_from_batches, write_frame_file, FrameFileOptions, RFrame};
+use rdarrow_core::tree::RObject;
+use rdarrow_core::{Compression, Error};
 use std::path::Path;
 
 fn arrow_err(e: impl std::fmt::Display) -> Error {
@@ -36,23 +36,7 @@ pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
 
 /// Read an Arrow IPC file or stream (told apart by their first bytes).
 pub fn read_ipc(path: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open '{path}'")))?;
-    let mut magic = [0u8; 6];
-    use std::io::{Read, Seek};
-    let n = f.read(&mut magic).map_err(|e| Error::io(&e, "cannot read"))?;
-    f.rewind().map_err(|e| Error::io(&e, "cannot seek"))?;
-    if n == 6 && &magic == b"ARROW1" {
-        let r = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(f), None).map_err(arrow_err)?;
-        let schema = r.schema();
-        let batches = r.collect::<Result<Vec<_>, _>>().map_err(arrow_err)?;
-        Ok((schema, batches))
-    } else {
-        let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None)
-            .map_err(|e| Error::new(rdarrow_core::ErrorKind::NotRData, format!("'{path}' is not an Arrow IPC file or stream: {e}")))?;
-        let schema = r.schema();
-        let batches = r.collect::<Result<Vec<_>, _>>().map_err(arrow_err)?;
-        Ok((schema, batches))
-    }
+    rdarrow_core::arrow::from_arrow::read_ipc_file(Path::new(path))
 }
 
 /// How to write the R data file.
@@ -88,28 +72,18 @@ impl WriteOpts {
 }
 
 /// Write an object (with its reference table) as `.RData` or `.rds`.
-pub fn write_object(path: &str, object: RObject, mut refs: rdarrow_core::RefTable, o: &WriteOpts) -> Result<(), Error> {
-    let format = if o.ascii { Format::Ascii } else { Format::Xdr };
-    let header = StreamHeader {
-        format,
-        crlf: false,
-        leading_newline: false,
+pub fn write_object(path: &str, object: RObject, refs: rdarrow_core::RefTable, o: &WriteOpts) -> Result<(), Error> {
+    let fo = FrameFileOptions {
+        name: o.name.clone(),
+        compression: o.compression,
+        level: o.level,
         version: o.version,
+        ascii: o.ascii,
+        threads: o.threads,
+        rds: o.rds,
         writer_version: o.writer_version,
-        min_reader_version: if o.version == 3 { 0x0003_0500 } else { 0x0002_0300 },
-        native_encoding: (o.version == 3).then(|| b"UTF-8".to_vec()),
-        ascii_hex: false,
     };
-    let (container, root) = if o.rds {
-        (Container::Stream, object)
-    } else {
-        let lv = if o.name.is_ascii() { levels::ASCII } else { levels::UTF8 };
-        let sym = refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(o.name.as_bytes().to_vec()) }));
-        let cell = Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(RObject::Ref(sym)), car: object };
-        let letter = if o.ascii { b'A' } else { b'X' };
-        (Container::RData { format: letter, version: b'0' + o.version as u8 }, RObject::Pairlist(Box::new(Pairlist { cells: vec![cell], tail: RObject::Null })))
-    };
-    rdarrow_core::write_tree_file(Path::new(path), container, &header, &root, &refs, o.compression, o.level, o.threads)
+    write_frame_file(Path::new(path), object, refs, &fo)
 }
 
 pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), Error>, o: &WriteOpts) -> Robj {

@@ -32,11 +32,16 @@ pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
     // SAFETY: R's interrupt flag is a process-wide int that lives forever.
     unsafe { rdarrow_core::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending)) };
     let show = progress_wanted();
+    let main = std::thread::current();
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("rdarrow-job".into())
             .stack_size(1 << 30)
-            .spawn_scoped(scope, work)
+            .spawn_scoped(scope, move || {
+                let out = work();
+                main.unpark();
+                out
+            })
             .expect("cannot start a worker thread");
         let start = Instant::now();
         let mut bar: Option<Robj> = None;

@@ -308,7 +308,8 @@ fn write_all(
         let before = out.written.len();
         let mut file_rows = 0u64;
         let mut doc = read_input(path, opts).map_err(|e| in_file(e, &label))?;
-        let selected = select_objects(&mut doc, opts.object.as_deref()).map_err(|e| in_file(e, &label))?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let selected = select_objects(&mut doc, opts.object.as_deref(), &stem).map_err(|e| in_file(e, &label))?;
         for (name, mut obj) in selected {
             let at = |e: Error| if name.is_empty() { e } else { e.in_object(&name) };
             drop_row_names(&mut obj, &doc);
@@ -357,8 +358,9 @@ fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
     crate::summary::class_of(obj, &doc.refs).iter().any(|c| c == "data.frame")
 }
 
-/// The objects an input contributes: the named one, or every data frame.
-fn select_objects(doc: &mut Document, wanted: Option<&str>) -> Result<Vec<(String, RObject)>> {
+/// The objects an input contributes: the named one, or every data frame
+/// (an `.rds` file's one object, named `stream_name` as R names it).
+fn select_objects(doc: &mut Document, wanted: Option<&str>, stream_name: &str) -> Result<Vec<(String, RObject)>> {
     let is_rds = !matches!(doc.container, Container::RData { .. });
     let objs: Vec<(String, RObject)> =
         doc.take_objects().into_iter().map(|(n, o)| (String::from_utf8_lossy(&n).into_owned(), o)).collect();
@@ -370,7 +372,7 @@ fn select_objects(doc: &mut Document, wanted: Option<&str>) -> Result<Vec<(Strin
         }
     };
     if is_rds {
-        return Ok(objs.into_iter().take(1).collect());
+        return Ok(objs.into_iter().take(1).map(|(_, o)| (stream_name.to_string(), o)).collect());
     }
     let names: Vec<String> = objs.iter().map(|(n, _)| n.clone()).collect();
     if let Some(w) = wanted {
@@ -625,7 +627,7 @@ fn write_object(out: &mut Output, data: ArrowTable, keys: Option<ArrowTable>, pa
     } else {
         std::thread::scope(|s| {
             for _ in 0..threads {
-                s.spawn(&work);
+                s.spawn(work);
             }
         });
     }

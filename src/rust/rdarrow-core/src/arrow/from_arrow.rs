@@ -37,6 +37,10 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
     for (i, f) in schema.fields().iter().enumerate() {
         crate::cancel::check()?;
         let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
+        if let Some(factor) = unified_factor(&mut m, f, &parts)? {
+            cols.push(factor);
+            continue;
+        }
         let arr = if parts.is_empty() { arrow_array::new_empty_array(f.data_type()) } else { concat(&parts)? };
         cols.push(column(&mut m, f, arr.as_ref())?);
     }
@@ -71,12 +75,14 @@ fn reals_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::
     (0..a.len()).map(|i| if a.is_null(i) { na_real() } else { f(a.value(i)) }).collect()
 }
 
-fn unit_secs(u: &TimeUnit) -> f64 {
+/// Units per second (values are divided by it, as arrow R does: dividing
+/// by 1e6 is exact where multiplying by 1e-6 is not).
+fn unit_per_sec(u: &TimeUnit) -> f64 {
     match u {
         TimeUnit::Second => 1.0,
-        TimeUnit::Millisecond => 1e-3,
-        TimeUnit::Microsecond => 1e-6,
-        TimeUnit::Nanosecond => 1e-9,
+        TimeUnit::Millisecond => 1e3,
+        TimeUnit::Microsecond => 1e6,
+        TimeUnit::Nanosecond => 1e9,
     }
 }
 
@@ -158,12 +164,12 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             m.vector(real_vec(v), vec![("class", classes(&["Date"]))])
         }
         DataType::Timestamp(u, tz) => {
-            let k = unit_secs(u);
+            let k = unit_per_sec(u);
             let v = match u {
                 TimeUnit::Second => reals_with_nulls(a.as_primitive::<TimestampSecondType>(), |x| x as f64),
-                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<TimestampMillisecondType>(), |x| x as f64 * k),
-                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<TimestampMicrosecondType>(), |x| x as f64 * k),
-                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<TimestampNanosecondType>(), |x| x as f64 * k),
+                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<TimestampMillisecondType>(), |x| x as f64 / k),
+                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<TimestampMicrosecondType>(), |x| x as f64 / k),
+                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<TimestampNanosecondType>(), |x| x as f64 / k),
             };
             let mut attrs = vec![("class", classes(&["POSIXct", "POSIXt"]))];
             if let Some(tz) = tz.as_deref().filter(|t| !t.is_empty()) {
@@ -172,23 +178,23 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             m.vector(real_vec(v), attrs)
         }
         DataType::Time32(u) | DataType::Time64(u) => {
-            let k = unit_secs(u);
+            let k = unit_per_sec(u);
             let v = match dt {
                 DataType::Time32(TimeUnit::Second) => reals_with_nulls(a.as_primitive::<Time32SecondType>(), |x| x as f64),
-                DataType::Time32(_) => reals_with_nulls(a.as_primitive::<Time32MillisecondType>(), |x| x as f64 * k),
-                DataType::Time64(TimeUnit::Microsecond) => reals_with_nulls(a.as_primitive::<Time64MicrosecondType>(), |x| x as f64 * k),
-                _ => reals_with_nulls(a.as_primitive::<Time64NanosecondType>(), |x| x as f64 * k),
+                DataType::Time32(_) => reals_with_nulls(a.as_primitive::<Time32MillisecondType>(), |x| x as f64 / k),
+                DataType::Time64(TimeUnit::Microsecond) => reals_with_nulls(a.as_primitive::<Time64MicrosecondType>(), |x| x as f64 / k),
+                _ => reals_with_nulls(a.as_primitive::<Time64NanosecondType>(), |x| x as f64 / k),
             };
             let units = build::strings([Some(&b"secs"[..])]);
             m.vector(real_vec(v), vec![("units", units), ("class", classes(&["hms", "difftime"]))])
         }
         DataType::Duration(u) => {
-            let k = unit_secs(u);
+            let k = unit_per_sec(u);
             let v = match u {
                 TimeUnit::Second => reals_with_nulls(a.as_primitive::<DurationSecondType>(), |x| x as f64),
-                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<DurationMillisecondType>(), |x| x as f64 * k),
-                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<DurationMicrosecondType>(), |x| x as f64 * k),
-                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<DurationNanosecondType>(), |x| x as f64 * k),
+                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<DurationMillisecondType>(), |x| x as f64 / k),
+                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<DurationMicrosecondType>(), |x| x as f64 / k),
+                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<DurationNanosecondType>(), |x| x as f64 / k),
             };
             let units = build::strings([Some(&b"secs"[..])]);
             m.vector(real_vec(v), vec![("class", classes(&["difftime"])), ("units", units)])
@@ -261,6 +267,41 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
         }
         other => return Err(err_type(name, other)),
     })
+}
+
+/// A dictionary-of-strings column across batches as one factor: the
+/// levels are the union of the batches' dictionaries in order of first
+/// appearance (unused entries kept), as arrow R unifies them.
+fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Result<Option<RObject>> {
+    let DataType::Dictionary(_, vt) = field.data_type() else { return Ok(None) };
+    if !matches!(vt.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+        return Ok(None);
+    }
+    let mut levels: Vec<String> = Vec::new();
+    let mut index: std::collections::HashMap<String, i32> = std::collections::HashMap::new();
+    let mut codes: Vec<i32> = Vec::new();
+    for a in parts {
+        let d = a.as_any_dictionary();
+        let values = arrow_cast::cast(d.values().as_ref(), &DataType::Utf8).map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
+        let values = values.as_string::<i32>();
+        let map: Vec<i32> = (0..values.len())
+            .map(|j| {
+                let v = if values.is_null(j) { "NA" } else { values.value(j) };
+                *index.entry(v.to_string()).or_insert_with(|| {
+                    levels.push(v.to_string());
+                    levels.len() as i32
+                })
+            })
+            .collect();
+        let keys = arrow_cast_keys(d.keys())?;
+        for (j, &k) in keys.iter().enumerate() {
+            let code = if a.is_null(j) || k < 0 || k as usize >= map.len() { i32::MIN } else { map[k as usize] };
+            codes.push(code);
+        }
+    }
+    let lv = build::strings(levels.iter().map(|s| Some(s.as_bytes())));
+    let class = if field.dict_is_ordered().unwrap_or(false) { classes(&["ordered", "factor"]) } else { classes(&["factor"]) };
+    Ok(Some(m.vector(int_vec(codes), vec![("levels", lv), ("class", class)])))
 }
 
 fn ree_value_type(dt: &DataType) -> DataType {

@@ -236,8 +236,15 @@ pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Re
 pub const FIDELITY_KEY: &str = "rdarrow";
 
 /// The facts to record for top-level columns (empty when none).
-pub fn fidelity_notes(refs: &RefTable, names: &[&str], cols: &[&RObject]) -> String {
+pub fn fidelity_notes(refs: &RefTable, frame: Option<&RObject>, names: &[&str], cols: &[&RObject]) -> String {
     let mut out = String::new();
+    // a tibble's class is implied for arrow R (its tables become tibbles)
+    if let Some(f) = frame {
+        let classes = class_list(f, refs);
+        if classes == ["tbl_df", "tbl", "data.frame"] {
+            out.push_str("frame-class\ttbl_df\ttbl\tdata.frame\n");
+        }
+    }
     for (name, obj) in names.iter().zip(cols) {
         let classes = class_list(obj, refs);
         let has = |c: &str| classes.iter().any(|x| x == c);
@@ -281,6 +288,11 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
     };
     for line in notes.lines() {
         let parts: Vec<&str> = line.split('\t').collect();
+        if parts[0] == "frame-class" && parts.len() > 1 {
+            let class = crate::build::strings(parts[1..].iter().map(|s| Some(s.as_bytes())));
+            set_vector_attribute(m, frame, "class", class);
+            continue;
+        }
         let Some(i) = parts.get(1).and_then(|n| names.iter().position(|x| x == n)) else { continue };
         let RObject::Vector(v) = frame else { return };
         let VectorData::List(items) = &mut v.data else { return };

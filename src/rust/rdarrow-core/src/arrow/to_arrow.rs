@@ -222,7 +222,7 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     if let Some(r) = metadata::r_metadata(doc, if is_df { Some(obj) } else { None }, &sel_names, &sel_cols)? {
         md.insert("r".to_string(), r);
     }
-    let notes = metadata::fidelity_notes(refs, &sel_names, &sel_cols);
+    let notes = metadata::fidelity_notes(refs, if is_df { Some(obj) } else { None }, &sel_names, &sel_cols);
     if !notes.is_empty() {
         md.insert(metadata::FIDELITY_KEY.to_string(), notes);
     }
@@ -515,6 +515,26 @@ impl<'d> Converter<'d> {
     }
 
     fn list(&self, items: &[RObject], name: &str) -> Result<(DataType, ArrayRef)> {
+        // a list of raw vectors is binary data (as arrow R maps it)
+        let is_raw = |o: &RObject| matches!(o, RObject::Vector(v) if matches!(v.data, VectorData::Raw(_)) && v.attributes.is_none());
+        if !items.is_empty() && items.iter().all(|o| matches!(o, RObject::Null) || is_raw(o)) && items.iter().any(is_raw) {
+            let vals: Vec<Option<&[u8]>> = items
+                .iter()
+                .map(|o| match o {
+                    RObject::Vector(v) => match &v.data {
+                        VectorData::Raw(b) => Some(b.as_slice()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            let total: usize = vals.iter().map(|v| v.map_or(0, |b| b.len())).sum();
+            return Ok(if total > i32::MAX as usize {
+                (DataType::LargeBinary, Arc::new(LargeBinaryArray::from_opt_vec(vals)))
+            } else {
+                (DataType::Binary, Arc::new(BinaryArray::from_opt_vec(vals)))
+            });
+        }
         let mut children: Vec<ArrayRef> = Vec::new();
         let mut child_type: Option<DataType> = None;
         let mut offsets: Vec<i32> = vec![0];

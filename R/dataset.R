@@ -1,0 +1,109 @@
+#' Write R data files as an Arrow dataset
+#'
+#' Converts the data frames of many `.RData`/`.rda`/`.rds` files (or of one
+#' file holding several data frames) that share their columns into one
+#' Arrow dataset directory, which `arrow::open_dataset(path, format =
+#' "arrow")`, `pyarrow.dataset.dataset(path, format = "ipc")` and polars
+#' read as a single table. The work is done in Rust, without loading the
+#' files into R: they are read one after another (only one file's data is
+#' held in memory at a time) and the partitions of a file are written in
+#' parallel.
+#'
+#' @section Layout: Without partitioning, the directory holds
+#'   `part-0.arrow`, `part-1.arrow`, ...: one file per data frame, in the
+#'   order of `files`. With `partitioning = "grp"`, the rows are split by
+#'   the values of `grp` into hive-style directories `grp=a/part-0.arrow`,
+#'   `grp=b/part-0.arrow`, ..., and `grp` itself is not stored in the files
+#'   (arrow and pyarrow read it back from the paths with
+#'   `partitioning = "hive"`, which `open_dataset()` detects). Values are
+#'   written as arrow writes them: factor levels and strings as they are,
+#'   numbers in decimal, `NA` as `__HIVE_DEFAULT_PARTITION__`, with
+#'   characters other than letters, digits and `-_.~` percent-encoded.
+#'   Every file is written under a temporary name and renamed when
+#'   complete; after an error, the files written so far are removed.
+#'
+#' @section Schema: All data frames must have the same columns with the
+#'   same types (see [rdata_to_arrow()] for the type mapping); columns are
+#'   matched by name and written in the first file's order. Factors become
+#'   `dictionary<int32, utf8>` in every file. An error of class
+#'   `rdarrow_error` names the file and the column that do not match.
+#'   Character row names are not kept.
+#'
+#' @param files Paths of `.RData`/`.rda`/`.rds` files.
+#' @param path The dataset directory; it is created, and must be new or
+#'   empty.
+#' @param partitioning `NULL`, or names of columns to partition by
+#'   (outermost first).
+#' @param format `"arrow"` (Arrow IPC files, `.arrow`) or `"feather"` (the
+#'   same bytes, Feather version 2, with the extension `.feather`).
+#' @param object `NULL` to take every data frame of each `.RData` file, or
+#'   the name of the object to take from each (an `.rds` file holds one
+#'   object).
+#' @return `path`, invisibly.
+#' @examples
+#' dir <- file.path(tempdir(), "rdarrow-dataset-example")
+#' dir.create(dir, showWarnings = FALSE)
+#' f1 <- file.path(dir, "jan.RData")
+#' f2 <- file.path(dir, "feb.RData")
+#' sales <- data.frame(shop = factor(c("a", "b", "a")), amount = c(10, 20, 30))
+#' save(sales, file = f1)
+#' sales <- data.frame(shop = factor(c("b", "c")), amount = c(40, 50))
+#' save(sales, file = f2)
+#'
+#' out <- file.path(dir, "sales")
+#' rdata_to_dataset(c(f1, f2), out, partitioning = "shop")
+#' list.files(out, recursive = TRUE)
+#' if (requireNamespace("arrow", quietly = TRUE)) {
+#'   as.data.frame(arrow::open_dataset(out, format = "arrow"))
+#' }
+#' unlink(dir, recursive = TRUE)
+#' @export
+rdata_to_dataset <- function(files, path, partitioning = NULL,
+                             format = c("arrow", "feather"), object = NULL) {
+  if (!is.character(files) || length(files) == 0L || anyNA(files) || !all(nzchar(files))) {
+    abort_usage("`files` must be a character vector of paths (non-empty strings).")
+  }
+  inputs <- path.expand(files)
+  missing <- !file.exists(inputs)
+  if (any(missing)) {
+    abort_usage(sprintf("file%s %s do%s not exist.",
+                        if (sum(missing) > 1L) "s" else "",
+                        paste0("'", files[missing], "'", collapse = ", "),
+                        if (sum(missing) > 1L) "" else "es"))
+  }
+  dirs <- dir.exists(inputs)
+  if (any(dirs)) {
+    abort_usage(sprintf("'%s' is a directory, not a file.", files[dirs][1L]))
+  }
+  inputs <- normalizePath(inputs, mustWork = TRUE)
+  if (!is.character(path) || length(path) != 1L || is.na(path) || !nzchar(path)) {
+    abort_usage("`path` must be a single directory path (a non-empty string).")
+  }
+  if (is.null(partitioning)) {
+    partitioning <- character()
+  } else if (!is.character(partitioning) || anyNA(partitioning) || !all(nzchar(partitioning))) {
+    abort_usage("`partitioning` must be NULL or column names (non-empty strings).")
+  } else if (anyDuplicated(partitioning)) {
+    abort_usage(sprintf("`partitioning` names column '%s' twice.",
+                        partitioning[anyDuplicated(partitioning)]))
+  }
+  if (!is.character(format) || length(format) < 1L || anyNA(format)) {
+    abort_usage("`format` must be \"arrow\" or \"feather\".")
+  }
+  if (length(format) > 1L) {
+    if (!identical(format, c("arrow", "feather"))) {
+      abort_usage("`format` must be \"arrow\" or \"feather\".")
+    }
+    format <- "arrow"
+  }
+  if (!format %in% c("arrow", "feather")) {
+    abort_usage(sprintf("`format` must be \"arrow\" or \"feather\", not \"%s\".", format))
+  }
+  if (!is.null(object) && (!is.character(object) || length(object) != 1L ||
+                           is.na(object) || !nzchar(object))) {
+    abort_usage("`object` must be NULL or a single object name.")
+  }
+  check_engine(rdata_to_dataset_impl(inputs, path.expand(path), partitioning,
+                                     format, object, session_tz(), max_depth()))
+  invisible(path)
+}
