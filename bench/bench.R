@@ -6,7 +6,9 @@
 #      in UTC) is generated with a fixed seed and written with save() three
 #      times: compress = "gzip" (R's default), "xz" and FALSE.
 #   2. Time, for each of the three files (median of K repetitions, elapsed
-#      seconds, gc() before each timing, files in the page cache):
+#      seconds, gc() before each timing, files in the page cache; the
+#      repetitions are interleaved across the methods, and the load average
+#      is printed, because timings on a busy machine are not comparable):
 #        load              base::load() into a fresh environment
 #        rdata_objects     rdarrow::rdata_objects(): list the objects only
 #        read_rdata        rdarrow::read_rdata(): the objects as R values
@@ -35,8 +37,8 @@
 #   Rscript bench/bench.R                     # 5e6 rows, 3 repetitions
 #   Rscript bench/bench.R --rows 500000       # quick run
 #   Rscript bench/bench.R --rows 1e6 --reps 5
-# At 5e6 rows the files hold about 240 MB of payload; writing the xz file
-# alone takes a minute or two, the whole run several minutes on 2 cores.
+# At 5e6 rows the payload is about 272 MB. The xz save() takes most of the
+# run time: several minutes, and more than 10 on a busy 2-core machine.
 
 suppressPackageStartupMessages(library(rdarrow))
 
@@ -81,13 +83,15 @@ engine <- function(res) {
   res
 }
 
-# Median elapsed seconds of `reps` runs of f(), with gc() before each one.
-time_median <- function(f) {
-  secs <- vapply(seq_len(reps), function(i) {
-    invisible(gc(full = TRUE))
-    system.time(f(), gcFirst = FALSE)[["elapsed"]]
-  }, numeric(1))
-  stats::median(secs)
+# Elapsed seconds of one run of f(), after a full gc().
+time_once <- function(f) {
+  invisible(gc(full = TRUE))
+  system.time(f(), gcFirst = FALSE)[["elapsed"]]
+}
+
+load_avg <- function() {
+  tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
+           error = function(e) "unknown")
 }
 
 section <- function(title) cat("\n## ", title, "\n\n", sep = "")
@@ -110,6 +114,7 @@ cat("- machine: ", nproc, " cores (nproc), ", cpu_model, ", ", mem_total, " RAM\
 cat("- ", R.version.string, ", ", R.version$platform, "\n", sep = "")
 cat("- rdarrow ", format(packageVersion("rdarrow")), " (engine ",
     rdarrow_engine_version(), ")\n", sep = "")
+cat("- load average at start (1, 5, 15 min): ", load_avg(), "\n", sep = "")
 cat("- rows: ", format(n, big.mark = ","), ", repetitions: ", reps,
     " (median reported)\n", sep = "")
 
@@ -152,11 +157,9 @@ cat(sprintf("generated %s rows x %d columns in %.1f s: %s\n",
             paste(sprintf("%s <%s>", names(df), vapply(df, function(c) class(c)[1], "")),
                   collapse = ", ")))
 
+# Inside the session's tempdir(), which R removes when it exits.
 dir <- tempfile("rdarrow-bench-")
 dir.create(dir)
-# Removed when R exits, also after an error (on.exit() does nothing at top level).
-cleanup <- new.env()
-reg.finalizer(cleanup, function(e) unlink(dir, recursive = TRUE), onexit = TRUE)
 
 files <- c(gzip = file.path(dir, "gzip.RData"),
            xz = file.path(dir, "xz.RData"),
@@ -170,7 +173,7 @@ for (k in names(files)) {
 rm(df)
 invisible(gc())
 
-payload <- vapply(files, function(f) engine(rdata_decompress_impl(f)), numeric(1))
+payload <- vapply(files, function(f) engine(rdarrow:::rdata_decompress_impl(f)), numeric(1))
 stopifnot(length(unique(payload)) == 1L)
 payload <- payload[[1]]
 
@@ -205,26 +208,36 @@ invisible(gc())
 # ---- 2. timings ----------------------------------------------------------------
 
 section("Timings")
-cat("running", reps, "repetitions per measurement ...\n")
+cat("each run, elapsed seconds:\n\n")
 
 methods <- list(
   load          = function(f) { e <- new.env(); load(f, envir = e); rm(e) },
   rdata_objects = function(f) invisible(rdata_objects(f)),
   read_rdata    = function(f) invisible(read_rdata(f)),
-  parse         = function(f) engine(rdata_parse_impl(f, 10000L)),
-  decompress    = function(f) engine(rdata_decompress_impl(f))
+  parse         = function(f) engine(rdarrow:::rdata_parse_impl(f, 10000L)),
+  decompress    = function(f) engine(rdarrow:::rdata_decompress_impl(f))
 )
 
+# Repetitions are interleaved (all methods once, then all again, ...) so that
+# a change in machine load affects every method of a file alike.
 timings <- matrix(NA_real_, nrow = length(files), ncol = length(methods),
                   dimnames = list(names(files), names(methods)))
 for (k in names(files)) {
-  for (m in names(methods)) {
-    f <- files[[k]]
-    fun <- methods[[m]]
-    timings[k, m] <- time_median(function() fun(f))
+  f <- files[[k]]
+  secs <- matrix(NA_real_, nrow = reps, ncol = length(methods),
+                 dimnames = list(NULL, names(methods)))
+  for (r in seq_len(reps)) {
+    for (m in names(methods)) {
+      fun <- methods[[m]]
+      secs[r, m] <- time_once(function() fun(f))
+    }
   }
-  cat(sprintf("  %s done\n", k))
+  timings[k, ] <- apply(secs, 2, stats::median)
+  for (m in names(methods)) {
+    cat(sprintf("- %-4s %-13s %s\n", k, m, paste(sprintf("%.3f", secs[, m]), collapse = " ")))
+  }
 }
+cat("\nload average after timing:", load_avg(), "\n")
 
 # ---- 3. peak memory of parsing -------------------------------------------------
 

@@ -54,6 +54,34 @@ impl Default for ReadOptions {
     }
 }
 
+/// The most bytes of vector payload one read may decode (0 = no limit set:
+/// the machine's physical memory is used). Protects against decompression
+/// bombs whose declared vectors are backed by real, but absurd, data.
+static MAX_DECODED_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Set the payload limit of later reads (0 restores the default).
+pub fn set_max_decoded_bytes(n: u64) {
+    MAX_DECODED_BYTES.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The payload limit in force.
+pub fn max_decoded_bytes() -> u64 {
+    match MAX_DECODED_BYTES.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => physical_memory(),
+        n => n,
+    }
+}
+
+fn physical_memory() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    if pages > 0 && size > 0 {
+        pages as u64 * size as u64
+    } else {
+        u64::MAX
+    }
+}
+
 /// Decide, per top-level object of a `save()` file, whether to decode it
 /// fully or to skip its payloads (listing).
 pub trait ObjectFilter {
@@ -88,6 +116,9 @@ pub(crate) struct Parser<'a> {
     in_attr: u32,
     in_env: u32,
     object: Option<String>,
+    /// Payload bytes decoded so far, and the limit.
+    decoded: u64,
+    max_decoded: u64,
 }
 
 #[inline]
@@ -116,6 +147,8 @@ impl<'a> Parser<'a> {
             in_attr: 0,
             in_env: 0,
             object: None,
+            decoded: 0,
+            max_decoded: max_decoded_bytes(),
         }
     }
 
@@ -363,6 +396,22 @@ impl<'a> Parser<'a> {
     fn vector(&mut self, t: u8, fl: Flags, has_attr: bool) -> Result<RObject> {
         let len = self.length()?;
         let skip = self.skip_payload(len) && !matches!(t, sxp::VEC | sxp::EXPR);
+        if !skip {
+            let width: u64 = match t {
+                sxp::LGL | sxp::INT => 4,
+                sxp::REAL => 8,
+                sxp::CPLX => 16,
+                sxp::STR | sxp::VEC | sxp::EXPR => 8,
+                _ => 1,
+            };
+            self.decoded = self.decoded.saturating_add(len.saturating_mul(width));
+            if self.decoded > self.max_decoded {
+                return Err(self.err(Error::limit(format!(
+                    "the data would need more than {} bytes of memory (a vector of {len} elements; raise options(rdarrow.max_memory =) if this file is genuine)",
+                    self.max_decoded
+                ))));
+            }
+        }
         let data = if skip {
             match t {
                 sxp::LGL | sxp::INT => self.inp.skip_fixed(len, 4, false)?,

@@ -9,7 +9,7 @@ use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
 use rdarrow_core::arrow::ipc::{into_ffi_stream, write_ipc_file, IpcCompression, IpcFormat};
 use rdarrow_core::arrow::{pick_object_named, table_from_object, ArrowTable, ColumnRef, TableOptions};
-use rdarrow_core::{Error, ReadOptions};
+use rdarrow_core::Error;
 
 /// Finalizer: release the stream if no consumer took it, then free it.
 extern "C" fn release_stream(x: SEXP) {
@@ -54,7 +54,7 @@ pub fn make_table(path: &str, req: &Request, max_depth: i32) -> std::result::Res
     let wanted = req.object.clone();
     // an RDS stream's one object comes with an empty name: always decoded
     let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
-    let doc = rdarrow_core::read_file_filtered(path, &ReadOptions { max_depth: max_depth.max(1) as usize }, &mut filter)?;
+    let doc = rdarrow_core::read_file_filtered(path, &crate::options(max_depth), &mut filter)?;
     let (name, obj) = pick_object_named(&doc, req.object.as_deref(), &req.stream_name)?;
     let opts = TableOptions {
         col_select: req.col_select.clone(),

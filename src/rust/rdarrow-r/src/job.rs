@@ -26,8 +26,16 @@ fn call_r(f: &str, args: &[Robj]) -> Option<Robj> {
     fun.call(Pairlist::from_pairs(args.iter().map(|a| ("", a.clone())))).ok()
 }
 
+/// Apply R's `rdarrow.max_memory` option (bytes of vector data one read
+/// may decode; unset = the machine's memory). Main thread only.
+fn apply_memory_option() {
+    let max_memory = eval_string("getOption('rdarrow.max_memory', 0)").ok().and_then(|v| v.as_real()).unwrap_or(0.0);
+    rdarrow_core::read::set_max_decoded_bytes(if max_memory > 0.0 { max_memory as u64 } else { 0 });
+}
+
 /// Run `work` on a worker thread; the main thread polls for its end.
 pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
+    apply_memory_option();
     rdarrow_core::cancel::reset();
     // SAFETY: R's interrupt flag is a process-wide int that lives forever.
     unsafe { rdarrow_core::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending)) };

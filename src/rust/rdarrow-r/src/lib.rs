@@ -15,7 +15,9 @@ mod to_r;
 use errors::error_value;
 use to_r::{BuildError, RBuilder};
 
-fn options(max_depth: i32) -> ReadOptions {
+/// Read options from the arguments (pure: callable on worker threads; the
+/// memory limit comes from R's options in `job::run`).
+pub(crate) fn options(max_depth: i32) -> ReadOptions {
     ReadOptions { max_depth: max_depth.max(1) as usize }
 }
 
@@ -153,7 +155,7 @@ fn rdata_decompressed_impl(path: &str) -> Robj {
 }
 
 fn read_doc(path: &str, max_depth: i32) -> std::result::Result<Document, Robj> {
-    rdarrow_core::read_file(path, &options(max_depth)).map_err(|e| error_value(&e))
+    job::run("Reading", || rdarrow_core::read_file(path, &options(max_depth))).map_err(|e| error_value(&e))
 }
 
 /// Parse a file and serialize it again, uncompressed, in its own format.
