@@ -449,3 +449,129 @@ pub fn write_frame_file(path: &std::path::Path, object: RObject, mut refs: RefTa
     };
     crate::write_tree_file(path, container, &header, &root, &refs, o.compression, o.level, o.threads.max(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arrow::{table_from_object, TableOptions};
+    use crate::build::{self, ObjectMaker};
+    use crate::{Container, Document, Format, StreamHeader};
+    use std::sync::Arc;
+
+    fn doc_with(root: RObject, refs: RefTable) -> Document {
+        Document {
+            compression: crate::Compression::None,
+            container: Container::Stream,
+            header: StreamHeader {
+                format: Format::Xdr,
+                crlf: false,
+                leading_newline: false,
+                version: 3,
+                writer_version: 0x040202,
+                min_reader_version: 0x030500,
+                native_encoding: Some(b"UTF-8".to_vec()),
+                ascii_hex: false,
+            },
+            root,
+            refs,
+            spans: Vec::new(),
+            stream_len: 0,
+        }
+    }
+
+    #[test]
+    fn a_data_frame_goes_to_arrow_and_back() {
+        let mut m = ObjectMaker::default();
+        let ints = build::ints(vec![1, i32::MIN, 3]);
+        let reals = build::reals(vec![1.5, build::na_real(), f64::NAN]);
+        let strs = build::strings([Some(&b"a"[..]), None, Some("é".as_bytes())]);
+        let names = build::strings([Some(&b"i"[..]), Some(&b"x"[..]), Some(&b"s"[..])]);
+        let class = build::strings([Some(&b"data.frame"[..])]);
+        let rn = build::ints(vec![i32::MIN, -3]);
+        let df = m.vector(VectorData::List(vec![ints, reals, strs]), vec![("names", names), ("class", class), ("row.names", rn)]);
+        let doc = doc_with(df, m.refs);
+        let t = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
+        assert_eq!(t.num_rows(), 3);
+        let s = &t.schema;
+        assert_eq!(s.field(0).data_type(), &DataType::Int32);
+        assert_eq!(s.field(1).data_type(), &DataType::Float64);
+        assert_eq!(s.field(2).data_type(), &DataType::Utf8);
+        let b = &t.batches[0];
+        assert!(b.column(0).is_null(1));
+        assert!(b.column(1).is_null(1), "NA_real_ is null");
+        assert!(!b.column(1).is_null(2), "NaN is a value");
+        assert!(b.column(1).as_primitive::<Float64Type>().value(2).is_nan());
+        // the int32 values are the very buffer the tree holds
+        let tree_ptr = match &doc.root {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => match &items[0] {
+                    RObject::Vector(c) => match &c.data {
+                        VectorData::Integer(x) => x.as_ptr(),
+                        _ => unreachable!(),
+                    },
+                    _ => unreachable!(),
+                },
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        assert_eq!(b.column(0).as_primitive::<Int32Type>().values().as_ptr(), tree_ptr);
+
+        let back = frame_from_batches(&t.schema, &t.batches).unwrap();
+        let cols = match &back.object {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => items.clone(),
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        match &cols[1] {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Real(x) => {
+                    assert_eq!(x[0], 1.5);
+                    assert_eq!(x[1].to_bits(), build::na_real().to_bits());
+                    assert!(x[2].is_nan() && x[2].to_bits() != build::na_real().to_bits());
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn dictionaries_are_unified_across_batches() {
+        let field = Arc::new(Field::new("f", DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)), true));
+        let schema = Arc::new(arrow_schema::Schema::new(vec![field.clone()]));
+        let d1: DictionaryArray<Int8Type> = vec!["b", "a"].into_iter().collect();
+        let d2: DictionaryArray<Int8Type> = vec![Some("c"), None, Some("a")].into_iter().collect();
+        let b1 = RecordBatch::try_new(schema.clone(), vec![Arc::new(d1)]).unwrap();
+        let b2 = RecordBatch::try_new(schema.clone(), vec![Arc::new(d2)]).unwrap();
+        let f = frame_from_batches(&schema, &[b1, b2]).unwrap();
+        let col = match &f.object {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => items[0].clone(),
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        let levels = col.attribute(&f.refs, "levels").unwrap().as_strings().unwrap().clone();
+        let lv: Vec<&[u8]> = (0..levels.len()).map(|i| levels.bytes(i)).collect();
+        assert_eq!(lv, vec![&b"b"[..], b"a", b"c"]);
+        match &col {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Integer(x) => assert_eq!(&x[..], &[1, 2, 3, i32::MIN, 2]),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn union_columns_are_refused_with_their_name() {
+        let mut m = ObjectMaker::default();
+        let ty = DataType::Interval(arrow_schema::IntervalUnit::MonthDayNano);
+        let arr = arrow_array::new_null_array(&ty, 2);
+        let err = column(&mut m, &Field::new("when", ty, true), arr.as_ref()).unwrap_err();
+        assert!(err.message.contains("'when'"), "{err}");
+    }
+}
