@@ -37,6 +37,7 @@ apt_packages=(
   r-cran-testthat r-cran-roxygen2 r-cran-reticulate r-cran-bit64 r-cran-hms
   r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
+  r-cran-withr r-cran-callr r-cran-jsonlite
   python3-venv libpython3-dev
 )
 

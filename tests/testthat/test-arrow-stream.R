@@ -43,14 +43,21 @@ test_that("importing into pyarrow consumes the stream; a second consumer gets an
   expect_false(rdarrow:::stream_is_live_impl(s))
   expect_error(rdarrow:::stream_for_consumer(s), class = "rdarrow_error")
   expect_error(rdarrow:::stream_for_consumer(s), "already consumed")
-  # the arrow methods check before they touch arrow
-  expect_error(rdarrow:::as_arrow_table.rdarrow_array_stream(s), class = "rdarrow_error")
-  expect_error(rdarrow:::as_record_batch_reader.rdarrow_array_stream(s), class = "rdarrow_error")
   # pyarrow refuses the released stream (an error, not a crash)
   expect_error(py_import(s))
   # the table imported first is still intact
   expect_identical(py_values(tab, "a"), 1:5)
   expect_identical(py_values(tab, "b"), letters[1:5])
+})
+
+test_that("the arrow methods refuse a consumed stream with an rdarrow_error", {
+  skip_if_no_pyarrow()
+  skip_if_not_installed("arrow")
+  f <- save_rda(df = data.frame(a = 1:3))
+  s <- rdata_to_arrow(f)
+  py_import(s)
+  expect_error(arrow::as_arrow_table(s), class = "rdarrow_error")
+  expect_error(arrow::as_record_batch_reader(s), class = "rdarrow_error")
 })
 
 test_that("an unconsumed stream is released by the garbage collector", {
@@ -80,7 +87,7 @@ test_that("pyarrow sees the producer's buffers: no copy for int32, float64 and u
   df <- data.frame(i = c(1L, NA, 3L, 4L), d = c(0.5, NA, NaN, 2), s = c("a", NA, "", "dd"),
                    stringsAsFactors = FALSE)
   f <- save_rda(df = df)
-  res <- rdarrow:::rdata_to_arrow_impl(f, NULL, NULL, NULL, "UTC", 10000L)
+  res <- rdarrow:::rdata_to_arrow_impl(f, NULL, NULL, NULL, "UTC", "", 10000L)
   expect_named(res, c("stream", "object", "nrow", "schema", "addresses"))
   expect_identical(res$object, "df")
   expect_identical(res$nrow, 4)
@@ -103,7 +110,7 @@ test_that("pyarrow sees the producer's buffers: no copy for int32, float64 and u
 test_that("zero copy holds for the first batch of a chunked stream", {
   skip_if_no_pyarrow()
   f <- save_rda(df = data.frame(i = 1:10, d = as.double(1:10)))
-  res <- rdarrow:::rdata_to_arrow_impl(f, NULL, NULL, 4, "UTC", 10000L)
+  res <- rdarrow:::rdata_to_arrow_impl(f, NULL, NULL, 4, "UTC", "", 10000L)
   tab <- py_import(res$stream)
   expect_identical(reticulate::py_to_r(tab$column(0L)$num_chunks), 3L)
   produced <- format(res$addresses, scientific = FALSE, trim = TRUE)
@@ -289,6 +296,57 @@ test_that("a vector in an .rds file becomes one column named as rdarrow names th
   # the same name that rdata_objects() and read_rdata() give it
   expect_identical(py_names(tab), rdata_objects(g)$name)
   expect_identical(py_names(tab), names(read_rdata(g)))
+})
+
+test_that("object = the name rdata_objects() gives works for an .rds file", {
+  skip_if_no_pyarrow()
+  g <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(iris, g)
+  name <- rdata_objects(g)$name
+  expect_length(name, 1L)
+  s <- rdata_to_arrow(g, object = name)
+  tab <- py_import(s)
+  py_validate(tab)
+  expect_identical(py_nrow(tab), 150L)
+  expect_identical(py_names(tab), names(iris))
+  expect_identical(py_values(tab, "Sepal.Length"), iris$Sepal.Length)
+  expect_identical(py_values(tab, "Species"), as.character(iris$Species))
+
+  out <- withr::local_tempfile(fileext = ".arrow")
+  rdata_to_ipc(g, out, object = name)
+  tab2 <- py_pa()$ipc$open_file(out)$read_all()
+  py_validate(tab2)
+  expect_identical(py_values(tab2, "Petal.Width"), iris$Petal.Width)
+})
+
+test_that("a wrong object name for an .rds file is a clear error, not an internal one", {
+  g <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(data.frame(x = c(1.5, 2.5)), g)
+  res <- tryCatch(rdata_to_arrow(g, object = "nope"), error = function(e) e)
+  if (inherits(res, "error")) {
+    expect_s3_class(res, "rdarrow_error")
+    expect_no_match(conditionMessage(res), "internal", fixed = TRUE)
+  } else {
+    # accepted: then it must be the file's data frame, fully readable
+    skip_if_no_pyarrow()
+    tab <- py_import(res)
+    py_validate(tab)
+    expect_identical(py_values(tab, "x"), c(1.5, 2.5))
+  }
+})
+
+test_that("a data frame whose names attribute is an ALTREP wrapper converts", {
+  skip_if_no_pyarrow()
+  df <- list(a = 1, b = 2, c = 3)
+  attr(df, "names") <- .Internal(wrap_meta(c("a", "b", "c"), 0L, 0L))
+  df <- structure(df, class = "data.frame", row.names = 1L)
+  f <- save_rda(df = df)
+  expect_identical(names(read_rdata(f)$df), c("a", "b", "c"))
+  s <- rdata_to_arrow(f)
+  tab <- py_import(s)
+  py_validate(tab)
+  expect_identical(py_names(tab), c("a", "b", "c"))
+  expect_identical(py_values(tab, "c"), 3)
 })
 
 test_that("an error about an .rds object does not name an empty object", {

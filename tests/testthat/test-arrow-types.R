@@ -122,14 +122,14 @@ test_that("factor levels in latin1 are transcoded", {
   expect_identical(py_values(tab, "x"), c("hiver", "\u00e9t\u00e9"))
 })
 
-test_that("Date becomes date32, fractional Date becomes date64", {
+test_that("Date becomes date32, fractional Date becomes timestamp[us]", {
   skip_if_no_pyarrow()
   d <- as.Date(c("1970-01-01", "2024-02-29", NA, "1900-01-01", "2262-04-11"))
   df <- data.frame(d = d)
   df$di <- structure(c(1L, NA, -1L, 0L, 19000L), class = "Date")
   df$frac <- structure(c(1.5, 0, NA, -0.25, 2), class = "Date")
   tab <- to_py_table(df)
-  # every column must pass pyarrow's full validation (date64 included)
+  # every column must pass pyarrow's full validation
   for (nm in names(df)) {
     col <- tab$column(nm)
     expect_no_error(col$validate(full = TRUE))
@@ -138,8 +138,9 @@ test_that("Date becomes date32, fractional Date becomes date64", {
   expect_identical(py_ints(tab, "d"), as.numeric(unclass(d)))
   expect_identical(py_type(tab, "di"), "date32[day]")
   expect_identical(py_ints(tab, "di"), as.numeric(unclass(df$di)))
-  expect_identical(py_type(tab, "frac"), "date64[ms]")
-  expect_identical(py_ints(tab, "frac"), c(1.5, 0, NA, -0.25, 2) * 86400000)
+  # fractional days, which arrow R truncates, are kept in microseconds
+  expect_identical(py_type(tab, "frac"), "timestamp[us]")
+  expect_identical(py_ints(tab, "frac"), c(1.5, 0, NA, -0.25, 2) * 86400 * 1e6)
 })
 
 test_that("POSIXct becomes timestamp[us] in the tzone attribute's zone", {
@@ -238,15 +239,6 @@ test_that("hms becomes time32[s], sub-second hms a finer time type", {
   expect_true(ty %in% c("time64[us]", "time64[ns]"), label = ty)
   scale <- if (ty == "time64[us]") 1e6 else 1e9
   expect_equal(py_ints(tab, "us") / scale, c(1.000001, 0, 60), tolerance = 1e-12)
-})
-
-test_that("hms in other units is scaled to seconds", {
-  skip_if_no_pyarrow()
-  x <- structure(c(1, 2, NA), units = "mins", class = c("hms", "difftime"))
-  tab <- to_py_table(data.frame(x = I(x)))
-  py_validate(tab)
-  expect_identical(py_type(tab, "x"), "time32[s]")
-  expect_identical(py_ints(tab, "x"), c(60, 120, NA))
 })
 
 test_that("integer64 becomes int64, NA null, values beyond 2^53 exact", {
@@ -445,4 +437,37 @@ test_that("a data frame with many types converts together", {
   expect_identical(py_values(tab, "s"), df$s)
   expect_identical(py_values(tab, "d"), df$d)
   expect_identical(py_ints(tab, "dur"), c(0:5, NA) * 60)
+})
+
+test_that("strings that are not valid text are refused, never passed on as utf8", {
+  skip_if_no_pyarrow()
+  bad_native <- c("caf\xe9", "ok")
+  expect_identical(Encoding(bad_native), c("unknown", "unknown"))
+  f <- save_rda(x = data.frame(s = bad_native))
+  err <- expect_error(rdata_to_arrow(f), class = "rdarrow_error")
+  expect_match(conditionMessage(err), "'s'", fixed = TRUE)
+
+  bytes <- c("abc", "\xff\xfe")
+  Encoding(bytes) <- "bytes"
+  f2 <- save_rda(x = data.frame(s = bytes))
+  expect_error(rdata_to_arrow(f2), class = "rdarrow_error")
+})
+
+test_that("ALTREP columns (compact sequences, deferred strings, wrappers) convert", {
+  skip_if_no_pyarrow()
+  wrap <- function(x) .Internal(wrap_meta(x, 0L, 0L))
+  df <- data.frame(a = 1:5, b = as.character(1:5), c = wrap(c(1.5, 2.5, 3, 4, NA)),
+                   d = seq(1, 5, by = 1), e = wrap(c(letters[1:4], NA)),
+                   stringsAsFactors = FALSE)
+  df$f <- factor(wrap(c("x", "y", "x", "y", "x")))
+  tab <- to_py_table(df)
+  py_validate(tab)
+  expect_identical(py_type(tab, "a"), "int32")
+  expect_identical(py_values(tab, "a"), 1:5)
+  expect_identical(py_values(tab, "b"), as.character(1:5))
+  expect_identical(py_values(tab, "c"), c(1.5, 2.5, 3, 4, NA))
+  expect_identical(py_type(tab, "d"), "double")
+  expect_identical(py_values(tab, "d"), as.double(1:5))
+  expect_identical(py_values(tab, "e"), c(letters[1:4], NA))
+  expect_identical(py_values(tab, "f"), c("x", "y", "x", "y", "x"))
 })

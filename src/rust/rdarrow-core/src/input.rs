@@ -693,7 +693,21 @@ fn parse_hex_float(s: &str) -> Option<f64> {
     if !any {
         return None;
     }
-    Some((bits as f64) * 2f64.powi(exp + shift))
+    Some(ldexp(bits as f64, exp + shift))
+}
+
+/// `x * 2^e` without under- or overflowing in the intermediate power
+/// (denormals need exponents below -1022).
+fn ldexp(mut x: f64, mut e: i32) -> f64 {
+    while e < -1000 {
+        x *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    while e > 1000 {
+        x *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    x * 2f64.powi(e)
 }
 
 #[cfg(test)]
@@ -704,6 +718,12 @@ mod tests {
     fn ascii_doubles() {
         assert_eq!(parse_ascii_double(b"0x1.8p+1"), Some(3.0));
         assert_eq!(parse_ascii_double(b"-0x1p-2"), Some(-0.25));
+        assert_eq!(parse_ascii_double(b"0x0.0000000000001p-1022"), Some(f64::from_bits(1)));
+        for x in [-1e-310, 5e-324, 2.2250738585072014e-308, 0.1, -1.0 / 3.0] {
+            let hex = crate::write::ascii_double(x, true);
+            assert_eq!(parse_ascii_double(hex.trim().as_bytes()), Some(x), "{hex}");
+        }
+        assert_eq!(parse_ascii_double(b"0x1.fffffffffffffp+1023"), Some(f64::MAX));
         assert_eq!(parse_ascii_double(b"1e-05"), Some(1e-5));
         assert_eq!(parse_ascii_double(b"NA").unwrap().to_bits(), NA_REAL_BITS);
         assert_eq!(parse_ascii_double(b"-Inf"), Some(f64::NEG_INFINITY));

@@ -803,6 +803,9 @@ mod tests {
     fn huge_declared_length_fails_before_allocating() {
         // a long vector of 2^40 doubles with 8 bytes behind it
         let err = parse(xdr_stream(&[14, -1, 256, 0, 0, 0])).unwrap_err();
+        assert!(matches!(err.kind, ErrorKind::Truncated | ErrorKind::Limit), "{err}");
+        // within the memory limit, still refused: the bytes are not there
+        let err = parse(xdr_stream(&[14, 1 << 24, 0, 0])).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Truncated, "{err}");
     }
 

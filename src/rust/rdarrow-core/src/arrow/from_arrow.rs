@@ -284,9 +284,13 @@ fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Res
         let d = a.as_any_dictionary();
         let values = arrow_cast::cast(d.values().as_ref(), &DataType::Utf8).map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
         let values = values.as_string::<i32>();
+        // a null dictionary value is a missing value, not a level
         let map: Vec<i32> = (0..values.len())
             .map(|j| {
-                let v = if values.is_null(j) { "NA" } else { values.value(j) };
+                if values.is_null(j) {
+                    return i32::MIN;
+                }
+                let v = values.value(j);
                 *index.entry(v.to_string()).or_insert_with(|| {
                     levels.push(v.to_string());
                     levels.len() as i32

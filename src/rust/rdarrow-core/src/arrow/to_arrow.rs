@@ -76,11 +76,17 @@ fn attr<'a>(attrs: Option<&'a RObject>, refs: &RefTable, name: &str) -> Option<&
 }
 
 fn strings_of(obj: Option<&RObject>) -> Vec<String> {
+    strings_in(obj, &RefTable::default())
+}
+
+/// The strings of a character vector, expanding an ALTREP one (whose class
+/// names resolve through `refs`).
+fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> {
     let owned;
     let s = match obj {
         Some(RObject::Altrep(a)) => {
             // e.g. names kept in an ALTREP wrapper
-            owned = altrep::expand(a, &RefTable::default()).ok();
+            owned = altrep::expand(a, refs).ok();
             match &owned {
                 Some(VectorData::Character(s)) => Some(s),
                 _ => None,
@@ -148,7 +154,7 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
             },
             _ => return Err(not_convertible("the object", obj, refs)),
         };
-        names = strings_of(obj.attribute(refs, "names"));
+        names = strings_in(obj.attribute(refs, "names"), refs);
         if names.len() != items.len() {
             return Err(Error::corrupt("a data frame's names do not match its columns"));
         }

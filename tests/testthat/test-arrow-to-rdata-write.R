@@ -1,0 +1,365 @@
+# arrow_to_rdata() and ipc_to_rdata() as writers: object names, file
+# formats (save() vs saveRDS(), compression, version, ASCII), the return
+# value, atomic replacement of the target, errors, and block compression
+# that gives the same bytes for any number of threads.
+
+aw_small_frame <- function() {
+  data.frame(i = c(1L, NA, 3L), s = c("a", NA, "\u00e9"), d = c(0.5, NaN, NA),
+             stringsAsFactors = FALSE)
+}
+
+# save() a frame as "x"; returns the path.
+aw_save_x <- function(df, dir, file = "src.RData") {
+  f <- file.path(dir, file)
+  e <- new.env(parent = emptyenv())
+  assign("x", df, envir = e)
+  save(list = "x", envir = e, file = f, compress = FALSE)
+  f
+}
+
+# ---------------------------------------------------------------------------
+# Names, return value, formats
+
+test_that("arrow_to_rdata() returns the file invisibly and names the object after x", {
+  dir <- aw_tempdir()
+  src <- aw_save_x(aw_small_frame(), dir)
+  out <- file.path(dir, "out.RData")
+  my_stream <- rdata_to_arrow(src)
+  expect_invisible(res <- arrow_to_rdata(my_stream, out))
+  expect_identical(res, out)
+  objs <- aw_load(out)
+  expect_identical(names(objs), "my_stream")
+  expect_identical(objs$my_stream, aw_small_frame())
+
+  cars_df <- head(mtcars)
+  expect_invisible(res <- arrow_to_rdata(cars_df, out))
+  expect_identical(res, out)
+  objs <- aw_load(out)
+  expect_identical(names(objs), "cars_df")
+  expect_identical(objs$cars_df, head(mtcars))
+
+  arrow_to_rdata(rdata_to_arrow(src), out, name = "a custom name")
+  expect_identical(names(aw_load(out)), "a custom name")
+})
+
+test_that("a pyarrow stream is written under the name of the variable holding it", {
+  aw_skip_if_no_pyarrow()
+  tab <- aw_table(a = c("pa.int32()", "[1, 2, None]"), .sizes = 3)
+  dir <- aw_tempdir()
+  out <- file.path(dir, "out.RData")
+  from_python <- aw_stream(tab)
+  arrow_to_rdata(from_python, out)
+  objs <- aw_load(out)
+  expect_identical(names(objs), "from_python")
+  expect_identical(objs$from_python$a, c(1L, 2L, NA))
+})
+
+test_that("ipc_to_rdata() names the object after the IPC file and returns the sink invisibly", {
+  dir <- aw_tempdir()
+  src <- aw_save_x(aw_small_frame(), dir)
+  for (base in c("cars2.arrow", "my data.v1.feather", "noext")) {
+    ipc <- file.path(dir, base)
+    rdata_to_ipc(src, ipc)
+    out <- file.path(dir, "out.RData")
+    expect_invisible(res <- ipc_to_rdata(ipc, out))
+    expect_identical(res, out)
+    objs <- aw_load(out)
+    expect_identical(names(objs), sub("\\.[^.]*$", "", base), label = base)
+    expect_identical(objs[[1]], aw_small_frame(), label = base)
+  }
+  ipc_to_rdata(file.path(dir, "cars2.arrow"), file.path(dir, "out.RData"), name = "other")
+  expect_identical(names(aw_load(file.path(dir, "out.RData"))), "other")
+})
+
+test_that("a file ending in .rds gets saveRDS()'s format, anything else save()'s", {
+  dir <- aw_tempdir()
+  src <- aw_save_x(aw_small_frame(), dir)
+  rds <- file.path(dir, "out.rds")
+  arrow_to_rdata(rdata_to_arrow(src), rds, compress = "none")
+  expect_identical(aw_header(rds, 2L), charToRaw("X\n"))
+  expect_identical(readRDS(rds), aw_small_frame())
+  rda <- file.path(dir, "out.rda")
+  arrow_to_rdata(rdata_to_arrow(src), rda, name = "x", compress = "none")
+  expect_identical(aw_header(rda, 5L), charToRaw("RDX3\n"))
+  expect_identical(aw_load1(rda, "x"), aw_small_frame())
+  # ipc_to_rdata() too
+  ipc <- file.path(dir, "x.arrow")
+  rdata_to_ipc(src, ipc)
+  rds2 <- file.path(dir, "again.rds")
+  ipc_to_rdata(ipc, rds2)
+  expect_identical(readRDS(rds2), aw_small_frame())
+  expect_identical(aw_magic(rds2), "gzip")
+})
+
+test_that("compress, version and ascii give the headers R writes", {
+  dir <- aw_tempdir()
+  src <- aw_save_x(aw_small_frame(), dir)
+  ipc <- file.path(dir, "x.arrow")
+  rdata_to_ipc(src, ipc)
+  for (comp in c("gzip", "bzip2", "xz", "none")) {
+    for (v in 2:3) {
+      for (ascii in c(FALSE, TRUE)) {
+        lab <- sprintf("%s v%d ascii=%s", comp, v, ascii)
+        rda <- file.path(dir, "out.RData")
+        arrow_to_rdata(rdata_to_arrow(src), rda, name = "x", compress = comp, version = v,
+                       ascii = ascii, threads = 1)
+        expect_identical(aw_magic(rda), comp, label = lab)
+        expect_identical(rawToChar(aw_header(rda, 5L)),
+                         sprintf("%s%d\n", if (ascii) "RDA" else "RDX", v), label = lab)
+        expect_identical(aw_load1(rda, "x"), aw_small_frame(), label = lab)
+        rds <- file.path(dir, "out.rds")
+        ipc_to_rdata(ipc, rds, compress = comp, version = v, ascii = ascii, threads = 1)
+        expect_identical(aw_magic(rds), comp, label = lab)
+        hdr <- aw_header(rds, 14L)
+        expect_identical(rawToChar(hdr[1:2]), if (ascii) "A\n" else "X\n", label = lab)
+        expect_identical(readRDS(rds), aw_small_frame(), label = lab)
+      }
+    }
+  }
+})
+
+test_that("the default compression is gzip, and the level changes the output", {
+  dir <- aw_tempdir()
+  df <- data.frame(i = rep(1:50, 2000), s = rep(sprintf("text %d", 1:100), 1000),
+                   stringsAsFactors = FALSE)
+  src <- aw_save_x(df, dir)
+  f0 <- file.path(dir, "default.RData")
+  arrow_to_rdata(rdata_to_arrow(src), f0, name = "x")
+  expect_identical(aw_magic(f0), "gzip")
+  f1 <- file.path(dir, "level1.RData")
+  f9 <- file.path(dir, "level9.RData")
+  arrow_to_rdata(rdata_to_arrow(src), f1, name = "x", compression_level = 1)
+  arrow_to_rdata(rdata_to_arrow(src), f9, name = "x", compression_level = 9)
+  expect_gt(file.size(f1), file.size(f9))
+  expect_identical(aw_load1(f1, "x"), df)
+  expect_identical(aw_load1(f9, "x"), df)
+  # level 0 is allowed and still readable
+  f00 <- file.path(dir, "level0.RData")
+  arrow_to_rdata(rdata_to_arrow(src), f00, name = "x", compression_level = 0)
+  expect_identical(aw_load1(f00, "x"), df)
+})
+
+test_that("ipc_to_rdata() passes compression_level on through `...`, alone or with compress", {
+  dir <- aw_tempdir()
+  df <- data.frame(i = rep(1:50, 2000), s = rep(sprintf("text %d", 1:100), 1000),
+                   stringsAsFactors = FALSE)
+  src <- aw_save_x(df, dir)
+  ipc <- file.path(dir, "x.arrow")
+  rdata_to_ipc(src, ipc)
+  i1 <- file.path(dir, "ipc1.rds")
+  i9 <- file.path(dir, "ipc9.rds")
+  ipc_to_rdata(ipc, i1, compress = "gzip", compression_level = 1)
+  ipc_to_rdata(ipc, i9, compress = "gzip", compression_level = 9)
+  expect_gt(file.size(i1), file.size(i9))
+  expect_identical(readRDS(i1), df)
+  # without compress: gzip (the default) at that level
+  i1b <- file.path(dir, "ipc1b.rds")
+  expect_no_error(ipc_to_rdata(ipc, i1b, compression_level = 1))
+  expect_true(file.exists(i1b))
+  if (file.exists(i1b)) {
+    expect_identical(aw_magic(i1b), "gzip")
+    expect_identical(aw_bytes(i1b), aw_bytes(i1))
+  }
+})
+
+test_that("an existing file is replaced", {
+  dir <- aw_tempdir()
+  out <- file.path(dir, "out.RData")
+  old <- data.frame(old = 1:2)
+  save(old, file = out)
+  src <- aw_save_x(aw_small_frame(), dir)
+  arrow_to_rdata(rdata_to_arrow(src), out, name = "x")
+  expect_identical(aw_load(out), list(x = aw_small_frame()))
+  expect_identical(aw_temp_leftovers(dir), character(0))
+})
+
+test_that("a stream can be written only once; a consumed stream is an rdarrow_error", {
+  dir <- aw_tempdir()
+  src <- aw_save_x(aw_small_frame(), dir)
+  s <- rdata_to_arrow(src)
+  out <- file.path(dir, "out.RData")
+  arrow_to_rdata(s, out, name = "x")
+  expect_identical(aw_load1(out, "x"), aw_small_frame())
+  bytes <- aw_bytes(out)
+  expect_error(arrow_to_rdata(s, out, name = "x"), class = "rdarrow_error")
+  expect_error(as.data.frame(s), class = "rdarrow_error")
+  expect_identical(aw_bytes(out), bytes)
+  expect_identical(aw_temp_leftovers(dir), character(0))
+  s2 <- rdata_to_arrow(src)
+  expect_identical(as.data.frame(s2), aw_small_frame())
+  expect_error(as.data.frame(s2), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(s2, out, name = "x"), class = "rdarrow_error")
+})
+
+test_that("bad arguments are rdarrow_errors", {
+  dir <- aw_tempdir()
+  out <- file.path(dir, "out.RData")
+  expect_error(arrow_to_rdata(1:3, out, name = "x"), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(list(a = 1), out, name = "x"), class = "rdarrow_error")
+  df <- aw_small_frame()
+  expect_error(arrow_to_rdata(df, out, version = 4), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(df, out, compression_level = 10), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(df, out, threads = 0), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(df, out, ascii = NA), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(df, out, name = ""), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(df, c(out, out)), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(df, out, compress = "lz4"))
+  expect_error(ipc_to_rdata(file.path(dir, "missing.arrow"), out), class = "rdarrow_error")
+  expect_false(file.exists(out))
+  expect_identical(aw_listing(dir), character(0))
+})
+
+test_that("writing into a folder that does not exist is an rdarrow_error", {
+  dir <- aw_tempdir()
+  src <- aw_save_x(aw_small_frame(), dir)
+  missing <- file.path(dir, "no", "such", "folder", "out.RData")
+  expect_error(arrow_to_rdata(rdata_to_arrow(src), missing, name = "x"), class = "rdarrow_error")
+  expect_error(arrow_to_rdata(aw_small_frame(), missing), class = "rdarrow_error")
+  ipc <- file.path(dir, "x.arrow")
+  rdata_to_ipc(src, ipc)
+  expect_error(ipc_to_rdata(ipc, missing), class = "rdarrow_error")
+  expect_false(dir.exists(file.path(dir, "no")))
+})
+
+# ---------------------------------------------------------------------------
+# Failures leave the old file
+
+test_that("an unsupported column leaves the old file untouched and no temporary file", {
+  aw_skip_if_no_pyarrow()
+  dir <- aw_tempdir()
+  out <- file.path(dir, "keep.RData")
+  x <- data.frame(kept = 1:3)
+  save(x, file = out)
+  bytes <- aw_bytes(out)
+  before <- aw_listing(dir)
+  # the union column comes in the second batch, after a good first one
+  tab <- aw_table(
+    ok = c("", "PerBatch([pa.array([1, 2], pa.int32()), pa.array([3], pa.int32())])"),
+    bad_union = c("", paste0("PerBatch([pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()), ",
+                     "[pa.array([1, 2]), pa.array(['a', 'b'])]), ",
+                     "pa.UnionArray.from_sparse(pa.array([1], pa.int8()), ",
+                     "[pa.array([3]), pa.array(['c'])])])"))
+  )
+  e <- expect_error(arrow_to_rdata(aw_stream(tab), out, name = "x"), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "bad_union", fixed = TRUE)
+  expect_identical(aw_bytes(out), bytes)
+  expect_identical(aw_listing(dir), before)
+  expect_identical(aw_temp_leftovers(dir), character(0))
+  expect_identical(aw_load1(out, "x"), x)
+  # the same through an IPC file, and to an .rds target
+  ipc <- file.path(dir, "u.arrows")
+  aw_write_ipc(tab, ipc, "stream")
+  before <- aw_listing(dir)
+  expect_error(ipc_to_rdata(ipc, out), class = "rdarrow_error")
+  expect_identical(aw_bytes(out), bytes)
+  expect_identical(aw_listing(dir), before)
+  rds <- file.path(dir, "keep.rds")
+  saveRDS(x, rds)
+  rds_bytes <- aw_bytes(rds)
+  before <- aw_listing(dir)
+  expect_error(arrow_to_rdata(aw_stream(tab), rds), class = "rdarrow_error")
+  expect_identical(aw_bytes(rds), rds_bytes)
+  expect_identical(aw_listing(dir), before)
+})
+
+test_that("an error from the producer of the stream leaves the old file untouched", {
+  aw_skip_if_no_pyarrow()
+  dir <- aw_tempdir()
+  out <- file.path(dir, "keep.RData")
+  x <- data.frame(kept = c("a", "b"))
+  save(x, file = out)
+  bytes <- aw_bytes(out)
+  before <- aw_listing(dir)
+  tab <- aw_table(a = c("pa.int32()", "list(range(10))"), .sizes = c(5, 5))
+  expect_error(arrow_to_rdata(aw_failing_stream(tab, after = 1), out, name = "x"),
+               class = "rdarrow_error")
+  expect_identical(aw_bytes(out), bytes)
+  expect_identical(aw_listing(dir), before)
+  expect_error(as.data.frame(aw_failing_stream(tab, after = 1)), class = "rdarrow_error")
+  # with no file there before, none is left behind
+  fresh <- file.path(dir, "fresh.RData")
+  expect_error(arrow_to_rdata(aw_failing_stream(tab, after = 0), fresh, name = "x"),
+               class = "rdarrow_error")
+  expect_false(file.exists(fresh))
+  expect_identical(aw_listing(dir), before)
+})
+
+test_that("a corrupt IPC file is an rdarrow_error and leaves the old file untouched", {
+  dir <- aw_tempdir()
+  out <- file.path(dir, "keep.rds")
+  saveRDS(mtcars, out)
+  bytes <- aw_bytes(out)
+  src <- aw_save_x(aw_small_frame(), dir)
+  ipc <- file.path(dir, "x.arrow")
+  rdata_to_ipc(src, ipc)
+  good <- aw_bytes(ipc)
+  # truncated
+  bad <- file.path(dir, "truncated.arrow")
+  writeBin(good[seq_len(length(good) %/% 2)], bad)
+  # not Arrow at all
+  junk <- file.path(dir, "junk.arrow")
+  writeBin(as.raw(rep(c(0x41, 0x52, 0x52), 100)), junk)
+  before <- aw_listing(dir)
+  for (f in c(bad, junk)) {
+    expect_error(ipc_to_rdata(f, out), class = "rdarrow_error", label = basename(f))
+    expect_identical(aw_bytes(out), bytes, label = basename(f))
+    expect_identical(aw_listing(dir), before, label = basename(f))
+  }
+})
+
+# ---------------------------------------------------------------------------
+# Block compression on several threads
+
+test_that("big output is cut into 8 MiB blocks and is the same for any number of threads", {
+  n <- 3e6
+  # about 24 MB serialized: three or more 8 MiB blocks
+  b <- (seq_len(n) * 7L) %% 1000L
+  b[seq(5L, n, by = 11L)] <- NA
+  df <- data.frame(a = rev(seq_len(n)), b = b)
+  dir <- aw_tempdir()
+  src <- aw_save_x(df, dir)
+  block <- 8 * 1024^2
+  py <- nzchar(Sys.getenv("RETICULATE_PYTHON")) &&
+    requireNamespace("reticulate", quietly = TRUE) &&
+    isTRUE(reticulate::py_module_available("pyarrow"))
+  settings <- list(gzip = NULL, bzip2 = 1, xz = 1)
+  for (comp in names(settings)) {
+    level <- settings[[comp]]
+    files <- character()
+    for (th in c(1L, 2L, 3L)) {
+      if (comp != "gzip" && th == 3L) next
+      f <- file.path(dir, sprintf("big-%s-%d.RData", comp, th))
+      arrow_to_rdata(rdata_to_arrow(src), f, name = "x", compress = comp,
+                     compression_level = level, threads = th)
+      files[[as.character(th)]] <- f
+    }
+    ref <- aw_bytes(files[[1]])
+    expect_identical(aw_magic(files[[1]]), comp)
+    for (th in names(files)[-1]) {
+      expect_true(identical(aw_bytes(files[[th]]), ref),
+                  label = sprintf("%s output with %s threads is the bytes of 1 thread", comp, th))
+    }
+    if (py) {
+      sizes <- aw_members(files[[1]], comp)
+      expect_gte(length(sizes), 3L)
+      expect_true(all(sizes[-length(sizes)] == block),
+                  label = sprintf("every %s member but the last holds 8 MiB (%s)", comp,
+                                  paste(sizes, collapse = ", ")))
+      expect_lte(sizes[[length(sizes)]], block)
+      expect_gt(sizes[[length(sizes)]], 0)
+    }
+    if (comp == "gzip") {
+      expect_identical(aw_load1(files[[1]], "x"), df)
+    }
+  }
+  # the xz output loads too (bzip2 and xz members are concatenated streams)
+  expect_identical(aw_load1(file.path(dir, "big-xz-2.RData"), "x"), df)
+
+  # a data frame (not a stream) and an .rds target follow the same rule
+  d1 <- file.path(dir, "df-1.rds")
+  d2 <- file.path(dir, "df-2.rds")
+  arrow_to_rdata(df, d1, threads = 1)
+  arrow_to_rdata(df, d2, threads = 2)
+  expect_true(identical(aw_bytes(d1), aw_bytes(d2)), label = "data frame .rds bytes, 1 vs 2 threads")
+  expect_identical(readRDS(d2), df)
+})
