@@ -101,7 +101,8 @@ impl<'d> RBuilder<'d> {
     }
 
     /// True when this builder can make the object itself (no closures,
-    /// environments, promises, byte code, external pointers, primitives).
+    /// environments, promises, byte code, external pointers, primitives,
+    /// ALTREP objects).
     pub fn plain(&self, obj: &RObject) -> bool {
         self.plain_at(obj, 0)
     }
@@ -132,7 +133,9 @@ impl<'d> RBuilder<'d> {
                     }
             }
             RObject::S4(s) => attrs_plain(s.attributes.as_ref()),
-            RObject::Altrep(a) => self.plain_at(&a.attributes, depth),
+            // R's own unserializer rebuilds ALTREP objects in their compact
+            // form (a sequence stays a sequence), as load() gives them
+            RObject::Altrep(_) => false,
             RObject::Primitive(_) | RObject::Bytecode(_) => false,
         }
     }
@@ -166,15 +169,7 @@ impl<'d> RBuilder<'d> {
                 self.finish(x, s.flags, s.attributes.as_mut())?;
                 x
             }
-            RObject::Altrep(a) => {
-                let mut data = rdarrow_core::altrep::expand(a, &self.refs)?;
-                let attrs = match &mut a.attributes {
-                    RObject::Null => None,
-                    other => Some(other),
-                };
-                self.vector(a.flags, &mut data, attrs)?
-            }
-            RObject::Primitive(_) | RObject::Bytecode(_) => return Err(BuildError::Fallback),
+            RObject::Altrep(_) | RObject::Primitive(_) | RObject::Bytecode(_) => return Err(BuildError::Fallback),
         })
     }
 
