@@ -331,3 +331,35 @@ for (i in seq_len(nrow(ratios))) {
 }
 scored <- ratios[ratios$verdict != "no target", ]
 cat(sprintf("\n%d of %d targets met.\n", sum(scored$verdict == "meets"), nrow(scored)))
+
+# ---- writing (Arrow -> RData) and converting (RData -> Arrow IPC) ------------
+# arrow_to_rdata() of the same data frame against save(), on all cores, with
+# R's default levels (gzip 6, bzip2 9, xz 9); and rdata_to_ipc() of the gzip
+# file against load() of it. Targets: gzip <= 0.25x save(), bzip2 and xz
+# <= 0.55x, no compression <= 0.4x.
+
+section("Writing: arrow_to_rdata() against save()")
+df <- read_rdata(files[["gzip"]])[[1]]
+save_secs[["bzip2"]] <- system.time(save(df, file = file.path(dir, "bzip2.RData"), compress = "bzip2"))[["elapsed"]]
+write_target <- c(gzip = 0.25, bzip2 = 0.55, xz = 0.55, none = 0.4)
+cat("| compression | save() (s) | arrow_to_rdata() (s) | ratio | target | verdict | load() of our file |\n")
+cat("|---|---:|---:|---:|---|---|---|\n")
+write_met <- 0L
+for (k in names(write_target)) {
+  out <- file.path(dir, paste0("ours-", k, ".RData"))
+  secs <- time_once(function() arrow_to_rdata(df, out, name = "df", compress = k))
+  e <- new.env()
+  ok <- identical(get(load(out, envir = e), envir = e), df)
+  r <- secs / save_secs[[k]]
+  write_met <- write_met + (r <= write_target[[k]])
+  cat(sprintf("| %s | %.1f | %.1f | %.3f | <= %.2f | %s | %s |\n", k, save_secs[[k]], secs, r,
+              write_target[[k]], if (r <= write_target[[k]]) "meets" else "misses",
+              if (ok) "identical" else "DIFFERS"))
+}
+cat(sprintf("\n%d of %d writing targets met.\n", write_met, length(write_target)))
+
+section("Converting: rdata_to_ipc() of the gzip file")
+ipc <- file.path(dir, "df.arrow")
+t_ipc <- time_once(function() rdata_to_ipc(files[["gzip"]], ipc))
+cat(sprintf("rdata_to_ipc(): %.3f s (load() of the same file: %.3f s, ratio %.3f); IPC file %s MB\n",
+            t_ipc, timings["gzip", "load"], t_ipc / timings["gzip", "load"], mb(file.size(ipc))))
