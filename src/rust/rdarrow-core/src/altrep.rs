@@ -27,7 +27,7 @@ pub fn base_type(a: &Altrep) -> Option<u8> {
     };
     match cells.get(2).map(|c| &c.car) {
         Some(RObject::Vector(v)) => match &v.data {
-            VectorData::Integer(x) if !x.is_empty() => Some(x[0] as u8),
+            VectorData::Integer(x) if !x.is_empty() => u8::try_from(x[0]).ok(),
             _ => None,
         },
         _ => None,

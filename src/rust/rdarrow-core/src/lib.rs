@@ -18,6 +18,7 @@ pub mod parallel;
 pub mod read;
 pub mod summary;
 pub mod tree;
+pub mod validate;
 pub mod write;
 
 pub use compression::Compression;

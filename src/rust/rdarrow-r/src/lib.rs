@@ -69,7 +69,16 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32) -> Robj {
         None => true,
         Some(w) => w.iter().any(|n| n.as_bytes() == name),
     };
-    let mut doc = match job::run("Reading", || rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter)) {
+    // parse, then check that what will be built is safe to hand to R
+    let mut doc = match job::run("Reading", || {
+        let doc = rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter)?;
+        for (name, obj) in doc.objects() {
+            if name.is_empty() || filter(&name) {
+                rdarrow_core::validate::check_for_r(obj, &doc.refs).map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
+            }
+        }
+        Ok::<_, rdarrow_core::Error>(doc)
+    }) {
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };
