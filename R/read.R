@@ -81,6 +81,14 @@ read_rdata <- function(file, objects = NULL) {
     abort_usage("`objects` must be NULL or a character vector of object names.")
   }
   res <- check_engine(rdata_read_impl(path, objects, max_depth()))
+  if (isTRUE(res$is_rds) && !is.null(objects)) {
+    # an .rds holds one object, named after the file
+    missing <- setdiff(objects, rds_name(file))
+    if (length(missing)) {
+      abort_usage(sprintf("object(s) %s not found in the file; it holds: '%s'",
+                          paste0("'", missing, "'", collapse = ", "), rds_name(file)))
+    }
+  }
   values <- res$values
   for (i in which(res$fallback)) {
     obj <- tryCatch(

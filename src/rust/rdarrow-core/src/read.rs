@@ -623,6 +623,10 @@ pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
         inp.consume(5);
     }
     let line = inp.peek(3)?.to_vec();
+    let partial_line = line.len() < 2 && line.first().is_none_or(|c| matches!(c, b'X' | b'A' | b'B'));
+    if partial_line && (container != Container::Stream || !line.is_empty()) {
+        return Err(Error::new(ErrorKind::Truncated, "the file ends inside its header").at(inp.offset()));
+    }
     let mut leading_newline = false;
     let fmt = match line.as_slice() {
         [b'X', b'\n', ..] => Format::Xdr,
@@ -663,10 +667,9 @@ pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
             Some(enc)
         }
         v => {
-            return Err(Error::new(
-                ErrorKind::NotRData,
-                format!("unsupported serialization format version {v} (R writes versions 2 and 3)"),
-            )
+            return Err(Error::unsupported(format!(
+                "unsupported serialization format version {v} (R writes versions 2 and 3)"
+            ))
             .at(inp.offset()))
         }
     };

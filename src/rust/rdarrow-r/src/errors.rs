@@ -6,9 +6,11 @@ use rdarrow_core::Error;
 
 pub fn error_value(e: &Error) -> Robj {
     let offset = e.offset.map(|o| o as f64).unwrap_or(f64::NAN);
-    let object = e.object.clone().unwrap_or_default();
+    // R strings cannot hold NUL bytes (a corrupt name may contain them)
+    let clean = |s: String| s.replace('\0', "\\0");
+    let object = clean(e.object.clone().unwrap_or_default());
     let mut v = list!(
-        message = e.to_string(),
+        message = clean(e.to_string()),
         kind = e.kind.name(),
         offset = offset,
         object = object

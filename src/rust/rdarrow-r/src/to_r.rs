@@ -188,13 +188,16 @@ impl<'d> RBuilder<'d> {
         if p.cells.iter().any(|c| !matches!(c.sxptype, sxp::LIST | sxp::LANG)) {
             return Err(BuildError::Fallback);
         }
+        // one protection for the growing list, whatever its length (long
+        // pairlists must not fill R's protect stack)
         let mut g = Guard(0);
-        let tail = g.protect(self.build(&mut p.tail)?);
-        let mut head = tail;
+        let mut head = g.protect(self.build(&mut p.tail)?);
         for c in p.cells.iter_mut().rev() {
-            let car = g.protect(self.build(&mut c.car)?);
+            let car = Rf_protect(self.build(&mut c.car)?);
             let cell = if c.sxptype == sxp::LANG { Rf_lcons(car, head) } else { Rf_cons(car, head) };
-            head = g.protect(cell);
+            // drop `car` and the old head (the top two), keep the new head
+            Rf_unprotect(2);
+            head = Rf_protect(cell);
             if let Some(t) = c.tag.as_mut() {
                 SET_TAG(head, self.build(t)?);
             }
