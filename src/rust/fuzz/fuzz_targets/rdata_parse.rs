@@ -1,0 +1,18 @@
+//! Bytes of a file or `serialize()` stream -> parse; on success, write it
+//! back, list it, and expand the top-level ALTREP objects.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rdarrow_core::{altrep, read_bytes, summary, write_document, RObject, ReadOptions};
+
+fuzz_target!(|data: &[u8]| {
+    let opts = ReadOptions { max_depth: 500, ..Default::default() };
+    let Ok(doc) = read_bytes(data.to_vec(), &opts) else { return };
+    let _ = write_document(&doc, Vec::new());
+    let _ = summary::describe(&doc);
+    for (_, obj) in doc.objects() {
+        if let RObject::Altrep(a) = obj {
+            let _ = altrep::expand(a, &doc.refs);
+        }
+    }
+});

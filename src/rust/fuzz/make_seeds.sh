@@ -1,0 +1,52 @@
+#!/bin/sh
+# Builds the seed corpora of the fuzz targets into fuzz/seeds/<target>/
+# (not committed: the peer fixtures are third-party files, some AGPL).
+#   rdata_parse, rdata_to_arrow: every data file of /work/shared/corpus/peers,
+#     R files written by seedgen/make_r_seeds.R (save()/saveRDS() of data
+#     frames, lists, closures, byte code, environments, ALTREP, S4 in XDR,
+#     ASCII and binary, versions 2 and 3, none/gzip/bzip2/xz), plus zstd,
+#     lzma-alone and lazy-load (zlib) copies of some of them.
+#   ipc_to_rdata: Arrow IPC files and streams from seedgen/make_ipc_seeds.py
+#     (pyarrow), including arrow R "r" schema metadata.
+# Usage: sh make_seeds.sh [PEERS_DIR] [PYTHON]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+peers=${1:-/work/shared/corpus/peers}
+python=${2:-/work/main/.venv/bin/python}
+seeds=$here/seeds
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+rm -rf "$seeds"
+mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata"
+
+# peer fixtures (data files only), flattened to unique names
+if [ -d "$peers" ]; then
+  (cd "$peers" && find . -type f ! -iname '*.md' ! -iname '*.csv' ! -iname '*.txt' \
+      ! -iname 'LICENSE*' ! -iname 'README*') | while read -r f; do
+    name=$(printf '%s' "${f#./}" | tr '/ ' '__')
+    cp "$peers/$f" "$seeds/rdata_parse/peer_$name"
+  done
+fi
+
+# R-written files
+Rscript "$here/seedgen/make_r_seeds.R" "$tmp/r" >/dev/null 2>&1
+cp "$tmp"/r/* "$seeds/rdata_parse/"
+
+# other envelopes: zstd, lzma-alone, lazy-load zlib entry (4-byte length + zlib)
+for f in "$tmp"/r/*_none.rd? ; do
+  b=$(basename "$f")
+  case "$b" in *df*|*lst*|save_v3_xdr*|save_v2_ascii*|*alt_str*|*_g_*) ;; *) continue ;; esac
+  zstd -q -19 -c "$f" > "$seeds/rdata_parse/zstd_$b"
+  xz --format=lzma -c "$f" > "$seeds/rdata_parse/lzma_$b"
+  "$python" -c 'import sys,zlib,struct; d=open(sys.argv[1],"rb").read(); open(sys.argv[2],"wb").write(struct.pack(">I",len(d))+zlib.compress(d))' \
+    "$f" "$seeds/rdata_parse/rdb_$b"
+done
+cp "$seeds"/rdata_parse/* "$seeds/rdata_to_arrow/"
+
+# Arrow IPC
+"$python" "$here/seedgen/make_ipc_seeds.py" "$seeds/ipc_to_rdata" "$tmp/r_metadata_ascii.txt" "$tmp/r_metadata_gz.txt" >/dev/null
+
+for t in rdata_parse rdata_to_arrow ipc_to_rdata; do
+  echo "$t: $(ls "$seeds/$t" | wc -l) files, $(du -sk "$seeds/$t" | cut -f1) KiB"
+done

@@ -1,0 +1,485 @@
+//! `rdarrow`: R data files (`.RData`, `.rda`, `.rds`) and Apache Arrow on
+//! the command line, without R.
+//!
+//! Exit status: 0 success, 1 a data error (the message names the file, the
+//! object and the byte offset where known), 2 a usage error.
+
+mod progress;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use progress::{Progress, Spinner};
+use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
+use rdarrow_core::arrow::from_arrow::{frame_from_batches, read_ipc_bytes, read_ipc_file, write_frame_file, FrameFileOptions};
+use rdarrow_core::arrow::ipc::{write_ipc, write_ipc_file, IpcCompression, IpcFormat};
+use rdarrow_core::arrow::to_arrow::pick_object_named;
+use rdarrow_core::arrow::{table_from_object, ColumnRef, TableOptions};
+use rdarrow_core::{Compression, Error, ReadOptions};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "rdarrow",
+    version,
+    about = "List R data files (.RData/.rda/.rds) and convert them to and from Apache Arrow, without R",
+    after_help = "Exit status: 0 success, 1 data error, 2 usage error.\n\
+                  Progress is shown on standard error when it is a terminal."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the objects of an R data file: name, class, type, length, rows, columns, bytes
+    Ls(LsArgs),
+    /// Write an object of an R data file as an Arrow IPC file or stream
+    ToArrow(ToArrowArgs),
+    /// Write an Arrow IPC file or stream as .RData (or .rds)
+    ToRdata(ToRdataArgs),
+    /// Write the data frames of many R data files as one Arrow dataset directory
+    ToDataset(ToDatasetArgs),
+}
+
+#[derive(Args)]
+struct LsArgs {
+    /// The .RData/.rda/.rds file
+    file: PathBuf,
+    /// Print a JSON array instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ToArrowArgs {
+    /// The .RData/.rda/.rds file
+    file: PathBuf,
+    /// Output file, or - for standard output [default: FILE with the extension .arrow]
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// The object to convert [default: the file's only data frame]
+    #[arg(long, value_name = "NAME")]
+    object: Option<String>,
+    /// IPC file format (random access, Feather v2) or stream format
+    #[arg(long, value_enum, default_value_t = IpcKind::File)]
+    format: IpcKind,
+    /// Buffer compression
+    #[arg(long, value_enum, default_value_t = Codec::None)]
+    compression: Codec,
+    /// Rows per record batch [default: one batch]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    chunk_size: Option<u64>,
+    /// Columns to keep, in this order (comma-separated names)
+    #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+}
+
+#[derive(Args)]
+struct ToRdataArgs {
+    /// The Arrow IPC file or stream (- for standard input)
+    arrow_file: PathBuf,
+    /// Output file: .RData/.rda (save() format), or .rds (saveRDS() format)
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// The object's name in the .RData file [default: ARROW_FILE's stem]
+    #[arg(long)]
+    name: Option<String>,
+    /// Compression of the R data file
+    #[arg(long, value_enum, default_value_t = RCompress::Gzip)]
+    compress: RCompress,
+    /// Compression level (gzip 1-9, bzip2 1-9, xz 0-9) [default: as R's save()]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=9))]
+    level: Option<u32>,
+    /// Threads compressing independent blocks [default: the number of cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
+}
+
+#[derive(Args)]
+struct ToDatasetArgs {
+    /// The .RData/.rda/.rds files, all with the same columns
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// The dataset directory (created; must be new or empty)
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
+    /// Columns to partition by, hive style (DIR/col=value/part-0.arrow)
+    #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+    partitioning: Vec<String>,
+    /// File format: arrow (.arrow) or feather (.feather, the same bytes)
+    #[arg(long, value_enum, default_value_t = DsFormat::Arrow)]
+    format: DsFormat,
+    /// The object to take from each .RData file [default: every data frame]
+    #[arg(long, value_name = "NAME")]
+    object: Option<String>,
+    /// Buffer compression
+    #[arg(long, value_enum, default_value_t = Codec::None)]
+    compression: Codec,
+    /// Rows per record batch [default: one batch per file]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    chunk_size: Option<u64>,
+    /// Threads writing partitions [default: the number of cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum IpcKind {
+    File,
+    Stream,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Codec {
+    #[value(alias = "uncompressed")]
+    None,
+    Lz4,
+    Zstd,
+}
+
+impl Codec {
+    fn ipc(self) -> IpcCompression {
+        match self {
+            Codec::None => IpcCompression::Uncompressed,
+            Codec::Lz4 => IpcCompression::Lz4,
+            Codec::Zstd => IpcCompression::Zstd,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RCompress {
+    Gzip,
+    Bzip2,
+    Xz,
+    None,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DsFormat {
+    Arrow,
+    Feather,
+}
+
+/// A failure: a data error (exit 1) or a usage error found after parsing (exit 2).
+enum Failure {
+    Data(String),
+    Usage(String),
+}
+
+type Outcome = std::result::Result<(), Failure>;
+
+/// A data error about `file`, unless the engine's message names it already.
+fn data_error(file: &Path, e: Error) -> Failure {
+    let label = file.display().to_string();
+    let msg = e.to_string();
+    if msg.contains(&label) {
+        Failure::Data(msg)
+    } else {
+        Failure::Data(format!("{label}: {msg}"))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse(); // usage errors exit with status 2
+    let progress = Progress::new(std::io::stderr().is_terminal());
+    let res = match cli.command {
+        Command::Ls(a) => ls(a),
+        Command::ToArrow(a) => to_arrow(a, &progress),
+        Command::ToRdata(a) => to_rdata(a, &progress),
+        Command::ToDataset(a) => to_dataset(a, &progress),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Data(m)) => {
+            eprintln!("rdarrow: error: {m}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Usage(m)) => {
+            eprintln!("rdarrow: error: {m}\n\nFor more information, try '--help'.");
+            ExitCode::from(2)
+        }
+    }
+}
+
+// --- ls ----------------------------------------------------------------------
+
+fn ls(a: LsArgs) -> Outcome {
+    let (doc, mut infos) = rdarrow_core::list_file(&a.file, &ReadOptions::default()).map_err(|e| data_error(&a.file, e))?;
+    if !matches!(doc.container, rdarrow_core::Container::RData { .. }) {
+        // an .rds file's one object is named after the file, as R names it
+        for i in &mut infos {
+            i.name = stream_name(&a.file);
+        }
+    }
+    drop(doc);
+    let num = |x: f64| if x.fract() == 0.0 && x.abs() < 9.0e15 { format!("{}", x as i64) } else { format!("{x}") };
+    let mut out = std::io::stdout().lock();
+    let res = if a.json {
+        let rows: Vec<serde_json::Value> = infos
+            .iter()
+            .map(|i| {
+                let opt = |x: Option<f64>| x.map(|v| serde_json::json!(v as i64)).unwrap_or(serde_json::Value::Null);
+                serde_json::json!({
+                    "name": i.name,
+                    "class": i.class,
+                    "type": i.type_name,
+                    "length": i.length as i64,
+                    "rows": opt(i.nrow),
+                    "columns": opt(i.ncol),
+                    "bytes": i.bytes,
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&serde_json::Value::Array(rows)).unwrap_or_else(|_| "[]".into());
+        writeln!(out, "{text}")
+    } else {
+        let header = ["name", "class", "type", "length", "rows", "columns", "bytes"];
+        let dash = |x: Option<f64>| x.map(num).unwrap_or_else(|| "-".to_string());
+        let rows: Vec<[String; 7]> = infos
+            .iter()
+            .map(|i| {
+                [
+                    i.name.clone(),
+                    i.class.clone(),
+                    i.type_name.clone(),
+                    num(i.length),
+                    dash(i.nrow),
+                    dash(i.ncol),
+                    i.bytes.to_string(),
+                ]
+            })
+            .collect();
+        let mut width = header.map(|h| h.len());
+        for r in &rows {
+            for (w, c) in width.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |cells: &[String]| -> String {
+            let mut s = String::new();
+            for (k, c) in cells.iter().enumerate() {
+                let pad = width[k] - c.chars().count();
+                if k > 0 {
+                    s.push_str("  ");
+                }
+                if k >= 3 {
+                    // numbers: right-aligned
+                    s.push_str(&" ".repeat(pad));
+                    s.push_str(c);
+                } else {
+                    s.push_str(c);
+                    if k + 1 < cells.len() {
+                        s.push_str(&" ".repeat(pad));
+                    }
+                }
+            }
+            s
+        };
+        let mut text = line(&header.map(String::from));
+        text.push('\n');
+        for r in &rows {
+            text.push_str(&line(r));
+            text.push('\n');
+        }
+        out.write_all(text.as_bytes())
+    };
+    res.and_then(|_| out.flush()).map_err(|e| Failure::Data(format!("cannot write the listing: {e}")))
+}
+
+// --- to-arrow ----------------------------------------------------------------
+
+fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
+    let to_stdout = a.output.as_deref() == Some(Path::new("-"));
+    if to_stdout && std::io::stdout().is_terminal() {
+        return Err(Failure::Usage("refusing to write Arrow data to a terminal; redirect standard output or use -o FILE".into()));
+    }
+    let out = match &a.output {
+        Some(p) => p.clone(),
+        None => a.file.with_extension("arrow"),
+    };
+    if !to_stdout && out == a.file {
+        return Err(Failure::Usage(format!("the output would overwrite the input '{}'; choose another with -o", a.file.display())));
+    }
+    let format = match a.format {
+        IpcKind::File => IpcFormat::File,
+        IpcKind::Stream => IpcFormat::Stream,
+    };
+    let spin = progress.spinner(format!("reading {}", a.file.display()));
+    let wanted = a.object.clone();
+    let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
+    let doc = rdarrow_core::read_file_filtered(&a.file, &ReadOptions::default(), &mut filter).map_err(|e| {
+        spin.clear();
+        data_error(&a.file, e)
+    })?;
+    let table = pick_object_named(&doc, a.object.as_deref(), &stream_name(&a.file)).and_then(|(name, obj)| {
+        spin.set_message(format!("converting {}", if name.is_empty() { a.file.display().to_string() } else { name.clone() }));
+        let opts = TableOptions {
+            col_select: a.columns.clone().map(|c| c.into_iter().map(ColumnRef::Name).collect()),
+            chunk_size: a.chunk_size.map(|c| c as usize),
+            default_tz: local_tz(),
+            object_name: if name.is_empty() { "value".into() } else { name.clone() },
+        };
+        table_from_object(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })
+    });
+    let table = table.map_err(|e| {
+        spin.clear();
+        data_error(&a.file, e)
+    })?;
+    spin.set_message(format!("writing {}", if to_stdout { "to standard output".to_string() } else { out.display().to_string() }));
+    let res = if to_stdout {
+        let stdout = std::io::stdout().lock();
+        match format {
+            // the file format needs its footer's offsets: build it in memory
+            IpcFormat::File => write_ipc(&table, Vec::new(), format, a.compression.ipc()).and_then(|buf| {
+                let mut s = stdout;
+                s.write_all(&buf).and_then(|_| s.flush()).map_err(|e| Error::io(&e, "cannot write to standard output"))
+            }),
+            IpcFormat::Stream => write_ipc(&table, std::io::BufWriter::with_capacity(1 << 20, stdout), format, a.compression.ipc())
+                .and_then(|mut w| w.flush().map_err(|e| Error::io(&e, "cannot write to standard output"))),
+        }
+    } else {
+        write_ipc_file(&table, &out, format, a.compression.ipc())
+    };
+    spin.clear();
+    res.map_err(|e| if to_stdout { Failure::Data(e.to_string()) } else { data_error(&out, e) })?;
+    progress.note(format!(
+        "wrote {} rows, {} columns to {}",
+        table.num_rows(),
+        table.schema.fields().len(),
+        if to_stdout { "standard output".to_string() } else { out.display().to_string() }
+    ));
+    Ok(())
+}
+
+/// The name of an `.rds` file's one object: the file's name without its
+/// extension (as `rdata_objects()` and `rdata_to_arrow()` in R name it).
+fn stream_name(file: &Path) -> String {
+    file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The zone arrow R would give POSIXct values without a `tzone`: the
+/// session's (TZ, else the system's zone).
+fn local_tz() -> Option<String> {
+    if let Ok(tz) = std::env::var("TZ") {
+        let tz = tz.trim_start_matches(':').to_string();
+        if !tz.is_empty() {
+            return Some(tz);
+        }
+    }
+    if let Ok(target) = std::fs::read_link("/etc/localtime") {
+        let s = target.to_string_lossy().into_owned();
+        if let Some(i) = s.find("zoneinfo/") {
+            return Some(s[i + "zoneinfo/".len()..].to_string());
+        }
+    }
+    std::fs::read_to_string("/etc/timezone").ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+// --- to-rdata ----------------------------------------------------------------
+
+fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
+    let from_stdin = a.arrow_file == Path::new("-");
+    let spin = progress.spinner(format!("reading {}", a.arrow_file.display()));
+    let read = if from_stdin {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(&e, "cannot read standard input"))
+            .and_then(|_| read_ipc_bytes(buf, "standard input"))
+    } else {
+        read_ipc_file(&a.arrow_file)
+    };
+    let (schema, batches) = read.map_err(|e| {
+        spin.clear();
+        data_error(&a.arrow_file, e)
+    })?;
+    let rds = a.output.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("rds"));
+    let name = match (&a.name, from_stdin) {
+        (Some(n), _) => n.clone(),
+        (None, true) => "data".to_string(),
+        (None, false) => a.arrow_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "data".into()),
+    };
+    if name.is_empty() {
+        return Err(Failure::Usage("the object name (--name) must not be empty".into()));
+    }
+    let compression = match a.compress {
+        RCompress::Gzip => Compression::Gzip,
+        RCompress::Bzip2 => Compression::Bzip2,
+        RCompress::Xz => Compression::Xz,
+        RCompress::None => Compression::None,
+    };
+    let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let opts = FrameFileOptions { name: name.clone(), compression, level: a.level, threads, rds, ..FrameFileOptions::default() };
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    spin.set_message(format!("writing {}", a.output.display()));
+    let res = frame_from_batches(&schema, &batches).and_then(|f| {
+        drop(batches);
+        write_frame_file(&a.output, f.object, f.refs, &opts)
+    });
+    spin.clear();
+    res.map_err(|e| data_error(&a.output, e))?;
+    progress.note(format!(
+        "wrote {} ({} rows, {} columns){}",
+        a.output.display(),
+        rows,
+        schema.fields().len(),
+        if rds { String::new() } else { format!(" as '{name}'") }
+    ));
+    Ok(())
+}
+
+// --- to-dataset --------------------------------------------------------------
+
+fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
+    let opts = DatasetOptions {
+        partitioning: a.partitioning.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+        format: match a.format {
+            DsFormat::Arrow => DatasetFormat::Arrow,
+            DsFormat::Feather => DatasetFormat::Feather,
+        },
+        object: a.object.clone(),
+        compression: Some(a.compression.ipc()),
+        chunk_size: a.chunk_size.map(|c| c as usize),
+        default_tz: local_tz(),
+        read: ReadOptions::default(),
+        threads: a.threads.map(|t| t as usize).unwrap_or(0),
+    };
+    let files = progress.bar(a.files.len() as u64, "files");
+    let mut current: Option<Spinner> = None;
+    let mut on_event = |ev: DatasetEvent| match ev {
+        DatasetEvent::Input { path, .. } => {
+            current = Some(progress.spinner(format!("reading {}", path.display())));
+        }
+        DatasetEvent::Object { name, rows, .. } => {
+            if let Some(s) = &current {
+                s.set_message(format!("writing {} ({rows} rows)", if name.is_empty() { "the object" } else { name }));
+            }
+        }
+        DatasetEvent::InputDone { .. } => {
+            if let Some(s) = current.take() {
+                s.clear();
+            }
+            files.inc(1);
+        }
+    };
+    let res = write_dataset(&a.files, &a.output, &opts, &mut on_event);
+    if let Some(s) = current.take() {
+        s.clear();
+    }
+    files.finish_and_clear();
+    let summary = res.map_err(|e| Failure::Data(e.to_string()))?;
+    progress.note(format!(
+        "wrote {} file{} ({} rows from {} object{}) to {}",
+        summary.files.len(),
+        if summary.files.len() == 1 { "" } else { "s" },
+        summary.rows,
+        summary.objects,
+        if summary.objects == 1 { "" } else { "s" },
+        a.output.display()
+    ));
+    Ok(())
+}
