@@ -120,6 +120,7 @@ session_tz <- function() {
 
 #' @export
 print.rdarrow_array_stream <- function(x, ...) {
+  check_stream_pointer(x)
   live <- stream_is_live_impl(x)
   obj <- attr(x, "rdarrow_object")
   cat(sprintf("<rdarrow_array_stream%s>%s\n",
@@ -131,7 +132,16 @@ print.rdarrow_array_stream <- function(x, ...) {
   invisible(x)
 }
 
+# An rdarrow stream must be an external pointer before the engine looks at it.
+check_stream_pointer <- function(x) {
+  if (typeof(x) != "externalptr") {
+    abort_usage(sprintf("expected an Arrow stream (an external pointer), not an object of type %s.", typeof(x)))
+  }
+  x
+}
+
 stream_for_consumer <- function(x) {
+  check_stream_pointer(x)
   if (!stream_is_live_impl(x)) {
     abort_usage("this Arrow stream was already consumed; streams are single-use, call rdata_to_arrow() again.")
   }

@@ -56,6 +56,7 @@ arrow_to_rdata <- function(x, file, name = NULL,
   if (is.null(name)) name <- paste(deparse(substitute(x)), collapse = " ")
   o <- write_options(file, name, compress, compression_level, version, ascii, threads)
   res <- if (inherits(x, "nanoarrow_array_stream")) {
+    check_stream_pointer(x)
     arrow_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
   } else if (inherits(x, "ArrowObject")) {
     s <- new_stream_impl()

@@ -12,6 +12,8 @@
 #              conditions, fallback objects unserialized by R.
 #   Finalizers: streams dropped unconsumed, consumed, and empty stream
 #              structs, each followed by gc().
+#   Peers:     pyarrow (when RETICULATE_PYTHON has it) consumes rdarrow
+#              streams and produces streams rdarrow consumes.
 #
 # Vectors are mostly longer than 16 elements, so that R allocates them with
 # malloc() and valgrind sees reads and writes past their ends (R's small

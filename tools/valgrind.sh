@@ -4,10 +4,12 @@
 # stack goes through rdarrow.
 #
 # Usage: tools/valgrind.sh [LOG]
+#        tools/valgrind.sh --parse LOG    (only read an existing log again)
 #
 #   LOG                 where valgrind writes its log (default: a new file in
 #                       ${TMPDIR:-/tmp}, kept after the run and named below);
-#                       the workload's own output goes to LOG.workload.out.
+#                       the workload's own output goes to LOG.workload.out
+#                       and where rdarrow.so was mapped to LOG.maps.
 #   RDARROW_VG_SUPP     suppression file to use instead of R's (if any).
 #   RDARROW_VG_EXTRA    more valgrind options, e.g. "--track-origins=yes".
 #   RDARROW_VG_WORKLOAD another R script to run instead of the workload (e.g.
@@ -30,12 +32,12 @@
 # "Invalid free", "Mismatched free", and also syscall parameters pointing to
 # unaddressable bytes, overlapping memcpy-like calls, fishy allocation
 # sizes, jumps to invalid addresses and a crash (fatal signal: its stack is
-# where the process died). An error is in rdarrow frames when any stack of it (the access,
-# and the allocation/free stacks valgrind adds) has a frame that names
-# rdarrow or extendr (crates rdarrow_core, rdarrow_r, extendr_api, the
-# wrap__* entry points, source files under rdarrow-core/ or rdarrow-r/) or
-# whose address lies in rdarrow.so (the workload records where it is
-# mapped). Each such error is printed with its full stacks.
+# where the process died). An error is in rdarrow frames when any stack of
+# it (the access, and the allocation/free stacks valgrind adds) has a frame
+# that names rdarrow or extendr (crates rdarrow_core, rdarrow_r,
+# extendr_api, the wrap__* entry points, source files under rdarrow-core/
+# or rdarrow-r/) or whose address lies in rdarrow.so (the workload records
+# where it is mapped). Each such error is printed with its full stacks.
 #
 # Prints
 #   valgrind: N errors in rdarrow frames, M errors elsewhere (R/Python/system)
@@ -53,65 +55,74 @@ workload=${RDARROW_VG_WORKLOAD:-$here/valgrind-workload.R}
 command -v valgrind >/dev/null 2>&1 || { echo "valgrind.sh: valgrind is not installed" >&2; exit 2; }
 command -v R >/dev/null 2>&1 || { echo "valgrind.sh: R is not on PATH" >&2; exit 2; }
 
+parse_only=0
+if [ "${1:-}" = "--parse" ]; then
+  parse_only=1
+  shift
+  [ -n "${1:-}" ] || { echo "usage: tools/valgrind.sh --parse LOG" >&2; exit 2; }
+fi
 log=${1:-$(mktemp "${TMPDIR:-/tmp}/rdarrow-valgrind-XXXXXX.log")}
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdarrow-valgrind-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-maps="$work/maps"
+maps="$log.maps"
 out="$log.workload.out"
 parser="$work/parse.R"
 
-# R's own suppression file, if this R ships one.
-rhome=$(R RHOME)
-supp=${RDARROW_VG_SUPP:-}
-if [ -z "$supp" ]; then
-  for f in "$rhome/share/valgrind/R.supp" "$rhome/share/R/valgrind.supp" "$rhome/etc/valgrind.supp" \
-           /usr/share/R/share/valgrind.supp /usr/share/R/valgrind.supp; do
-    if [ -f "$f" ]; then supp=$f; break; fi
-  done
+status=0
+if [ "$parse_only" -eq 0 ]; then
+  # R's own suppression file, if this R ships one.
+  rhome=$(R RHOME)
+  supp=${RDARROW_VG_SUPP:-}
   if [ -z "$supp" ]; then
-    supp=$(find "$rhome" /usr/share/R -name '*.supp' 2>/dev/null | head -n 1)
+    for f in "$rhome/share/valgrind/R.supp" "$rhome/share/R/valgrind.supp" "$rhome/etc/valgrind.supp" \
+             /usr/share/R/share/valgrind.supp /usr/share/R/valgrind.supp; do
+      if [ -f "$f" ]; then supp=$f; break; fi
+    done
+    if [ -z "$supp" ]; then
+      supp=$(find "$rhome" /usr/share/R -name '*.supp' 2>/dev/null | head -n 1)
+    fi
   fi
-fi
-supp_opt=""
-if [ -n "$supp" ]; then
-  supp_opt="--suppressions=$supp"
-  echo "valgrind.sh: suppressions from $supp"
-else
-  echo "valgrind.sh: R has no valgrind suppression file; using valgrind's defaults only"
-fi
+  supp_opt=""
+  if [ -n "$supp" ]; then
+    supp_opt="--suppressions=$supp"
+    echo "valgrind.sh: suppressions from $supp"
+  else
+    echo "valgrind.sh: R has no valgrind suppression file; using valgrind's defaults only"
+  fi
 
-vg="valgrind --error-exitcode=0 --leak-check=no --track-origins=no $supp_opt --num-callers=40 --fullpath-after= ${RDARROW_VG_EXTRA:-} --log-file=$log"
-echo "valgrind.sh: R -d \"$vg\" --vanilla -f $workload"
-echo "valgrind.sh: log in $log"
+  vg="valgrind --error-exitcode=0 --leak-check=no --track-origins=no $supp_opt --num-callers=40 --fullpath-after= ${RDARROW_VG_EXTRA:-} --log-file=$log"
+  echo "valgrind.sh: R -d \"$vg\" --vanilla -f $workload"
+  echo "valgrind.sh: log in $log"
 
-# Every engine call runs on a worker thread with a 1 GiB stack. glibc's
-# stack cache (40 MB by default) cannot keep such a stack, so each call
-# maps a fresh one, and memcheck then spends seconds setting up shadow
-# memory for 1 GiB: the workload would take half an hour. A 4 GiB cache
-# lets glibc reuse the stack; memcheck still marks stack memory a thread
-# has not written as undefined, so uninitialised reads are still caught.
-if [ "${RDARROW_VG_STACK_CACHE:-1}" != "0" ]; then
-  export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.pthread.stack_cache_size=4294967296"
-  echo "valgrind.sh: GLIBC_TUNABLES=$GLIBC_TUNABLES"
-fi
+  # Every engine call runs on a worker thread with a 1 GiB stack. glibc's
+  # stack cache (40 MB by default) cannot keep such a stack, so each call
+  # maps a fresh one, and memcheck then spends seconds setting up shadow
+  # memory for 1 GiB: the workload would take half an hour. A 4 GiB cache
+  # lets glibc reuse the stack; memcheck still marks stack memory a thread
+  # has not written as undefined, so uninitialised reads are still caught.
+  if [ "${RDARROW_VG_STACK_CACHE:-1}" != "0" ]; then
+    export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.pthread.stack_cache_size=4294967296"
+    echo "valgrind.sh: GLIBC_TUNABLES=$GLIBC_TUNABLES"
+  fi
 
-# pyarrow steps: Python with plain malloc, so memcheck sees its blocks.
-if [ "${RDARROW_VG_PYARROW:-1}" = "0" ]; then
-  export RETICULATE_PYTHON=
-elif [ -z "${RETICULATE_PYTHON:-}" ] && [ -x "$root/.venv/bin/python" ]; then
-  export RETICULATE_PYTHON="$root/.venv/bin/python"
-fi
-if [ -n "${RETICULATE_PYTHON:-}" ]; then
-  export PYTHONMALLOC=malloc
-  echo "valgrind.sh: pyarrow steps with RETICULATE_PYTHON=$RETICULATE_PYTHON (PYTHONMALLOC=malloc)"
-fi
+  # pyarrow steps: Python with plain malloc, so memcheck sees its blocks.
+  if [ "${RDARROW_VG_PYARROW:-1}" = "0" ]; then
+    export RETICULATE_PYTHON=
+  elif [ -z "${RETICULATE_PYTHON:-}" ] && [ -x "$root/.venv/bin/python" ]; then
+    export RETICULATE_PYTHON="$root/.venv/bin/python"
+  fi
+  if [ -n "${RETICULATE_PYTHON:-}" ]; then
+    export PYTHONMALLOC=malloc
+    echo "valgrind.sh: pyarrow steps with RETICULATE_PYTHON=$RETICULATE_PYTHON (PYTHONMALLOC=malloc)"
+  fi
 
-start=$(date +%s)
-(cd "$root" && RDARROW_VG_MAPS="$maps" R -d "$vg" --vanilla -f "$workload" >"$out" 2>&1)
-status=$?
-end=$(date +%s)
-echo "valgrind.sh: workload exited with status $status after $((end - start)) s"
-grep -E "^(  FAIL|workload)" "$out" || true
+  start=$(date +%s)
+  (cd "$root" && RDARROW_VG_MAPS="$maps" R -d "$vg" --vanilla -f "$workload" >"$out" 2>&1)
+  status=$?
+  end=$(date +%s)
+  echo "valgrind.sh: workload exited with status $status after $((end - start)) s"
+  grep -E "^(  FAIL|workload)" "$out" || true
+fi
 
 cat >"$parser" <<'EOF'
 args <- commandArgs(trailingOnly = TRUE)
@@ -154,10 +165,13 @@ frame_is_rdarrow <- function(l) {
   in_rdarrow_so(sub(paste0(frame_re, ".*"), "\\2", l))
 }
 
-# Blocks: runs of non-empty lines. A "Thread N ..." line announces the
-# thread of the error that follows.
+# Blocks: a block starts at each line that is not indented (an error
+# header, a "Thread N:" line, a warning) and runs to the next such line or
+# blank line; stack frames and the " Address ..."/" Block was alloc'd at"
+# lines of an error are indented.
 blank <- !nzchar(trimws(body))
-id <- cumsum(blank)
+starts <- !blank & !grepl("^ ", body)
+id <- cumsum(starts | blank)
 blocks <- split(body[!blank], id[!blank])
 
 kinds <- c(
@@ -178,8 +192,7 @@ thread <- ""
 for (b in blocks) {
   if (grepl("^Thread [0-9]+", b[1])) {
     thread <- b[1]
-    b <- b[-1]
-    if (!length(b)) next
+    next
   }
   kind <- names(kinds)[vapply(kinds, function(re) grepl(re, b[1]), TRUE)]
   if (!length(kind)) next
