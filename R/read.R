@@ -9,8 +9,10 @@
 #' @param file Path to the file.
 #' @return A data frame with one row per object (one row for an `.rds`
 #'   file, named after the file), and columns `name`, `class` (as [class()]
-#'   gives it, collapsed with `"/"`), `type` (as [typeof()]), `length`,
-#'   `nrow` and `ncol` (for data frames and matrices, else `NA`), and
+#'   gives it, collapsed with `"/"`), `type` (as [typeof()]), `length`
+#'   (`NA` for the global and base environments, namespaces and package
+#'   environments: a file refers to them by name and does not hold their
+#'   bindings), `nrow` and `ncol` (for data frames and matrices, else `NA`), and
 #'   `bytes`, the object's size in the uncompressed stream.
 #' @section Errors: A file that is not R data, or is truncated or
 #'   corrupt, raises an error of class `rdarrow_error` saying what is wrong

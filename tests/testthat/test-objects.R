@@ -18,7 +18,13 @@ expected_listing <- function(objs) {
     class = vapply(objs, function(x) paste(class(x), collapse = "/"), ""),
     type = vapply(objs, typeof, ""),
     length = vapply(objs, function(x) {
-      as.numeric(if (isS4(x) || is.environment(x)) length(x) else length(unclass(x)))
+      # the session's own environments are saved as references: the file
+      # does not hold their bindings, so their length is unknown
+      session_env <- is.environment(x) &&
+        (identical(x, globalenv()) || identical(x, baseenv()) || isNamespace(x) ||
+         !is.null(attr(x, "name")) && startsWith(attr(x, "name"), "package:"))
+      if (session_env) NA_real_
+      else as.numeric(if (isS4(x) || is.environment(x)) length(x) else length(unclass(x)))
     }, 0),
     nrow = vapply(objs, function(x) as.numeric(dims(x, 1L)), 0),
     ncol = vapply(objs, function(x) as.numeric(dims(x, 2L)), 0),
@@ -88,7 +94,6 @@ mixed_objects <- function() {
 }
 
 test_that("rdata_objects() of a mixed .RData says what R says, in every format", {
-  skip("known gap: the listed length of one environment differs from length() (under investigation)")
   objs <- mixed_objects()
   expected <- expected_listing(objs)
   v <- save_variants(objs, dir = local_tempdir(), kinds = "rdata")

@@ -73,6 +73,11 @@ impl Compression {
     }
 }
 
+/// Memory the xz/lzma decoders may use (R's own limit for xz and lzma
+/// connections). The dictionary is allocated from the size a header
+/// declares, so without a limit a 13-byte lzma header asks for 4 GiB.
+pub const LZMA_MEMLIMIT: u64 = 512 << 20;
+
 /// Wrap a buffered source in the decompressor its first bytes call for.
 pub fn decompressor<R: BufRead + Send + 'static>(mut src: R) -> io::Result<(Compression, Box<dyn Read + Send>)> {
     let prefix = src.fill_buf()?;
@@ -81,9 +86,13 @@ pub fn decompressor<R: BufRead + Send + 'static>(mut src: R) -> io::Result<(Comp
         Compression::None => Box::new(src),
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(src)),
         Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(src)),
-        Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(src)),
+        Compression::Xz => {
+            let stream = liblzma::stream::Stream::new_auto_decoder(LZMA_MEMLIMIT, liblzma::stream::CONCATENATED)
+                .map_err(io::Error::other)?;
+            Box::new(liblzma::bufread::XzDecoder::new_stream(src, stream))
+        }
         Compression::Lzma => {
-            let stream = liblzma::stream::Stream::new_lzma_decoder(u64::MAX).map_err(io::Error::other)?;
+            let stream = liblzma::stream::Stream::new_lzma_decoder(LZMA_MEMLIMIT).map_err(io::Error::other)?;
             Box::new(liblzma::bufread::XzDecoder::new_stream(src, stream))
         }
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(src)?),
@@ -257,6 +266,18 @@ mod tests {
         let mut out = Vec::new();
         r.read_to_end(&mut out).unwrap();
         assert_eq!(out, data);
+    }
+
+    #[test]
+    fn lzma_header_declaring_a_huge_dictionary_is_refused() {
+        // lzma-alone header: properties 0x5d, a 2.3 GB dictionary, unknown size
+        let mut bytes = vec![0x5d, 0x00, 0x00, 0x1f, 0x8b];
+        bytes.extend([0xff; 8]);
+        bytes.extend([0u8; 32]);
+        let (kind, mut r) = decompressor(io::Cursor::new(bytes)).unwrap();
+        assert_eq!(kind, Compression::Lzma);
+        let err = r.read_to_end(&mut Vec::new()).unwrap_err();
+        assert!(err.to_string().to_lowercase().contains("memory"), "{err}");
     }
 
     #[test]

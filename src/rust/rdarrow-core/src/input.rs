@@ -239,6 +239,20 @@ impl Input {
 
     // ---- ASCII words -------------------------------------------------
 
+    /// Consume whitespace up to the next token or the end of the stream.
+    pub fn skip_ascii_whitespace(&mut self) -> Result<()> {
+        loop {
+            if self.pos == self.end && !self.fill()? {
+                return Ok(());
+            }
+            let c = self.buf[self.pos];
+            if !(c.is_ascii_whitespace() || c == 0x0b) {
+                return Ok(());
+            }
+            self.pos += 1;
+        }
+    }
+
     /// The next whitespace-delimited word (as R's InWord).
     fn read_word(&mut self) -> Result<&[u8]> {
         loop {

@@ -154,6 +154,10 @@ fn parse_here(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mu
     let (container, mut header) = read::read_header(&mut inp)?;
     let (root, refs, spans) = read::read_body(&mut inp, container, opts, filter)?;
     header.ascii_hex = inp.saw_hex_double;
+    if header.format == Format::Ascii {
+        // the line end after the last token belongs to the stream
+        inp.skip_ascii_whitespace()?;
+    }
     let stream_len = inp.offset();
     Ok(Document { compression: kind, container, header, root, refs, spans, stream_len })
 }

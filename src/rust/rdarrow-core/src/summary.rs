@@ -13,7 +13,9 @@ pub struct ObjectInfo {
     pub class: String,
     /// `typeof()`.
     pub type_name: String,
-    pub length: f64,
+    /// `length()`; `None` for the session's own environments (global, base,
+    /// a namespace or package), whose bindings the file does not hold.
+    pub length: Option<f64>,
     pub nrow: Option<f64>,
     pub ncol: Option<f64>,
     /// Size in the decompressed stream.
@@ -34,7 +36,7 @@ pub fn describe(doc: &Document) -> Vec<ObjectInfo> {
                 name: String::from_utf8_lossy(name).into_owned(),
                 class: class_of(obj, &doc.refs).join("/"),
                 type_name: sxp::type_name(obj.sxptype(&doc.refs)).to_string(),
-                length: r_length(obj, &doc.refs) as f64,
+                length: listed_length(obj, &doc.refs),
                 nrow,
                 ncol,
                 bytes,
@@ -106,6 +108,17 @@ fn value_len(obj: &RObject, refs: &RefTable) -> u64 {
 }
 
 /// `length(x)`.
+/// The length a listing shows: unknown for environments the file refers
+/// to by name only (their contents belong to the reading session).
+fn listed_length(obj: &RObject, refs: &RefTable) -> Option<f64> {
+    match obj {
+        RObject::Special(SpecialValue::GlobalEnv | SpecialValue::BaseEnv | SpecialValue::BaseNamespace) => None,
+        RObject::Special(SpecialValue::EmptyEnv) => Some(0.0),
+        RObject::Ref(id) if matches!(refs.get(*id), Some(RefEntry::Namespace(_) | RefEntry::Package(_))) => None,
+        _ => Some(r_length(obj, refs) as f64),
+    }
+}
+
 pub fn r_length(obj: &RObject, refs: &RefTable) -> u64 {
     match obj {
         RObject::Null => 0,

@@ -43,7 +43,7 @@ fn rdata_list_impl(path: &str, max_depth: i32) -> Robj {
                 name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
                 class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),
                 type_name = infos.iter().map(|i| i.type_name.clone()).collect::<Vec<_>>(),
-                length = infos.iter().map(|i| i.length).collect::<Vec<_>>(),
+                length = infos.iter().map(|i| na(i.length)).collect::<Vec<_>>(),
                 nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
                 ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
                 bytes = infos.iter().map(|i| i.bytes as f64).collect::<Vec<_>>(),

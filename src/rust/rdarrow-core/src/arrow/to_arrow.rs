@@ -164,7 +164,13 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         // a matrix: one column per matrix column
         let v = view(obj, refs)?.ok_or_else(|| not_convertible("the object", obj, refs))?;
         let dims = int_values(obj.attribute(refs, "dim").unwrap());
-        let (nr, nc) = (dims[0].max(0) as usize, dims[1].max(0) as usize);
+        if dims.len() != 2 || dims.iter().any(|&d| d < 0) {
+            return Err(Error::corrupt("a matrix's dim attribute is not two non-negative numbers"));
+        }
+        let (nr, nc) = (dims[0] as usize, dims[1] as usize);
+        if nr.checked_mul(nc) != Some(v.data.len() as usize) {
+            return Err(Error::corrupt(format!("a matrix's dimensions {nr} x {nc} do not match its length {}", v.data.len())));
+        }
         let colnames = obj
             .attribute(refs, "dimnames")
             .and_then(|d| match d {
@@ -699,5 +705,61 @@ pub fn pick_object_named<'d>(doc: &'d Document, object: Option<&str>, stream_nam
             let cands: Vec<String> = frames.iter().map(|&i| names[i].clone()).collect();
             Err(Error::usage(format!("the file holds {} data frames; choose one with `object =`: {}", cands.len(), list(&cands))))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{self, ObjectMaker};
+    use crate::{Compression, Container, Document, ErrorKind, StreamHeader};
+
+    /// A document (RDS stream) holding `root`, with the symbols of `m`.
+    pub(crate) fn doc_of(m: ObjectMaker, root: RObject) -> Document {
+        Document {
+            compression: Compression::None,
+            container: Container::Stream,
+            header: StreamHeader {
+                format: crate::Format::Xdr,
+                crlf: false,
+                leading_newline: false,
+                version: 3,
+                writer_version: 0x0004_0202,
+                min_reader_version: 0x0003_0500,
+                native_encoding: Some(b"UTF-8".to_vec()),
+                ascii_hex: false,
+            },
+            root,
+            refs: m.refs,
+            spans: Vec::new(),
+            stream_len: 0,
+        }
+    }
+
+    fn convert(m: ObjectMaker, obj: RObject) -> Result<ArrowTable> {
+        let doc = doc_of(m, obj);
+        table_from_object(&doc, &doc.root, &TableOptions::default())
+    }
+
+    #[test]
+    fn matrix_dims_must_match_the_data() {
+        let data = || VectorData::Integer(ScalarBuffer::from(vec![1, 2, 3, 4, 5, 6]));
+        // more cells than values (used to slice past the end)
+        let mut m = ObjectMaker::default();
+        let obj = m.vector(data(), vec![("dim", build::ints(vec![3, 4]))]);
+        assert_eq!(convert(m, obj).unwrap_err().kind, ErrorKind::Corrupt);
+        // a huge column count (used to make a billion column names)
+        let mut m = ObjectMaker::default();
+        let obj = m.vector(data(), vec![("dim", build::reals(vec![0.0, 1e12]))]);
+        assert_eq!(convert(m, obj).unwrap_err().kind, ErrorKind::Corrupt);
+        // a character dim of length 2 (used to index an empty vector)
+        let mut m = ObjectMaker::default();
+        let obj = m.vector(data(), vec![("dim", build::strings([Some(&b"a"[..]), Some(&b"b"[..])]))]);
+        assert_eq!(convert(m, obj).unwrap_err().kind, ErrorKind::Corrupt);
+        // a genuine 3 x 2 matrix converts
+        let mut m = ObjectMaker::default();
+        let obj = m.vector(data(), vec![("dim", build::ints(vec![3, 2]))]);
+        let t = convert(m, obj).unwrap();
+        assert_eq!((t.num_rows(), t.schema.fields().len()), (3, 2));
     }
 }
