@@ -363,3 +363,77 @@ ipc <- file.path(dir, "df.arrow")
 t_ipc <- time_once(function() rdata_to_ipc(files[["gzip"]], ipc))
 cat(sprintf("rdata_to_ipc(): %.3f s (load() of the same file: %.3f s, ratio %.3f); IPC file %s MB\n",
             t_ipc, timings["gzip", "load"], t_ipc / timings["gzip", "load"], mb(file.size(ipc))))
+
+# ---- RData -> Arrow, consumed by pyarrow ------------------------------------
+# rdata_to_arrow() of the gzip file, its C stream imported and read to a table
+# by pyarrow (the Arrow C++ library the arrow R package wraps) in this R
+# process through reticulate, against load() and against the bare
+# decompression of the same file (timings above). Peak memory of the same
+# work, in a child process, against the Arrow data size (table.nbytes).
+# Targets: <= 0.4x load(), <= 1.15x decompression, rdata_to_ipc() <= 0.45x
+# load(), peak memory <= 1.3x the Arrow data. Needs reticulate and a Python
+# with pyarrow (set RETICULATE_PYTHON); skipped otherwise.
+
+section("Converting: rdata_to_arrow() consumed by pyarrow")
+has_pyarrow <- requireNamespace("reticulate", quietly = TRUE) &&
+  nzchar(Sys.getenv("RETICULATE_PYTHON")) &&
+  isTRUE(tryCatch(reticulate::py_module_available("pyarrow"), error = function(e) FALSE))
+if (!has_pyarrow) {
+  cat("skipped: set RETICULATE_PYTHON to a Python with pyarrow\n")
+} else {
+  pa <- reticulate::import("pyarrow", convert = FALSE)
+  to_pyarrow <- function(f) {
+    s <- rdata_to_arrow(f)
+    addr <- reticulate::py_eval(sprintf("int(%s)", rdarrow:::xptr_address_impl(s)), convert = FALSE)
+    reader <- pa$RecordBatchReader$`_import_from_c`(addr)
+    reader$read_all()
+  }
+  tbl <- to_pyarrow(files[["gzip"]])
+  arrow_bytes <- reticulate::py_to_r(tbl$nbytes)
+  rows_ok <- reticulate::py_to_r(tbl$num_rows) == n
+  rm(tbl)
+  secs <- vapply(seq_len(reps), function(r) time_once(function() { t <- to_pyarrow(files[["gzip"]]); rm(t) }), 0)
+  t_arrow <- stats::median(secs)
+  cat(sprintf("each run: %s s; table of %s rows (%s), Arrow data %s MB\n\n",
+              paste(sprintf("%.3f", secs), collapse = " "), format(n, big.mark = ","),
+              if (rows_ok) "all rows" else "ROW COUNT DIFFERS", mb(arrow_bytes)))
+
+  peak_script <- file.path(dir, "peak-arrow.R")
+  writeLines(c(
+    "suppressPackageStartupMessages(library(rdarrow))",
+    "status_kb <- function(field) {",
+    "  l <- grep(paste0('^', field, ':'), readLines('/proc/self/status'), value = TRUE)",
+    "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
+    "}",
+    "pa <- reticulate::import('pyarrow', convert = FALSE)",
+    "path <- commandArgs(trailingOnly = TRUE)[[1]]",
+    "invisible(gc(full = TRUE))",
+    "cat('5', file = '/proc/self/clear_refs')",
+    "rss0 <- status_kb('VmRSS')",
+    "s <- rdata_to_arrow(path)",
+    "addr <- reticulate::py_eval(sprintf('int(%s)', rdarrow:::xptr_address_impl(s)), convert = FALSE)",
+    "tbl <- pa$RecordBatchReader$`_import_from_c`(addr)$read_all()",
+    "hwm1 <- status_kb('VmHWM')",
+    "cat(sprintf('%.0f %.0f %.0f\\n', rss0, hwm1, reticulate::py_to_r(tbl$nbytes)))"
+  ), peak_script)
+  out <- system2(rscript, c("--vanilla", shQuote(peak_script), shQuote(files[["gzip"]])), stdout = TRUE)
+  v <- as.numeric(strsplit(trimws(tail(out, 1)), " ")[[1]])
+  arrow_peak <- (v[[2]] - v[[1]]) / v[[3]]
+
+  t_ipc_plain <- time_once(function() rdata_to_ipc(files[["gzip"]], ipc, compression = "uncompressed"))
+  arrow_rows <- data.frame(
+    ratio = c("rdata_to_arrow() into pyarrow / load()", "rdata_to_arrow() into pyarrow / decompress",
+              "rdata_to_ipc() (uncompressed) / load()", "peak memory / Arrow data"),
+    value = c(t_arrow / timings["gzip", "load"], t_arrow / timings["gzip", "decompress"],
+              t_ipc_plain / timings["gzip", "load"], arrow_peak),
+    target = c(0.4, 1.15, 0.45, 1.3))
+  cat("| gzip file | value | target | verdict |\n|---|---:|---|---|\n")
+  for (i in seq_len(nrow(arrow_rows))) {
+    cat(sprintf("| %s | %.3f | <= %.2f | %s |\n", arrow_rows$ratio[i], arrow_rows$value[i],
+                arrow_rows$target[i], if (arrow_rows$value[i] <= arrow_rows$target[i]) "meets" else "misses"))
+  }
+  cat(sprintf("\n(rdata_to_arrow() into pyarrow %.3f s, rdata_to_ipc() %.3f s, load() %.3f s, decompress %.3f s;",
+              t_arrow, t_ipc_plain, timings["gzip", "load"], timings["gzip", "decompress"]),
+      sprintf("peak %s MB over a baseline of %s MB)\n", mb(v[[2]] - v[[1]]), mb(v[[1]])))
+}
+cat("\nload average at the end:", load_avg(), "\n")

@@ -203,7 +203,27 @@ pub enum Compressor<W: Write> {
 
 impl<W: Write> Compressor<W> {
     pub fn new(sink: W, kind: Compression, level: Option<u32>) -> io::Result<Self> {
+        Self::for_input(sink, kind, level, None)
+    }
+
+    /// A compressor for at most `input_len` bytes (when known): xz then
+    /// sizes its dictionary to the input, not to the preset (64 MiB at level
+    /// 9, about 670 MiB of encoder memory), with the same output ratio.
+    pub fn for_input(sink: W, kind: Compression, level: Option<u32>, input_len: Option<usize>) -> io::Result<Self> {
         let level = level.unwrap_or(kind.default_level());
+        if let (Compression::Xz, Some(len)) = (kind, input_len) {
+            let mut opts = liblzma::stream::LzmaOptions::new_preset(level.min(9)).map_err(io::Error::other)?;
+            // the presets' dictionary sizes (xz(1))
+            let preset_dict: u32 = [256 << 10, 1 << 20, 2 << 20, 4 << 20, 4 << 20, 8 << 20, 8 << 20, 16 << 20, 32 << 20, 64 << 20]
+                [level.min(9) as usize];
+            let dict = u32::try_from(len.max(4096)).unwrap_or(u32::MAX).min(preset_dict);
+            opts.dict_size(dict);
+            let mut filters = liblzma::stream::Filters::new();
+            filters.lzma2(&opts);
+            let stream = liblzma::stream::Stream::new_stream_encoder(&filters, liblzma::stream::Check::Crc64)
+                .map_err(io::Error::other)?;
+            return Ok(Compressor::Xz(liblzma::write::XzEncoder::new_stream(sink, stream)));
+        }
         Ok(match kind {
             Compression::None => Compressor::None(sink),
             Compression::Gzip => Compressor::Gzip(flate2::write::GzEncoder::new(sink, flate2::Compression::new(level.min(9)))),

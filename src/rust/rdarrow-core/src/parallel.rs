@@ -32,7 +32,7 @@ pub struct ParallelCompressor<W: Write> {
 }
 
 fn compress_block(data: &[u8], kind: Compression, level: Option<u32>) -> io::Result<Vec<u8>> {
-    let mut c = Compressor::new(Vec::with_capacity(data.len() / 3), kind, level)?;
+    let mut c = Compressor::for_input(Vec::with_capacity(data.len() / 3), kind, level, Some(data.len()))?;
     // fed in pieces so an interrupt is seen quickly; the output is the same
     for piece in data.chunks(1 << 18) {
         if crate::cancel::interrupted() {
