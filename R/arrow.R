@@ -80,6 +80,8 @@ rdata_to_ipc <- function(file, sink, object = NULL,
   if (!is.character(sink) || length(sink) != 1L || is.na(sink) || !nzchar(sink)) {
     abort_usage("`sink` must be a single path.")
   }
+  sink_dir <- dirname(path.expand(sink))
+  if (!dir.exists(sink_dir)) abort_usage(sprintf("the folder '%s' does not exist.", sink_dir))
   format <- match.arg(format)
   compression <- match.arg(compression)
   args <- check_arrow_args(object, NULL, chunk_size)

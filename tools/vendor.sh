@@ -6,6 +6,7 @@
 # src/Makevars unpacks the crates and runs cargo --offline.
 #
 #   bash tools/vendor.sh            # writes rdarrow_<version>.tar.gz here
+#   bash tools/vendor.sh --no-build-vignettes   # arguments go to R CMD build
 #
 # The tarball of crates is built into the source package, not committed.
 set -euo pipefail
@@ -22,6 +23,6 @@ sed -i 's|^directory = .*|directory = "vendor"|' vendor-config.toml
 tar -cJf vendor.tar.xz vendor
 rm -rf vendor
 cd ../..
-R CMD build .
+R CMD build "$@" .
 rm -f src/rust/vendor.tar.xz src/rust/vendor-config.toml
 ls -la rdarrow_*.tar.gz

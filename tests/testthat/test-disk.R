@@ -186,6 +186,10 @@ test_that("a write too big for the disk is an rdarrow_error and the old file sur
   for (label in names(attempts)) {
     disk_expect_rdarrow_error(attempts[[label]](), class = "rdarrow_error_io", label = label)
     disk_expect_untouched(d, old, old_bytes, listing, label = label)
+    # the message names the file asked for, not the temporary file
+    msg <- tryCatch({ attempts[[label]](); "" }, rdarrow_error = conditionMessage)
+    expect_match(msg, d, fixed = TRUE, label = paste(label, "message"))
+    expect_false(grepl(".rdarrow-", msg, fixed = TRUE), label = paste(label, "message"))
   }
   gc()
   expect_identical(disk_open_fds_under(d), character())
@@ -226,6 +230,10 @@ test_that("a small write to a disk that is already full is an rdarrow_error and 
   for (label in names(attempts)) {
     disk_expect_rdarrow_error(attempts[[label]](), class = "rdarrow_error_io", label = label)
     disk_expect_untouched(d, old, old_bytes, listing, label = label)
+    # the message names the file asked for, not the temporary file
+    msg <- tryCatch({ attempts[[label]](); "" }, rdarrow_error = conditionMessage)
+    expect_match(msg, d, fixed = TRUE, label = paste(label, "message"))
+    expect_false(grepl(".rdarrow-", msg, fixed = TRUE), label = paste(label, "message"))
   }
 
   # With room again, the same writes succeed: the failures above were the
@@ -272,6 +280,10 @@ test_that("writing to a read-only file system is an rdarrow_error and the old fi
   for (label in names(attempts)) {
     disk_expect_rdarrow_error(attempts[[label]](), class = "rdarrow_error_io", label = label)
     disk_expect_untouched(d, old, old_bytes, listing, label = label)
+    # the message names the file asked for, not the temporary file
+    msg <- tryCatch({ attempts[[label]](); "" }, rdarrow_error = conditionMessage)
+    expect_match(msg, d, fixed = TRUE, label = paste(label, "message"))
+    expect_false(grepl(".rdarrow-", msg, fixed = TRUE), label = paste(label, "message"))
   }
 
   # Reading from the read-only file system still works.

@@ -275,9 +275,12 @@ pub fn atomic_write(path: &Path, fill: impl FnOnce(&File) -> Result<()>) -> Resu
         std::process::id()
     ));
     let result = (|| -> Result<()> {
-        let f = File::create(&tmp).map_err(|e| Error::io(&e, &format!("cannot create '{}'", tmp.display())))?;
+        let f = File::create(&tmp).map_err(|e| {
+            let why = if dir.is_dir() { "no file can be created in its folder" } else { "its folder does not exist" };
+            Error::io(&e, &format!("cannot write '{}' ({why})", path.display()))
+        })?;
         fill(&f)?;
-        f.sync_all().map_err(|e| Error::io(&e, "cannot sync"))?;
+        f.sync_all().map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(&e, &format!("cannot rename into '{}'", path.display())))
     })();
     if result.is_err() {
