@@ -121,6 +121,13 @@ def empty(cols):
     schema = pa.schema([pa.field(name, eval(texpr, NS)) for name, texpr in cols])
     return (schema, [])
 
+def rename_nul(tab):
+    """The table with "NUL" in column names replaced by a NUL byte."""
+    schema, batches = tab
+    names = [n.replace("NUL", chr(0)) for n in schema.names]
+    new = [b.rename_columns(names) for b in batches]
+    return (new[0].schema, new)
+
 def reader(tab):
     schema, batches = tab
     return pa.RecordBatchReader.from_batches(schema, batches)

@@ -603,3 +603,39 @@ test_that("IPC files and streams with lz4 or zstd buffers are read", {
     }
   }
 })
+
+test_that("strings holding a NUL byte are an rdarrow_error naming the column, and nothing is written", {
+  # R strings end at a NUL (R's reader refuses such a file, arrow R's
+  # as.data.frame() errors): writing them would make a file load() cannot read.
+  aw_skip_if_no_pyarrow()
+  cases <- list(
+    value = aw_table(ok = c("pa.int32()", "[1, 2, 3, 4]"),
+                     the_nul_col = c("pa.string()", "['a', None, 'b\\x00c', 'd']")),
+    level = aw_table(ok = c("pa.int32()", "[1, 2, 3, 4]"),
+                     the_nul_col = c("pa.dictionary(pa.int8(), pa.string())", "['a', None, 'b\\x00c', 'a']")),
+    name = aw_table(ok = c("pa.int32()", "[1, 2, 3, 4]"),
+                    the_nul_colNUL = c("pa.int32()", "[1, 2, 3, 4]"))
+  )
+  # (an R string cannot hold the NUL: Python puts it into the name)
+  cases$name <- aw_py()$rename_nul(cases$name)
+  for (nm in names(cases)) {
+    tab <- cases[[nm]]
+    dir <- aw_tempdir()
+    f <- file.path(dir, "nul.RData")
+    # (the C stream interface carries names as C strings, which end at the
+    # NUL: names with a NUL only come through IPC files)
+    if (nm != "name") {
+      e <- expect_error(arrow_to_rdata(aw_stream(tab), f), class = "rdarrow_error", label = nm)
+      expect_match(conditionMessage(e), "the_nul_col", fixed = TRUE, label = nm)
+      expect_match(conditionMessage(e), "NUL", fixed = TRUE, label = nm)
+      e2 <- expect_error(as.data.frame(aw_stream(tab)), class = "rdarrow_error", label = nm)
+      expect_match(conditionMessage(e2), "the_nul_col", fixed = TRUE, label = nm)
+    }
+    ipc <- aw_write_ipc(tab, file.path(dir, "nul.arrow"))
+    e3 <- expect_error(ipc_to_rdata(ipc, f), class = "rdarrow_error", label = nm)
+    expect_match(conditionMessage(e3), "the_nul_col", fixed = TRUE, label = nm)
+    expect_match(conditionMessage(e3), "NUL", fixed = TRUE, label = nm)
+    expect_false(file.exists(f))
+    expect_identical(aw_temp_leftovers(dir), character())
+  }
+})

@@ -326,6 +326,53 @@ test_that("an object name that runs into binary data gives an rdarrow_error", {
   }
 })
 
+test_that("a string, class or name holding a NUL byte is a corrupt error, as R refuses it", {
+  # R's strings end at a NUL: its reader stops with "embedded nul in string".
+  # Each case replaces one byte of a marker string with a NUL.
+  nul_at <- function(b, marker, k = 2L) {
+    pat <- charToRaw(marker)
+    at <- which(vapply(seq_len(length(b) - length(pat) + 1L),
+                       function(j) all(b[j:(j + length(pat) - 1L)] == pat), TRUE))
+    expect_length(at, 1L)
+    b[at + k - 1L] <- as.raw(0)
+    b
+  }
+  cases <- list(
+    value = list(obj = c("plain", "markerstring"), marker = "markerstring"),
+    class = list(obj = structure(1:2, class = "markerclass"), marker = "markerclass"),
+    column = list(obj = data.frame(markercol = 1:2), marker = "markercol"),
+    symbol = list(obj = quote(markersym + 1), marker = "markersym")
+  )
+  for (nm in names(cases)) {
+    cs <- cases[[nm]]
+    for (ascii in c(FALSE, TRUE)) {
+      f <- local_tempfile(".rds")
+      saveRDS(cs$obj, f, compress = FALSE, ascii = ascii)
+      b <- readBin(f, "raw", file.size(f))
+      if (ascii) {
+        # ASCII spells a NUL inside a string as an octal escape
+        txt <- rawToChar(b)
+        txt <- sub(cs$marker, paste0(substr(cs$marker, 1, 1), "\\000", substring(cs$marker, 3)), txt, fixed = TRUE)
+        b <- charToRaw(txt)
+      } else {
+        b <- nul_at(b, cs$marker)
+      }
+      bad <- local_tempfile(".rds")
+      writeBin(b, bad)
+      lab <- paste(nm, if (ascii) "ascii" else "xdr")
+      expect_error(readRDS(bad), "nul", label = paste(lab, "readRDS"))
+      err <- tryCatch(read_rdata(bad), error = identity)
+      expect_s3_class(err, "rdarrow_error")
+      expect_identical(err$kind, "corrupt", label = lab)
+      expect_match(conditionMessage(err), "NUL", label = lab)
+      if (nm == "class") {
+        err <- tryCatch(rdata_objects(bad), error = identity)
+        expect_s3_class(err, "rdarrow_error")
+      }
+    }
+  }
+})
+
 test_that("an unknown format version, a bad magic and a file with only the magic", {
   v4 <- local_tempfile(".rds")
   writeBin(c(xdr_header(4L), xdr_ints(254L)), v4)

@@ -143,10 +143,8 @@ test_that("truncations and byte flips never crash and end in a result or an rdar
     counts[["other_error"]], length(crashes)
   ))
   expect_equal(crashes, character())
-  # known gap: a handful of cases end in a non-rdarrow R error (listed);
-  # crashes must stay at zero
   if (length(others)) message(paste(c("non-rdarrow errors:", head(others, 20)), collapse = "\n"))
-  expect_lt(length(others), 20L)
+  expect_equal(others, character())
   expect_equal(sum(counts), 2L * nrow(cases) - 2L * length(crashes))
   expect_gt(counts[["rdarrow_error"]], n_trunc)
 })

@@ -184,6 +184,12 @@ pub fn read_bytes(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Document> {
 pub fn list_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<(Document, Vec<summary::ObjectInfo>)> {
     let doc = read_file_filtered(path, opts, &mut |_: &[u8]| false)?;
     let infos = summary::describe(&doc);
+    // R cannot hold these names (its reader refuses the file), so neither
+    // can a listing handed to R
+    if let Some(bad) = infos.iter().find(|i| i.name.contains('\0') || i.class.contains('\0')) {
+        let what = if bad.name.contains('\0') { "the object's name" } else { "the object's class" };
+        return Err(Error::corrupt(format!("{what} holds an embedded NUL byte, which R strings cannot hold")).in_object(&bad.name.replace('\0', "\\0")));
+    }
     Ok((doc, infos))
 }
 

@@ -30,6 +30,19 @@ fn is_environment(o: &RObject, refs: &RefTable) -> bool {
     }
 }
 
+/// R's strings end at a NUL: R's own reader refuses a string holding one
+/// ("embedded nul in string"), and so must anything handed to R.
+fn embedded_nul() -> Error {
+    Error::corrupt("a string holds an embedded NUL byte, which R strings cannot hold")
+}
+
+fn no_nul(c: &CharItem) -> Result<()> {
+    match &c.bytes {
+        Some(b) if b.contains(&0) => Err(embedded_nul()),
+        _ => Ok(()),
+    }
+}
+
 /// Checks one object (and everything it holds) for R.
 pub struct Validator<'r> {
     refs: &'r RefTable,
@@ -86,10 +99,15 @@ impl<'r> Validator<'r> {
                 self.object(&p.tail)
             }
             RObject::Vector(v) => {
-                if let VectorData::List(items) | VectorData::Expression(items) = &v.data {
-                    for it in items {
-                        self.object(it)?;
+                match &v.data {
+                    VectorData::List(items) | VectorData::Expression(items) => {
+                        for it in items {
+                            self.object(it)?;
+                        }
                     }
+                    // one scan of the contiguous string bytes
+                    VectorData::Character(sv) if sv.data.as_slice().contains(&0) => return Err(embedded_nul()),
+                    _ => {}
                 }
                 self.attributes(v.attributes.as_ref())
             }
@@ -136,6 +154,8 @@ impl<'r> Validator<'r> {
                 self.attributes(p.attributes.as_ref())
             }
             Some(RefEntry::WeakRef(w)) => self.attributes(w.attributes.as_ref()),
+            Some(RefEntry::Symbol(c)) => no_nul(c),
+            Some(RefEntry::Package(v) | RefEntry::Namespace(v) | RefEntry::Persistent(v)) => v.iter().try_for_each(no_nul),
             Some(RefEntry::Pending) | None => Err(bad("a reference to an incomplete object")),
             _ => Ok(()),
         }

@@ -73,6 +73,10 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32) -> Robj {
     let mut doc = match job::run("Reading", || {
         let doc = rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter)?;
         for (name, obj) in doc.objects() {
+            if name.contains(&0) {
+                let shown = String::from_utf8_lossy(&name).replace('\0', "\\0");
+                return Err(rdarrow_core::Error::corrupt("the object's name holds an embedded NUL byte, which R strings cannot hold").in_object(&shown));
+            }
             if name.is_empty() || filter(&name) {
                 rdarrow_core::validate::check_for_r(obj, &doc.refs).map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
             }

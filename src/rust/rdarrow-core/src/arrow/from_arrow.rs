@@ -44,10 +44,22 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
         let arr = if parts.is_empty() { arrow_array::new_empty_array(f.data_type()) } else { concat(&parts)? };
         cols.push(column(&mut m, f, arr.as_ref())?);
     }
+    // R strings cannot hold a NUL byte (R refuses such a file): say which column
+    for (f, col) in schema.fields().iter().zip(&cols) {
+        let named = f.name().contains('\0');
+        if named || crate::validate::check_for_r(col, &m.refs).is_err() {
+            let what = if named { "its name holds" } else { "it holds a string with" };
+            return Err(Error::unsupported(format!(
+                "column '{}': {what} an embedded NUL byte, which R strings cannot hold",
+                f.name().replace('\0', "\\0")
+            )));
+        }
+    }
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let mut frame = data_frame(&mut m, &names, cols, nrow);
     if let Some(md) = schema.metadata().get("r") {
         frame = super::metadata::apply_r_metadata(&mut m, frame, md)?;
+        crate::validate::check_for_r(&frame, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
     }
     if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
         super::metadata::apply_fidelity_notes(&mut m, &mut frame, notes);
