@@ -67,7 +67,11 @@ rdata_objects <- function(file) {
 #' @section Limits: Objects nested deeper than
 #'   `getOption("rdarrow.max_depth", 10000)` levels are refused with an
 #'   error (this protects the session's stack); raise the option for
-#'   genuine files.
+#'   genuine files. The vector data one read decodes is limited to
+#'   `getOption("rdarrow.max_memory")` bytes (by default the machine's
+#'   physical memory), so that a corrupt or hostile file that declares huge
+#'   vectors, or a small file that inflates to a huge one, ends in an error
+#'   instead of exhausting memory.
 #' @seealso [rdata_objects()] to list a file's objects first.
 #' @examples
 #' f <- file.path(tempdir(), "example.RData")
