@@ -86,17 +86,15 @@ pub fn expand(a: &Altrep, refs: &RefTable) -> Result<VectorData> {
     match class.unwrap_or(b"") {
         b"compact_intseq" => {
             let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
-            check_len(n)?;
+            check_sequence(a, refs)?;
+            check_memory(n, 4)?;
             let (n, n1, inc) = (n as usize, n1 as i64, inc as i64);
-            let last = n1 + inc * (n as i64 - 1).max(0);
-            if n > 0 && (last > i32::MAX as i64 || last <= i32::MIN as i64) {
-                return Err(bad_state(&class_name));
-            }
             Ok(VectorData::Integer(ScalarBuffer::from((0..n).map(|i| (n1 + inc * i as i64) as i32).collect::<Vec<_>>())))
         }
         b"compact_realseq" => {
             let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
-            check_len(n)?;
+            check_sequence(a, refs)?;
+            check_memory(n, 8)?;
             Ok(VectorData::Real(ScalarBuffer::from((0..n as usize).map(|i| n1 + inc * i as f64).collect::<Vec<_>>())))
         }
         b"deferred_string" => {
@@ -132,9 +130,38 @@ pub fn expand(a: &Altrep, refs: &RefTable) -> Result<VectorData> {
     }
 }
 
-fn check_len(n: f64) -> Result<()> {
-    if !(0.0..=(1u64 << 40) as f64).contains(&n) || n.fract() != 0.0 {
+/// A compact sequence's state as R accepts it: a whole length, an
+/// increment of 1 or -1 (the only ones R makes and reads back), and for
+/// integers, values that stay integers.
+pub fn check_sequence(a: &Altrep, refs: &RefTable) -> Result<()> {
+    let (class, _) = class_of(a, refs);
+    let class_name = String::from_utf8_lossy(class.unwrap_or(b"?")).into_owned();
+    let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
+    if !(0.0..=(1u64 << 52) as f64).contains(&n) || n.fract() != 0.0 {
         return Err(Error::corrupt(format!("invalid ALTREP sequence length {n}")));
+    }
+    if inc != 1.0 && inc != -1.0 {
+        return Err(Error::corrupt(format!("invalid ALTREP sequence increment {inc} (R writes 1 or -1)")));
+    }
+    if class == Some(b"compact_intseq") {
+        let last = n1 + inc * (n - 1.0).max(0.0);
+        let int_range = (i32::MIN as f64 + 1.0)..=(i32::MAX as f64);
+        if n > 0.0 && (n1.fract() != 0.0 || !int_range.contains(&n1) || !int_range.contains(&last)) {
+            return Err(bad_state(&class_name));
+        }
+    }
+    Ok(())
+}
+
+/// Expanding a sequence stays within the decoding memory limit (the file
+/// holds three numbers, whatever length it declares).
+fn check_memory(n: f64, width: u64) -> Result<()> {
+    let bytes = (n as u64).saturating_mul(width);
+    let limit = crate::read::max_decoded_bytes();
+    if bytes > limit {
+        return Err(Error::limit(format!(
+            "a compact sequence of {n} elements would take {bytes} bytes, over the memory limit of {limit} bytes, set by options(rdarrow.max_memory)"
+        )));
     }
     Ok(())
 }

@@ -490,7 +490,8 @@ impl<'a> Parser<'a> {
             match first_levels {
                 None => first_levels = Some(fl.levels),
                 Some(l) if l != fl.levels && per_element.is_none() => {
-                    let mut v = Vec::with_capacity(n);
+                    // grown as elements arrive: `n` is only what the file declares
+                    let mut v = Vec::with_capacity(n.min(i.max(1 << 16)));
                     v.resize(i, l);
                     per_element = Some(v);
                 }
@@ -501,7 +502,7 @@ impl<'a> Parser<'a> {
             }
             if len == -1 {
                 let b = validity.get_or_insert_with(|| {
-                    let mut b = BooleanBufferBuilder::new(n);
+                    let mut b = BooleanBufferBuilder::new(n.min(i.max(1 << 16)));
                     b.append_n(i, true);
                     b
                 });

@@ -157,7 +157,6 @@ impl<'r> Validator<'r> {
             Some(RefEntry::Symbol(c)) => no_nul(c),
             Some(RefEntry::Package(v) | RefEntry::Namespace(v) | RefEntry::Persistent(v)) => v.iter().try_for_each(no_nul),
             Some(RefEntry::Pending) | None => Err(bad("a reference to an incomplete object")),
-            _ => Ok(()),
         }
     }
 
@@ -235,9 +234,16 @@ impl<'r> Validator<'r> {
         if base != Some(expected_base) {
             return Err(bad("an ALTREP object whose base type does not match its class"));
         }
-        // expanding checks the state's shape and values
-        let data = altrep::expand(a, self.refs).map_err(|e| bad(&format!("an ALTREP object with an invalid state ({})", e.message)))?;
-        if data.sxptype() != expected_base {
+        // expanding checks the state's shape and values (a sequence is
+        // checked without expanding: R keeps it compact, whatever its length)
+        let invalid = |e: Error| bad(&format!("an ALTREP object with an invalid state ({})", e.message));
+        let data_type = if matches!(class, Some(b"compact_intseq" | b"compact_realseq")) {
+            altrep::check_sequence(a, self.refs).map_err(invalid)?;
+            expected_base
+        } else {
+            altrep::expand(a, self.refs).map_err(invalid)?.sxptype()
+        };
+        if data_type != expected_base {
             return Err(bad("an ALTREP object whose state has the wrong type"));
         }
         match &a.state {
