@@ -341,7 +341,9 @@ test_that("a string, class or name holding a NUL byte is a corrupt error, as R r
     value = list(obj = c("plain", "markerstring"), marker = "markerstring"),
     class = list(obj = structure(1:2, class = "markerclass"), marker = "markerclass"),
     column = list(obj = data.frame(markercol = 1:2), marker = "markercol"),
-    symbol = list(obj = quote(markersym + 1), marker = "markersym")
+    symbol = list(obj = quote(markersym + 1), marker = "markersym"),
+    attribute = list(obj = structure(1, markerattr = 2), marker = "markerattr"),
+    argument = list(obj = pairlist(markerarg = 1), marker = "markerarg")
   )
   for (nm in names(cases)) {
     cs <- cases[[nm]]

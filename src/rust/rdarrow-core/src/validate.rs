@@ -62,6 +62,7 @@ impl<'r> Validator<'r> {
                     if c.sxptype != sxp::LIST || !c.tag.as_ref().is_some_and(|t| is_symbol(t, self.refs)) {
                         return Err(bad("an attribute list whose cells are not tagged by names"));
                     }
+                    self.tag(c.tag.as_ref())?;
                     self.object(&c.car)?;
                 }
                 if !matches!(p.tail, RObject::Null) {
@@ -70,6 +71,14 @@ impl<'r> Validator<'r> {
                 Ok(())
             }
             Some(_) => Err(bad("attributes that are not a pairlist")),
+        }
+    }
+
+    /// A tag's name (a symbol's print name must be a string R can hold).
+    fn tag(&mut self, t: Option<&RObject>) -> Result<()> {
+        match t {
+            Some(RObject::Ref(id)) if matches!(self.refs.get(*id), Some(RefEntry::Symbol(_))) => self.reference(*id),
+            _ => Ok(()),
         }
     }
 
@@ -90,6 +99,7 @@ impl<'r> Validator<'r> {
                         if !ok {
                             return Err(bad("a pairlist tag that is not a name (or a closure environment that is not an environment)"));
                         }
+                        self.tag(Some(t))?;
                     }
                     if c.sxptype == sxp::CLO && !matches!(c.car, RObject::Null | RObject::Pairlist(_)) {
                         return Err(bad("a function whose formals are not a pairlist"));
@@ -169,6 +179,7 @@ impl<'r> Validator<'r> {
                     if c.sxptype != sxp::LIST || !c.tag.as_ref().is_some_and(|t| is_symbol(t, self.refs)) {
                         return Err(bad("an environment binding without a name"));
                     }
+                    self.tag(c.tag.as_ref())?;
                     self.attributes(c.attributes.as_ref())?;
                     self.object(&c.car)?;
                 }
