@@ -42,13 +42,13 @@ sweep_files <- function(dir) {
 sweep_child <- '
 args <- commandArgs(TRUE)
 cases <- readRDS(args[[1]]); files <- readRDS(args[[2]]); start <- as.integer(args[[3]])
-progress <- args[[4]]; scratch <- args[[5]]
+progress <- args[[4]]; scratch <- args[[5]]; end <- min(as.integer(args[[6]]), nrow(cases))
 suppressPackageStartupMessages(library(rdarrow))
 raw_of <- lapply(files, function(f) readBin(f, "raw", file.size(f)))
 stream_of <- lapply(files, function(f) rdarrow:::rdata_decompressed_impl(f))
 counts <- c(result = 0L, rdarrow_error = 0L, other_error = 0L)
 others <- character()
-for (k in seq.int(start, nrow(cases))) {
+for (k in seq.int(start, end)) {
   cat(k, "\\n", file = progress)
   cs <- cases[k, ]
   bytes <- if (cs$layer == "file") raw_of[[cs$file]] else stream_of[[cs$file]]
@@ -120,16 +120,21 @@ test_that("truncations and byte flips never crash and end in a result or an rdar
   counts <- c(result = 0L, rdarrow_error = 0L, other_error = 0L)
   others <- character()
   start <- 1L
+  # children of at most `per_child` cases each, so that the time limit of a
+  # child (a hang) does not depend on how busy the machine is
+  per_child <- 2000L
   while (start <= nrow(cases)) {
     unlink(c(progress, paste0(progress, ".done")))
+    end <- min(start + per_child - 1L, nrow(cases))
     status <- system2("timeout", c("900", rscript, "--vanilla", child_f, cases_f, files_f, start,
-                                   progress, file.path(dir, "scratch.bin")),
+                                   progress, file.path(dir, "scratch.bin"), end),
                       stdout = FALSE, stderr = FALSE)
     if (file.exists(paste0(progress, ".done"))) {
       res <- readRDS(paste0(progress, ".done"))
       counts <- counts + res$counts
       others <- c(others, res$others)
-      break
+      start <- end + 1L
+      next
     }
     last <- if (file.exists(progress)) as.integer(readLines(progress, warn = FALSE)[[1]]) else start
     crashes <- c(crashes, sprintf("case %d (%s %s %s@%d): child ended with status %s",
