@@ -93,3 +93,23 @@ fn fuzz_findings_end_in_errors_without_huge_allocations() {
     let doc = read_bytes(bad_increment, &ReadOptions::default()).unwrap();
     assert!(validate::check_for_r(&doc.root, &doc.refs).is_err());
 }
+
+/// Arrow IPC streams whose buffers point past the message body: the IPC
+/// reader panics on them; the engine reports a corrupt file.
+#[test]
+fn ipc_buffers_past_the_body_are_corrupt_errors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "arrows") {
+            let bytes = std::fs::read(&path).unwrap();
+            let err = rdarrow_core::arrow::from_arrow::read_ipc_bytes(bytes, "the input").unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Corrupt, "{}: {err}", path.display());
+            let err = rdarrow_core::arrow::from_arrow::read_ipc_file(&path).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Corrupt, "{}: {err}", path.display());
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 2);
+}

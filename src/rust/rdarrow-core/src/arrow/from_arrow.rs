@@ -371,7 +371,24 @@ pub fn read_ipc_file(path: &std::path::Path) -> Result<(SchemaRef, Vec<RecordBat
     read_ipc_from(std::io::BufReader::with_capacity(1 << 20, f), &what)
 }
 
-fn read_ipc_from<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+/// The Arrow IPC reader can panic on malformed buffers (a length past the
+/// end of the body) instead of returning an error: such a panic is a
+/// corrupt-file error here, never an unwinding into the host.
+fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_ipc_unguarded(r, what))) {
+        Ok(res) => res,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("malformed data");
+            Err(Error::corrupt(format!("cannot read the Arrow data of {what}: the IPC reader failed ({detail})")))
+        }
+    }
+}
+
+fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let arrow_err = |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"));
     let mut magic = [0u8; 6];
     let mut got = 0;
