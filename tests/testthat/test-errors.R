@@ -484,3 +484,17 @@ test_that("an unreadable file is an io error", {
   err <- catch_error(read_rdata(f))
   expect_rdarrow_error(err, "io")
 })
+
+test_that("Arrow IPC data the IPC reader cannot take is a corrupt error, and the session goes on", {
+  # inputs found by fuzzing: buffers that point past the message body
+  dir <- file.path(testthat::test_path(), "..", "..", "src", "rust", "rdarrow-core", "tests", "fuzz-findings")
+  found <- Sys.glob(file.path(dir, "*.arrows"))
+  skip_if(length(found) == 0L, "the source tree's fuzz findings are not here")
+  for (f in found) {
+    out <- local_tempfile(".RData")
+    err <- tryCatch(ipc_to_rdata(f, out), error = identity)
+    expect_s3_class(err, "rdarrow_error")
+    expect_identical(err$kind, "corrupt", label = basename(f))
+    expect_false(file.exists(out))
+  }
+})
