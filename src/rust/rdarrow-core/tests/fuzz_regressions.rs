@@ -94,22 +94,26 @@ fn fuzz_findings_end_in_errors_without_huge_allocations() {
     assert!(validate::check_for_r(&doc.root, &doc.refs).is_err());
 }
 
-/// Arrow IPC streams whose buffers point past the message body: the IPC
-/// reader panics on them; the engine reports a corrupt file.
+/// Arrow IPC streams whose buffers point past the message body (the IPC
+/// reader panics on them), and a file whose footer lists a 24 GB block (the
+/// reader would allocate it): the engine reports a corrupt file.
 #[test]
-fn ipc_buffers_past_the_body_are_corrupt_errors() {
+fn ipc_findings_are_corrupt_errors() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "arrows") {
+        if path.extension().is_some_and(|e| e == "arrows" || e == "arrow") {
+            LARGEST.store(0, Ordering::Relaxed);
             let bytes = std::fs::read(&path).unwrap();
             let err = rdarrow_core::arrow::from_arrow::read_ipc_bytes(bytes, "the input").unwrap_err();
             assert_eq!(err.kind, ErrorKind::Corrupt, "{}: {err}", path.display());
             let err = rdarrow_core::arrow::from_arrow::read_ipc_file(&path).unwrap_err();
             assert_eq!(err.kind, ErrorKind::Corrupt, "{}: {err}", path.display());
+            let largest = LARGEST.load(Ordering::Relaxed);
+            assert!(largest < MAX_ALLOCATION, "{}: largest allocation {largest} bytes", path.display());
             seen += 1;
         }
     }
-    assert_eq!(seen, 2);
+    assert_eq!(seen, 3);
 }

@@ -388,6 +388,79 @@ fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(
     }
 }
 
+/// Every block an IPC file's footer lists, and every message of an IPC
+/// stream, must lie within the `len` bytes there are: the IPC reader
+/// allocates a message body at the size it declares before reading it, so
+/// a few bytes declaring a 24 GB body would otherwise ask for 24 GB. Data
+/// the check cannot make sense of is left to the reader to reject.
+fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool, what: &str) -> Result<()> {
+    use std::io::SeekFrom;
+    let io_err = |e: std::io::Error| Error::io(&e, &format!("cannot read {what}"));
+    let past_end = |kind: &str, end: i128, len: u64| {
+        Error::corrupt(format!("the Arrow data of {what} is malformed: a {kind} ends at byte {end}, past the end of the data ({len} bytes)"))
+    };
+    let len = r.seek(SeekFrom::End(0)).map_err(io_err)?;
+    if is_file {
+        if len < 16 {
+            return Ok(());
+        }
+        let mut tail = [0u8; 10];
+        r.seek(SeekFrom::Start(len - 10)).map_err(io_err)?;
+        r.read_exact(&mut tail).map_err(io_err)?;
+        let footer_len = i32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+        if footer_len <= 0 || footer_len as u64 > len - 10 {
+            return Ok(());
+        }
+        let mut footer = vec![0u8; footer_len as usize];
+        r.seek(SeekFrom::Start(len - 10 - footer_len as u64)).map_err(io_err)?;
+        r.read_exact(&mut footer).map_err(io_err)?;
+        let Ok(footer) = arrow_ipc::root_as_footer(&footer) else { return Ok(()) };
+        for blocks in [footer.dictionaries(), footer.recordBatches()].into_iter().flatten() {
+            for b in blocks.iter() {
+                let end = b.offset() as i128 + b.metaDataLength() as i128 + b.bodyLength() as i128;
+                if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > len as i128 {
+                    return Err(past_end("record batch or dictionary block", end, len));
+                }
+            }
+        }
+    } else {
+        let mut pos = 0u64;
+        r.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        while pos + 4 <= len {
+            let mut word = [0u8; 4];
+            r.read_exact(&mut word).map_err(io_err)?;
+            pos += 4;
+            let mut meta_len = i32::from_le_bytes(word);
+            if meta_len == -1 {
+                if pos + 4 > len {
+                    break;
+                }
+                r.read_exact(&mut word).map_err(io_err)?;
+                pos += 4;
+                meta_len = i32::from_le_bytes(word);
+            }
+            if meta_len <= 0 {
+                break; // end of stream marker (or nonsense the reader rejects)
+            }
+            if pos + meta_len as u64 > len {
+                return Err(past_end("message header", pos as i128 + meta_len as i128, len));
+            }
+            let mut meta = vec![0u8; meta_len as usize];
+            r.read_exact(&mut meta).map_err(io_err)?;
+            pos += meta_len as u64;
+            let Ok(message) = arrow_ipc::root_as_message(&meta) else { break };
+            let body = message.bodyLength();
+            if body < 0 || pos as i128 + body as i128 > len as i128 {
+                return Err(past_end("message body", pos as i128 + body as i128, len));
+            }
+            pos += body as u64;
+            r.seek(SeekFrom::Start(pos)).map_err(io_err)?;
+        }
+    }
+    r.rewind().map_err(io_err)?;
+    Ok(())
+}
+
 fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let arrow_err = |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"));
     let mut magic = [0u8; 6];
@@ -400,7 +473,9 @@ fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) ->
         got += n;
     }
     r.rewind().map_err(|e| Error::io(&e, &format!("cannot seek in {what}")))?;
-    if got == magic.len() && &magic == b"ARROW1" {
+    let is_file = got == magic.len() && &magic == b"ARROW1";
+    check_ipc_extents(&mut r, is_file, what)?;
+    if is_file {
         let reader = arrow_ipc::reader::FileReader::try_new(r, None).map_err(arrow_err)?;
         let schema = reader.schema();
         let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
