@@ -388,6 +388,45 @@ fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(
     }
 }
 
+/// A record batch or dictionary message's compressed buffers (lz4/zstd)
+/// declare their decompressed sizes in an 8-byte prefix, which the IPC
+/// reader allocates before decompressing: their sum must stay within the
+/// decoding memory limit (`options(rdarrow.max_memory)`).
+fn check_compressed_sizes<R: std::io::Read + std::io::Seek>(r: &mut R, meta: &[u8], body_start: u64, len: u64, what: &str) -> Result<()> {
+    use std::io::SeekFrom;
+    let Ok(message) = arrow_ipc::root_as_message(meta) else { return Ok(()) };
+    let batch = message.header_as_record_batch().or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+    let Some(batch) = batch else { return Ok(()) };
+    if batch.compression().is_none() {
+        return Ok(());
+    }
+    let Some(buffers) = batch.buffers() else { return Ok(()) };
+    let limit = crate::read::max_decoded_bytes();
+    let mut total: u64 = 0;
+    for b in buffers.iter() {
+        if b.length() < 8 || b.offset() < 0 {
+            continue;
+        }
+        let at = body_start as i128 + b.offset() as i128;
+        if at + 8 > len as i128 {
+            continue; // the reader rejects a buffer outside the body
+        }
+        let mut prefix = [0u8; 8];
+        r.seek(SeekFrom::Start(at as u64)).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+        r.read_exact(&mut prefix).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+        let declared = i64::from_le_bytes(prefix);
+        if declared > 0 {
+            total = total.saturating_add(declared as u64);
+        }
+        if total > limit {
+            return Err(Error::limit(format!(
+                "the Arrow data of {what} declares compressed buffers of more than {limit} bytes, the memory limit set by options(rdarrow.max_memory)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Every block an IPC file's footer lists, and every message of an IPC
 /// stream, must lie within the `len` bytes there are: the IPC reader
 /// allocates a message body at the size it declares before reading it, so
@@ -421,6 +460,29 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > len as i128 {
                     return Err(past_end("record batch or dictionary block", end, len));
                 }
+                // the block's message: [0xFFFFFFFF] length, flatbuffer; body after metaDataLength
+                let mut word = [0u8; 4];
+                r.seek(SeekFrom::Start(b.offset() as u64)).map_err(io_err)?;
+                if r.read_exact(&mut word).is_err() {
+                    continue;
+                }
+                let mut skip = 4u64;
+                let mut meta_len = i32::from_le_bytes(word);
+                if meta_len == -1 {
+                    if r.read_exact(&mut word).is_err() {
+                        continue;
+                    }
+                    skip = 8;
+                    meta_len = i32::from_le_bytes(word);
+                }
+                if meta_len <= 0 || skip + meta_len as u64 > b.metaDataLength() as u64 {
+                    continue;
+                }
+                let mut meta = vec![0u8; meta_len as usize];
+                if r.read_exact(&mut meta).is_err() {
+                    continue;
+                }
+                check_compressed_sizes(r, &meta, b.offset() as u64 + b.metaDataLength() as u64, len, what)?;
             }
         }
     } else {
@@ -453,6 +515,7 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
             if body < 0 || pos as i128 + body as i128 > len as i128 {
                 return Err(past_end("message body", pos as i128 + body as i128, len));
             }
+            check_compressed_sizes(r, &meta, pos, len, what)?;
             pos += body as u64;
             r.seek(SeekFrom::Start(pos)).map_err(io_err)?;
         }
