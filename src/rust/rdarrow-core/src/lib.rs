@@ -292,7 +292,14 @@ pub fn atomic_write(path: &Path, fill: impl FnOnce(&File) -> Result<()>) -> Resu
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result
+    // an I/O failure names the file asked for (never the temporary one)
+    let shown = path.display().to_string();
+    result.map_err(|mut e| {
+        if e.kind == ErrorKind::Io && !e.message.contains(&shown) {
+            e.message = format!("{} (writing '{shown}')", e.message);
+        }
+        e
+    })
 }
 
 /// Write a document to `path` with compression; the file appears only when

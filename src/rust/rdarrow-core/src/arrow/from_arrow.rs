@@ -486,6 +486,10 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
             }
         }
     } else {
+        // until one message has made sense, the data may be anything: then
+        // it is not an Arrow stream (and its "lengths" mean nothing)
+        let not_arrow = || Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream"));
+        let mut first = true;
         let mut pos = 0u64;
         r.seek(SeekFrom::Start(0)).map_err(io_err)?;
         while pos + 4 <= len {
@@ -505,12 +509,18 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 break; // end of stream marker (or nonsense the reader rejects)
             }
             if pos + meta_len as u64 > len {
-                return Err(past_end("message header", pos as i128 + meta_len as i128, len));
+                return Err(if first { not_arrow() } else { past_end("message header", pos as i128 + meta_len as i128, len) });
             }
             let mut meta = vec![0u8; meta_len as usize];
             r.read_exact(&mut meta).map_err(io_err)?;
             pos += meta_len as u64;
-            let Ok(message) = arrow_ipc::root_as_message(&meta) else { break };
+            let Ok(message) = arrow_ipc::root_as_message(&meta) else {
+                if first {
+                    return Err(not_arrow());
+                }
+                break;
+            };
+            first = false;
             let body = message.bodyLength();
             if body < 0 || pos as i128 + body as i128 > len as i128 {
                 return Err(past_end("message body", pos as i128 + body as i128, len));
