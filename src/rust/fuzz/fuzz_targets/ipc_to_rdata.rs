@@ -15,7 +15,8 @@ fn allow_caught_ipc_reader_panics() {
     ONCE.call_once(|| {
         std::panic::set_hook(Box::new(|info| {
             let bt = std::backtrace::Backtrace::force_capture().to_string();
-            if bt.contains("read_ipc_unguarded") && bt.contains("arrow_ipc::reader") {
+            // (inlined frames show short names: match the engine's wrapper)
+            if bt.contains("read_ipc_unguarded") {
                 return;
             }
             eprintln!("{info}\n{bt}");

@@ -119,5 +119,5 @@ fn ipc_findings_are_corrupt_errors() {
             seen += 1;
         }
     }
-    assert_eq!(seen, 4);
+    assert_eq!(seen, 5);
 }
