@@ -123,5 +123,5 @@ fn ipc_findings_are_corrupt_errors() {
             seen += 1;
         }
     }
-    assert_eq!(seen, 6);
+    assert_eq!(seen, 7);
 }

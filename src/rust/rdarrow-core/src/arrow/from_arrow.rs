@@ -460,28 +460,24 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > len as i128 {
                     return Err(past_end("record batch or dictionary block", end, len));
                 }
-                // the block's message: [0xFFFFFFFF] length, flatbuffer; body after metaDataLength
-                let mut word = [0u8; 4];
+                // the block's message, read as the IPC reader reads it: a
+                // flatbuffer after the 4- or 8-byte prefix, parsed over the
+                // metadata (and, failing that, over the whole block, which
+                // is what the reader hands the flatbuffer parser); the body
+                // starts after metaDataLength
+                let meta_end = b.metaDataLength() as usize;
+                if meta_end < 8 {
+                    continue;
+                }
+                let mut meta = vec![0u8; meta_end];
                 r.seek(SeekFrom::Start(b.offset() as u64)).map_err(io_err)?;
-                if r.read_exact(&mut word).is_err() {
-                    continue;
+                r.read_exact(&mut meta).map_err(io_err)?;
+                let skip = if meta[..4] == [0xff; 4] { 8 } else { 4 };
+                if arrow_ipc::root_as_message(&meta[skip..]).is_err() {
+                    meta.resize(meta_end + b.bodyLength() as usize, 0);
+                    r.read_exact(&mut meta[meta_end..]).map_err(io_err)?;
                 }
-                let mut skip = 4u64;
-                let mut meta_len = i32::from_le_bytes(word);
-                if meta_len == -1 {
-                    if r.read_exact(&mut word).is_err() {
-                        continue;
-                    }
-                    skip = 8;
-                    meta_len = i32::from_le_bytes(word);
-                }
-                if meta_len <= 0 || skip + meta_len as u64 > b.metaDataLength() as u64 {
-                    continue;
-                }
-                let mut meta = vec![0u8; meta_len as usize];
-                if r.read_exact(&mut meta).is_err() {
-                    continue;
-                }
+                let meta = meta.split_off(skip);
                 check_compressed_sizes(r, &meta, b.offset() as u64 + b.metaDataLength() as u64, len, what)?;
             }
         }
