@@ -41,7 +41,7 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
             cols.push(factor);
             continue;
         }
-        let arr = if parts.is_empty() { arrow_array::new_empty_array(f.data_type()) } else { concat(&parts)? };
+        let arr = if parts.is_empty() { empty_column(f)? } else { concat(&parts)? };
         cols.push(column(&mut m, f, arr.as_ref())?);
     }
     // R strings cannot hold a NUL byte (R refuses such a file): say which column
@@ -65,6 +65,15 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
         super::metadata::apply_fidelity_notes(&mut m, &mut frame, notes);
     }
     Ok(RFrame { object: frame, refs: m.refs })
+}
+
+/// A zero-row array of a column's type. Arrow panics on types it cannot
+/// build (a map whose entries are not a two-field struct, as a malformed
+/// IPC schema can declare): that is a corrupt-input error here.
+fn empty_column(f: &arrow_schema::Field) -> Result<ArrayRef> {
+    std::panic::catch_unwind(|| arrow_array::new_empty_array(f.data_type())).map_err(|_| {
+        Error::corrupt(format!("column '{}' has an invalid Arrow type {}", f.name(), f.data_type()))
+    })
 }
 
 /// `data.frame` with compact row names.
