@@ -34,6 +34,22 @@ pub struct StreamHeader {
 }
 
 impl StreamHeader {
+    /// A version-3 header as R 4.2.2 writes it in a UTF-8 session.
+    pub fn utf8_v3(format: Format) -> Self {
+        StreamHeader {
+            format,
+            crlf: false,
+            leading_newline: false,
+            version: 3,
+            writer_version: 0x0004_0202,
+            min_reader_version: 0x0003_0500,
+            native_encoding: Some(b"UTF-8".to_vec()),
+            ascii_hex: false,
+        }
+    }
+}
+
+impl StreamHeader {
     /// The writer's R version as "x.y.z".
     pub fn writer_r_version(&self) -> String {
         let v = self.writer_version;

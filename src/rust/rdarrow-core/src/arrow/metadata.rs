@@ -128,16 +128,7 @@ pub fn r_metadata(doc: &Document, df: Option<&RObject>, names: &[&str], cols: &[
     let attributes = m.named_list(&top_names, top_vals);
     let columns = m.named_list(names, col_md.into_iter().map(|c| c.unwrap_or(RObject::Null)).collect());
     let root = m.named_list(&["attributes", "columns"], vec![attributes, columns]);
-    let header = StreamHeader {
-        format: Format::Ascii,
-        crlf: false,
-        leading_newline: false,
-        version: 3,
-        writer_version: 0x0004_0202,
-        min_reader_version: 0x0003_0500,
-        native_encoding: Some(b"UTF-8".to_vec()),
-        ascii_hex: false,
-    };
+    let header = StreamHeader::utf8_v3(Format::Ascii);
     let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }

@@ -719,16 +719,7 @@ mod tests {
         Document {
             compression: Compression::None,
             container: Container::Stream,
-            header: StreamHeader {
-                format: crate::Format::Xdr,
-                crlf: false,
-                leading_newline: false,
-                version: 3,
-                writer_version: 0x0004_0202,
-                min_reader_version: 0x0003_0500,
-                native_encoding: Some(b"UTF-8".to_vec()),
-                ascii_hex: false,
-            },
+            header: StreamHeader::utf8_v3(crate::Format::Xdr),
             root,
             refs: m.refs,
             spans: Vec::new(),
