@@ -124,7 +124,7 @@ fn ipc_findings_are_corrupt_errors() {
             seen += 1;
         }
     }
-    assert_eq!(seen, 7);
+    assert_eq!(seen, 8);
 }
 
 /// An IPC stream with no batches whose schema has a map column without

@@ -397,33 +397,39 @@ fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(
     }
 }
 
+/// The record batch a record-batch or dictionary message carries.
+fn message_batch<'a>(message: &arrow_ipc::Message<'a>) -> Option<arrow_ipc::RecordBatch<'a>> {
+    message.header_as_record_batch().or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()))
+}
+
+/// Whether a message's buffers are compressed (each then starts with the
+/// size it decompresses to).
+fn has_compressed_buffers(message: &arrow_ipc::Message<'_>) -> bool {
+    message_batch(message).is_some_and(|b| b.compression().is_some())
+}
+
 /// A record batch or dictionary message's compressed buffers (lz4/zstd)
 /// declare their decompressed sizes in an 8-byte prefix, which the IPC
 /// reader allocates before decompressing: their sum must stay within the
-/// decoding memory limit (`options(rdarrow.max_memory)`).
-fn check_compressed_sizes<R: std::io::Read + std::io::Seek>(r: &mut R, meta: &[u8], body_start: u64, len: u64, what: &str) -> Result<()> {
-    use std::io::SeekFrom;
-    let Ok(message) = arrow_ipc::root_as_message(meta) else { return Ok(()) };
-    let batch = message.header_as_record_batch().or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
-    let Some(batch) = batch else { return Ok(()) };
-    if batch.compression().is_none() {
+/// decoding memory limit (`options(rdarrow.max_memory)`). `message` is the
+/// flatbuffer as the reader parses it, `body` the bytes its buffer offsets
+/// are relative to.
+fn check_compressed_sizes(message: &[u8], body: &[u8], what: &str) -> Result<()> {
+    let Ok(message) = arrow_ipc::root_as_message(message) else { return Ok(()) };
+    if !has_compressed_buffers(&message) {
         return Ok(());
     }
-    let Some(buffers) = batch.buffers() else { return Ok(()) };
+    let Some(buffers) = message_batch(&message).and_then(|b| b.buffers()) else { return Ok(()) };
     let limit = crate::read::max_decoded_bytes();
     let mut total: u64 = 0;
     for b in buffers.iter() {
-        if b.length() < 8 || b.offset() < 0 {
+        let (Ok(at), Ok(length)) = (usize::try_from(b.offset()), usize::try_from(b.length())) else { continue };
+        // a buffer outside the body, or too short for its prefix, is
+        // rejected by the reader before it allocates
+        let Some(prefix) = body.get(at..).and_then(|rest| rest.get(..length.min(8))).filter(|p| p.len() == 8) else {
             continue;
-        }
-        let at = body_start as i128 + b.offset() as i128;
-        if at + 8 > len as i128 {
-            continue; // the reader rejects a buffer outside the body
-        }
-        let mut prefix = [0u8; 8];
-        r.seek(SeekFrom::Start(at as u64)).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
-        r.read_exact(&mut prefix).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
-        let declared = i64::from_le_bytes(prefix);
+        };
+        let declared = i64::from_le_bytes(prefix.try_into().expect("8 bytes"));
         if declared > 0 {
             total = total.saturating_add(declared as u64);
         }
@@ -469,25 +475,28 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > len as i128 {
                     return Err(past_end("record batch or dictionary block", end, len));
                 }
-                // the block's message, read as the IPC reader reads it: a
-                // flatbuffer after the 4- or 8-byte prefix, parsed over the
-                // metadata (and, failing that, over the whole block, which
-                // is what the reader hands the flatbuffer parser); the body
-                // starts after metaDataLength
-                let meta_end = b.metaDataLength() as usize;
-                if meta_end < 8 {
+                // the block as the IPC reader reads it: the whole block in
+                // memory, the message flatbuffer parsed from after its 4- or
+                // 8-byte prefix to the end of the block, the body starting
+                // metaDataLength bytes into the block (whatever that says).
+                // A message that parses within its metadata and has no
+                // compressed buffers needs no more reading.
+                let block_len = (b.metaDataLength() as i64 + b.bodyLength()) as usize;
+                if block_len < 8 {
                     continue;
                 }
-                let mut meta = vec![0u8; meta_end];
+                let meta_len = (b.metaDataLength() as usize).clamp(8, block_len);
+                let mut block = vec![0u8; meta_len];
                 r.seek(SeekFrom::Start(b.offset() as u64)).map_err(io_err)?;
-                r.read_exact(&mut meta).map_err(io_err)?;
-                let skip = if meta[..4] == [0xff; 4] { 8 } else { 4 };
-                if arrow_ipc::root_as_message(&meta[skip..]).is_err() {
-                    meta.resize(meta_end + b.bodyLength() as usize, 0);
-                    r.read_exact(&mut meta[meta_end..]).map_err(io_err)?;
+                r.read_exact(&mut block).map_err(io_err)?;
+                let skip = if block[..4] == [0xff; 4] { 8 } else { 4 };
+                if arrow_ipc::root_as_message(&block[skip..]).is_ok_and(|m| !has_compressed_buffers(&m)) {
+                    continue;
                 }
-                let meta = meta.split_off(skip);
-                check_compressed_sizes(r, &meta, b.offset() as u64 + b.metaDataLength() as u64, len, what)?;
+                block.resize(block_len, 0);
+                r.read_exact(&mut block[meta_len..]).map_err(io_err)?;
+                let body = block.get(b.metaDataLength() as usize..).unwrap_or(&[]);
+                check_compressed_sizes(&block[skip..], body, what)?;
             }
         }
     } else {
@@ -530,7 +539,11 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
             if body < 0 || pos as i128 + body as i128 > len as i128 {
                 return Err(past_end("message body", pos as i128 + body as i128, len));
             }
-            check_compressed_sizes(r, &meta, pos, len, what)?;
+            if has_compressed_buffers(&message) {
+                let mut body_bytes = vec![0u8; body as usize];
+                r.read_exact(&mut body_bytes).map_err(io_err)?;
+                check_compressed_sizes(&meta, &body_bytes, what)?;
+            }
             pos += body as u64;
             r.seek(SeekFrom::Start(pos)).map_err(io_err)?;
         }
