@@ -11,8 +11,7 @@ use progress::{Progress, Spinner};
 use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
 use rdarrow_core::arrow::from_arrow::{frame_from_batches, read_ipc_bytes, read_ipc_file, write_frame_file, FrameFileOptions};
 use rdarrow_core::arrow::ipc::{write_ipc, write_ipc_file, IpcCompression, IpcFormat};
-use rdarrow_core::arrow::to_arrow::pick_object_named;
-use rdarrow_core::arrow::{table_from_object, ColumnRef, TableOptions};
+use rdarrow_core::arrow::{table_from_owned, take_object_named, ColumnRef, TableOptions};
 use rdarrow_core::{Compression, Error, ReadOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -310,11 +309,11 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
     let spin = progress.spinner(format!("reading {}", a.file.display()));
     let wanted = a.object.clone();
     let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
-    let doc = rdarrow_core::read_file_filtered(&a.file, &ReadOptions::default(), &mut filter).map_err(|e| {
+    let mut doc = rdarrow_core::read_file_filtered(&a.file, &ReadOptions::default(), &mut filter).map_err(|e| {
         spin.clear();
         data_error(&a.file, e)
     })?;
-    let table = pick_object_named(&doc, a.object.as_deref(), &stream_name(&a.file)).and_then(|(name, obj)| {
+    let table = take_object_named(&mut doc, a.object.as_deref(), &stream_name(&a.file)).and_then(|(name, obj)| {
         spin.set_message(format!("converting {}", if name.is_empty() { a.file.display().to_string() } else { name.clone() }));
         let opts = TableOptions {
             col_select: a.columns.clone().map(|c| c.into_iter().map(ColumnRef::Name).collect()),
@@ -322,7 +321,7 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
             default_tz: local_tz(),
             object_name: if name.is_empty() { "value".into() } else { name.clone() },
         };
-        table_from_object(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })
+        table_from_owned(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })
     });
     let table = table.map_err(|e| {
         spin.clear();

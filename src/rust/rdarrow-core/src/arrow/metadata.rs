@@ -258,15 +258,6 @@ pub fn fidelity_notes(refs: &RefTable, frame: Option<&RObject>, names: &[&str], 
         if has("Date") && obj.sxptype(refs) == sxp::INT {
             out.push_str(&format!("date-integer\t{name}\n"));
         }
-        if has("Date") && obj.sxptype(refs) == sxp::REAL {
-            if let RObject::Vector(v) = obj {
-                if let VectorData::Real(x) = &v.data {
-                    if x.iter().any(|f| f.is_finite() && f.fract() != 0.0) {
-                        out.push_str(&format!("date-fractional\t{name}\n"));
-                    }
-                }
-            }
-        }
     }
     out
 }

@@ -139,27 +139,49 @@ fn real_nulls(v: &[f64]) -> Option<NullBuffer> {
     nulls_from(v.len(), |i| !is_na_real(v[i]))
 }
 
-/// The table made from one R object.
-pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<ArrowTable> {
+/// What a table is made of, worked out from the object before any column
+/// converts: the selected columns' names, the row count, the schema
+/// metadata and, for a matrix, its columns as vectors.
+struct TablePlan {
+    is_df: bool,
+    nrow: usize,
+    /// Positions of the selected columns among the object's columns.
+    idx: Vec<usize>,
+    /// The selected columns' names, in selection order.
+    names: Vec<String>,
+    /// Whether each selected column is an ordered factor.
+    ordered: Vec<bool>,
+    /// Whether each selected column is a double Date (which becomes a
+    /// timestamp when its days are fractional: noted in the metadata).
+    real_date: Vec<bool>,
+    metadata: HashMap<String, String>,
+    /// A matrix's columns (the object's own columns otherwise).
+    matrix_columns: Option<Vec<RObject>>,
+}
+
+/// A data frame's columns.
+fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
+    match obj {
+        RObject::Vector(v) => match &v.data {
+            VectorData::List(items) => Ok(items),
+            _ => Err(not_convertible("the object", obj, refs)),
+        },
+        _ => Err(not_convertible("the object", obj, refs)),
+    }
+}
+
+fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
-    let conv = Converter { doc, default_tz: opts.default_tz.as_deref() };
-    let (names, columns, nrow): (Vec<String>, Vec<&RObject>, usize);
-    let mut owned_cols: Vec<RObject> = Vec::new();
+    let (names, nrow, matrix_columns): (Vec<String>, usize, Option<Vec<RObject>>);
     let is_df = obj_classes(obj, refs).iter().any(|c| c == "data.frame");
     if is_df {
-        let items = match obj {
-            RObject::Vector(v) => match &v.data {
-                VectorData::List(items) => items,
-                _ => return Err(not_convertible("the object", obj, refs)),
-            },
-            _ => return Err(not_convertible("the object", obj, refs)),
-        };
+        let items = frame_items(obj, refs)?;
         names = strings_in(obj.attribute(refs, "names"), refs);
         if names.len() != items.len() {
             return Err(Error::corrupt("a data frame's names do not match its columns"));
         }
-        columns = items.iter().collect();
         nrow = df_nrow(obj, refs, items);
+        matrix_columns = None;
     } else if obj.attribute(refs, "dim").is_some_and(|d| crate::summary::r_length(d, refs) == 2) && obj.attributes().is_some() {
         // a matrix: one column per matrix column
         let v = view(obj, refs)?.ok_or_else(|| not_convertible("the object", obj, refs))?;
@@ -182,11 +204,8 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
             })
             .filter(|n| n.len() == nc)
             .unwrap_or_else(|| (1..=nc).map(|i| format!("V{i}")).collect());
-        for j in 0..nc {
-            owned_cols.push(slice_column(&v.data, j * nr, nr)?);
-        }
+        matrix_columns = Some((0..nc).map(|j| slice_column(&v.data, j * nr, nr)).collect::<Result<_>>()?);
         names = colnames;
-        columns = owned_cols.iter().collect();
         nrow = nr;
     } else {
         let len = match view(obj, refs)? {
@@ -194,12 +213,12 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
             None => return Err(not_convertible("the object", obj, refs)),
         };
         names = vec![opts.object_name.clone()];
-        columns = vec![obj];
+        matrix_columns = None;
         nrow = len;
     }
 
     // column selection
-    let mut idx: Vec<usize> = (0..columns.len()).collect();
+    let mut idx: Vec<usize> = (0..names.len()).collect();
     if let Some(sel) = &opts.col_select {
         idx = sel
             .iter()
@@ -213,38 +232,122 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
             .collect::<Result<_>>()?;
     }
 
-    let mut fields = Vec::with_capacity(idx.len());
-    let mut arrays = Vec::with_capacity(idx.len());
-    for &i in &idx {
+    let all_columns: Vec<&RObject> = match (&matrix_columns, is_df) {
+        (Some(m), _) => m.iter().collect(),
+        (None, true) => frame_items(obj, refs)?.iter().collect(),
+        (None, false) => vec![obj],
+    };
+    let sel_names: Vec<&str> = idx.iter().map(|&i| names[i].as_str()).collect();
+    let sel_cols: Vec<&RObject> = idx.iter().map(|&i| all_columns[i]).collect();
+    let mut metadata = HashMap::new();
+    let frame = if is_df { Some(obj) } else { None };
+    if let Some(r) = metadata::r_metadata(doc, frame, &sel_names, &sel_cols)? {
+        metadata.insert("r".to_string(), r);
+    }
+    let notes = metadata::fidelity_notes(refs, frame, &sel_names, &sel_cols);
+    if !notes.is_empty() {
+        metadata.insert(metadata::FIDELITY_KEY.to_string(), notes);
+    }
+    let ordered = sel_cols.iter().map(|c| obj_classes(c, refs).iter().any(|k| k == "ordered")).collect();
+    let real_date = sel_cols.iter().map(|c| c.sxptype(refs) == sxp::REAL && obj_classes(c, refs).iter().any(|k| k == "Date")).collect();
+    let names = sel_names.iter().map(|s| s.to_string()).collect();
+    Ok(TablePlan { is_df, nrow, idx, names, ordered, real_date, metadata, matrix_columns })
+}
+
+/// Tables with at least this many rows convert their columns on several
+/// threads.
+const PARALLEL_ROWS: usize = 100_000;
+
+/// Convert the selected columns, in order, on up to `threads` threads.
+/// Each column is dropped as soon as it has converted, so an owned column's
+/// R buffers that the Arrow array does not share are freed before the next
+/// column starts.
+fn convert_columns(conv: &Converter, plan: &TablePlan, columns: Vec<Cow<'_, RObject>>, threads: usize) -> Result<Vec<(DataType, ArrayRef)>> {
+    let convert_one = |k: usize, col: Cow<'_, RObject>| -> Result<(DataType, ArrayRef)> {
         crate::cancel::check()?;
-        let (dt, arr) = conv.column(columns[i], &names[i]).map_err(|e| Error {
-            message: format!("column '{}': {}", names[i], e.message),
-            ..e
-        })?;
-        if arr.len() != nrow {
-            return Err(Error::corrupt(format!("column '{}' has {} values but the table has {} rows", names[i], arr.len(), nrow)));
+        let name = &plan.names[k];
+        let (dt, arr) = conv.column_cow(col, name).map_err(|e| Error { message: format!("column '{name}': {}", e.message), ..e })?;
+        if arr.len() != plan.nrow {
+            return Err(Error::corrupt(format!("column '{name}' has {} values but the table has {} rows", arr.len(), plan.nrow)));
         }
-        fields.push(field_for(&names[i], dt, columns[i], refs));
+        Ok((dt, arr))
+    };
+    let n = columns.len();
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return columns.into_iter().enumerate().map(|(k, c)| convert_one(k, c)).collect();
+    }
+    // largest columns first, so that the threads finish together
+    let mut queue: Vec<(usize, Cow<'_, RObject>)> = columns.into_iter().enumerate().collect();
+    queue.sort_by_key(|(_, c)| crate::summary::r_length(c, &conv.doc.refs) as u64 * payload_width(c));
+    let queue = std::sync::Mutex::new(queue);
+    let results: Vec<std::sync::Mutex<Option<Result<(DataType, ArrayRef)>>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let Some((k, col)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+                let r = convert_one(k, col);
+                if r.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(n);
+    let mut first_err = None;
+    for r in results {
+        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(x)) => out.push(x),
+            Some(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            None => {}
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None if out.len() == n => Ok(out),
+        None => Err(Error::usage("internal: a column was not converted")),
+    }
+}
+
+/// Bytes per element of a vector's payload (for ordering work).
+fn payload_width(obj: &RObject) -> u64 {
+    match obj {
+        RObject::Vector(v) => match &v.data {
+            VectorData::Logical(_) | VectorData::Integer(_) => 4,
+            VectorData::Real(_) => 8,
+            VectorData::Complex(_) => 16,
+            VectorData::Character(_) => 12,
+            VectorData::List(_) => 64,
+            _ => 1,
+        },
+        _ => 8,
+    }
+}
+
+/// The schema and batches from converted columns.
+fn assemble(mut plan: TablePlan, converted: Vec<(DataType, ArrayRef)>, opts: &TableOptions) -> Result<ArrowTable> {
+    for (k, (dt, _)) in converted.iter().enumerate() {
+        if plan.real_date[k] && matches!(dt, DataType::Timestamp(..)) {
+            plan.metadata.entry(metadata::FIDELITY_KEY.to_string()).or_default().push_str(&format!("date-fractional\t{}\n", plan.names[k]));
+        }
+    }
+    let mut fields = Vec::with_capacity(converted.len());
+    let mut arrays = Vec::with_capacity(converted.len());
+    for (k, (dt, arr)) in converted.into_iter().enumerate() {
+        fields.push(field_for(&plan.names[k], dt, plan.ordered[k]));
         arrays.push(arr);
     }
-
-    let mut md = HashMap::new();
-    let sel_names: Vec<&str> = idx.iter().map(|&i| names[i].as_str()).collect();
-    let sel_cols: Vec<&RObject> = idx.iter().map(|&i| columns[i]).collect();
-    if let Some(r) = metadata::r_metadata(doc, if is_df { Some(obj) } else { None }, &sel_names, &sel_cols)? {
-        md.insert("r".to_string(), r);
-    }
-    let notes = metadata::fidelity_notes(refs, if is_df { Some(obj) } else { None }, &sel_names, &sel_cols);
-    if !notes.is_empty() {
-        md.insert(metadata::FIDELITY_KEY.to_string(), notes);
-    }
-    let schema = Arc::new(Schema::new_with_metadata(fields, md));
-    let batch = RecordBatch::try_new_with_options(
-        schema.clone(),
-        arrays,
-        &RecordBatchOptions::new().with_row_count(Some(nrow)),
-    )
-    .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))?;
+    let nrow = plan.nrow;
+    let schema = Arc::new(Schema::new_with_metadata(fields, plan.metadata));
+    let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &RecordBatchOptions::new().with_row_count(Some(nrow)))
+        .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))?;
     let batches = match opts.chunk_size {
         Some(n) if n > 0 && nrow > n => (0..nrow).step_by(n).map(|off| batch.slice(off, n.min(nrow - off))).collect(),
         _ => vec![batch],
@@ -252,9 +355,70 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     Ok(ArrowTable { schema, batches })
 }
 
+fn threads_for(plan: &TablePlan) -> usize {
+    if plan.nrow >= PARALLEL_ROWS && plan.idx.len() > 1 {
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    } else {
+        1
+    }
+}
+
+/// The table made from one R object.
+pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<ArrowTable> {
+    let conv = Converter { doc, default_tz: opts.default_tz.as_deref() };
+    let mut plan = plan_table(doc, obj, opts)?;
+    let matrix_columns = plan.matrix_columns.take();
+    let columns: Vec<Cow<'_, RObject>> = match (&matrix_columns, plan.is_df) {
+        (Some(m), _) => plan.idx.iter().map(|&i| Cow::Borrowed(&m[i])).collect(),
+        (None, true) => {
+            let items = frame_items(obj, &doc.refs)?;
+            plan.idx.iter().map(|&i| Cow::Borrowed(&items[i])).collect()
+        }
+        (None, false) => vec![Cow::Borrowed(obj)],
+    };
+    let threads = threads_for(&plan);
+    let converted = convert_columns(&conv, &plan, columns, threads)?;
+    assemble(plan, converted, opts)
+}
+
+/// As [`table_from_object`], consuming the object: each column's R buffers
+/// that the Arrow arrays do not share (a logical vector's 32-bit values, a
+/// Date's doubles, a factor's codes) are freed as soon as the column has
+/// converted, and a POSIXct's doubles become its timestamps in place, so
+/// the R object and the whole table are never held at once.
+pub fn table_from_owned(doc: &Document, mut obj: RObject, opts: &TableOptions) -> Result<ArrowTable> {
+    let conv = Converter { doc, default_tz: opts.default_tz.as_deref() };
+    let mut plan = plan_table(doc, &obj, opts)?;
+    let columns: Vec<Cow<'_, RObject>> = match (plan.matrix_columns.take(), plan.is_df, &mut obj) {
+        (Some(mut m), _, _) => take_selected(&mut m, &plan.idx),
+        (None, true, RObject::Vector(v)) => match &mut v.data {
+            VectorData::List(items) => take_selected(items, &plan.idx),
+            _ => return Err(not_convertible("the object", &obj, &doc.refs)),
+        },
+        (None, _, _) => vec![Cow::Owned(obj)],
+    };
+    let threads = threads_for(&plan);
+    let converted = convert_columns(&conv, &plan, columns, threads)?;
+    assemble(plan, converted, opts)
+}
+
+/// The columns at `idx` (in that order), moved out of `items`; a column
+/// selected twice is moved once and cloned (sharing its buffers) once.
+fn take_selected(items: &mut [RObject], idx: &[usize]) -> Vec<Cow<'static, RObject>> {
+    let mut later_use = vec![0usize; items.len()];
+    for &i in idx {
+        later_use[i] += 1;
+    }
+    idx.iter()
+        .map(|&i| {
+            later_use[i] -= 1;
+            Cow::Owned(if later_use[i] == 0 { std::mem::replace(&mut items[i], RObject::Null) } else { items[i].clone() })
+        })
+        .collect()
+}
+
 /// The field of a column: ordered factors carry the ordered flag.
-fn field_for(name: &str, dt: DataType, obj: &RObject, refs: &RefTable) -> Field {
-    let ordered = obj_classes(obj, refs).iter().any(|c| c == "ordered");
+fn field_for(name: &str, dt: DataType, ordered: bool) -> Field {
     if ordered && matches!(dt, DataType::Dictionary(..)) {
         #[allow(deprecated)]
         return Field::new_dict(name, dt, true, 0, true);
@@ -264,6 +428,36 @@ fn field_for(name: &str, dt: DataType, obj: &RObject, refs: &RefTable) -> Field 
 
 fn obj_classes(obj: &RObject, refs: &RefTable) -> Vec<String> {
     strings_of(obj.attribute(refs, "class"))
+}
+
+/// The classes in an attribute pairlist.
+fn obj_classes_of(attrs: Option<&RObject>, refs: &RefTable) -> Vec<String> {
+    strings_of(attr(attrs, refs, "class"))
+}
+
+/// `y.round() as i64` (halves away from zero, saturating), without the
+/// library call that `f64::round` compiles to on baseline x86-64.
+#[inline]
+pub(crate) fn round_to_i64(y: f64) -> i64 {
+    if !(y.abs() < 9.0e18) {
+        return y as i64; // saturates; NaN gives 0
+    }
+    let t = y as i64; // toward zero
+    let frac = y - t as f64; // exact: y and t share their leading bits
+    if frac >= 0.5 {
+        t + 1
+    } else if frac <= -0.5 {
+        t - 1
+    } else {
+        t
+    }
+}
+
+/// Whether `y` is a whole number that fits an i64 (the test `fract() == 0`
+/// makes, without its library call).
+#[inline]
+pub(crate) fn is_whole(y: f64) -> bool {
+    y.abs() < 9.0e18 && (y as i64) as f64 == y
 }
 
 fn int_values(obj: &RObject) -> Vec<i64> {
@@ -336,6 +530,55 @@ impl<'d> Converter<'d> {
         &self.doc.refs
     }
 
+    /// [`Self::column`] for a column that may be owned: an owned POSIXct
+    /// converts in place.
+    fn column_cow(&self, mut col: Cow<'_, RObject>, name: &str) -> Result<(DataType, ArrayRef)> {
+        if let Cow::Owned(RObject::Vector(v)) = &mut col {
+            if let Some(done) = self.timestamps_in_place(v) {
+                return Ok(done);
+            }
+        }
+        self.column(&col, name)
+    }
+
+    /// The zone of a POSIXct column: its `tzone`, else the default zone.
+    fn zone_of(&self, attrs: Option<&RObject>) -> Option<String> {
+        let tz = strings_of(attr(attrs, self.refs(), "tzone")).into_iter().next().filter(|s| !s.is_empty());
+        tz.or_else(|| self.default_tz.map(|s| s.to_string()))
+    }
+
+    /// A POSIXct double vector that nothing else shares becomes its
+    /// microsecond timestamps in its own buffer; `None` (and the vector
+    /// untouched) for anything else.
+    fn timestamps_in_place(&self, v: &mut Vector) -> Option<(DataType, ArrayRef)> {
+        let classes = obj_classes_of(v.attributes.as_ref(), self.refs());
+        let has = |c: &str| classes.iter().any(|x| x == c);
+        // the classes that `column` looks at before POSIXct
+        if !has("POSIXct") || has("data.frame") || has("factor") || has("integer64") || has("Date") {
+            return None;
+        }
+        let VectorData::Real(x) = &mut v.data else { return None };
+        let taken = std::mem::replace(x, ScalarBuffer::from(Vec::<f64>::new()));
+        let mut values: Vec<f64> = match taken.into_inner().into_vec::<f64>() {
+            Ok(values) => values,
+            Err(shared) => {
+                let len = shared.len() / 8;
+                *x = ScalarBuffer::new(shared, 0, len);
+                return None;
+            }
+        };
+        let nulls = nulls_from(values.len(), |i| values[i].is_finite());
+        for f in values.iter_mut() {
+            let micros = if f.is_finite() { round_to_i64(*f * 1e6) } else { 0 };
+            *f = f64::from_bits(micros as u64);
+        }
+        let n = values.len();
+        let micros: ScalarBuffer<i64> = ScalarBuffer::new(Buffer::from_vec(values), 0, n);
+        let tz = self.zone_of(v.attributes.as_ref());
+        let arr = TimestampMicrosecondArray::new(micros, nulls).with_timezone_opt(tz.clone());
+        Some((DataType::Timestamp(TimeUnit::Microsecond, tz.map(Into::into)), Arc::new(arr)))
+    }
+
     fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
         let refs = self.refs();
         let classes = obj_classes(obj, refs);
@@ -368,8 +611,7 @@ impl<'d> Converter<'d> {
         }
         if has("POSIXct") {
             if let VectorData::Real(_) | VectorData::Integer(_) = data {
-                let tz = strings_of(attr(v.attrs, refs, "tzone")).into_iter().next().filter(|s| !s.is_empty());
-                let tz = tz.or_else(|| self.default_tz.map(|s| s.to_string()));
+                let tz = self.zone_of(v.attrs);
                 let micros = to_scaled_i64(data, 1e6);
                 let arr = TimestampMicrosecondArray::new(micros.0, micros.1).with_timezone_opt(tz.clone());
                 return Ok((DataType::Timestamp(TimeUnit::Microsecond, tz.map(Into::into)), Arc::new(arr)));
@@ -595,11 +837,11 @@ impl<'d> Converter<'d> {
 fn to_scaled_i64(data: &VectorData, mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
     match data {
         VectorData::Real(x) => {
-            let v: Vec<i64> = x.iter().map(|&f| if f.is_finite() { (f * mult).round() as i64 } else { 0 }).collect();
+            let v: Vec<i64> = x.iter().map(|&f| if f.is_finite() { round_to_i64(f * mult) } else { 0 }).collect();
             (ScalarBuffer::from(v), nulls_from(x.len(), |i| x[i].is_finite()).filter(|n| n.null_count() > 0))
         }
         VectorData::Integer(x) => {
-            let v: Vec<i64> = x.iter().map(|&i| if i == i32::MIN { 0 } else { (i as f64 * mult).round() as i64 }).collect();
+            let v: Vec<i64> = x.iter().map(|&i| if i == i32::MIN { 0 } else { round_to_i64(i as f64 * mult) }).collect();
             (ScalarBuffer::from(v), int_nulls(x))
         }
         _ => (ScalarBuffer::from(Vec::<i64>::new()), None),
@@ -607,18 +849,29 @@ fn to_scaled_i64(data: &VectorData, mult: f64) -> (ScalarBuffer<i64>, Option<Nul
 }
 
 fn all_integral(x: &[f64], mult: f64) -> bool {
-    x.iter().all(|&f| !f.is_finite() || ((f * mult).fract() == 0.0 && (f * mult).abs() < 9.0e18))
+    x.iter().all(|&f| !f.is_finite() || is_whole(f * mult))
 }
 
 fn date(data: &VectorData) -> Result<(DataType, ArrayRef)> {
     match data {
         VectorData::Integer(x) => Ok((DataType::Date32, Arc::new(Date32Array::new(x.clone(), int_nulls(x))))),
-        VectorData::Real(x) if all_integral(x, 1.0) && x.iter().all(|f| !f.is_finite() || f.abs() < i32::MAX as f64) => {
-            let v: Vec<i32> = x.iter().map(|&f| if f.is_finite() { f as i32 } else { 0 }).collect();
-            let nulls = nulls_from(x.len(), |i| x[i].is_finite());
-            Ok((DataType::Date32, Arc::new(Date32Array::new(ScalarBuffer::from(v), nulls))))
-        }
-        VectorData::Real(_) => {
+        VectorData::Real(x) => {
+            // whole days within date32's range in one pass; else below
+            let mut days: Vec<i32> = Vec::with_capacity(x.len());
+            for &f in x.iter() {
+                if !f.is_finite() {
+                    days.push(0);
+                } else if f.abs() < i32::MAX as f64 && (f as i32) as f64 == f {
+                    days.push(f as i32);
+                } else {
+                    break;
+                }
+            }
+            if days.len() == x.len() {
+                let nulls = nulls_from(x.len(), |i| x[i].is_finite());
+                return Ok((DataType::Date32, Arc::new(Date32Array::new(ScalarBuffer::from(days), nulls))));
+            }
+            drop(days);
             // fractional days, which arrow R would truncate: a timestamp
             // (microseconds, no zone) keeps them; noted for the way back
             let (v, n) = to_scaled_i64(data, 86_400_000_000.0);
@@ -636,7 +889,7 @@ fn time_of_day(data: &VectorData) -> Result<(DataType, ArrayRef)> {
     };
     let nulls = nulls_from(x.len(), |i| x[i].is_finite());
     let fits32 = |m: f64| x.iter().all(|&f| !f.is_finite() || (f * m).abs() <= i32::MAX as f64);
-    let r = |m: f64| -> Vec<i64> { x.iter().map(|&f| if f.is_finite() { (f * m).round() as i64 } else { 0 }).collect() };
+    let r = |m: f64| -> Vec<i64> { x.iter().map(|&f| if f.is_finite() { round_to_i64(f * m) } else { 0 }).collect() };
     Ok(if all_integral(&x, 1.0) && fits32(1.0) {
         let v = r(1.0).into_iter().map(|i| i as i32).collect::<Vec<_>>();
         (DataType::Time32(TimeUnit::Second), Arc::new(Time32SecondArray::new(ScalarBuffer::from(v), nulls)))
@@ -657,7 +910,7 @@ fn duration(data: &VectorData, mult: f64) -> Result<(DataType, ArrayRef)> {
         _ => return Err(Error::corrupt("a difftime is neither double nor integer")),
     };
     let nulls = nulls_from(x.len(), |i| x[i].is_finite());
-    let r = |m: f64| -> ScalarBuffer<i64> { x.iter().map(|&f| if f.is_finite() { (f * m).round() as i64 } else { 0 }).collect::<Vec<_>>().into() };
+    let r = |m: f64| -> ScalarBuffer<i64> { x.iter().map(|&f| if f.is_finite() { round_to_i64(f * m) } else { 0 }).collect::<Vec<_>>().into() };
     Ok(if all_integral(&x, 1.0) {
         (DataType::Duration(TimeUnit::Second), Arc::new(DurationSecondArray::new(r(1.0), nulls)))
     } else if all_integral(&x, 1e3) {
@@ -708,6 +961,17 @@ pub fn pick_object_named<'d>(doc: &'d Document, object: Option<&str>, stream_nam
     }
 }
 
+/// As [`pick_object_named`], moving the object out of the document (the
+/// document keeps its reference table; its other objects are dropped), for
+/// [`table_from_owned`].
+pub fn take_object_named(doc: &mut Document, object: Option<&str>, stream_name: &str) -> Result<(String, RObject)> {
+    let (name, picked) = pick_object_named(doc, object, stream_name)?;
+    let picked: *const RObject = picked;
+    let at = doc.objects().iter().position(|(_, o)| std::ptr::eq(*o, picked)).expect("the picked object is one of the document's");
+    let obj = doc.take_objects().swap_remove(at).1;
+    Ok((name, obj))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -752,5 +1016,103 @@ mod tests {
         let obj = m.vector(data(), vec![("dim", build::ints(vec![3, 2]))]);
         let t = convert(m, obj).unwrap();
         assert_eq!((t.num_rows(), t.schema.fields().len()), (3, 2));
+    }
+
+    #[test]
+    fn rounding_without_the_library_call_matches_f64_round() {
+        let mut cases = vec![0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.49999999999999994, -0.49999999999999994, 4503599627370495.5];
+        cases.extend([9.0e18, -9.0e18, 1e19, -1e19, f64::MAX, f64::MIN, 1.7e9 * 1e6 + 0.5, 123456.789e6]);
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push((x as i64 as f64) / (1u64 << (x % 60)) as f64);
+        }
+        for y in cases {
+            assert_eq!(round_to_i64(y), y.round() as i64, "{y:e}");
+            assert_eq!(is_whole(y), y.fract() == 0.0 && y.abs() < 9.0e18, "{y:e}");
+        }
+        assert_eq!(round_to_i64(f64::NAN), 0);
+    }
+
+    /// A data frame with every column kind whose conversion copies, large
+    /// enough to convert on several threads.
+    fn wide_frame(m: &mut ObjectMaker, n: usize) -> RObject {
+        let class = |c: &[&str]| build::strings(c.iter().map(|s| Some(s.as_bytes())));
+        let stamp: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { build::na_real() } else { 1.5e9 + i as f64 * 0.123457 }).collect();
+        let stamp = m.vector(VectorData::Real(stamp.into()), vec![("class", class(&["POSIXct", "POSIXt"])), ("tzone", class(&["UTC"]))]);
+        let day: Vec<f64> = (0..n).map(|i| if i % 11 == 0 { build::na_real() } else { (i % 9000) as f64 }).collect();
+        let day = m.vector(VectorData::Real(day.into()), vec![("class", class(&["Date"]))]);
+        let late: Vec<f64> = (0..n).map(|i| i as f64 + 0.25).collect();
+        let late = m.vector(VectorData::Real(late.into()), vec![("class", class(&["Date"]))]);
+        let flag: Vec<i32> = (0..n).map(|i| [1, 0, i32::MIN][i % 3]).collect();
+        let flag = m.vector(VectorData::Logical(flag.into()), vec![]);
+        let codes: Vec<i32> = (0..n).map(|i| if i % 5 == 0 { i32::MIN } else { (i % 3) as i32 + 1 }).collect();
+        let group = m.vector(VectorData::Integer(codes.into()), vec![("levels", class(&["a", "b", "c"])), ("class", class(&["ordered", "factor"]))]);
+        let row_names = build::ints(vec![i32::MIN, -(n as i32)]);
+        let names = ["stamp", "day", "late", "flag", "group"];
+        let mut df = m.named_list(&names, vec![stamp, day, late, flag, group]);
+        let attrs = m.tagged_pairlist(vec![("names", build::strings(names.iter().map(|s| Some(s.as_bytes())))), ("class", class(&["data.frame"])), ("row.names", row_names)]);
+        if let RObject::Vector(v) = &mut df {
+            v.attributes = attrs;
+        }
+        df
+    }
+
+    #[test]
+    fn owned_conversion_gives_the_same_table_as_borrowed() {
+        for n in [10, PARALLEL_ROWS + 3] {
+            let mut m = ObjectMaker::default();
+            let df = wide_frame(&mut m, n);
+            let doc = doc_of(m, df);
+            for sel in [None, Some(vec![ColumnRef::Name("stamp".into()), ColumnRef::Position(1), ColumnRef::Name("group".into())])] {
+                let opts = TableOptions { col_select: sel.clone(), chunk_size: Some(n / 2 + 1), ..Default::default() };
+                let borrowed = table_from_object(&doc, &doc.root, &opts).unwrap();
+                let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
+                assert_eq!(borrowed.schema, owned.schema);
+                assert_eq!(borrowed.batches, owned.batches);
+                let full = arrow_select::concat::concat_batches(&owned.schema, &owned.batches).unwrap();
+                assert_eq!(full.num_rows(), n);
+                if sel.is_none() {
+                    let types: Vec<String> = owned.schema.fields().iter().map(|f| f.data_type().to_string()).collect();
+                    assert_eq!(types[..4], ["Timestamp(µs, \"UTC\")", "Date32", "Timestamp(µs)", "Boolean"]);
+                    let stamp = full.column(0).as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
+                    assert!(stamp.is_null(0));
+                    assert_eq!(stamp.value(1), round_to_i64((1.5e9 + 0.123457) * 1e6));
+                    assert!(owned.schema.field(4).dict_is_ordered().unwrap());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_moved_posixct_converts_in_its_own_buffer() {
+        let mut m = ObjectMaker::default();
+        let df = wide_frame(&mut m, 1000);
+        let doc = doc_of(m, df);
+        let obj = doc.root.clone();
+        let stamp_ptr = match &obj {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => match &items[0] {
+                    RObject::Vector(s) => match &s.data {
+                        VectorData::Real(x) => x.as_ptr() as usize,
+                        _ => unreachable!(),
+                    },
+                    _ => unreachable!(),
+                },
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        // the document still shares the buffer: converted by copy
+        let t = table_from_owned(&doc, obj.clone(), &TableOptions::default()).unwrap();
+        assert_ne!(t.batches[0].column(0).to_data().buffers()[0].as_ptr() as usize, stamp_ptr);
+        // the only holder: converted in place
+        let mut doc = doc;
+        doc.root = RObject::Null;
+        let t2 = table_from_owned(&doc, obj, &TableOptions { col_select: Some(vec![ColumnRef::Position(1)]), ..Default::default() }).unwrap();
+        assert_eq!(t2.batches[0].column(0).to_data().buffers()[0].as_ptr() as usize, stamp_ptr);
+        assert_eq!(t2.batches[0].column(0).as_ref(), t.batches[0].column(0).as_ref());
     }
 }
