@@ -413,6 +413,26 @@ test_that("ALTREP objects (compact sequences, deferred strings, wrappers) read a
   expect_roundtrip(objs)
 })
 
+test_that("a data frame holding ALTREP columns is built natively, its columns as load() gives them", {
+  # save() writes seq_len() columns and sort()ed vectors as ALTREP nodes; the
+  # frame around them is built directly, each ALTREP node by R itself
+  df <- data.frame(id = seq_len(2000), x = sort(runif(2000)), w = as.character(1:2000),
+                   stringsAsFactors = FALSE)
+  df$l <- list(1:3)
+  f <- file.path(local_tempdir(), "frame.RData")
+  save(df, file = f)
+  res <- rdarrow:::rdata_read_impl(normalizePath(f), NULL, 1000L)
+  expect_identical(res$fallback, FALSE)
+  got <- read_rdata(f)$df
+  ref <- reference_read(f)$df
+  for (nm in names(ref)) {
+    expect_identical(altrep_class(got[[nm]]), altrep_class(ref[[nm]]), label = sprintf("ALTREP class of '%s'", nm))
+  }
+  expect_identical(altrep_class(got$id), "compact_intseq")
+  expect_identical(serialized(got, 3L), serialized(ref, 3L))
+  expect_identical(got, ref)
+})
+
 test_that("ALTREP objects keep the compact form load() gives them", {
   # load() of a version-3 stream rebuilds compact sequences, deferred strings
   # and wrappers as ALTREP objects; a faithful reader gives the same objects,

@@ -227,7 +227,13 @@ pub fn write_document<W: Write>(doc: &Document, sink: W) -> Result<W> {
 /// Serialize one object of a document as a stand-alone RDS stream
 /// (XDR, the document's version), sharing its reference table.
 pub fn object_to_rds(doc: &Document, obj: &RObject) -> Result<Vec<u8>> {
-    let mut header = doc.header.clone();
+    node_to_rds(&doc.header, &doc.refs, obj)
+}
+
+/// As [`object_to_rds`], for any node of a stream with this header and
+/// reference table.
+pub fn node_to_rds(header: &StreamHeader, refs: &tree::RefTable, obj: &RObject) -> Result<Vec<u8>> {
+    let mut header = header.clone();
     header.format = Format::Xdr;
     header.crlf = false;
     header.leading_newline = false;
@@ -235,7 +241,7 @@ pub fn object_to_rds(doc: &Document, obj: &RObject) -> Result<Vec<u8>> {
     if header.version == 3 && header.native_encoding.is_none() {
         header.native_encoding = Some(b"UTF-8".to_vec());
     }
-    write::write_stream(Vec::new(), Container::Stream, &header, obj, &doc.refs)
+    write::write_stream(Vec::new(), Container::Stream, &header, obj, refs)
 }
 
 /// Change the format and/or version a document will be written in.

@@ -104,7 +104,7 @@ pub fn stream_to_df(x: &Robj) -> Robj {
         Err(e) => return error_value(&e),
     };
     let mut obj = frame.object;
-    let builder = RBuilder { refs: &frame.refs, native_encoding: None };
+    let builder = RBuilder { refs: &frame.refs, native_encoding: None, header: None };
     match unsafe { builder.build(&mut obj) } {
         Ok(sexp) => unsafe { Robj::from_sexp(sexp) },
         Err(BuildError::Engine(e)) => error_value(&e),

@@ -102,7 +102,7 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32) -> Robj {
         }
     }
     let objs = doc.take_objects();
-    let builder = RBuilder { refs: &doc.refs, native_encoding: doc.header.native_encoding.as_deref() };
+    let builder = RBuilder { refs: &doc.refs, native_encoding: doc.header.native_encoding.as_deref(), header: Some(&doc.header) };
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());

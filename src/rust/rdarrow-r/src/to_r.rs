@@ -10,6 +10,8 @@ use extendr_ffi::{
     SETCDR, SETLEVELS, SET_ATTRIB, SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, COMPLEX, INTEGER, LOGICAL,
     RAW, REAL, SEXP, SEXPTYPE,
 };
+use extendr_api::prelude::{Raw, Robj};
+use extendr_api::{GetSexp, Operators};
 use rdarrow_core::encoding::{to_utf8, CharEncoding};
 use rdarrow_core::tree::*;
 use rdarrow_core::Error;
@@ -76,6 +78,14 @@ pub struct RBuilder<'d> {
     pub refs: &'d RefTable,
     /// The stream's native encoding (version 3 header), if any.
     pub native_encoding: Option<&'d [u8]>,
+    /// The stream's header, for handing ALTREP nodes to R's unserializer
+    /// (`None`: ALTREP nodes make the whole object fall back).
+    pub header: Option<&'d rdarrow_core::StreamHeader>,
+}
+
+/// The ALTREP classes R's unserializer rebuilds (anything else fails there).
+fn known_altrep_class(name: &[u8]) -> bool {
+    matches!(name, b"compact_intseq" | b"compact_realseq" | b"deferred_string") || name.starts_with(b"wrap_")
 }
 
 impl<'d> RBuilder<'d> {
@@ -133,9 +143,13 @@ impl<'d> RBuilder<'d> {
                     }
             }
             RObject::S4(s) => attrs_plain(s.attributes.as_ref()),
-            // R's own unserializer rebuilds ALTREP objects in their compact
-            // form (a sequence stays a sequence), as load() gives them
-            RObject::Altrep(_) => false,
+            // R's own unserializer rebuilds ALTREP nodes (see `altrep`)
+            RObject::Altrep(a) => {
+                self.header.is_some()
+                    && rdarrow_core::altrep::class_of(a, self.refs).0.is_some_and(known_altrep_class)
+                    && self.plain_at(&a.state, depth)
+                    && self.plain_at(&a.attributes, depth)
+            }
             RObject::Primitive(_) | RObject::Bytecode(_) => false,
         }
     }
@@ -169,8 +183,24 @@ impl<'d> RBuilder<'d> {
                 self.finish(x, s.flags, s.attributes.as_mut())?;
                 x
             }
-            RObject::Altrep(_) | RObject::Primitive(_) | RObject::Bytecode(_) => return Err(BuildError::Fallback),
+            RObject::Altrep(_) => self.altrep(obj)?,
+            RObject::Primitive(_) | RObject::Bytecode(_) => return Err(BuildError::Fallback),
         })
+    }
+
+    /// An ALTREP node, rebuilt by R's own unserializer from a stream of
+    /// the node alone, so that it comes out in the form load() gives (a
+    /// compact sequence stays compact); the rest of the object is built
+    /// here. Any failure makes the whole object fall back.
+    unsafe fn altrep(&self, node: &RObject) -> Result<SEXP> {
+        let header = self.header.ok_or(BuildError::Fallback)?;
+        let bytes = rdarrow_core::node_to_rds(header, self.refs, node).map_err(|_| BuildError::Fallback)?;
+        let raw: Robj = Raw::from_bytes(&bytes).into();
+        drop(bytes);
+        let value = extendr_api::call!("base::unserialize", raw).map_err(|_| BuildError::Fallback)?;
+        // unprotected once `value` drops: the caller attaches it to a
+        // protected parent (or protects it) before allocating again
+        Ok(value.get())
     }
 
     /// Set attributes, levels and the object bit on a protected object.
