@@ -73,7 +73,7 @@ ipc_to_rdata_impl <- function(path, file, name, compress, level, version, ascii,
 
 #' Write an object serialized by R (raw XDR stream) as .RData/.rds.
 #' @noRd
-serialized_to_rdata_impl <- function(bytes, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__serialized_to_rdata_impl, bytes, file, name, compress, level, version, ascii, threads, rds, writer_version)
+object_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__object_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version)
 
 #' Build an R data frame from an Arrow C stream.
 #' @noRd

@@ -6,14 +6,17 @@
 #' arrow `Table`, `RecordBatch` or `RecordBatchReader`, or a data frame.
 #' Arrow types map to R as the arrow package maps them (see Details); the
 #' `"r"` schema metadata that arrow R and rdarrow write restores attributes,
-#' so a data frame that went to Arrow comes back [identical()].
+#' so a data frame that went to Arrow comes back [identical()]. A data
+#' frame given as `x` is serialized by R itself (as `save()` does), its
+#' bytes going straight into the compressor: the file holds exactly what
+#' `save()` or `saveRDS()` would write, compressed on all cores.
 #'
 #' Compression runs on `threads` cores: the stream is cut into blocks that
 #' are compressed independently (as concatenated gzip members, bzip2
 #' streams or xz streams, all of which R reads). The bytes written do not
 #' depend on the number of threads. The file is written beside `file` under
-#' a temporary name and renamed into place only when complete; on error
-#' the old file is untouched.
+#' a temporary name, made durable on disk (fsync) and renamed into place
+#' only when complete; on error or interrupt the old file is untouched.
 #'
 #' @details Arrow to R: int8/16/32, uint8/16 -> integer; int64 -> integer
 #'   when every value fits, else bit64 integer64; uint32/uint64, float,
@@ -63,8 +66,7 @@ arrow_to_rdata <- function(x, file, name = NULL,
     arrow::as_record_batch_reader(x)$export_to_c(s)
     arrow_to_rdata_impl(s, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
   } else if (is.data.frame(x)) {
-    raw <- serialize(x, NULL, xdr = TRUE, version = 3L)
-    serialized_to_rdata_impl(raw, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+    object_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
   } else {
     abort_usage(paste0("`x` must be an Arrow stream, an arrow Table/RecordBatch/RecordBatchReader, or a data frame, not ",
                        paste(class(x), collapse = "/"), "."))

@@ -363,3 +363,32 @@ test_that("big output is cut into 8 MiB blocks and is the same for any number of
   expect_true(identical(aw_bytes(d1), aw_bytes(d2)), label = "data frame .rds bytes, 1 vs 2 threads")
   expect_identical(readRDS(d2), df)
 })
+
+test_that("a data frame is written with the bytes save() and saveRDS() write", {
+  # arrow_to_rdata() of an R data frame streams R's own serialization into
+  # the compressor: the decompressed file is exactly save()'s file
+  dir <- aw_tempdir()
+  df <- data.frame(id = seq_len(50000), x = sort(runif(50000)), w = as.character(1:50000),
+                   when = as.POSIXct("2024-03-01", tz = "UTC") + 1:50000,
+                   stringsAsFactors = FALSE)
+  df$f <- factor(df$w)
+  cases <- list(list(ext = "RData", version = 3L, ascii = FALSE),
+                list(ext = "RData", version = 2L, ascii = FALSE),
+                list(ext = "RData", version = 3L, ascii = TRUE),
+                list(ext = "rds", version = 3L, ascii = FALSE))
+  for (k in cases) {
+    ours <- file.path(dir, paste0("ours.", k$ext))
+    theirs <- file.path(dir, paste0("theirs.", k$ext))
+    arrow_to_rdata(df, ours, compress = "none", version = k$version, ascii = k$ascii)
+    if (k$ext == "rds") {
+      saveRDS(df, theirs, compress = FALSE, version = k$version, ascii = k$ascii)
+    } else {
+      save(df, file = theirs, compress = FALSE, version = k$version, ascii = k$ascii)
+    }
+    label <- sprintf("%s, version %d%s", k$ext, k$version, if (k$ascii) ", ascii" else "")
+    expect_true(identical(aw_bytes(ours), aw_bytes(theirs)), label = label)
+    gz <- file.path(dir, paste0("ours-gz.", k$ext))
+    arrow_to_rdata(df, gz, compress = "gzip", version = k$version, ascii = k$ascii, threads = 2L)
+    expect_true(identical(memDecompress(aw_bytes(gz), "gzip"), aw_bytes(theirs)), label = paste(label, "gzip"))
+  }
+})

@@ -33,12 +33,60 @@ fn apply_memory_option() {
     rdarrow_core::read::set_max_decoded_bytes(if max_memory > 0.0 { max_memory as u64 } else { 0 });
 }
 
-/// Run `work` on a worker thread; the main thread polls for its end.
-pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
-    apply_memory_option();
+/// A progress display (cli) for work that has taken more than two
+/// seconds, in interactive sessions. Main thread only.
+pub struct Progress {
+    label: String,
+    show: bool,
+    start: Instant,
+    last: Instant,
+    bar: Option<Robj>,
+}
+
+impl Progress {
+    /// `show`: whether the session wants progress (see [`progress_wanted`]).
+    pub fn new(label: &str, show: bool) -> Self {
+        let now = Instant::now();
+        Progress { label: label.to_string(), show, start: now, last: now, bar: None }
+    }
+
+    /// As [`Progress::new`], asking R whether progress is wanted.
+    pub fn for_session(label: &str) -> Self {
+        Self::new(label, progress_wanted())
+    }
+
+    /// `done` bytes so far (shown at most every 50 ms).
+    pub fn tick(&mut self, done: f64) {
+        if !self.show || self.start.elapsed() < PROGRESS_AFTER || self.last.elapsed() < Duration::from_millis(50) {
+            return;
+        }
+        self.last = Instant::now();
+        match &self.bar {
+            None => self.bar = call_r("rdarrow:::progress_start", &[self.label.as_str().into()]),
+            Some(id) => {
+                call_r("rdarrow:::progress_update", &[id.clone(), done.into()]);
+            }
+        }
+    }
+
+    pub fn done(self) {
+        if let Some(id) = self.bar {
+            call_r("rdarrow:::progress_done", &[id]);
+        }
+    }
+}
+
+/// Point the engine at R's interrupt flag and clear an old cancellation.
+pub fn watch_interrupts() {
     rdarrow_core::cancel::reset();
     // SAFETY: R's interrupt flag is a process-wide int that lives forever.
     unsafe { rdarrow_core::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending)) };
+}
+
+/// Run `work` on a worker thread; the main thread polls for its end.
+pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
+    apply_memory_option();
+    watch_interrupts();
     let show = progress_wanted();
     let main = std::thread::current();
     std::thread::scope(|scope| {
@@ -51,23 +99,12 @@ pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
                 out
             })
             .expect("cannot start a worker thread");
-        let start = Instant::now();
-        let mut bar: Option<Robj> = None;
+        let mut progress = Progress::new(label, show);
         while !handle.is_finished() {
             std::thread::park_timeout(Duration::from_millis(50));
-            if show && start.elapsed() > PROGRESS_AFTER {
-                let done = rdarrow_core::cancel::progress() as f64;
-                match &bar {
-                    None => bar = call_r("rdarrow:::progress_start", &[label.into()]),
-                    Some(id) => {
-                        call_r("rdarrow:::progress_update", &[id.clone(), done.into()]);
-                    }
-                }
-            }
+            progress.tick(rdarrow_core::cancel::progress() as f64);
         }
-        if let Some(id) = bar {
-            call_r("rdarrow:::progress_done", &[id]);
-        }
+        progress.done();
         match handle.join() {
             Ok(v) => v,
             Err(p) => std::panic::resume_unwind(p),

@@ -10,6 +10,7 @@ mod dataset;
 mod errors;
 mod from_arrow;
 mod job;
+mod save_r;
 mod to_r;
 
 use errors::error_value;
@@ -272,24 +273,13 @@ fn ipc_to_rdata_impl(path: &str, file: &str, name: &str, compress: &str, level: 
     }
 }
 
-/// Write an object serialized by R (raw XDR stream) as .RData/.rds.
+/// Write an R object as .RData/.rds through R's own serializer.
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn serialized_to_rdata_impl(bytes: Raw, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
-    let o = match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
-        Ok(o) => o,
-        Err(e) => return error_value(&e),
-    };
-    let bytes = bytes.as_slice().to_vec();
-    let res = job::run("Writing", || {
-        rdarrow_core::read_bytes(bytes, &ReadOptions::default()).and_then(|mut doc| {
-            let obj = std::mem::replace(&mut doc.root, rdarrow_core::RObject::Null);
-            from_arrow::write_object(file, obj, doc.refs, &o)
-        })
-    });
-    match res {
-        Ok(()) => file.into(),
+fn object_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
+    match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
+        Ok(o) => save_r::save_object(x, file, &o),
         Err(e) => error_value(&e),
     }
 }
@@ -331,7 +321,7 @@ extendr_module! {
     fn xptr_address_impl;
     fn arrow_to_rdata_impl;
     fn ipc_to_rdata_impl;
-    fn serialized_to_rdata_impl;
+    fn object_to_rdata_impl;
     fn stream_to_df_impl;
     fn new_stream_impl;
     fn rdata_to_dataset_impl;

@@ -1,0 +1,154 @@
+//! An R object written as `.RData`/`.rds` by R's own serializer: the
+//! stream's bytes go from R straight into the compressor (whose worker
+//! threads compress blocks while R is still serializing) and into the
+//! file, never held whole. The file holds exactly what `save()` /
+//! `saveRDS()` would write, compressed on all cores.
+
+use crate::errors::error_value;
+use crate::from_arrow::WriteOpts;
+use extendr_api::prelude::*;
+use extendr_ffi::{R_Serialize, R_outpstream_st, R_pstream_format_t, Rboolean, SEXP};
+use rdarrow_core::parallel::ParallelCompressor;
+use rdarrow_core::{Error, ErrorKind, WritebackFile};
+use std::io::{BufWriter, Write};
+use std::os::raw::{c_int, c_void};
+
+#[allow(improper_ctypes)]
+extern "C" {
+    fn R_InitOutPStream(
+        stream: *mut R_outpstream_st,
+        data: *mut c_void,
+        format: R_pstream_format_t,
+        version: c_int,
+        out_char: Option<unsafe extern "C" fn(*mut R_outpstream_st, c_int)>,
+        out_bytes: Option<unsafe extern "C" fn(*mut R_outpstream_st, *mut c_void, c_int)>,
+        persist_hook: Option<unsafe extern "C" fn(SEXP, SEXP) -> SEXP>,
+        persist_data: SEXP,
+    );
+    fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> Rboolean;
+    fn R_CheckUserInterrupt();
+}
+
+type Compressed<'f, 'g> = ParallelCompressor<BufWriter<&'f mut WritebackFile<'g>>>;
+
+/// Where R's serializer writes: the compressor, the first failure, and the
+/// progress shown meanwhile.
+struct Sink<'f, 'g> {
+    out: Compressed<'f, 'g>,
+    failure: Option<std::io::Error>,
+    written: u64,
+    progress: crate::job::Progress,
+}
+
+/// What the top-level call serializes, and into which stream.
+struct Job {
+    object: SEXP,
+    stream: *mut R_outpstream_st,
+}
+
+unsafe extern "C" fn out_bytes(stream: *mut R_outpstream_st, buf: *mut c_void, n: c_int) {
+    // an interrupt (or an earlier failure) ends the serialization here:
+    // R's interrupt check jumps to the top-level call around it, over
+    // this frame, which owns nothing by then
+    if rdarrow_core::cancel::interrupted() {
+        R_CheckUserInterrupt();
+    }
+    let sink = &mut *((*stream).data as *mut Sink);
+    if sink.failure.is_some() || n <= 0 {
+        return;
+    }
+    let bytes = std::slice::from_raw_parts(buf as *const u8, n as usize);
+    sink.written += bytes.len() as u64;
+    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        sink.progress.tick(sink.written as f64);
+        sink.out.write_all(bytes)
+    }));
+    match res {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => sink.failure = Some(e),
+        Err(_) => sink.failure = Some(std::io::Error::other("the compressor failed")),
+    }
+}
+
+unsafe extern "C" fn out_char(stream: *mut R_outpstream_st, c: c_int) {
+    let mut b = c as u8;
+    out_bytes(stream, &mut b as *mut u8 as *mut c_void, 1);
+}
+
+unsafe extern "C" fn serialize_job(data: *mut c_void) {
+    let job = &mut *(data as *mut Job);
+    R_Serialize(job.object, job.stream);
+}
+
+fn io_error(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::Interrupted && rdarrow_core::cancel::interrupted() {
+        Error::new(ErrorKind::Interrupted, "interrupted by the user")
+    } else {
+        Error::io(&e, "cannot write")
+    }
+}
+
+/// Serialize `object` (the pairlist `save()` writes, or the one object of
+/// an `.rds`) into `file`, atomically. Main thread only.
+fn write_serialized(object: &Robj, file: &str, o: &WriteOpts) -> Result<(), Error> {
+    let (format, letter) = if o.ascii { (R_pstream_format_t::R_pstream_ascii_format, b'A') } else { (R_pstream_format_t::R_pstream_xdr_format, b'X') };
+    crate::job::watch_interrupts();
+    rdarrow_core::atomic_write(std::path::Path::new(file), |f| {
+        let out = ParallelCompressor::new(BufWriter::with_capacity(1 << 20, f), o.compression, o.level, o.threads)
+            .map_err(|e| Error::io(&e, "cannot start compression"))?;
+        let mut sink = Sink { out, failure: None, written: 0, progress: crate::job::Progress::for_session("Writing") };
+        if !o.rds {
+            // save()'s magic: RDX3 / RDA3 (or version 2), then a line end
+            let magic = [b'R', b'D', letter, b'0' + o.version as u8, b'\n'];
+            sink.out.write_all(&magic).map_err(io_error)?;
+        }
+        let mut stream = std::mem::MaybeUninit::<R_outpstream_st>::zeroed();
+        let completed = unsafe {
+            R_InitOutPStream(
+                stream.as_mut_ptr(),
+                &mut sink as *mut Sink as *mut c_void,
+                format,
+                o.version,
+                Some(out_char),
+                Some(out_bytes),
+                None,
+                extendr_ffi::R_NilValue,
+            );
+            let mut job = Job { object: object.get(), stream: stream.as_mut_ptr() };
+            R_ToplevelExec(Some(serialize_job), &mut job as *mut Job as *mut c_void)
+        };
+        let failed = completed == Rboolean::FALSE || sink.failure.is_some();
+        if failed {
+            // compression threads still busy stop at their next check
+            rdarrow_core::cancel::cancel();
+        }
+        if completed == Rboolean::FALSE {
+            return Err(if rdarrow_core::cancel::interrupted() || sink.failure.is_none() {
+                Error::new(ErrorKind::Interrupted, "interrupted by the user")
+            } else {
+                io_error(sink.failure.take().expect("a failure"))
+            });
+        }
+        if let Some(e) = sink.failure.take() {
+            return Err(io_error(e));
+        }
+        let Sink { out, progress, .. } = sink;
+        let w = out.finish().map_err(io_error);
+        progress.done();
+        let w = w?;
+        w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
+    })
+}
+
+/// Write an R object as `.RData` (named `name`) or `.rds`.
+pub fn save_object(x: Robj, file: &str, o: &WriteOpts) -> Robj {
+    let object = if o.rds {
+        x
+    } else {
+        Pairlist::from_pairs([(o.name.as_str(), x)]).into()
+    };
+    match write_serialized(&object, file, o) {
+        Ok(()) => file.into(),
+        Err(e) => error_value(&e),
+    }
+}
