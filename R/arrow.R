@@ -63,6 +63,10 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
 #'   `"stream"`.
 #' @param compression Buffer compression: `"uncompressed"`, `"lz4"` or
 #'   `"zstd"`.
+#' @param chunk_size Rows per record batch (by default 65536, as
+#'   `arrow::write_feather()` writes); `NULL` for a single batch. Batches
+#'   of this size are written as they are encoded, so the whole table is
+#'   never copied at once.
 #' @return `sink`, invisibly.
 #' @examples
 #' f <- file.path(tempdir(), "example.RData")
@@ -75,7 +79,7 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
 rdata_to_ipc <- function(file, sink, object = NULL,
                          format = c("file", "stream"),
                          compression = c("uncompressed", "lz4", "zstd"),
-                         chunk_size = NULL) {
+                         chunk_size = 65536L) {
   path <- check_file(file)
   if (!is.character(sink) || length(sink) != 1L || is.na(sink) || !nzchar(sink)) {
     abort_usage("`sink` must be a single path.")

@@ -127,6 +127,24 @@ test_that("lz4 and zstd actually compress", {
   expect_lt(sizes[["zstd"]], sizes[["uncompressed"]] / 2)
 })
 
+test_that("rdata_to_ipc() writes batches of 65536 rows by default, as write_feather() does", {
+  skip_if_no_pyarrow()
+  df <- data.frame(a = seq_len(150000) * 2L, g = factor(rep_len(c("x", "y", "z"), 150000)))
+  f <- save_rda(df = df)
+  out <- withr::local_tempfile(fileext = ".arrow")
+  rdata_to_ipc(f, out)
+  reader <- py_pa()$ipc$open_file(out)
+  n <- reticulate::py_to_r(reader$num_record_batches)
+  sizes <- vapply(seq_len(n) - 1L, function(i) reticulate::py_to_r(reader$get_batch(as.integer(i))$num_rows), 1L)
+  expect_identical(sizes, c(65536L, 65536L, 18928L))
+  tab <- reader$read_all()
+  py_validate(tab)
+  expect_identical(py_values(tab, "a"), df$a)
+  single <- withr::local_tempfile(fileext = ".arrow")
+  rdata_to_ipc(f, single, chunk_size = NULL)
+  expect_identical(reticulate::py_to_r(py_pa()$ipc$open_file(single)$num_record_batches), 1L)
+})
+
 test_that("chunk_size gives IPC record batches of that size", {
   skip_if_no_pyarrow()
   df <- data.frame(a = 1:5, s = c("a", "b", "c", NA, "e"))

@@ -113,7 +113,7 @@ pub struct PipelinedReader {
     done: bool,
 }
 
-const PIPE_CHUNK: usize = 1 << 20;
+const PIPE_CHUNK: usize = 1 << 18;
 
 impl PipelinedReader {
     pub fn new(mut inner: Box<dyn Read + Send>) -> io::Result<Self> {
