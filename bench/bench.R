@@ -243,13 +243,18 @@ cat("\nload average after timing:", load_avg(), "\n")
 
 section("Peak memory of rdata_parse_impl()")
 
-child_script <- file.path(dir, "peak.R")
-writeLines(c(
-  "suppressPackageStartupMessages(library(rdarrow))",
+# Child scripts measure memory with this (bytes of a /proc/self/status field).
+status_kb_code <- c(
   "status_kb <- function(field) {",
   "  l <- grep(paste0('^', field, ':'), readLines('/proc/self/status'), value = TRUE)",
   "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
-  "}",
+  "}"
+)
+
+child_script <- file.path(dir, "peak.R")
+writeLines(c(
+  "suppressPackageStartupMessages(library(rdarrow))",
+  status_kb_code,
   "path <- commandArgs(trailingOnly = TRUE)[[1]]",
   "invisible(gc(full = TRUE))",
   "hwm_start <- status_kb('VmHWM')",
@@ -401,10 +406,7 @@ if (!has_pyarrow) {
   peak_script <- file.path(dir, "peak-arrow.R")
   writeLines(c(
     "suppressPackageStartupMessages(library(rdarrow))",
-    "status_kb <- function(field) {",
-    "  l <- grep(paste0('^', field, ':'), readLines('/proc/self/status'), value = TRUE)",
-    "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
-    "}",
+    status_kb_code,
     "pa <- reticulate::import('pyarrow', convert = FALSE)",
     "path <- commandArgs(trailingOnly = TRUE)[[1]]",
     "invisible(gc(full = TRUE))",
