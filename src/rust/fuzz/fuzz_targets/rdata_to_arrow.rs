@@ -1,9 +1,11 @@
 //! Bytes of a file or stream -> parse -> each top-level object to Arrow,
-//! in one batch and in batches of 3 rows.
+//! in one batch and in batches of 3 rows; then as `rdata_to_arrow()` does
+//! it: read again with columns converted while reading, the first object
+//! moved out and converted.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_core::arrow::{table_from_object, TableOptions};
+use rdarrow_core::arrow::{table_from_object, table_from_owned, take_object_named, EarlyColumns, TableOptions};
 use rdarrow_core::{read_bytes, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
@@ -17,5 +19,15 @@ fuzz_target!(|data: &[u8]| {
     for (_, obj) in doc.objects() {
         let _ = table_from_object(&doc, obj, &one);
         let _ = table_from_object(&doc, obj, &chunked);
+    }
+    drop(doc);
+
+    let early = EarlyColumns::new(Some("UTC".into()));
+    let opts = ReadOptions { max_depth: 500, column_hook: Some(early.hook()) };
+    let Ok(mut doc) = read_bytes(data.to_vec(), &opts) else { return };
+    let names: Vec<String> = doc.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    let first = names.first().filter(|n| !n.is_empty()).cloned();
+    if let Ok((_, obj)) = take_object_named(&mut doc, first.as_deref(), "value") {
+        let _ = table_from_owned(&doc, obj, &TableOptions { early_columns: Some(early), chunk_size: Some(3), ..Default::default() });
     }
 });

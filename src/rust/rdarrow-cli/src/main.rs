@@ -11,7 +11,7 @@ use progress::{Progress, Spinner};
 use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
 use rdarrow_core::arrow::from_arrow::{frame_from_batches, read_ipc_bytes, read_ipc_file, write_frame_file, FrameFileOptions};
 use rdarrow_core::arrow::ipc::{write_ipc, write_ipc_file, IpcCompression, IpcFormat};
-use rdarrow_core::arrow::{table_from_owned, take_object_named, ColumnRef, TableOptions};
+use rdarrow_core::arrow::{table_from_owned, take_object_named, ColumnRef, EarlyColumns, TableOptions};
 use rdarrow_core::{Compression, Error, ReadOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -309,7 +309,9 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
     let spin = progress.spinner(format!("reading {}", a.file.display()));
     let wanted = a.object.clone();
     let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
-    let mut doc = rdarrow_core::read_file_filtered(&a.file, &ReadOptions::default(), &mut filter).map_err(|e| {
+    let early = EarlyColumns::new(local_tz());
+    let read_opts = ReadOptions { column_hook: Some(early.hook()), ..ReadOptions::default() };
+    let mut doc = rdarrow_core::read_file_filtered(&a.file, &read_opts, &mut filter).map_err(|e| {
         spin.clear();
         data_error(&a.file, e)
     })?;
@@ -320,6 +322,7 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
             chunk_size: a.chunk_size.map(|c| c as usize),
             default_tz: local_tz(),
             object_name: if name.is_empty() { "value".into() } else { name.clone() },
+            early_columns: Some(early.clone()),
         };
         table_from_owned(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })
     });

@@ -106,20 +106,26 @@ pub fn decompressor<R: BufRead + Send + 'static>(mut src: R) -> io::Result<(Comp
 
 /// A reader that runs a decompressor on its own thread, handing over
 /// chunks through a bounded channel, so decompression and parsing overlap.
+/// Chunks go back to the decompressor once read, so the same few buffers
+/// are filled again (never zeroed or faulted in anew).
 pub struct PipelinedReader {
-    rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    rx: std::sync::mpsc::Receiver<io::Result<(Vec<u8>, usize)>>,
+    recycle: std::sync::mpsc::SyncSender<Vec<u8>>,
     current: Vec<u8>,
+    filled: usize,
     pos: usize,
     done: bool,
 }
 
 const PIPE_CHUNK: usize = 1 << 18;
+const PIPE_DEPTH: usize = 64;
 
 impl PipelinedReader {
     pub fn new(mut inner: Box<dyn Read + Send>) -> io::Result<Self> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(PIPE_DEPTH);
+        let (recycle, recycled) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIPE_DEPTH + 2);
         std::thread::Builder::new().name("rdarrow-decompress".into()).spawn(move || loop {
-            let mut buf = vec![0u8; PIPE_CHUNK];
+            let mut buf = recycled.try_recv().unwrap_or_else(|_| vec![0u8; PIPE_CHUNK]);
             let mut filled = 0;
             let res = loop {
                 match inner.read(&mut buf[filled..]) {
@@ -135,8 +141,7 @@ impl PipelinedReader {
                 }
             };
             let eof = filled < buf.len();
-            buf.truncate(filled);
-            if filled > 0 && tx.send(Ok(buf)).is_err() {
+            if filled > 0 && tx.send(Ok((buf, filled))).is_err() {
                 return; // the reader is gone
             }
             if let Err(e) = res {
@@ -147,19 +152,23 @@ impl PipelinedReader {
                 return;
             }
         })?;
-        Ok(PipelinedReader { rx, current: Vec::new(), pos: 0, done: false })
+        Ok(PipelinedReader { rx, recycle, current: Vec::new(), filled: 0, pos: 0, done: false })
     }
 }
 
 impl Read for PipelinedReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.pos == self.current.len() {
+        while self.pos == self.filled {
             if self.done {
                 return Ok(0);
             }
             match self.rx.recv() {
-                Ok(Ok(chunk)) => {
-                    self.current = chunk;
+                Ok(Ok((chunk, filled))) => {
+                    let used = std::mem::replace(&mut self.current, chunk);
+                    if used.len() == PIPE_CHUNK {
+                        let _ = self.recycle.try_send(used);
+                    }
+                    self.filled = filled;
                     self.pos = 0;
                 }
                 Ok(Err(e)) => {
@@ -172,7 +181,7 @@ impl Read for PipelinedReader {
                 }
             }
         }
-        let k = out.len().min(self.current.len() - self.pos);
+        let k = out.len().min(self.filled - self.pos);
         out[..k].copy_from_slice(&self.current[self.pos..self.pos + k]);
         self.pos += k;
         Ok(k)

@@ -106,3 +106,41 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+thread_local! {
+    /// Set while this thread runs code whose panics are caught and turned
+    /// into errors (see [`catch_quietly`]).
+    static PANICS_CAUGHT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f`, catching a panic (a dependency's answer to malformed input)
+/// without its message reaching standard error: the caller reports it as
+/// an error instead. Panics elsewhere are reported as before.
+pub fn catch_quietly<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !PANICS_CAUGHT.with(|c| c.get()) {
+                previous(info)
+            }
+        }));
+    });
+    let was = PANICS_CAUGHT.with(|c| c.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    PANICS_CAUGHT.with(|c| c.set(was));
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_caught_panic_is_an_err_and_values_pass_through() {
+        assert_eq!(super::catch_quietly(|| 7).unwrap(), 7);
+        let caught = super::catch_quietly(|| -> i32 { panic!("malformed input") });
+        let payload = caught.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"malformed input"));
+        // the flag is cleared afterwards: a later panic is reported again
+        assert!(!super::PANICS_CAUGHT.with(|c| c.get()));
+    }
+}

@@ -24,7 +24,7 @@ pub mod write;
 pub use compression::Compression;
 pub use error::{Error, ErrorKind, Result};
 pub use input::Format;
-pub use read::{Container, ObjectFilter, ObjectSpan, ReadOptions, StreamHeader};
+pub use read::{ColumnHook, Container, ObjectFilter, ObjectSpan, ReadOptions, StreamHeader};
 pub use tree::{RObject, RefTable};
 
 use input::{Input, Source};
@@ -152,7 +152,7 @@ fn parse(kind: Compression, inp: Input, opts: &ReadOptions, filter: &mut (dyn Ob
 
 fn parse_here(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
     let (container, mut header) = read::read_header(&mut inp)?;
-    let (root, refs, spans) = read::read_body(&mut inp, container, opts, filter)?;
+    let (root, refs, spans) = read::read_body(&mut inp, container, &header, opts, filter)?;
     header.ascii_hex = inp.saw_hex_double;
     if header.format == Format::Ascii {
         // the line end after the last token belongs to the stream

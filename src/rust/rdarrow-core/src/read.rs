@@ -57,16 +57,30 @@ impl StreamHeader {
     }
 }
 
+/// Called on the parsing thread with each element of a top-level list
+/// (the columns of a data frame) as soon as it is complete, with the
+/// reference table so far and the stream's header; it may convert the
+/// element and release its payload (see `arrow::EarlyColumns`).
+pub type ColumnHook = std::sync::Arc<dyn Fn(&mut RObject, &RefTable, &StreamHeader) + Send + Sync>;
+
 /// Limits and modes of one read.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ReadOptions {
     /// Maximum nesting depth of the object tree (protects the stack).
     pub max_depth: usize,
+    /// Work to do on each column as soon as it has been read.
+    pub column_hook: Option<ColumnHook>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { max_depth: 20_000 }
+        ReadOptions { max_depth: 20_000, column_hook: None }
+    }
+}
+
+impl std::fmt::Debug for ReadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadOptions").field("max_depth", &self.max_depth).field("column_hook", &self.column_hook.is_some()).finish()
     }
 }
 
@@ -135,6 +149,7 @@ pub(crate) struct Parser<'a> {
     /// Payload bytes decoded so far, and the limit.
     decoded: u64,
     max_decoded: u64,
+    column_hook: Option<(ColumnHook, StreamHeader)>,
 }
 
 #[inline]
@@ -165,6 +180,7 @@ impl<'a> Parser<'a> {
             object: None,
             decoded: 0,
             max_decoded: max_decoded_bytes(),
+            column_hook: None,
         }
     }
 
@@ -456,6 +472,12 @@ impl<'a> Parser<'a> {
                             crate::cancel::check().map_err(|e| self.err(e))?;
                         }
                         items.push(self.item()?);
+                        // a column of a top-level list (data frame), read
+                        if self.depth == 1 && !self.skipping && self.in_attr == 0 && self.in_env == 0 && t == sxp::VEC {
+                            if let (Some((hook, header)), Some(last)) = (&self.column_hook, items.last_mut()) {
+                                hook(last, &self.refs, header);
+                            }
+                        }
                     }
                     if t == sxp::VEC {
                         VectorData::List(items)
@@ -713,10 +735,12 @@ pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
 pub(crate) fn read_body(
     inp: &mut Input,
     container: Container,
+    header: &StreamHeader,
     opts: &ReadOptions,
     filter: &mut dyn ObjectFilter,
 ) -> Result<(RObject, RefTable, Vec<ObjectSpan>)> {
     let mut p = Parser::new(inp, opts);
+    p.column_hook = opts.column_hook.clone().map(|h| (h, header.clone()));
     let mut spans = Vec::new();
     let start = p.inp.offset();
     let first = p.inp.read_int()?;
@@ -836,7 +860,7 @@ mod tests {
             body.extend([19, 1]); // list of one element
         }
         body.push(254);
-        let err = read_bytes(xdr_stream(&body), &ReadOptions { max_depth: 50 }).unwrap_err();
+        let err = read_bytes(xdr_stream(&body), &ReadOptions { max_depth: 50, ..Default::default() }).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Limit);
         assert!(parse(xdr_stream(&body)).is_ok());
     }

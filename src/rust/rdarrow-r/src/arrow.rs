@@ -8,7 +8,8 @@ use arrow_array::Array;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
 use rdarrow_core::arrow::ipc::{into_ffi_stream, write_ipc_file, IpcCompression, IpcFormat};
-use rdarrow_core::arrow::{table_from_owned, take_object_named, ArrowTable, ColumnRef, TableOptions};
+use rdarrow_core::arrow::{table_from_owned, take_object_named, ArrowTable, ColumnRef, EarlyColumns, TableOptions};
+use rdarrow_core::ReadOptions;
 use rdarrow_core::Error;
 
 /// Finalizer: release the stream if no consumer took it, then free it.
@@ -54,13 +55,17 @@ pub fn make_table(path: &str, req: &Request, max_depth: i32) -> std::result::Res
     let wanted = req.object.clone();
     // an RDS stream's one object comes with an empty name: always decoded
     let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
-    let mut doc = rdarrow_core::read_file_filtered(path, &crate::options(max_depth), &mut filter)?;
+    // columns convert on the parsing thread as they are read
+    let early = EarlyColumns::new(req.default_tz.clone());
+    let read_opts = ReadOptions { column_hook: Some(early.hook()), ..crate::options(max_depth) };
+    let mut doc = rdarrow_core::read_file_filtered(path, &read_opts, &mut filter)?;
     let (name, obj) = take_object_named(&mut doc, req.object.as_deref(), &req.stream_name)?;
     let opts = TableOptions {
         col_select: req.col_select.clone(),
         chunk_size: req.chunk_size,
         default_tz: req.default_tz.clone(),
         object_name: if name.is_empty() { "value".into() } else { name.clone() },
+        early_columns: Some(early),
     };
     let table = table_from_owned(&doc, obj, &opts).map_err(|e| e.in_object(&name))?;
     Ok((name, table))

@@ -22,7 +22,7 @@ pub fn to_dataset(files: Vec<String>, path: &str, partitioning: Vec<String>, for
         compression: None,
         chunk_size: None,
         default_tz: (!default_tz.is_empty()).then(|| default_tz.to_string()),
-        read: ReadOptions { max_depth: max_depth.max(1) as usize },
+        read: ReadOptions { max_depth: max_depth.max(1) as usize, ..Default::default() },
         threads: 0,
     };
     let inputs: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();

@@ -19,7 +19,7 @@ use to_r::{BuildError, RBuilder};
 /// Read options from the arguments (pure: callable on worker threads; the
 /// memory limit comes from R's options in `job::run`).
 pub(crate) fn options(max_depth: i32) -> ReadOptions {
-    ReadOptions { max_depth: max_depth.max(1) as usize }
+    ReadOptions { max_depth: max_depth.max(1) as usize, ..Default::default() }
 }
 
 /// Version of the rdarrow engine

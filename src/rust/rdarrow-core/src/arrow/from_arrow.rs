@@ -71,7 +71,7 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
 /// build (a map whose entries are not a two-field struct, as a malformed
 /// IPC schema can declare): that is a corrupt-input error here.
 fn empty_column(f: &arrow_schema::Field) -> Result<ArrayRef> {
-    std::panic::catch_unwind(|| arrow_array::new_empty_array(f.data_type())).map_err(|_| {
+    crate::error::catch_quietly(|| arrow_array::new_empty_array(f.data_type())).map_err(|_| {
         Error::corrupt(format!("column '{}' has an invalid Arrow type {}", f.name(), f.data_type()))
     })
 }
@@ -384,7 +384,7 @@ pub fn read_ipc_file(path: &std::path::Path) -> Result<(SchemaRef, Vec<RecordBat
 /// end of the body) instead of returning an error: such a panic is a
 /// corrupt-file error here, never an unwinding into the host.
 fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_ipc_unguarded(r, what))) {
+    match crate::error::catch_quietly(|| read_ipc_unguarded(r, what)) {
         Ok(res) => res,
         Err(payload) => {
             let detail = payload

@@ -29,4 +29,4 @@ pub mod ipc;
 pub mod metadata;
 pub mod to_arrow;
 
-pub use to_arrow::{pick_object, pick_object_named, table_from_object, table_from_owned, take_object_named, ArrowTable, ColumnRef, TableOptions};
+pub use to_arrow::{pick_object, pick_object_named, table_from_object, table_from_owned, take_object_named, ArrowTable, EarlyColumns, ColumnRef, TableOptions};

@@ -35,6 +35,62 @@ pub struct TableOptions {
     pub default_tz: Option<String>,
     /// The name of a single column made from a vector.
     pub object_name: String,
+    /// Columns already converted while the file was read (see
+    /// [`EarlyColumns`]).
+    pub early_columns: Option<Arc<EarlyColumns>>,
+}
+
+/// Columns converted while their file is still being read. The parser
+/// hands each column of a top-level list (a data frame's columns) to the
+/// hook from [`EarlyColumns::hook`], on the parsing thread, which otherwise
+/// waits for the decompressor: the column becomes its Arrow array at once
+/// and its R payload is released (a logical vector's 32-bit values, a
+/// Date's doubles, a factor's codes are never all held beside the table).
+/// The table conversion then takes the array instead of converting again.
+pub struct EarlyColumns {
+    default_tz: Option<String>,
+    done: std::sync::Mutex<HashMap<usize, Result<(DataType, ArrayRef)>>>,
+}
+
+impl std::fmt::Debug for EarlyColumns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EarlyColumns").field("default_tz", &self.default_tz).finish()
+    }
+}
+
+impl EarlyColumns {
+    /// `default_tz` as in [`TableOptions::default_tz`].
+    pub fn new(default_tz: Option<String>) -> Arc<Self> {
+        Arc::new(EarlyColumns { default_tz, done: std::sync::Mutex::new(HashMap::new()) })
+    }
+
+    /// The parser's hook ([`crate::ReadOptions::column_hook`]).
+    pub fn hook(self: &Arc<Self>) -> crate::ColumnHook {
+        let me = self.clone();
+        Arc::new(move |obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader| me.convert(obj, refs, header))
+    }
+
+    fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader) {
+        let RObject::Vector(v) = obj else { return };
+        if matches!(v.data, VectorData::List(_) | VectorData::Expression(_) | VectorData::Skipped { .. }) {
+            return; // list and data-frame columns convert with their parent
+        }
+        if obj_classes_of(v.attributes.as_ref(), refs).iter().any(|c| c == "data.frame") {
+            return;
+        }
+        let key = &**v as *const Vector as usize;
+        let (sxptype, len) = (v.data.sxptype(), v.data.len());
+        let data = std::mem::replace(&mut v.data, VectorData::Skipped { sxptype, len });
+        let taken = RObject::Vector(Box::new(Vector { flags: v.flags, data, attributes: v.attributes.clone() }));
+        let conv = Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz: self.default_tz.as_deref(), early: None };
+        let result = conv.column_cow(Cow::Owned(taken), "");
+        self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
+    }
+
+    /// The array made from this column while reading, if any.
+    fn take(&self, v: &Vector) -> Option<Result<(DataType, ArrayRef)>> {
+        self.done.lock().unwrap_or_else(|e| e.into_inner()).remove(&(v as *const Vector as usize))
+    }
 }
 
 /// A schema and its record batches.
@@ -117,6 +173,38 @@ fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
 #[inline]
 fn is_na_real(x: f64) -> bool {
     x.is_nan() && (x.to_bits() & 0xffff_ffff) == (NA_REAL_BITS & 0xffff_ffff)
+}
+
+/// One pass over `n` elements: `f(i)` does the element's work (filling
+/// the caller's outputs) and says whether it is valid; the validity bits
+/// are gathered as it goes. `None` when every element is valid.
+fn fused_validity(n: usize, mut f: impl FnMut(usize) -> bool) -> Option<NullBuffer> {
+    let mut words: Vec<u64> = Vec::with_capacity(n.div_ceil(64));
+    let mut all_valid = true;
+    let mut start = 0;
+    while start < n {
+        let end = (start + 64).min(n);
+        let mut w = 0u64;
+        for i in start..end {
+            w |= (f(i) as u64) << (i - start);
+        }
+        let full = if end - start == 64 { u64::MAX } else { (1u64 << (end - start)) - 1 };
+        all_valid &= w == full;
+        words.push(w);
+        start = end;
+    }
+    (!all_valid).then(|| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(words), 0, n)))
+}
+
+/// R logicals as Arrow booleans, values and validity in one pass.
+fn logical_array(x: &[i32]) -> BooleanArray {
+    let mut values: Vec<u64> = vec![0; x.len().div_ceil(64)];
+    let nulls = fused_validity(x.len(), |i| {
+        let b = x[i];
+        values[i / 64] |= ((b != 0 && b != i32::MIN) as u64) << (i % 64);
+        b != i32::MIN
+    });
+    BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(values), 0, x.len()), nulls)
 }
 
 fn nulls_from(len: usize, valid: impl Fn(usize) -> bool) -> Option<NullBuffer> {
@@ -258,14 +346,15 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
 /// threads.
 const PARALLEL_ROWS: usize = 100_000;
 
-/// Convert the selected columns, in order, on up to `threads` threads.
+/// Convert columns, in order, on up to `threads` threads (column `k` is
+/// named `plan.names[name_at[k]]`).
 /// Each column is dropped as soon as it has converted, so an owned column's
 /// R buffers that the Arrow array does not share are freed before the next
 /// column starts.
-fn convert_columns(conv: &Converter, plan: &TablePlan, columns: Vec<Cow<'_, RObject>>, threads: usize) -> Result<Vec<(DataType, ArrayRef)>> {
+fn convert_columns(conv: &Converter, plan: &TablePlan, name_at: &[usize], columns: Vec<Cow<'_, RObject>>, threads: usize) -> Result<Vec<(DataType, ArrayRef)>> {
     let convert_one = |k: usize, col: Cow<'_, RObject>| -> Result<(DataType, ArrayRef)> {
         crate::cancel::check()?;
-        let name = &plan.names[k];
+        let name = &plan.names[name_at[k]];
         let (dt, arr) = conv.column_cow(col, name).map_err(|e| Error { message: format!("column '{name}': {}", e.message), ..e })?;
         if arr.len() != plan.nrow {
             return Err(Error::corrupt(format!("column '{name}' has {} values but the table has {} rows", arr.len(), plan.nrow)));
@@ -279,7 +368,7 @@ fn convert_columns(conv: &Converter, plan: &TablePlan, columns: Vec<Cow<'_, RObj
     }
     // largest columns first, so that the threads finish together
     let mut queue: Vec<(usize, Cow<'_, RObject>)> = columns.into_iter().enumerate().collect();
-    queue.sort_by_key(|(_, c)| crate::summary::r_length(c, &conv.doc.refs) as u64 * payload_width(c));
+    queue.sort_by_key(|(_, c)| crate::summary::r_length(c, conv.refs) as u64 * payload_width(c));
     let queue = std::sync::Mutex::new(queue);
     let results: Vec<std::sync::Mutex<Option<Result<(DataType, ArrayRef)>>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
     let failed = std::sync::atomic::AtomicBool::new(false);
@@ -365,20 +454,19 @@ fn threads_for(plan: &TablePlan) -> usize {
 
 /// The table made from one R object.
 pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<ArrowTable> {
-    let conv = Converter { doc, default_tz: opts.default_tz.as_deref() };
+    let conv = Converter::for_table(doc, opts);
     let mut plan = plan_table(doc, obj, opts)?;
     let matrix_columns = plan.matrix_columns.take();
+    let distinct = distinct_positions(&plan.idx);
     let columns: Vec<Cow<'_, RObject>> = match (&matrix_columns, plan.is_df) {
-        (Some(m), _) => plan.idx.iter().map(|&i| Cow::Borrowed(&m[i])).collect(),
+        (Some(m), _) => distinct.iter().map(|&i| Cow::Borrowed(&m[i])).collect(),
         (None, true) => {
             let items = frame_items(obj, &doc.refs)?;
-            plan.idx.iter().map(|&i| Cow::Borrowed(&items[i])).collect()
+            distinct.iter().map(|&i| Cow::Borrowed(&items[i])).collect()
         }
-        (None, false) => vec![Cow::Borrowed(obj)],
+        (None, false) => distinct.iter().map(|_| Cow::Borrowed(obj)).collect(),
     };
-    let threads = threads_for(&plan);
-    let converted = convert_columns(&conv, &plan, columns, threads)?;
-    assemble(plan, converted, opts)
+    convert_and_assemble(&conv, plan, &distinct, columns, opts)
 }
 
 /// As [`table_from_object`], consuming the object: each column's R buffers
@@ -387,34 +475,47 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
 /// converted, and a POSIXct's doubles become its timestamps in place, so
 /// the R object and the whole table are never held at once.
 pub fn table_from_owned(doc: &Document, mut obj: RObject, opts: &TableOptions) -> Result<ArrowTable> {
-    let conv = Converter { doc, default_tz: opts.default_tz.as_deref() };
+    let conv = Converter::for_table(doc, opts);
     let mut plan = plan_table(doc, &obj, opts)?;
+    let distinct = distinct_positions(&plan.idx);
     let columns: Vec<Cow<'_, RObject>> = match (plan.matrix_columns.take(), plan.is_df, &mut obj) {
-        (Some(mut m), _, _) => take_selected(&mut m, &plan.idx),
+        (Some(mut m), _, _) => take_selected(&mut m, &distinct),
         (None, true, RObject::Vector(v)) => match &mut v.data {
-            VectorData::List(items) => take_selected(items, &plan.idx),
+            VectorData::List(items) => take_selected(items, &distinct),
             _ => return Err(not_convertible("the object", &obj, &doc.refs)),
         },
+        (None, _, _) if distinct.is_empty() => Vec::new(),
         (None, _, _) => vec![Cow::Owned(obj)],
     };
-    let threads = threads_for(&plan);
-    let converted = convert_columns(&conv, &plan, columns, threads)?;
-    assemble(plan, converted, opts)
+    convert_and_assemble(&conv, plan, &distinct, columns, opts)
 }
 
-/// The columns at `idx` (in that order), moved out of `items`; a column
-/// selected twice is moved once and cloned (sharing its buffers) once.
+/// The distinct column positions of a selection, in first-use order (a
+/// column selected twice converts once).
+fn distinct_positions(idx: &[usize]) -> Vec<usize> {
+    let mut seen = std::collections::HashSet::new();
+    idx.iter().copied().filter(|i| seen.insert(*i)).collect()
+}
+
+/// Convert the distinct columns (`columns[k]` is column `distinct[k]`)
+/// and lay them out in the order of the selection.
+fn convert_and_assemble(conv: &Converter, plan: TablePlan, distinct: &[usize], columns: Vec<Cow<'_, RObject>>, opts: &TableOptions) -> Result<ArrowTable> {
+    let threads = threads_for(&plan);
+    // names for the distinct columns (errors name the column)
+    let first_use: Vec<usize> = distinct.iter().map(|d| plan.idx.iter().position(|i| i == d).expect("selected")).collect();
+    let converted = convert_columns(conv, &plan, &first_use, columns, threads)?;
+    let ordered = plan
+        .idx
+        .iter()
+        .map(|i| converted[distinct.iter().position(|d| d == i).expect("selected")].clone())
+        .collect();
+    assemble(plan, ordered, opts)
+}
+
+/// The columns at the distinct positions `idx` (in that order), moved out
+/// of `items`.
 fn take_selected(items: &mut [RObject], idx: &[usize]) -> Vec<Cow<'static, RObject>> {
-    let mut later_use = vec![0usize; items.len()];
-    for &i in idx {
-        later_use[i] += 1;
-    }
-    idx.iter()
-        .map(|&i| {
-            later_use[i] -= 1;
-            Cow::Owned(if later_use[i] == 0 { std::mem::replace(&mut items[i], RObject::Null) } else { items[i].clone() })
-        })
-        .collect()
+    idx.iter().map(|&i| Cow::Owned(std::mem::replace(&mut items[i], RObject::Null))).collect()
 }
 
 /// The field of a column: ordered factors carry the ordered flag.
@@ -521,13 +622,28 @@ fn string_vector(items: Vec<Option<Vec<u8>>>, levels: Vec<u16>) -> StringVector 
 }
 
 struct Converter<'d> {
-    doc: &'d Document,
+    refs: &'d RefTable,
+    /// The stream's native encoding.
+    native: Option<&'d [u8]>,
+    /// The document, for data-frame columns (absent while reading).
+    doc: Option<&'d Document>,
     default_tz: Option<&'d str>,
+    early: Option<&'d EarlyColumns>,
 }
 
 impl<'d> Converter<'d> {
+    fn for_table(doc: &'d Document, opts: &'d TableOptions) -> Self {
+        Converter {
+            refs: &doc.refs,
+            native: doc.header.native_encoding.as_deref(),
+            doc: Some(doc),
+            default_tz: opts.default_tz.as_deref(),
+            early: opts.early_columns.as_deref(),
+        }
+    }
+
     fn refs(&self) -> &RefTable {
-        &self.doc.refs
+        self.refs
     }
 
     /// [`Self::column`] for a column that may be owned: an owned POSIXct
@@ -567,11 +683,12 @@ impl<'d> Converter<'d> {
                 return None;
             }
         };
-        let nulls = nulls_from(values.len(), |i| values[i].is_finite());
-        for f in values.iter_mut() {
-            let micros = if f.is_finite() { round_to_i64(*f * 1e6) } else { 0 };
-            *f = f64::from_bits(micros as u64);
-        }
+        let nulls = fused_validity(values.len(), |i| {
+            let f = values[i];
+            let finite = f.is_finite();
+            values[i] = f64::from_bits(if finite { round_to_i64(f * 1e6) } else { 0 } as u64);
+            finite
+        });
         let n = values.len();
         let micros: ScalarBuffer<i64> = ScalarBuffer::new(Buffer::from_vec(values), 0, n);
         let tz = self.zone_of(v.attributes.as_ref());
@@ -580,6 +697,11 @@ impl<'d> Converter<'d> {
     }
 
     fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
+        if let (Some(early), RObject::Vector(v)) = (self.early, obj) {
+            if let Some(done) = early.take(v) {
+                return done;
+            }
+        }
         let refs = self.refs();
         let classes = obj_classes(obj, refs);
         let has = |c: &str| classes.iter().any(|x| x == c);
@@ -637,10 +759,7 @@ impl<'d> Converter<'d> {
 
     fn plain(&self, data: &VectorData, name: &str) -> Result<(DataType, ArrayRef)> {
         Ok(match data {
-            VectorData::Logical(x) => {
-                let values = BooleanBuffer::collect_bool(x.len(), |i| x[i] != 0 && x[i] != i32::MIN);
-                (DataType::Boolean, Arc::new(BooleanArray::new(values, int_nulls(x))))
-            }
+            VectorData::Logical(x) => (DataType::Boolean, Arc::new(logical_array(x))),
             VectorData::Integer(x) => (DataType::Int32, Arc::new(Int32Array::new(x.clone(), int_nulls(x)))),
             VectorData::Real(x) => (DataType::Float64, Arc::new(Float64Array::new(x.clone(), real_nulls(x)))),
             VectorData::Raw(b) => {
@@ -670,7 +789,7 @@ impl<'d> Converter<'d> {
     /// A character vector as utf8, wrapping the buffers when they are
     /// UTF-8 already.
     fn strings(&self, s: &StringVector) -> Result<(DataType, ArrayRef)> {
-        let native = self.doc.header.native_encoding.as_deref();
+        let native = self.native;
         let native_utf8 = native.is_none_or(encoding::is_utf8_name);
         let zero_copy = match &s.levels {
             StringLevels::Uniform(l) => l & (levels::LATIN1 | levels::BYTES) == 0 && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8),
@@ -735,16 +854,32 @@ impl<'d> Converter<'d> {
             None => (DataType::Utf8, Arc::new(StringArray::from(Vec::<String>::new())) as ArrayRef),
         };
         let nlev = values.len();
-        if let Some(&bad) = codes.iter().find(|&&c| c != i32::MIN && (c < 1 || c as usize > nlev)) {
-            return Err(Error::corrupt(format!("factor code {bad} is outside its {nlev} levels")));
-        }
-        let nulls = int_nulls(codes);
+        // keys (codes - 1), validity and the range check in one pass
+        let mut bad: Option<i32> = None;
         macro_rules! dict {
             ($t:ty, $k:ty, $dt:expr) => {{
-                let keys: Vec<$k> = codes.iter().map(|&c| if c == i32::MIN { 0 } else { (c - 1) as $k }).collect();
+                let mut keys: Vec<$k> = Vec::with_capacity(codes.len());
+                let nulls = fused_validity(codes.len(), |i| {
+                    let c = codes[i];
+                    if c == i32::MIN {
+                        keys.push(0);
+                        return false;
+                    }
+                    if c < 1 || c as usize > nlev {
+                        bad.get_or_insert(c);
+                        keys.push(0);
+                    } else {
+                        keys.push((c - 1) as $k);
+                    }
+                    true
+                });
+                if let Some(bad) = bad {
+                    return Err(Error::corrupt(format!("factor code {bad} is outside its {nlev} levels")));
+                }
                 let keys = PrimitiveArray::<$t>::new(ScalarBuffer::from(keys), nulls);
-                let arr = DictionaryArray::<$t>::try_new(keys, values.clone())
-                    .map_err(|e| Error::corrupt(format!("cannot build the dictionary: {e}")))?;
+                // SAFETY: every valid key was checked to be below the
+                // number of values just above.
+                let arr = unsafe { DictionaryArray::<$t>::new_unchecked(keys, values.clone()) };
                 let dt = DataType::Dictionary(Box::new($dt), Box::new(values.data_type().clone()));
                 (dt, Arc::new(arr) as ArrayRef)
             }};
@@ -761,7 +896,8 @@ impl<'d> Converter<'d> {
     }
 
     fn struct_column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
-        let t = table_from_object(self.doc, obj, &TableOptions { default_tz: self.default_tz.map(Into::into), object_name: name.into(), ..Default::default() })?;
+        let doc = self.doc.ok_or_else(|| Error::usage("internal: a data-frame column converts with its document"))?;
+        let t = table_from_object(doc, obj, &TableOptions { default_tz: self.default_tz.map(Into::into), object_name: name.into(), ..Default::default() })?;
         let batch = arrow_select::concat::concat_batches(&t.schema, &t.batches)
             .map_err(|e| Error::corrupt(format!("cannot assemble a data-frame column: {e}")))?;
         let arr = StructArray::from(batch);
@@ -856,19 +992,25 @@ fn date(data: &VectorData) -> Result<(DataType, ArrayRef)> {
     match data {
         VectorData::Integer(x) => Ok((DataType::Date32, Arc::new(Date32Array::new(x.clone(), int_nulls(x))))),
         VectorData::Real(x) => {
-            // whole days within date32's range in one pass; else below
+            // whole days within date32's range, and validity, in one pass;
+            // else (fractional or out of range) below
             let mut days: Vec<i32> = Vec::with_capacity(x.len());
-            for &f in x.iter() {
+            let mut whole = true;
+            let nulls = fused_validity(x.len(), |i| {
+                let f = x[i];
                 if !f.is_finite() {
                     days.push(0);
-                } else if f.abs() < i32::MAX as f64 && (f as i32) as f64 == f {
+                    return false;
+                }
+                if f.abs() < i32::MAX as f64 && (f as i32) as f64 == f {
                     days.push(f as i32);
                 } else {
-                    break;
+                    whole = false;
+                    days.push(0);
                 }
-            }
-            if days.len() == x.len() {
-                let nulls = nulls_from(x.len(), |i| x[i].is_finite());
+                true
+            });
+            if whole {
                 return Ok((DataType::Date32, Arc::new(Date32Array::new(ScalarBuffer::from(days), nulls))));
             }
             drop(days);
@@ -1114,5 +1256,64 @@ mod tests {
         let t2 = table_from_owned(&doc, obj, &TableOptions { col_select: Some(vec![ColumnRef::Position(1)]), ..Default::default() }).unwrap();
         assert_eq!(t2.batches[0].column(0).to_data().buffers()[0].as_ptr() as usize, stamp_ptr);
         assert_eq!(t2.batches[0].column(0).as_ref(), t.batches[0].column(0).as_ref());
+    }
+
+    #[test]
+    fn a_column_selected_twice_appears_twice() {
+        let mut m = ObjectMaker::default();
+        let obj = m.vector(VectorData::Integer(ScalarBuffer::from(vec![1, 2, 3])), vec![]);
+        let doc = doc_of(m, obj);
+        let opts = TableOptions { col_select: Some(vec![ColumnRef::Position(1), ColumnRef::Position(1)]), object_name: "v".into(), ..Default::default() };
+        let borrowed = table_from_object(&doc, &doc.root, &opts).unwrap();
+        let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
+        assert_eq!(borrowed.batches[0].num_columns(), 2);
+        assert_eq!(borrowed.batches, owned.batches);
+        let mut m = ObjectMaker::default();
+        let df = wide_frame(&mut m, 5);
+        let doc = doc_of(m, df);
+        let opts = TableOptions { col_select: Some(vec![ColumnRef::Name("flag".into()), ColumnRef::Name("flag".into())]), ..Default::default() };
+        let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
+        assert_eq!(owned.batches[0].num_columns(), 2);
+        assert_eq!(owned.batches[0].column(0).as_ref(), owned.batches[0].column(1).as_ref());
+    }
+
+    #[test]
+    fn columns_converted_while_reading_give_the_same_table() {
+        for n in [7, PARALLEL_ROWS + 1] {
+            let mut m = ObjectMaker::default();
+            let df = wide_frame(&mut m, n);
+            let doc = doc_of(m, df);
+            let bytes = crate::write_document(&doc, Vec::new()).unwrap();
+            let expected = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
+
+            let early = EarlyColumns::new(None);
+            let read_opts = crate::ReadOptions { column_hook: Some(early.hook()), ..Default::default() };
+            let mut read = crate::read_bytes(bytes, &read_opts).unwrap();
+            // every column was converted and its payload released while reading
+            match &read.root {
+                RObject::Vector(v) => match &v.data {
+                    VectorData::List(items) => assert!(items.iter().all(|c| matches!(c, RObject::Vector(v) if matches!(v.data, VectorData::Skipped { .. })))),
+                    _ => unreachable!(),
+                },
+                _ => unreachable!(),
+            }
+            // the object moves (as take_object_named moves it): its columns
+            // are found by where they live
+            let root = std::mem::replace(&mut read.root, RObject::Null);
+            let opts = TableOptions { early_columns: Some(early.clone()), ..Default::default() };
+            let got = table_from_owned(&read, root, &opts).unwrap();
+            assert_eq!(got.schema, expected.schema);
+            assert_eq!(got.batches, expected.batches);
+
+            // a selection that repeats a column, on a read with the hook
+            let early = EarlyColumns::new(None);
+            let read_opts = crate::ReadOptions { column_hook: Some(early.hook()), ..Default::default() };
+            let mut read = crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts).unwrap();
+            let root = std::mem::replace(&mut read.root, RObject::Null);
+            let col_select = Some(vec![ColumnRef::Name("group".into()), ColumnRef::Position(1), ColumnRef::Name("group".into())]);
+            let want = table_from_object(&doc, &doc.root, &TableOptions { col_select: col_select.clone(), ..Default::default() }).unwrap();
+            let got = table_from_owned(&read, root, &TableOptions { col_select, early_columns: Some(early), ..Default::default() }).unwrap();
+            assert_eq!(got.batches, want.batches);
+        }
     }
 }
