@@ -71,6 +71,24 @@ impl EarlyColumns {
     }
 
     fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader) {
+        let conv = Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz: self.default_tz.as_deref(), early: None };
+        if let RObject::Altrep(a) = obj {
+            // a compact sequence or wrapper: expanded and converted now (its
+            // node stays, for the table's row count and metadata)
+            let attrs = match &a.attributes {
+                RObject::Null => None,
+                other => Some(other),
+            };
+            if obj_classes_of(attrs, refs).iter().any(|c| c == "data.frame") {
+                return;
+            }
+            let key = &**a as *const Altrep as usize;
+            let result = conv.column(obj, "");
+            if !matches!(&result, Ok((DataType::Struct(_) | DataType::List(_), _))) {
+                self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
+            }
+            return;
+        }
         let RObject::Vector(v) = obj else { return };
         if matches!(v.data, VectorData::List(_) | VectorData::Expression(_) | VectorData::Skipped { .. }) {
             return; // list and data-frame columns convert with their parent
@@ -82,14 +100,18 @@ impl EarlyColumns {
         let (sxptype, len) = (v.data.sxptype(), v.data.len());
         let data = std::mem::replace(&mut v.data, VectorData::Skipped { sxptype, len });
         let taken = RObject::Vector(Box::new(Vector { flags: v.flags, data, attributes: v.attributes.clone() }));
-        let conv = Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz: self.default_tz.as_deref(), early: None };
         let result = conv.column_cow(Cow::Owned(taken), "");
         self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
     }
 
     /// The array made from this column while reading, if any.
-    fn take(&self, v: &Vector) -> Option<Result<(DataType, ArrayRef)>> {
-        self.done.lock().unwrap_or_else(|e| e.into_inner()).remove(&(v as *const Vector as usize))
+    fn take(&self, obj: &RObject) -> Option<Result<(DataType, ArrayRef)>> {
+        let key = match obj {
+            RObject::Vector(v) => &**v as *const Vector as usize,
+            RObject::Altrep(a) => &**a as *const Altrep as usize,
+            _ => return None,
+        };
+        self.done.lock().unwrap_or_else(|e| e.into_inner()).remove(&key)
     }
 }
 
@@ -373,18 +395,25 @@ fn convert_columns(conv: &Converter, plan: &TablePlan, name_at: &[usize], column
     let results: Vec<std::sync::Mutex<Option<Result<(DataType, ArrayRef)>>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
     let failed = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                if failed.load(std::sync::atomic::Ordering::Relaxed) {
-                    break;
-                }
-                let Some((k, col)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
-                let r = convert_one(k, col);
-                if r.is_err() {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-            });
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    let Some((k, col)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+                    let r = convert_one(k, col);
+                    if r.is_err() {
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                })
+            })
+            .collect();
+        // joined here, so each thread has fully ended (its thread-local
+        // destructors run) before the conversion returns
+        for w in workers {
+            let _ = w.join();
         }
     });
     let mut out = Vec::with_capacity(n);
@@ -697,10 +726,8 @@ impl<'d> Converter<'d> {
     }
 
     fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
-        if let (Some(early), RObject::Vector(v)) = (self.early, obj) {
-            if let Some(done) = early.take(v) {
-                return done;
-            }
+        if let Some(done) = self.early.and_then(|early| early.take(obj)) {
+            return done;
         }
         let refs = self.refs();
         let classes = obj_classes(obj, refs);
@@ -1202,12 +1229,16 @@ mod tests {
         df
     }
 
+    fn wide_doc(n: usize) -> Document {
+        let mut m = ObjectMaker::default();
+        let df = wide_frame(&mut m, n);
+        doc_of(m, df)
+    }
+
     #[test]
     fn owned_conversion_gives_the_same_table_as_borrowed() {
         for n in [10, PARALLEL_ROWS + 3] {
-            let mut m = ObjectMaker::default();
-            let df = wide_frame(&mut m, n);
-            let doc = doc_of(m, df);
+            let doc = wide_doc(n);
             for sel in [None, Some(vec![ColumnRef::Name("stamp".into()), ColumnRef::Position(1), ColumnRef::Name("group".into())])] {
                 let opts = TableOptions { col_select: sel.clone(), chunk_size: Some(n / 2 + 1), ..Default::default() };
                 let borrowed = table_from_object(&doc, &doc.root, &opts).unwrap();
@@ -1230,9 +1261,7 @@ mod tests {
 
     #[test]
     fn a_moved_posixct_converts_in_its_own_buffer() {
-        let mut m = ObjectMaker::default();
-        let df = wide_frame(&mut m, 1000);
-        let doc = doc_of(m, df);
+        let doc = wide_doc(1000);
         let obj = doc.root.clone();
         let stamp_ptr = match &obj {
             RObject::Vector(v) => match &v.data {
@@ -1268,9 +1297,7 @@ mod tests {
         let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
         assert_eq!(borrowed.batches[0].num_columns(), 2);
         assert_eq!(borrowed.batches, owned.batches);
-        let mut m = ObjectMaker::default();
-        let df = wide_frame(&mut m, 5);
-        let doc = doc_of(m, df);
+        let doc = wide_doc(5);
         let opts = TableOptions { col_select: Some(vec![ColumnRef::Name("flag".into()), ColumnRef::Name("flag".into())]), ..Default::default() };
         let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
         assert_eq!(owned.batches[0].num_columns(), 2);
@@ -1280,9 +1307,7 @@ mod tests {
     #[test]
     fn columns_converted_while_reading_give_the_same_table() {
         for n in [7, PARALLEL_ROWS + 1] {
-            let mut m = ObjectMaker::default();
-            let df = wide_frame(&mut m, n);
-            let doc = doc_of(m, df);
+            let doc = wide_doc(n);
             let bytes = crate::write_document(&doc, Vec::new()).unwrap();
             let expected = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
 
