@@ -82,37 +82,46 @@ impl EarlyColumns {
             if obj_classes_of(attrs, refs).iter().any(|c| c == "data.frame") {
                 return;
             }
-            let key = &**a as *const Altrep as usize;
             let result = conv.column(obj, "");
-            if !matches!(&result, Ok((DataType::Struct(_) | DataType::List(_), _))) {
-                self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
-            }
+            self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(object_key(obj), result);
             return;
         }
         let RObject::Vector(v) = obj else { return };
-        if matches!(v.data, VectorData::List(_) | VectorData::Expression(_) | VectorData::Skipped { .. }) {
-            return; // list and data-frame columns convert with their parent
-        }
         if obj_classes_of(v.attributes.as_ref(), refs).iter().any(|c| c == "data.frame") {
             return;
         }
-        let key = &**v as *const Vector as usize;
-        let (sxptype, len) = (v.data.sxptype(), v.data.len());
-        let data = std::mem::replace(&mut v.data, VectorData::Skipped { sxptype, len });
-        let taken = RObject::Vector(Box::new(Vector { flags: v.flags, data, attributes: v.attributes.clone() }));
-        let result = conv.column_cow(Cow::Owned(taken), "");
-        self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
+        // list and data-frame columns convert with their parent
+        let Some(payload) = take_payload(obj) else { return };
+        let result = conv.column_with(obj, Some(payload), "");
+        self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(object_key(obj), result);
     }
 
     /// The array made from this column while reading, if any.
     fn take(&self, obj: &RObject) -> Option<Result<(DataType, ArrayRef)>> {
-        let key = match obj {
-            RObject::Vector(v) => &**v as *const Vector as usize,
-            RObject::Altrep(a) => &**a as *const Altrep as usize,
-            _ => return None,
-        };
-        self.done.lock().unwrap_or_else(|e| e.into_inner()).remove(&key)
+        self.done.lock().unwrap_or_else(|e| e.into_inner()).remove(&object_key(obj))
     }
+}
+
+/// Where a vector or ALTREP node lives (it stays there while the object
+/// moves); 0 for anything else.
+fn object_key(obj: &RObject) -> usize {
+    match obj {
+        RObject::Vector(v) => &**v as *const Vector as usize,
+        RObject::Altrep(a) => &**a as *const Altrep as usize,
+        _ => 0,
+    }
+}
+
+/// Move an atomic vector's payload out of its node (which keeps its
+/// attributes and a skipped payload of the same type and length), so the
+/// conversion owns the only reference to its buffers.
+fn take_payload(obj: &mut RObject) -> Option<VectorData> {
+    let RObject::Vector(v) = obj else { return None };
+    if matches!(v.data, VectorData::List(_) | VectorData::Expression(_) | VectorData::Skipped { .. }) {
+        return None;
+    }
+    let (sxptype, len) = (v.data.sxptype(), v.data.len());
+    Some(std::mem::replace(&mut v.data, VectorData::Skipped { sxptype, len }))
 }
 
 /// A schema and its record batches.
@@ -675,15 +684,17 @@ impl<'d> Converter<'d> {
         self.refs
     }
 
-    /// [`Self::column`] for a column that may be owned: an owned POSIXct
-    /// converts in place.
-    fn column_cow(&self, mut col: Cow<'_, RObject>, name: &str) -> Result<(DataType, ArrayRef)> {
-        if let Cow::Owned(RObject::Vector(v)) = &mut col {
-            if let Some(done) = self.timestamps_in_place(v) {
-                return Ok(done);
+    /// [`Self::column`] for a column that may be owned: an owned vector's
+    /// payload moves into the conversion (a POSIXct's doubles become its
+    /// timestamps in their own buffer).
+    fn column_cow(&self, col: Cow<'_, RObject>, name: &str) -> Result<(DataType, ArrayRef)> {
+        match col {
+            Cow::Owned(mut obj) => {
+                let payload = take_payload(&mut obj);
+                self.column_with(&obj, payload, name)
             }
+            Cow::Borrowed(obj) => self.column(obj, name),
         }
-        self.column(&col, name)
     }
 
     /// The zone of a POSIXct column: its `tzone`, else the default zone.
@@ -692,40 +703,13 @@ impl<'d> Converter<'d> {
         tz.or_else(|| self.default_tz.map(|s| s.to_string()))
     }
 
-    /// A POSIXct double vector that nothing else shares becomes its
-    /// microsecond timestamps in its own buffer; `None` (and the vector
-    /// untouched) for anything else.
-    fn timestamps_in_place(&self, v: &mut Vector) -> Option<(DataType, ArrayRef)> {
-        let classes = obj_classes_of(v.attributes.as_ref(), self.refs());
-        let has = |c: &str| classes.iter().any(|x| x == c);
-        // the classes that `column` looks at before POSIXct
-        if !has("POSIXct") || has("data.frame") || has("factor") || has("integer64") || has("Date") {
-            return None;
-        }
-        let VectorData::Real(x) = &mut v.data else { return None };
-        let taken = std::mem::replace(x, ScalarBuffer::from(Vec::<f64>::new()));
-        let mut values: Vec<f64> = match taken.into_inner().into_vec::<f64>() {
-            Ok(values) => values,
-            Err(shared) => {
-                let len = shared.len() / 8;
-                *x = ScalarBuffer::new(shared, 0, len);
-                return None;
-            }
-        };
-        let nulls = fused_validity(values.len(), |i| {
-            let f = values[i];
-            let finite = f.is_finite();
-            values[i] = f64::from_bits(if finite { round_to_i64(f * 1e6) } else { 0 } as u64);
-            finite
-        });
-        let n = values.len();
-        let micros: ScalarBuffer<i64> = ScalarBuffer::new(Buffer::from_vec(values), 0, n);
-        let tz = self.zone_of(v.attributes.as_ref());
-        let arr = TimestampMicrosecondArray::new(micros, nulls).with_timezone_opt(tz.clone());
-        Some((DataType::Timestamp(TimeUnit::Microsecond, tz.map(Into::into)), Arc::new(arr)))
+    fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
+        self.column_with(obj, None, name)
     }
 
-    fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
+    /// [`Self::column`], the vector's payload given (moved out of `obj`
+    /// by [`take_payload`]) or else read from `obj`.
+    fn column_with(&self, obj: &RObject, payload: Option<VectorData>, name: &str) -> Result<(DataType, ArrayRef)> {
         if let Some(done) = self.early.and_then(|early| early.take(obj)) {
             return done;
         }
@@ -735,7 +719,11 @@ impl<'d> Converter<'d> {
         if has("data.frame") {
             return self.struct_column(obj, name);
         }
-        let v = match view(obj, refs)? {
+        let v = match (payload, obj) {
+            (Some(data), RObject::Vector(v)) => Some(View { data: Cow::Owned(data), attrs: v.attributes.as_ref() }),
+            _ => view(obj, refs)?,
+        };
+        let v = match v {
             Some(v) => v,
             None => {
                 if matches!(obj, RObject::Null) {
@@ -761,7 +749,7 @@ impl<'d> Converter<'d> {
         if has("POSIXct") {
             if let VectorData::Real(_) | VectorData::Integer(_) = data {
                 let tz = self.zone_of(v.attrs);
-                let micros = to_scaled_i64(data, 1e6);
+                let micros = to_scaled_i64(v.data, 1e6);
                 let arr = TimestampMicrosecondArray::new(micros.0, micros.1).with_timezone_opt(tz.clone());
                 return Ok((DataType::Timestamp(TimeUnit::Microsecond, tz.map(Into::into)), Arc::new(arr)));
             }
@@ -996,19 +984,42 @@ impl<'d> Converter<'d> {
     }
 }
 
-/// Values scaled by `mult` and rounded to i64, with R's NA as null.
-fn to_scaled_i64(data: &VectorData, mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
-    match data {
-        VectorData::Real(x) => {
-            let v: Vec<i64> = x.iter().map(|&f| if f.is_finite() { round_to_i64(f * mult) } else { 0 }).collect();
-            (ScalarBuffer::from(v), nulls_from(x.len(), |i| x[i].is_finite()).filter(|n| n.null_count() > 0))
-        }
-        VectorData::Integer(x) => {
-            let v: Vec<i64> = x.iter().map(|&i| if i == i32::MIN { 0 } else { round_to_i64(i as f64 * mult) }).collect();
-            (ScalarBuffer::from(v), int_nulls(x))
-        }
-        _ => (ScalarBuffer::from(Vec::<i64>::new()), None),
-    }
+/// Values scaled by `mult` and rounded to i64, with R's NA as null. Owned
+/// doubles that nothing else shares are scaled in their own buffer.
+fn to_scaled_i64(data: Cow<'_, VectorData>, mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
+    let scale = |f: f64| if f.is_finite() { round_to_i64(f * mult) } else { 0 };
+    let x = match data {
+        Cow::Owned(VectorData::Real(x)) => match x.into_inner().into_vec::<f64>() {
+            Ok(mut values) => {
+                let nulls = fused_validity(values.len(), |i| {
+                    let f = values[i];
+                    values[i] = f64::from_bits(scale(f) as u64);
+                    f.is_finite()
+                });
+                let n = values.len();
+                return (ScalarBuffer::new(Buffer::from_vec(values), 0, n), nulls);
+            }
+            Err(shared) => {
+                let n = shared.len() / 8;
+                ScalarBuffer::<f64>::new(shared, 0, n)
+            }
+        },
+        Cow::Owned(VectorData::Integer(x)) => return scaled_ints(&x, mult),
+        Cow::Borrowed(VectorData::Integer(x)) => return scaled_ints(x, mult),
+        Cow::Borrowed(VectorData::Real(x)) => x.clone(),
+        _ => return (ScalarBuffer::from(Vec::<i64>::new()), None),
+    };
+    let mut v: Vec<i64> = Vec::with_capacity(x.len());
+    let nulls = fused_validity(x.len(), |i| {
+        v.push(scale(x[i]));
+        x[i].is_finite()
+    });
+    (ScalarBuffer::from(v), nulls)
+}
+
+fn scaled_ints(x: &[i32], mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
+    let v: Vec<i64> = x.iter().map(|&i| if i == i32::MIN { 0 } else { round_to_i64(i as f64 * mult) }).collect();
+    (ScalarBuffer::from(v), int_nulls(x))
 }
 
 fn all_integral(x: &[f64], mult: f64) -> bool {
@@ -1043,7 +1054,7 @@ fn date(data: &VectorData) -> Result<(DataType, ArrayRef)> {
             drop(days);
             // fractional days, which arrow R would truncate: a timestamp
             // (microseconds, no zone) keeps them; noted for the way back
-            let (v, n) = to_scaled_i64(data, 86_400_000_000.0);
+            let (v, n) = to_scaled_i64(Cow::Borrowed(data), 86_400_000_000.0);
             Ok((DataType::Timestamp(TimeUnit::Microsecond, None), Arc::new(TimestampMicrosecondArray::new(v, n))))
         }
         _ => Err(Error::corrupt("a Date is neither double nor integer")),
