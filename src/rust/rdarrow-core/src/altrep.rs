@@ -56,6 +56,13 @@ fn seq_state(state: &RObject) -> Option<(f64, f64, f64)> {
     }
 }
 
+/// Whether R itself serializes ALTREP objects of this class (base R's
+/// compact sequences, deferred strings and wrappers): the classes this
+/// module expands, and that R's unserializer rebuilds.
+pub fn is_base_class(name: &[u8]) -> bool {
+    matches!(name, b"compact_intseq" | b"compact_realseq" | b"deferred_string") || name.starts_with(b"wrap_")
+}
+
 /// The length an ALTREP object will have once expanded, if known.
 pub fn length(a: &Altrep, refs: &RefTable) -> Option<u64> {
     let (class, _) = class_of(a, refs);

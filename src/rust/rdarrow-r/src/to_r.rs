@@ -83,10 +83,6 @@ pub struct RBuilder<'d> {
     pub header: Option<&'d rdarrow_core::StreamHeader>,
 }
 
-/// The ALTREP classes R's unserializer rebuilds (anything else fails there).
-fn known_altrep_class(name: &[u8]) -> bool {
-    matches!(name, b"compact_intseq" | b"compact_realseq" | b"deferred_string") || name.starts_with(b"wrap_")
-}
 
 impl<'d> RBuilder<'d> {
     /// A CHARSXP with the encoding R's reader would give it.
@@ -146,7 +142,7 @@ impl<'d> RBuilder<'d> {
             // R's own unserializer rebuilds ALTREP nodes (see `altrep`)
             RObject::Altrep(a) => {
                 self.header.is_some()
-                    && rdarrow_core::altrep::class_of(a, self.refs).0.is_some_and(known_altrep_class)
+                    && rdarrow_core::altrep::class_of(a, self.refs).0.is_some_and(rdarrow_core::altrep::is_base_class)
                     && self.plain_at(&a.state, depth)
                     && self.plain_at(&a.attributes, depth)
             }
