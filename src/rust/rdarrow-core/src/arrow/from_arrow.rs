@@ -411,15 +411,14 @@ fn has_compressed_buffers(message: &arrow_ipc::Message<'_>) -> bool {
 /// A record batch or dictionary message's compressed buffers (lz4/zstd)
 /// declare their decompressed sizes in an 8-byte prefix, which the IPC
 /// reader allocates before decompressing: their sum must stay within the
-/// decoding memory limit (`options(rdarrow.max_memory)`). `message` is the
-/// flatbuffer as the reader parses it, `body` the bytes its buffer offsets
-/// are relative to.
-fn check_compressed_sizes(message: &[u8], body: &[u8], what: &str) -> Result<()> {
-    let Ok(message) = arrow_ipc::root_as_message(message) else { return Ok(()) };
-    if !has_compressed_buffers(&message) {
+/// decoding memory limit (`options(rdarrow.max_memory)`). `message` is
+/// parsed as the reader parses it, `body` the bytes its buffer offsets are
+/// relative to.
+fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &str) -> Result<()> {
+    if !has_compressed_buffers(message) {
         return Ok(());
     }
-    let Some(buffers) = message_batch(&message).and_then(|b| b.buffers()) else { return Ok(()) };
+    let Some(buffers) = message_batch(message).and_then(|b| b.buffers()) else { return Ok(()) };
     let limit = crate::read::max_decoded_bytes();
     let mut total: u64 = 0;
     for b in buffers.iter() {
@@ -496,7 +495,9 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 block.resize(block_len, 0);
                 r.read_exact(&mut block[meta_len..]).map_err(io_err)?;
                 let body = block.get(b.metaDataLength() as usize..).unwrap_or(&[]);
-                check_compressed_sizes(&block[skip..], body, what)?;
+                if let Ok(message) = arrow_ipc::root_as_message(&block[skip..]) {
+                    check_compressed_sizes(&message, body, what)?;
+                }
             }
         }
     } else {
@@ -542,7 +543,7 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
             if has_compressed_buffers(&message) {
                 let mut body_bytes = vec![0u8; body as usize];
                 r.read_exact(&mut body_bytes).map_err(io_err)?;
-                check_compressed_sizes(&meta, &body_bytes, what)?;
+                check_compressed_sizes(&message, &body_bytes, what)?;
             }
             pos += body as u64;
             r.seek(SeekFrom::Start(pos)).map_err(io_err)?;
