@@ -71,9 +71,14 @@ arrow_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, 
 #' @noRd
 ipc_to_rdata_impl <- function(path, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__ipc_to_rdata_impl, path, file, name, compress, level, version, ascii, threads, rds, writer_version)
 
-#' Write an object serialized by R (raw XDR stream) as .RData/.rds.
+#' Write an R object as .RData/.rds through R's own serializer.
 #' @noRd
 object_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__object_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version)
+
+#' The stream `arrow_to_rdata()` writes for `x` without R's serializer
+#' (header included), or NULL when it would use R's serializer.
+#' @noRd
+serialize_native_impl <- function(x, version) .Call(wrap__serialize_native_impl, x, version)
 
 #' Build an R data frame from an Arrow C stream.
 #' @noRd

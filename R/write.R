@@ -7,16 +7,21 @@
 #' Arrow types map to R as the arrow package maps them (see Details); the
 #' `"r"` schema metadata that arrow R and rdarrow write restores attributes,
 #' so a data frame that went to Arrow comes back [identical()]. A data
-#' frame given as `x` is serialized by R itself (as `save()` does), its
-#' bytes going straight into the compressor: the file holds exactly what
-#' `save()` or `saveRDS()` would write, compressed on all cores.
+#' frame given as `x` is written with exactly the bytes `save()` or
+#' `saveRDS()` would write (before compression): rdarrow lays out each of
+#' its nodes as R's serializer writes them and writes the vectors straight
+#' from R's memory on all cores. Frames holding what only R's serializer
+#' writes (environments other than the global one, functions, ...) and
+#' `ascii = TRUE` go through R's serializer, streamed into the compressor.
 #'
-#' Compression runs on `threads` cores: the stream is cut into blocks that
-#' are compressed independently (as concatenated gzip members, bzip2
+#' Compression runs on `threads` cores: the stream is cut into 8 MiB blocks
+#' that are compressed independently (as concatenated gzip members, bzip2
 #' streams or xz streams, all of which R reads). The bytes written do not
-#' depend on the number of threads. The file is written beside `file` under
-#' a temporary name, made durable on disk (fsync) and renamed into place
-#' only when complete; on error or interrupt the old file is untouched.
+#' depend on the number of threads. Large uncompressed files are written
+#' around the page cache (direct I/O) where the file system allows it. The
+#' file is written beside `file` under a temporary name, made durable on
+#' disk (fsync) and renamed into place only when complete; on error or
+#' interrupt the old file is untouched.
 #'
 #' @details Arrow to R: int8/16/32, uint8/16 -> integer; int64 -> integer
 #'   when every value fits, else bit64 integer64; uint32/uint64, float,

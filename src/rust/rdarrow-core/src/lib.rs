@@ -14,6 +14,7 @@ pub mod compression;
 pub mod encoding;
 pub mod error;
 pub mod input;
+pub mod layout;
 pub mod parallel;
 pub mod read;
 pub mod summary;
@@ -292,6 +293,11 @@ pub struct WritebackFile<'a> {
 impl<'a> WritebackFile<'a> {
     pub fn new(file: &'a File) -> Self {
         WritebackFile { file, written: 0, handed_over: 0 }
+    }
+
+    /// The file, for writers that place blocks at their own offsets.
+    pub fn file(&self) -> &File {
+        self.file
     }
 }
 

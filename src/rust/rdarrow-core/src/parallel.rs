@@ -31,7 +31,24 @@ pub struct ParallelCompressor<W: Write> {
     max_in_flight: usize,
 }
 
-fn compress_block(data: &[u8], kind: Compression, level: Option<u32>) -> io::Result<Vec<u8>> {
+/// One block as an independent gzip member, by libdeflate (whole-buffer
+/// compression, about twice zlib's speed at the same level).
+fn gzip_block(data: &[u8], level: u32) -> io::Result<Vec<u8>> {
+    let lvl = libdeflater::CompressionLvl::new(level.min(12) as i32).map_err(|e| io::Error::other(format!("{e:?}")))?;
+    let mut c = libdeflater::Compressor::new(lvl);
+    let mut out = vec![0u8; c.gzip_compress_bound(data.len())];
+    let n = c.gzip_compress(data, &mut out).map_err(|e| io::Error::other(format!("cannot compress: {e:?}")))?;
+    out.truncate(n);
+    Ok(out)
+}
+
+pub(crate) fn compress_block(data: &[u8], kind: Compression, level: Option<u32>) -> io::Result<Vec<u8>> {
+    if kind == Compression::Gzip {
+        if crate::cancel::interrupted() {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted by the user"));
+        }
+        return gzip_block(data, level.unwrap_or(kind.default_level()));
+    }
     let mut c = Compressor::for_input(Vec::with_capacity(data.len() / 3), kind, level, Some(data.len()))?;
     // fed in pieces so an interrupt is seen quickly; the output is the same
     for piece in data.chunks(1 << 18) {

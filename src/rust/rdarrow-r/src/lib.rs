@@ -10,6 +10,7 @@ mod dataset;
 mod errors;
 mod from_arrow;
 mod job;
+mod save_native;
 mod save_r;
 mod to_r;
 
@@ -284,6 +285,14 @@ fn object_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: 
     }
 }
 
+/// The stream `arrow_to_rdata()` writes for `x` without R's serializer
+/// (header included), or NULL when it would use R's serializer.
+/// @noRd
+#[extendr]
+fn serialize_native_impl(x: Robj, version: i32) -> Robj {
+    save_r::serialize_native(x, version)
+}
+
 /// Build an R data frame from an Arrow C stream.
 /// @noRd
 #[extendr]
@@ -322,6 +331,7 @@ extendr_module! {
     fn arrow_to_rdata_impl;
     fn ipc_to_rdata_impl;
     fn object_to_rdata_impl;
+    fn serialize_native_impl;
     fn stream_to_df_impl;
     fn new_stream_impl;
     fn rdata_to_dataset_impl;

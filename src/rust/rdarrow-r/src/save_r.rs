@@ -140,14 +140,75 @@ fn write_serialized(object: &Robj, file: &str, o: &WriteOpts) -> Result<(), Erro
     })
 }
 
-/// Write an R object as `.RData` (named `name`) or `.rds`.
+/// R's own XDR serialization header for `version` (format, version,
+/// R's version, the oldest reader, the native encoding): what
+/// `serialize(NULL, NULL)` writes before its one item.
+fn r_header(version: i32) -> Result<Vec<u8>, Error> {
+    let bytes = eval_string(&format!("serialize(NULL, NULL, xdr = TRUE, version = {version}L)"))
+        .ok()
+        .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
+        .ok_or_else(|| Error::new(ErrorKind::Io, "cannot ask R for its serialization header"))?;
+    // the item: NULL's code, 254
+    Ok(bytes[..bytes.len().saturating_sub(4)].to_vec())
+}
+
+/// The container magic (for `save()` files) and R's header.
+fn stream_prefix(o: &WriteOpts) -> Result<Vec<u8>, Error> {
+    let mut prefix = if o.rds { Vec::new() } else { vec![b'R', b'D', b'X', b'0' + o.version as u8, b'\n'] };
+    prefix.extend(r_header(o.version)?);
+    Ok(prefix)
+}
+
+/// Write `object` without R's serializer when the walk covers it (see
+/// `save_native`): `Ok(false)` when it does not.
+fn write_native(object: &Robj, file: &str, o: &WriteOpts) -> Result<bool, Error> {
+    let prefix = stream_prefix(o)?;
+    // SAFETY: `object` is held by the caller and R runs no code until the
+    // layout is dropped at the end of this function.
+    let Some(layout) = (unsafe { crate::save_native::layout_object(object, &prefix, o.version, o.threads) }) else {
+        return Ok(false);
+    };
+    crate::job::watch_interrupts();
+    let mut progress = crate::job::Progress::for_session("Writing");
+    let res = rdarrow_core::layout::write_layout_file(
+        std::path::Path::new(file),
+        &layout,
+        o.compression,
+        o.level,
+        o.threads,
+        &mut |done| progress.tick(done as f64),
+    );
+    progress.done();
+    res.map(|()| true)
+}
+
+/// The stream of `object` as the native walk lays it out (header
+/// included), or NULL when the walk leaves it to R's serializer.
+pub fn serialize_native(x: Robj, version: i32) -> Robj {
+    let Ok(prefix) = r_header(version) else { return ().into() };
+    // SAFETY: `x` is held here and no R code runs until the layout is dropped.
+    let bytes = unsafe { crate::save_native::layout_object(&x, &prefix, version, 2) }.map(|l| l.to_vec());
+    match bytes {
+        Some(b) => Raw::from_bytes(&b).into(),
+        None => ().into(),
+    }
+}
+
+/// Write an R object as `.RData` (named `name`) or `.rds`: laid out and
+/// written on all cores when it is data (XDR), else by R's serializer.
 pub fn save_object(x: Robj, file: &str, o: &WriteOpts) -> Robj {
     let object = if o.rds {
         x
     } else {
         Pairlist::from_pairs([(o.name.as_str(), x)]).into()
     };
-    match write_serialized(&object, file, o) {
+    let native = if o.ascii { Ok(false) } else { write_native(&object, file, o) };
+    let res = match native {
+        Ok(true) => Ok(()),
+        Ok(false) => write_serialized(&object, file, o),
+        Err(e) => Err(e),
+    };
+    match res {
         Ok(()) => file.into(),
         Err(e) => error_value(&e),
     }

@@ -1,0 +1,407 @@
+//! R objects laid out for the engine's parallel writer, without R's
+//! serializer. The walk (main thread) records every node exactly as R's
+//! serializer writes it in XDR (flags with the node's levels and object
+//! bit, lengths, symbol references numbered in first-written order; in
+//! version 3 base R's compact sequences and wrappers as ALTREP nodes, in
+//! version 2 as the vectors they stand for) and borrows each vector's
+//! payload in place; the engine then renders and writes the bytes on all
+//! cores while R waits. Nothing is copied whole.
+//!
+//! The walk covers data: NULL, symbols, pairlists and calls, every atomic
+//! vector, lists, expression vectors, S4 objects, and the global, base and
+//! empty environments. Anything else (other environments, closures,
+//! external pointers, byte code, other ALTREP classes, ASCII output) makes
+//! it return `None`, and the caller uses R's own serializer instead.
+//!
+//! String elements are read by the writing threads (`CHAR()`, `LENGTH()`
+//! and `LEVELS()` of CHARSXPs, which only read memory); R runs no code and
+//! no garbage collection while they do, as the main thread waits for them.
+
+use extendr_api::prelude::*;
+use extendr_ffi::{R_xlen_t, SEXP};
+use rdarrow_core::layout::{CharItem, Layout, StringSource};
+use std::collections::HashMap;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+#[allow(non_snake_case, improper_ctypes)]
+extern "C" {
+    #[link_name = "TYPEOF"]
+    fn type_of(x: SEXP) -> c_int;
+    #[link_name = "LEVELS"]
+    fn levels(x: SEXP) -> c_int;
+    #[link_name = "OBJECT"]
+    fn object_bit(x: SEXP) -> c_int;
+    fn ATTRIB(x: SEXP) -> SEXP;
+    fn TAG(x: SEXP) -> SEXP;
+    fn CAR(x: SEXP) -> SEXP;
+    fn CDR(x: SEXP) -> SEXP;
+    fn PRINTNAME(x: SEXP) -> SEXP;
+    fn ALTREP(x: SEXP) -> c_int;
+    fn R_altrep_data1(x: SEXP) -> SEXP;
+    fn R_altrep_data2(x: SEXP) -> SEXP;
+    fn R_CHAR(x: SEXP) -> *const c_char;
+    fn LENGTH(x: SEXP) -> c_int;
+    fn XLENGTH(x: SEXP) -> R_xlen_t;
+    fn DATAPTR_RO(x: SEXP) -> *const c_void;
+    fn STRING_PTR_RO(x: SEXP) -> *const SEXP;
+    fn VECTOR_ELT(x: SEXP, i: R_xlen_t) -> SEXP;
+    static R_NilValue: SEXP;
+    static R_NaString: SEXP;
+    static R_GlobalEnv: SEXP;
+    static R_EmptyEnv: SEXP;
+    static R_BaseEnv: SEXP;
+    static R_BaseNamespace: SEXP;
+    static R_MissingArg: SEXP;
+    static R_UnboundValue: SEXP;
+}
+
+// node types and flag bits (R's serialize.c)
+const SYMSXP: c_int = 1;
+const LISTSXP: c_int = 2;
+const LANGSXP: c_int = 6;
+const CHARSXP: c_int = 9;
+const LGLSXP: c_int = 10;
+const INTSXP: c_int = 13;
+const REALSXP: c_int = 14;
+const CPLXSXP: c_int = 15;
+const STRSXP: c_int = 16;
+const VECSXP: c_int = 19;
+const EXPRSXP: c_int = 20;
+const RAWSXP: c_int = 24;
+const S4SXP: c_int = 25;
+const REFSXP: i32 = 255;
+const NILVALUE_SXP: i32 = 254;
+const GLOBALENV_SXP: i32 = 253;
+const UNBOUNDVALUE_SXP: i32 = 252;
+const MISSINGARG_SXP: i32 = 251;
+const BASENAMESPACE_SXP: i32 = 247;
+const EMPTYENV_SXP: i32 = 242;
+const BASEENV_SXP: i32 = 241;
+const ALTREP_SXP: i32 = 238;
+const IS_OBJECT_BIT: i32 = 1 << 8;
+const HAS_ATTR_BIT: i32 = 1 << 9;
+const HAS_TAG_BIT: i32 = 1 << 10;
+/// CHARSXP levels R never writes: the cache and hash-set bits.
+const CHARSXP_UNWRITTEN_LEVELS: c_int = (1 << 5) | 1;
+/// Deeper nesting goes through R's serializer (which checks its stack).
+const MAX_DEPTH: usize = 2000;
+
+fn pack_flags(kind: c_int, levs: c_int, is_object: bool, has_attr: bool, has_tag: bool) -> i32 {
+    let mut flags = kind | (levs << 12);
+    if is_object {
+        flags |= IS_OBJECT_BIT;
+    }
+    if has_attr {
+        flags |= HAS_ATTR_BIT;
+    }
+    if has_tag {
+        flags |= HAS_TAG_BIT;
+    }
+    flags
+}
+
+/// The flags word R writes for CHARSXP `c`.
+unsafe fn charsxp_flags(c: SEXP) -> i32 {
+    pack_flags(CHARSXP, levels(c) & !CHARSXP_UNWRITTEN_LEVELS, false, false, false)
+}
+
+/// A character vector's elements, read in place.
+struct RStrings {
+    elements: *const SEXP,
+    count: usize,
+    na: SEXP,
+    na_flags: i32,
+}
+
+// SAFETY: the vector and its CHARSXPs stay alive and unchanged while the
+// layout is written (the caller holds the object and R runs no code); the
+// accessors used only read the nodes' memory.
+unsafe impl Send for RStrings {}
+unsafe impl Sync for RStrings {}
+
+impl StringSource for RStrings {
+    fn count(&self) -> usize {
+        self.count
+    }
+
+    fn item(&self, i: usize) -> CharItem<'_> {
+        // SAFETY: i < count, the elements are CHARSXPs (see above).
+        unsafe {
+            let c = *self.elements.add(i);
+            if c == self.na {
+                return CharItem { flags: self.na_flags, bytes: None };
+            }
+            let n = LENGTH(c) as usize;
+            let bytes = if n == 0 { &[][..] } else { std::slice::from_raw_parts(R_CHAR(c) as *const u8, n) };
+            CharItem { flags: charsxp_flags(c), bytes: Some(bytes) }
+        }
+    }
+}
+
+/// The walk: the layout being built and R's reference table (symbols).
+struct Walk<'a> {
+    out: Layout<'a>,
+    symbols: HashMap<usize, i32>,
+    version: i32,
+}
+
+/// The values of a vector as R's serializer reads them, without
+/// allocating: borrowed in place, or a compact sequence's rule.
+enum Values<'a> {
+    Ints(&'a [i32]),
+    Doubles(&'a [f64]),
+    Bytes(&'a [u8]),
+    /// A character vector or list that is not ALTREP (elements read in place).
+    Elements(SEXP),
+    IntSequence { first: i32, step: i32 },
+    RealSequence { first: f64, step: f64 },
+}
+
+/// A payload borrowed from R for the life of the object.
+unsafe fn borrowed<'a, T>(s: SEXP, n: usize) -> &'a [T] {
+    if n == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(DATAPTR_RO(s) as *const T, n)
+    }
+}
+
+/// The class and package of an ALTREP object (from its class's
+/// serialized-class attribute: class symbol, package symbol, type).
+unsafe fn altrep_class(s: SEXP) -> Option<(String, String)> {
+    let info = ATTRIB(TAG(s));
+    if type_of(info) != LISTSXP || type_of(CDR(info)) != LISTSXP {
+        return None;
+    }
+    let name_of = |sym: SEXP| -> Option<String> {
+        if type_of(sym) != SYMSXP {
+            return None;
+        }
+        let p = PRINTNAME(sym);
+        let bytes = std::slice::from_raw_parts(R_CHAR(p) as *const u8, LENGTH(p) as usize);
+        std::str::from_utf8(bytes).ok().map(str::to_string)
+    };
+    Some((name_of(CAR(info))?, name_of(CAR(CDR(info)))?))
+}
+
+fn is_wrapper(class: &str) -> bool {
+    matches!(class, "wrap_integer" | "wrap_logical" | "wrap_real" | "wrap_complex" | "wrap_raw" | "wrap_string" | "wrap_list")
+}
+
+/// The values of vector `s` of type `kind` and length `n`: in place for
+/// ordinary vectors; for base R's ALTREP vectors, what their data pointer
+/// would give (an expanded compact sequence's buffer, a wrapper's wrapped
+/// vector, or an unexpanded compact sequence's rule). `None` for other
+/// ALTREP classes, whose data would have to be materialized by R.
+unsafe fn values_of<'a>(s: SEXP, kind: c_int, n: usize) -> Option<Values<'a>> {
+    if ALTREP(s) != 0 {
+        let (class, package) = altrep_class(s)?;
+        if package != "base" {
+            return None;
+        }
+        if is_wrapper(&class) {
+            let wrapped = R_altrep_data1(s);
+            if type_of(wrapped) != kind || XLENGTH(wrapped) as usize != n {
+                return None;
+            }
+            return values_of(wrapped, kind, n);
+        }
+        if class != "compact_intseq" && class != "compact_realseq" {
+            return None;
+        }
+        let expanded = R_altrep_data2(s);
+        if expanded != R_NilValue {
+            return if type_of(expanded) == kind && ALTREP(expanded) == 0 && XLENGTH(expanded) as usize == n {
+                values_of(expanded, kind, n)
+            } else {
+                None
+            };
+        }
+        // (length, first, step) as doubles
+        let info = R_altrep_data1(s);
+        if type_of(info) != REALSXP || XLENGTH(info) != 3 {
+            return None;
+        }
+        let v = borrowed::<f64>(info, 3);
+        if v[0] != n as f64 {
+            return None;
+        }
+        return match kind {
+            INTSXP => Some(Values::IntSequence { first: v[1] as i32, step: v[2] as i32 }),
+            REALSXP => Some(Values::RealSequence { first: v[1], step: v[2] }),
+            _ => None,
+        };
+    }
+    Some(match kind {
+        LGLSXP | INTSXP => Values::Ints(borrowed(s, n)),
+        REALSXP => Values::Doubles(borrowed(s, n)),
+        CPLXSXP => Values::Doubles(borrowed(s, 2 * n)),
+        RAWSXP => Values::Bytes(borrowed(s, n)),
+        _ => Values::Elements(s),
+    })
+}
+
+impl<'a> Walk<'a> {
+    /// Special objects R writes as a code of their own.
+    unsafe fn special(s: SEXP) -> Option<i32> {
+        [
+            (R_NilValue, NILVALUE_SXP),
+            (R_EmptyEnv, EMPTYENV_SXP),
+            (R_BaseEnv, BASEENV_SXP),
+            (R_GlobalEnv, GLOBALENV_SXP),
+            (R_UnboundValue, UNBOUNDVALUE_SXP),
+            (R_MissingArg, MISSINGARG_SXP),
+            (R_BaseNamespace, BASENAMESPACE_SXP),
+        ]
+        .into_iter()
+        .find_map(|(object, code)| (object == s).then_some(code))
+    }
+
+    fn reference(&mut self, index: i32) {
+        if index > i32::MAX >> 8 {
+            self.out.int(REFSXP);
+            self.out.int(index);
+        } else {
+            self.out.int((index << 8) | REFSXP);
+        }
+    }
+
+    /// Write `s` as R's `WriteItem` does; `None` when it holds something
+    /// this walk leaves to R's serializer.
+    unsafe fn item(&mut self, mut s: SEXP, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        loop {
+            if ALTREP(s) != 0 && self.version >= 3 {
+                return self.altrep(s, depth);
+            }
+            if let Some(code) = Self::special(s) {
+                self.out.int(code);
+                return Some(());
+            }
+            let kind = type_of(s);
+            if kind == SYMSXP {
+                if let Some(&index) = self.symbols.get(&(s as usize)) {
+                    self.reference(index);
+                } else {
+                    let index = self.symbols.len() as i32 + 1;
+                    self.symbols.insert(s as usize, index);
+                    self.out.int(SYMSXP);
+                    self.item(PRINTNAME(s), depth + 1)?;
+                }
+                return Some(());
+            }
+            let has_tag = match kind {
+                LISTSXP | LANGSXP => TAG(s) != R_NilValue,
+                CHARSXP | LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | EXPRSXP | RAWSXP | S4SXP => false,
+                _ => return None,
+            };
+            let attrib = ATTRIB(s);
+            let has_attr = kind != CHARSXP && attrib != R_NilValue;
+            let levs = if kind == CHARSXP { levels(s) & !CHARSXP_UNWRITTEN_LEVELS } else { levels(s) };
+            self.out.int(pack_flags(kind, levs, object_bit(s) != 0, has_attr, has_tag));
+            match kind {
+                LISTSXP | LANGSXP => {
+                    if has_attr {
+                        self.item(attrib, depth + 1)?;
+                    }
+                    if has_tag {
+                        self.item(TAG(s), depth + 1)?;
+                    }
+                    self.item(CAR(s), depth + 1)?;
+                    // the rest of the pairlist, as R's tail call
+                    s = CDR(s);
+                    continue;
+                }
+                CHARSXP => {
+                    if s == R_NaString {
+                        self.out.int(-1);
+                    } else {
+                        let n = LENGTH(s) as usize;
+                        self.out.int(n as i32);
+                        if n > 0 {
+                            self.out.put(std::slice::from_raw_parts(R_CHAR(s) as *const u8, n));
+                        }
+                    }
+                }
+                LGLSXP | INTSXP | REALSXP | CPLXSXP | RAWSXP | STRSXP | VECSXP | EXPRSXP => {
+                    let n = XLENGTH(s) as usize;
+                    self.out.length(n as u64);
+                    self.values(values_of(s, kind, n)?, n, depth)?;
+                }
+                _ => {} // S4SXP: only its attributes (the slots)
+            }
+            if has_attr {
+                self.item(attrib, depth + 1)?;
+            }
+            return Some(());
+        }
+    }
+
+    /// The values of a vector of length `n`.
+    unsafe fn values(&mut self, values: Values<'a>, n: usize, depth: usize) -> Option<()> {
+        match values {
+            Values::Ints(v) => self.out.ints(v),
+            Values::Doubles(v) => self.out.doubles(v),
+            Values::Bytes(v) => self.out.bytes(v),
+            Values::IntSequence { first, step } => self.out.int_sequence(first, step, n),
+            Values::RealSequence { first, step } => self.out.real_sequence(first, step, n),
+            Values::Elements(v) if type_of(v) == STRSXP => {
+                if n > 0 {
+                    let strings = RStrings { elements: STRING_PTR_RO(v), count: n, na: R_NaString, na_flags: charsxp_flags(R_NaString) };
+                    self.out.strings(Arc::new(strings));
+                }
+            }
+            Values::Elements(v) => {
+                for i in 0..n {
+                    self.item(VECTOR_ELT(v, i as R_xlen_t), depth + 1)?;
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// An ALTREP node in version 3, as R writes it: by its class and
+    /// serialized state (base R's compact sequences, expanded or not, and
+    /// wrapper objects). `None` for other classes.
+    unsafe fn altrep(&mut self, s: SEXP, depth: usize) -> Option<()> {
+        let (class, package) = altrep_class(s)?;
+        if package != "base" {
+            return None;
+        }
+        let info = ATTRIB(TAG(s));
+        let flags = pack_flags(ALTREP_SXP, levels(s), object_bit(s) != 0, false, false);
+        if class == "compact_intseq" || class == "compact_realseq" {
+            // state: the (length, start, step) doubles
+            self.out.int(flags);
+            self.item(info, depth + 1)?;
+            self.item(R_altrep_data1(s), depth + 1)?;
+        } else if is_wrapper(&class) {
+            // state: CONS(wrapped object, metadata)
+            self.out.int(flags);
+            self.item(info, depth + 1)?;
+            self.out.int(pack_flags(LISTSXP, 0, false, false, false));
+            self.item(R_altrep_data1(s), depth + 1)?;
+            self.item(R_altrep_data2(s), depth + 1)?;
+        } else {
+            return None;
+        }
+        self.item(ATTRIB(s), depth + 1)
+    }
+}
+
+/// Lay out `object` as an XDR stream after `prefix` (the container magic
+/// and R's serialization header). `None` when the object holds something
+/// only R's serializer writes.
+///
+/// # Safety
+/// `object` must stay alive and unchanged, and R must run no code, for as
+/// long as the layout is used (its payloads are borrowed from R).
+pub unsafe fn layout_object<'a>(object: &'a Robj, prefix: &[u8], version: i32, threads: usize) -> Option<Layout<'a>> {
+    let mut walk = Walk { out: Layout::new(), symbols: HashMap::new(), version };
+    walk.out.put(prefix);
+    walk.item(object.get(), 0)?;
+    Some(walk.out.finish(threads))
+}
