@@ -13,6 +13,7 @@
 use crate::cancel;
 use crate::compression::Compression;
 use crate::error::{Error, ErrorKind, Result};
+use crate::file_out::{set_direct, write_block, AlignedBuf};
 use crate::parallel::{compress_block, BLOCK_SIZE};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -397,76 +398,10 @@ fn block_range(layout: &Layout<'_>, idx: u64) -> (u64, usize) {
     (start, (layout.len() - start).min(BLOCK_SIZE as u64) as usize)
 }
 
-/// Uncompressed files at least this large bypass the page cache.
-const DIRECT_MIN: u64 = 32 << 20;
-
-/// Alignment of direct writes (offsets, lengths and buffers).
-const DIRECT_ALIGN: usize = 4096;
-
-/// A zeroed buffer aligned for direct writes.
-struct AlignedBuf {
-    ptr: std::ptr::NonNull<u8>,
-    len: usize,
-}
-
-impl AlignedBuf {
-    fn new(len: usize) -> Self {
-        let len = len.max(DIRECT_ALIGN).next_multiple_of(DIRECT_ALIGN);
-        let layout = std::alloc::Layout::from_size_align(len, DIRECT_ALIGN).expect("a valid buffer layout");
-        // SAFETY: a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = std::ptr::NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, len }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: `len` initialized bytes owned by this buffer.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), std::alloc::Layout::from_size_align_unchecked(self.len, DIRECT_ALIGN)) }
-    }
-}
-
-// SAFETY: a plain owned allocation.
-unsafe impl Send for AlignedBuf {}
-
-/// Switch the file's direct I/O (bypassing the page cache) on or off;
-/// false when the system or filesystem refuses it.
-fn set_direct(file: &std::fs::File, on: bool) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: fcntl on a valid descriptor.
-        unsafe {
-            let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-            if flags < 0 {
-                return false;
-            }
-            let flags = if on { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
-            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags) == 0
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (file, on);
-        false
-    }
-}
-
-/// Uncompressed: workers render blocks and write each at its offset. A
-/// large file is written around the page cache (direct I/O, each block
-/// from an aligned buffer, the last one padded and the file cut to its
-/// length after): the disk's speed, with no page cache to fill first
-/// and little left for the final fsync. Where direct I/O is refused, the
-/// blocks go through the page cache and are handed to the disk as they
-/// are written.
+/// Uncompressed: workers render blocks and write each at its offset, a
+/// file of a block or more around the page cache (see [`crate::file_out`];
+/// the last block padded, and the file cut to its length after).
 fn write_in_place(file: &std::fs::File, layout: &Layout<'_>, threads: usize, on_progress: &mut dyn FnMut(u64)) -> Result<()> {
-    use std::os::unix::fs::FileExt;
     let blocks = block_count(layout);
     let next = AtomicU64::new(0);
     let done_bytes = AtomicU64::new(0);
@@ -485,7 +420,7 @@ fn write_in_place(file: &std::fs::File, layout: &Layout<'_>, threads: usize, on_
         // SAFETY: a valid descriptor and a range from 0.
         unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, layout.len() as libc::off_t) };
     }
-    let direct = AtomicBool::new(layout.len() >= DIRECT_MIN && set_direct(file, true));
+    let direct = AtomicBool::new(layout.len() >= BLOCK_SIZE as u64 && set_direct(file, true));
     let main = std::thread::current();
     std::thread::scope(|scope| {
         let work = || {
@@ -505,30 +440,9 @@ fn write_in_place(file: &std::fs::File, layout: &Layout<'_>, threads: usize, on_
                 let (start, len) = block_range(layout, idx);
                 let out = buf.as_mut_slice();
                 layout.render(start, &mut out[..len]);
-                let mut written = false;
-                if direct.load(Ordering::Relaxed) {
-                    // the last block padded to the alignment (cut off below)
-                    let padded = len.next_multiple_of(DIRECT_ALIGN);
-                    out[len..padded].fill(0);
-                    match file.write_all_at(&out[..padded], start) {
-                        Ok(()) => written = true,
-                        // refused after all: the rest goes through the cache
-                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                            direct.store(false, Ordering::SeqCst);
-                            set_direct(file, false);
-                        }
-                        Err(e) => {
-                            fail(Error::io(&e, "cannot write"));
-                            break;
-                        }
-                    }
-                }
-                if !written {
-                    if let Err(e) = file.write_all_at(&out[..len], start) {
-                        fail(Error::io(&e, "cannot write"));
-                        break;
-                    }
-                    hand_to_disk(file, start, len as u64);
+                if let Err(e) = write_block(file, out, len, start, &direct) {
+                    fail(Error::io(&e, "cannot write"));
+                    break;
                 }
                 done_bytes.fetch_add(len as u64, Ordering::Relaxed);
                 cancel::advance(len as u64);
@@ -554,21 +468,6 @@ fn write_in_place(file: &std::fs::File, layout: &Layout<'_>, threads: usize, on_
     }
     // the padding of the last direct block, and the size fallocate set
     file.set_len(layout.len()).map_err(|e| Error::io(&e, "cannot write"))
-}
-
-/// Ask the kernel to start writing a finished range to disk (Linux).
-fn hand_to_disk(file: &std::fs::File, start: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // advisory: a failure here leaves the work to fsync
-        // SAFETY: a valid descriptor and a range of the file.
-        unsafe {
-            libc::sync_file_range(file.as_raw_fd(), start as libc::off64_t, len as libc::off64_t, libc::SYNC_FILE_RANGE_WRITE);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, start, len);
 }
 
 /// Blocks rendered and compressed by workers, handed to the writer in order.
@@ -678,6 +577,7 @@ fn write_compressed<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file_out::DIRECT_ALIGN;
     use std::io::Read;
 
     struct Words(Vec<Option<Vec<u8>>>);
@@ -774,10 +674,10 @@ mod tests {
         // large enough for direct I/O, with a last block that is not aligned
         let dir = std::env::temp_dir().join(format!("rdarrow-layout-direct-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let ints: Vec<i32> = (0..(DIRECT_MIN as usize / 4 + 12_345)).map(|i| i as i32 ^ 0x5a5a).collect();
+        let ints: Vec<i32> = (0..(3 * BLOCK_SIZE / 4 + 12_345)).map(|i| i as i32 ^ 0x5a5a).collect();
         let (_, doubles, words, raw) = sample(1001);
         let expected = reference(&ints, &doubles, &words, &raw);
-        assert!(expected.len() as u64 > DIRECT_MIN && expected.len() % DIRECT_ALIGN != 0);
+        assert!(expected.len() > 3 * BLOCK_SIZE && expected.len() % DIRECT_ALIGN != 0);
         let layout = laid_out(&ints, &doubles, &words, &raw);
         let path = dir.join("big");
         std::fs::write(&path, b"old").unwrap();

@@ -13,6 +13,7 @@ pub mod cancel;
 pub mod compression;
 pub mod encoding;
 pub mod error;
+pub mod file_out;
 pub mod input;
 pub mod layout;
 pub mod parallel;
@@ -24,6 +25,7 @@ pub mod write;
 
 pub use compression::Compression;
 pub use error::{Error, ErrorKind, Result};
+pub use file_out::{atomic_write, WritebackFile};
 pub use input::Format;
 pub use read::{ColumnHook, Container, ObjectFilter, ObjectSpan, ReadOptions, StreamHeader};
 pub use tree::{RObject, RefTable};
@@ -275,92 +277,6 @@ pub fn convert_document(doc: &mut Document, format: Format, version: i32) -> Res
         doc.container = Container::RData { format: letter, version: b'0' + version as u8 };
     }
     Ok(())
-}
-
-/// Bytes after which a file being written is handed to the disk.
-const WRITEBACK_CHUNK: u64 = 8 << 20;
-
-/// A file being written that asks the kernel to start writing each 8 MiB
-/// to disk as soon as it is complete (Linux; elsewhere a plain file). The
-/// disk then works while the rest is computed and written, and the fsync
-/// that makes the file durable has little left to wait for.
-pub struct WritebackFile<'a> {
-    file: &'a File,
-    written: u64,
-    handed_over: u64,
-}
-
-impl<'a> WritebackFile<'a> {
-    pub fn new(file: &'a File) -> Self {
-        WritebackFile { file, written: 0, handed_over: 0 }
-    }
-
-    /// The file, for writers that place blocks at their own offsets.
-    pub fn file(&self) -> &File {
-        self.file
-    }
-}
-
-impl Write for WritebackFile<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = (&*self.file).write(buf)?;
-        self.written += n as u64;
-        if self.written - self.handed_over >= WRITEBACK_CHUNK {
-            #[cfg(target_os = "linux")]
-            {
-                use std::os::fd::AsRawFd;
-                // advisory: a failure here leaves the work to fsync
-                // SAFETY: a valid descriptor and a range of the file.
-                unsafe {
-                    libc::sync_file_range(
-                        self.file.as_raw_fd(),
-                        self.handed_over as libc::off64_t,
-                        (self.written - self.handed_over) as libc::off64_t,
-                        libc::SYNC_FILE_RANGE_WRITE,
-                    );
-                }
-            }
-            self.handed_over = self.written;
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        (&*self.file).flush()
-    }
-}
-
-/// Write `path` through `fill`, which gets a file beside it under a
-/// temporary name; the result is made durable (fsync) and renamed into
-/// place only when `fill` succeeds, and the temporary file is removed
-/// otherwise.
-pub fn atomic_write(path: &Path, fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.rdarrow-{}.tmp",
-        path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
-        std::process::id()
-    ));
-    let result = (|| -> Result<()> {
-        let f = File::create(&tmp).map_err(|e| {
-            let why = if dir.is_dir() { "no file can be created in its folder" } else { "its folder does not exist" };
-            Error::io(&e, &format!("cannot write '{}' ({why})", path.display()))
-        })?;
-        fill(&mut WritebackFile::new(&f))?;
-        f.sync_all().map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(&e, &format!("cannot rename into '{}'", path.display())))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    // an I/O failure names the file asked for (never the temporary one)
-    let shown = path.display().to_string();
-    result.map_err(|mut e| {
-        if e.kind == ErrorKind::Io && !e.message.contains(&shown) {
-            e.message = format!("{} (writing '{shown}')", e.message);
-        }
-        e
-    })
 }
 
 /// Write a document to `path` with compression; the file appears only when
