@@ -102,7 +102,7 @@ pub fn strings<'a>(items: impl IntoIterator<Item = Option<&'a [u8]>>) -> RObject
     let levels = match lv.first() {
         Some(&f) if lv.iter().all(|&l| l == f) => StringLevels::Uniform(f),
         None => StringLevels::Uniform(0),
-        _ => StringLevels::PerElement(lv),
+        _ => StringLevels::PerElement(lv.into()),
     };
     RObject::Vector(Box::new(Vector {
         flags: Flags::default(),

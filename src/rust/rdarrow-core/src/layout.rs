@@ -15,6 +15,7 @@ use crate::compression::Compression;
 use crate::error::{Error, ErrorKind, Result};
 use crate::file_out::{set_direct, write_block, AlignedBuf};
 use crate::parallel::{compress_block, BLOCK_SIZE};
+use arrow_buffer::{ArrowNativeType, ScalarBuffer};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -31,14 +32,14 @@ const SHORT_VECTOR: usize = 64;
 
 /// The CHARSXP written for one element of a character vector.
 #[derive(Debug, Clone, Copy)]
-pub struct CharItem<'s> {
+pub struct StringItem<'s> {
     /// The flags word (type 9 with the encoding bits R writes).
     pub flags: i32,
     /// The bytes, or `None` for `NA_character_` (written as length -1).
     pub bytes: Option<&'s [u8]>,
 }
 
-impl CharItem<'_> {
+impl StringItem<'_> {
     /// Bytes this item takes in an XDR stream.
     #[inline]
     pub fn size(&self) -> u64 {
@@ -49,7 +50,36 @@ impl CharItem<'_> {
 /// The elements of a character vector, read from any thread.
 pub trait StringSource: Sync + Send {
     fn count(&self) -> usize;
-    fn item(&self, i: usize) -> CharItem<'_>;
+    fn item(&self, i: usize) -> StringItem<'_>;
+}
+
+/// A payload borrowed for the life of the layout, or shared with the
+/// tree that holds it (reference-counted: never copied).
+pub enum Shared<'a, T: ArrowNativeType> {
+    Borrowed(&'a [T]),
+    Owned(ScalarBuffer<T>),
+}
+
+impl<T: ArrowNativeType> std::ops::Deref for Shared<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Shared::Borrowed(v) => v,
+            Shared::Owned(v) => v,
+        }
+    }
+}
+
+impl<'a, T: ArrowNativeType> From<&'a [T]> for Shared<'a, T> {
+    fn from(v: &'a [T]) -> Self {
+        Shared::Borrowed(v)
+    }
+}
+
+impl<T: ArrowNativeType> From<ScalarBuffer<T>> for Shared<'_, T> {
+    fn from(v: ScalarBuffer<T>) -> Self {
+        Shared::Owned(v)
+    }
 }
 
 /// One piece of a laid-out stream.
@@ -57,11 +87,11 @@ pub enum Piece<'a> {
     /// Bytes already encoded.
     Encoded(Vec<u8>),
     /// Raw bytes written as they are.
-    Bytes(&'a [u8]),
+    Bytes(Shared<'a, u8>),
     /// 32-bit integers (integer, logical), written big-endian.
-    Int32(&'a [i32]),
+    Int32(Shared<'a, i32>),
     /// Doubles (and complex numbers as pairs), written big-endian.
-    Float64(&'a [f64]),
+    Float64(Shared<'a, f64>),
     /// Elements `start..end` of a character vector.
     Strings { source: Arc<dyn StringSource + 'a>, start: usize, end: usize },
     /// The integers `first + i * step` for `i` in `0..len` (a compact
@@ -130,8 +160,8 @@ impl<'a> Layout<'a> {
         }
     }
 
-    /// A numeric vector: encoded at once when short, else borrowed.
-    fn numbers<T: Copy, const W: usize>(&mut self, v: &'a [T], encode: fn(T) -> [u8; W], piece: fn(&'a [T]) -> Piece<'a>) {
+    /// A numeric vector: encoded at once when short, else kept as it is.
+    fn numbers<T: ArrowNativeType, const W: usize>(&mut self, v: Shared<'a, T>, encode: fn(T) -> [u8; W], piece: fn(Shared<'a, T>) -> Piece<'a>) {
         if v.len() < SHORT_VECTOR {
             let e = self.encoded();
             v.iter().for_each(|&x| e.extend_from_slice(&encode(x)));
@@ -140,12 +170,12 @@ impl<'a> Layout<'a> {
         }
     }
 
-    pub fn ints(&mut self, v: &'a [i32]) {
-        self.numbers(v, i32::to_be_bytes, Piece::Int32);
+    pub fn ints(&mut self, v: impl Into<Shared<'a, i32>>) {
+        self.numbers(v.into(), i32::to_be_bytes, Piece::Int32);
     }
 
-    pub fn doubles(&mut self, v: &'a [f64]) {
-        self.numbers(v, f64::to_be_bytes, Piece::Float64);
+    pub fn doubles(&mut self, v: impl Into<Shared<'a, f64>>) {
+        self.numbers(v.into(), f64::to_be_bytes, Piece::Float64);
     }
 
     /// The integer sequence `first, first + step, ...` of `len` elements.
@@ -158,16 +188,17 @@ impl<'a> Layout<'a> {
         self.pieces.push(Piece::RealSequence { first, step, len });
     }
 
-    pub fn bytes(&mut self, v: &'a [u8]) {
+    pub fn bytes(&mut self, v: impl Into<Shared<'a, u8>>) {
+        let v = v.into();
         if v.len() < SHORT_VECTOR * 8 {
-            self.put(v);
+            self.put(&v);
         } else {
             self.pieces.push(Piece::Bytes(v));
         }
     }
 
     /// One CHARSXP (flags, length, bytes), encoded at once.
-    pub fn char_item(&mut self, c: CharItem<'_>) {
+    pub fn char_item(&mut self, c: StringItem<'_>) {
         let mut tmp = [0u8; 8];
         encode_char_head(c, &mut tmp);
         self.put(&tmp);
@@ -267,7 +298,7 @@ impl<'a> Layout<'a> {
 }
 
 #[inline]
-fn encode_char_head(c: CharItem<'_>, out: &mut [u8; 8]) {
+fn encode_char_head(c: StringItem<'_>, out: &mut [u8; 8]) {
     out[..4].copy_from_slice(&c.flags.to_be_bytes());
     let len = c.bytes.map_or(-1, |b| b.len() as i32);
     out[4..].copy_from_slice(&len.to_be_bytes());
@@ -586,8 +617,8 @@ mod tests {
         fn count(&self) -> usize {
             self.0.len()
         }
-        fn item(&self, i: usize) -> CharItem<'_> {
-            CharItem { flags: 0x0004_0009, bytes: self.0[i].as_deref() }
+        fn item(&self, i: usize) -> StringItem<'_> {
+            StringItem { flags: 0x0004_0009, bytes: self.0[i].as_deref() }
         }
     }
 

@@ -306,6 +306,11 @@ pub fn write_tree_file(
     if matches!(compression, Compression::Lzma | Compression::LazyLoadZlib) {
         return Err(Error::usage("write gzip, bzip2, xz, zstd or none"));
     }
+    if header.format == Format::Xdr {
+        // laid out, then rendered and written on all cores
+        let layout = write::layout_stream(container, header, root, refs, threads)?;
+        return layout::write_layout_file(path, &layout, compression, level, threads, &mut |_| {});
+    }
     atomic_write(path, |f| {
         let c = parallel::ParallelCompressor::new(std::io::BufWriter::with_capacity(1 << 20, f), compression, level, threads)
             .map_err(|e| Error::io(&e, "cannot start compression"))?;

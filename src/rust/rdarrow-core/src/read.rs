@@ -569,7 +569,7 @@ impl<'a> Parser<'a> {
             None => StringOffsets::Small(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
         };
         let levels = match per_element {
-            Some(v) => StringLevels::PerElement(v),
+            Some(v) => StringLevels::PerElement(v.into()),
             None => StringLevels::Uniform(first_levels.unwrap_or(0)),
         };
         let validity = validity.map(|mut b| NullBuffer::new(b.finish()));

@@ -261,8 +261,8 @@ pub enum StringOffsets {
 pub enum StringLevels {
     /// Every element has these levels.
     Uniform(u16),
-    /// One entry per element.
-    PerElement(Vec<u16>),
+    /// One entry per element (shared, so a copy of the vector is cheap).
+    PerElement(ScalarBuffer<u16>),
 }
 
 /// A character vector: the bytes of each string exactly as written (not

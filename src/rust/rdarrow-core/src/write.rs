@@ -5,8 +5,10 @@
 
 use crate::error::{Error, Result};
 use crate::input::Format;
+use crate::layout::{Layout, StringItem, StringSource};
 use crate::read::{Container, StreamHeader};
 use crate::tree::*;
+use arrow_buffer::{Buffer, ScalarBuffer};
 use std::io::Write;
 
 const OUT_BUF: usize = 1 << 18;
@@ -85,7 +87,7 @@ impl<W: Write> Output<W> {
         }
     }
 
-    fn ints(&mut self, v: &[i32]) -> Result<()> {
+    fn int_slice(&mut self, v: &[i32]) -> Result<()> {
         match self.format {
             Format::Xdr => {
                 for chunk in v.chunks(4096) {
@@ -103,7 +105,7 @@ impl<W: Write> Output<W> {
         }
     }
 
-    fn doubles(&mut self, v: &[f64]) -> Result<()> {
+    fn double_slice(&mut self, v: &[f64]) -> Result<()> {
         match self.format {
             Format::Xdr => {
                 for chunk in v.chunks(4096) {
@@ -121,7 +123,7 @@ impl<W: Write> Output<W> {
         }
     }
 
-    fn raw(&mut self, v: &[u8]) -> Result<()> {
+    fn raw_slice(&mut self, v: &[u8]) -> Result<()> {
         match self.format {
             Format::Ascii => v.iter().try_for_each(|b| self.bytes(format!("{b:02x}\n").as_bytes())),
             _ => self.bytes(v),
@@ -165,6 +167,101 @@ impl<W: Write> Output<W> {
         } else {
             self.int(n as i32)
         }
+    }
+}
+
+/// Where the serializer's items go: a byte stream ([`Output`], every
+/// format) or a [`Layout`] (XDR), which keeps the tree's vectors as they
+/// are (shared, never copied) for the parallel writer.
+pub trait Emit {
+    fn int(&mut self, i: i32) -> Result<()>;
+    /// A vector length (-1 and two words when long).
+    fn length(&mut self, n: u64) -> Result<()>;
+    /// String bytes (CHARSXP payload, primitive names).
+    fn string(&mut self, s: &[u8]) -> Result<()>;
+    fn ints(&mut self, v: &ScalarBuffer<i32>) -> Result<()>;
+    fn doubles(&mut self, v: &ScalarBuffer<f64>) -> Result<()>;
+    fn raw(&mut self, v: &Buffer) -> Result<()>;
+    /// Every element of a character vector, each as a CHARSXP.
+    fn strings(&mut self, s: &StringVector) -> Result<()>;
+}
+
+/// The flags word of a CHARSXP with these levels.
+fn charsxp_flags(levels: u16) -> i32 {
+    pack(sxp::CHAR, Flags { levels, object: false }, false, false)
+}
+
+impl<W: Write> Emit for Output<W> {
+    fn int(&mut self, i: i32) -> Result<()> {
+        Output::int(self, i)
+    }
+    fn length(&mut self, n: u64) -> Result<()> {
+        Output::length(self, n)
+    }
+    fn string(&mut self, s: &[u8]) -> Result<()> {
+        Output::string(self, s)
+    }
+    fn ints(&mut self, v: &ScalarBuffer<i32>) -> Result<()> {
+        self.int_slice(v)
+    }
+    fn doubles(&mut self, v: &ScalarBuffer<f64>) -> Result<()> {
+        self.double_slice(v)
+    }
+    fn raw(&mut self, v: &Buffer) -> Result<()> {
+        self.raw_slice(v)
+    }
+    fn strings(&mut self, s: &StringVector) -> Result<()> {
+        for i in 0..s.len() {
+            Output::int(self, charsxp_flags(s.levels(i)))?;
+            match s.get(i) {
+                None => Output::int(self, -1)?,
+                Some(b) => {
+                    Output::int(self, b.len() as i32)?;
+                    Output::string(self, b)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StringSource for StringVector {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn item(&self, i: usize) -> StringItem<'_> {
+        StringItem { flags: charsxp_flags(self.levels(i)), bytes: self.get(i) }
+    }
+}
+
+impl Emit for Layout<'_> {
+    fn int(&mut self, i: i32) -> Result<()> {
+        Layout::int(self, i);
+        Ok(())
+    }
+    fn length(&mut self, n: u64) -> Result<()> {
+        Layout::length(self, n);
+        Ok(())
+    }
+    fn string(&mut self, s: &[u8]) -> Result<()> {
+        self.put(s);
+        Ok(())
+    }
+    fn ints(&mut self, v: &ScalarBuffer<i32>) -> Result<()> {
+        Layout::ints(self, v.clone());
+        Ok(())
+    }
+    fn doubles(&mut self, v: &ScalarBuffer<f64>) -> Result<()> {
+        Layout::doubles(self, v.clone());
+        Ok(())
+    }
+    fn raw(&mut self, v: &Buffer) -> Result<()> {
+        self.bytes(ScalarBuffer::<u8>::new(v.clone(), 0, v.len()));
+        Ok(())
+    }
+    fn strings(&mut self, s: &StringVector) -> Result<()> {
+        Layout::strings(self, std::sync::Arc::new(s.clone()));
+        Ok(())
     }
 }
 
@@ -212,8 +309,8 @@ fn pack(t: u8, fl: Flags, has_attr: bool, has_tag: bool) -> i32 {
 }
 
 /// Writes items, numbering references as R does.
-pub struct Serializer<'r, W: Write> {
-    pub out: Output<W>,
+pub struct Serializer<'r, E: Emit> {
+    pub out: E,
     refs: &'r RefTable,
     out_index: Vec<u32>,
     count: u32,
@@ -221,8 +318,8 @@ pub struct Serializer<'r, W: Write> {
     expand_altrep: bool,
 }
 
-impl<'r, W: Write> Serializer<'r, W> {
-    pub fn new(out: Output<W>, refs: &'r RefTable) -> Self {
+impl<'r, E: Emit> Serializer<'r, E> {
+    pub fn new(out: E, refs: &'r RefTable) -> Self {
         Serializer { out, refs, out_index: vec![0; refs.entries.len()], count: 0, expand_altrep: false }
     }
 
@@ -234,7 +331,7 @@ impl<'r, W: Write> Serializer<'r, W> {
     }
 
     fn char_item(&mut self, c: &CharItem) -> Result<()> {
-        self.out.int(pack(sxp::CHAR, Flags { levels: c.levels, object: false }, false, false))?;
+        self.out.int(charsxp_flags(c.levels))?;
         match &c.bytes {
             None => self.out.int(-1),
             Some(b) => {
@@ -360,19 +457,7 @@ impl<'r, W: Write> Serializer<'r, W> {
             VectorData::Logical(x) | VectorData::Integer(x) => self.out.ints(x)?,
             VectorData::Real(x) | VectorData::Complex(x) => self.out.doubles(x)?,
             VectorData::Raw(x) => self.out.raw(x)?,
-            VectorData::Character(s) => {
-                for i in 0..s.len() {
-                    let lv = s.levels(i);
-                    self.out.int(pack(sxp::CHAR, Flags { levels: lv, object: false }, false, false))?;
-                    match s.get(i) {
-                        None => self.out.int(-1)?,
-                        Some(b) => {
-                            self.out.int(b.len() as i32)?;
-                            self.out.string(b)?;
-                        }
-                    }
-                }
-            }
+            VectorData::Character(s) => self.out.strings(s)?,
             VectorData::List(items) | VectorData::Expression(items) => {
                 for it in items {
                     self.item(it)?;
@@ -459,6 +544,22 @@ pub fn write_stream<W: Write>(sink: W, container: Container, header: &StreamHead
     s.expand_altrep = header.version < 3;
     s.item(root)?;
     s.out.finish()
+}
+
+/// The stream laid out for the parallel writer (XDR only): container
+/// magic, header and items, the tree's vectors shared, never copied.
+pub fn layout_stream(container: Container, header: &StreamHeader, root: &RObject, refs: &RefTable, threads: usize) -> Result<Layout<'static>> {
+    if header.format != Format::Xdr {
+        return Err(Error::usage("only XDR streams are laid out"));
+    }
+    let mut head = Output::new(Vec::new(), header.format, false);
+    write_header(&mut head, container, header)?;
+    let mut layout = Layout::new();
+    layout.put(&head.finish()?);
+    let mut s = Serializer::new(layout, refs);
+    s.expand_altrep = header.version < 3;
+    s.item(root)?;
+    Ok(s.out.finish(threads))
 }
 
 #[cfg(test)]

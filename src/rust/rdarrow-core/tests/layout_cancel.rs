@@ -1,7 +1,7 @@
 //! An interrupted layout write leaves the old file and no temporary file.
 //! (Its own test binary: cancellation is process-wide.)
 
-use rdarrow_core::layout::{write_layout_file, CharItem, Layout, StringSource};
+use rdarrow_core::layout::{write_layout_file, StringItem, Layout, StringSource};
 use rdarrow_core::{Compression, ErrorKind};
 use std::sync::Arc;
 
@@ -11,8 +11,8 @@ impl StringSource for Words {
     fn count(&self) -> usize {
         self.0.len()
     }
-    fn item(&self, i: usize) -> CharItem<'_> {
-        CharItem { flags: 0x0004_0009, bytes: Some(self.0[i].as_bytes()) }
+    fn item(&self, i: usize) -> StringItem<'_> {
+        StringItem { flags: 0x0004_0009, bytes: Some(self.0[i].as_bytes()) }
     }
 }
 
@@ -24,7 +24,7 @@ fn a_cancelled_write_leaves_the_old_file_and_no_temporary_file() {
     let words = Arc::new(Words((0..100_000).map(|i| format!("word{i}")).collect()));
     let mut layout = Layout::new();
     layout.put(b"RDX3\nX\n");
-    layout.ints(&ints);
+    layout.ints(&ints[..]);
     layout.strings(words);
     let layout = layout.finish(2);
     let path = dir.join("old.RData");

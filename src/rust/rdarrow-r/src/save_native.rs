@@ -19,7 +19,7 @@
 
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
-use rdarrow_core::layout::{CharItem, Layout, StringSource};
+use rdarrow_core::layout::{StringItem, Layout, StringSource};
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -125,16 +125,16 @@ impl StringSource for RStrings {
         self.count
     }
 
-    fn item(&self, i: usize) -> CharItem<'_> {
+    fn item(&self, i: usize) -> StringItem<'_> {
         // SAFETY: i < count, the elements are CHARSXPs (see above).
         unsafe {
             let c = *self.elements.add(i);
             if c == self.na {
-                return CharItem { flags: self.na_flags, bytes: None };
+                return StringItem { flags: self.na_flags, bytes: None };
             }
             let n = LENGTH(c) as usize;
             let bytes = if n == 0 { &[][..] } else { std::slice::from_raw_parts(R_CHAR(c) as *const u8, n) };
-            CharItem { flags: charsxp_flags(c), bytes: Some(bytes) }
+            StringItem { flags: charsxp_flags(c), bytes: Some(bytes) }
         }
     }
 }

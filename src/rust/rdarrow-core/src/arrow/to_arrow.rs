@@ -655,7 +655,7 @@ fn string_vector(items: Vec<Option<Vec<u8>>>, levels: Vec<u16>) -> StringVector 
         offsets: StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
         data: Buffer::from_vec(data),
         validity,
-        levels: StringLevels::PerElement(levels),
+        levels: StringLevels::PerElement(levels.into()),
     }
 }
 
