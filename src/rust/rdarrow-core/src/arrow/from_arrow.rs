@@ -89,11 +89,36 @@ fn classes(names: &[&str]) -> RObject {
 }
 
 fn ints_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> i32) -> Vec<i32> {
+    if a.null_count() == 0 {
+        return a.values().iter().map(|&x| f(x)).collect();
+    }
     (0..a.len()).map(|i| if a.is_null(i) { i32::MIN } else { f(a.value(i)) }).collect()
 }
 
 fn reals_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> f64) -> Vec<f64> {
+    if a.null_count() == 0 {
+        return a.values().iter().map(|&x| f(x)).collect();
+    }
     (0..a.len()).map(|i| if a.is_null(i) { na_real() } else { f(a.value(i)) }).collect()
+}
+
+/// An int32 column: Arrow's own values when nothing is null (R's layout:
+/// shared, not copied), else a copy with NA where Arrow has nulls.
+fn int32_values(a: &PrimitiveArray<Int32Type>) -> VectorData {
+    if a.null_count() == 0 {
+        VectorData::Integer(a.values().clone())
+    } else {
+        int_vec(ints_with_nulls(a, |x| x))
+    }
+}
+
+/// A float64 column, as [`int32_values`].
+fn float64_values(a: &PrimitiveArray<Float64Type>) -> VectorData {
+    if a.null_count() == 0 {
+        VectorData::Real(a.values().clone())
+    } else {
+        real_vec(reals_with_nulls(a, |x| x))
+    }
 }
 
 /// Units per second (values are divided by it, as arrow R does: dividing
@@ -128,7 +153,7 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
         }
         DataType::Int8 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int8Type>(), |x| x as i32)), vec![]),
         DataType::Int16 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int16Type>(), |x| x as i32)), vec![]),
-        DataType::Int32 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int32Type>(), |x| x)), vec![]),
+        DataType::Int32 => m.vector(int32_values(a.as_primitive::<Int32Type>()), vec![]),
         DataType::UInt8 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<UInt8Type>(), |x| x as i32)), vec![]),
         DataType::UInt16 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<UInt16Type>(), |x| x as i32)), vec![]),
         DataType::Int64 => {
@@ -146,7 +171,7 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
         DataType::UInt64 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<UInt64Type>(), |x| x as f64)), vec![]),
         DataType::Float16 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float16Type>(), |x| x.to_f64())), vec![]),
         DataType::Float32 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float32Type>(), |x| x as f64)), vec![]),
-        DataType::Float64 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float64Type>(), |x| x)), vec![]),
+        DataType::Float64 => m.vector(float64_values(a.as_primitive::<Float64Type>()), vec![]),
         DataType::Decimal128(_, s) => {
             let s = *s as i32;
             m.vector(real_vec(reals_with_nulls(a.as_primitive::<Decimal128Type>(), |x| x as f64 / 10f64.powi(s))), vec![])
