@@ -144,7 +144,7 @@ fn write_serialized(object: &Robj, file: &str, o: &WriteOpts) -> Result<(), Erro
 /// R's version, the oldest reader, the native encoding): what
 /// `serialize(NULL, NULL)` writes before its one item.
 fn r_header(version: i32) -> Result<Vec<u8>, Error> {
-    let bytes = eval_string(&format!("serialize(NULL, NULL, xdr = TRUE, version = {version}L)"))
+    let bytes = eval_string(&format!("base::serialize(NULL, NULL, xdr = TRUE, version = {version}L)"))
         .ok()
         .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
         .ok_or_else(|| Error::new(ErrorKind::Io, "cannot ask R for its serialization header"))?;
