@@ -149,17 +149,6 @@ impl<'a> Layout<'a> {
         self.put(&i.to_be_bytes());
     }
 
-    /// A vector length as R writes it (-1 and two words when long).
-    pub fn length(&mut self, n: u64) {
-        if n > i32::MAX as u64 {
-            self.int(-1);
-            self.int((n >> 32) as i32);
-            self.int((n & 0xffff_ffff) as u32 as i32);
-        } else {
-            self.int(n as i32);
-        }
-    }
-
     /// A numeric vector: encoded at once when short, else kept as it is.
     fn numbers<T: ArrowNativeType, const W: usize>(&mut self, v: Shared<'a, T>, encode: fn(T) -> [u8; W], piece: fn(Shared<'a, T>) -> Piece<'a>) {
         if v.len() < SHORT_VECTOR {
@@ -546,7 +535,7 @@ fn write_compressed<W: Write>(
                     s.next_take += 1;
                     s.next_take - 1
                 };
-                let (start, len) = if layout.is_empty() { (0, 0) } else { block_range(layout, idx) };
+                let (start, len) = block_range(layout, idx);
                 buf.resize(len, 0);
                 layout.render(start, &mut buf);
                 match compress_block(&buf, compression, level) {
@@ -584,8 +573,9 @@ fn write_compressed<W: Write>(
                     }
                 };
                 sink.write_all(&member).map_err(|e| Error::io(&e, "cannot write"))?;
-                written += block_range(layout, idx).1 as u64;
-                cancel::advance(block_range(layout, idx).1 as u64);
+                let len = block_range(layout, idx).1 as u64;
+                written += len;
+                cancel::advance(len);
                 on_progress(written);
             }
             Ok(())
@@ -663,7 +653,7 @@ mod tests {
     fn laid_out<'a>(ints: &'a [i32], doubles: &'a [f64], words: &Arc<Words>, raw: &'a [u8]) -> Layout<'a> {
         let mut l = Layout::new();
         l.put(b"RDX3\nX\n");
-        l.length(ints.len() as u64);
+        crate::write::Emit::length(&mut l, ints.len() as u64).unwrap();
         l.ints(ints);
         l.doubles(doubles);
         l.strings(words.clone());

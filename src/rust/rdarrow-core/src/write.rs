@@ -159,6 +159,22 @@ impl<W: Write> Output<W> {
         }
     }
 
+}
+
+/// Where the serializer's items go: a byte stream ([`Output`], every
+/// format) or a [`Layout`] (XDR), which keeps the tree's vectors as they
+/// are (shared, never copied) for the parallel writer.
+pub trait Emit {
+    fn int(&mut self, i: i32) -> Result<()>;
+    /// String bytes (CHARSXP payload, primitive names).
+    fn string(&mut self, s: &[u8]) -> Result<()>;
+    fn ints(&mut self, v: &ScalarBuffer<i32>) -> Result<()>;
+    fn doubles(&mut self, v: &ScalarBuffer<f64>) -> Result<()>;
+    fn raw(&mut self, v: &Buffer) -> Result<()>;
+    /// Every element of a character vector, each as a CHARSXP.
+    fn strings(&mut self, s: &StringVector) -> Result<()>;
+
+    /// A vector length as R writes it (-1 and two words when long).
     fn length(&mut self, n: u64) -> Result<()> {
         if n > i32::MAX as u64 {
             self.int(-1)?;
@@ -168,22 +184,29 @@ impl<W: Write> Output<W> {
             self.int(n as i32)
         }
     }
-}
 
-/// Where the serializer's items go: a byte stream ([`Output`], every
-/// format) or a [`Layout`] (XDR), which keeps the tree's vectors as they
-/// are (shared, never copied) for the parallel writer.
-pub trait Emit {
-    fn int(&mut self, i: i32) -> Result<()>;
-    /// A vector length (-1 and two words when long).
-    fn length(&mut self, n: u64) -> Result<()>;
-    /// String bytes (CHARSXP payload, primitive names).
-    fn string(&mut self, s: &[u8]) -> Result<()>;
-    fn ints(&mut self, v: &ScalarBuffer<i32>) -> Result<()>;
-    fn doubles(&mut self, v: &ScalarBuffer<f64>) -> Result<()>;
-    fn raw(&mut self, v: &Buffer) -> Result<()>;
-    /// Every element of a character vector, each as a CHARSXP.
-    fn strings(&mut self, s: &StringVector) -> Result<()>;
+    /// One CHARSXP: flags, then length and bytes (-1 for `NA_character_`).
+    fn charsxp(&mut self, levels: u16, bytes: Option<&[u8]>) -> Result<()> {
+        self.int(charsxp_flags(levels))?;
+        match bytes {
+            None => self.int(-1),
+            Some(b) => {
+                self.int(b.len() as i32)?;
+                self.string(b)
+            }
+        }
+    }
+
+    /// A reference to the `index`-th (from 1) hashed object written,
+    /// packed into the flags word while it fits, as R writes it.
+    fn reference(&mut self, index: u32) -> Result<()> {
+        if index > (i32::MAX >> 8) as u32 {
+            self.int(sxp::REFSXP as i32)?;
+            self.int(index as i32)
+        } else {
+            self.int(((index << 8) | sxp::REFSXP as u32) as i32)
+        }
+    }
 }
 
 /// The flags word of a CHARSXP with these levels.
@@ -194,9 +217,6 @@ fn charsxp_flags(levels: u16) -> i32 {
 impl<W: Write> Emit for Output<W> {
     fn int(&mut self, i: i32) -> Result<()> {
         Output::int(self, i)
-    }
-    fn length(&mut self, n: u64) -> Result<()> {
-        Output::length(self, n)
     }
     fn string(&mut self, s: &[u8]) -> Result<()> {
         Output::string(self, s)
@@ -211,17 +231,7 @@ impl<W: Write> Emit for Output<W> {
         self.raw_slice(v)
     }
     fn strings(&mut self, s: &StringVector) -> Result<()> {
-        for i in 0..s.len() {
-            Output::int(self, charsxp_flags(s.levels(i)))?;
-            match s.get(i) {
-                None => Output::int(self, -1)?,
-                Some(b) => {
-                    Output::int(self, b.len() as i32)?;
-                    Output::string(self, b)?;
-                }
-            }
-        }
-        Ok(())
+        (0..s.len()).try_for_each(|i| self.charsxp(s.levels(i), s.get(i)))
     }
 }
 
@@ -237,10 +247,6 @@ impl StringSource for StringVector {
 impl Emit for Layout<'_> {
     fn int(&mut self, i: i32) -> Result<()> {
         Layout::int(self, i);
-        Ok(())
-    }
-    fn length(&mut self, n: u64) -> Result<()> {
-        Layout::length(self, n);
         Ok(())
     }
     fn string(&mut self, s: &[u8]) -> Result<()> {
@@ -293,8 +299,10 @@ pub fn ascii_double(d: f64, hex: bool) -> String {
     String::from_utf8_lossy(&buf[..(n.max(0) as usize).min(buf.len() - 1)]).into_owned()
 }
 
+/// The flags word R writes before a node: its type, levels (the node's
+/// general-purpose bits), object bit, and whether attributes and a tag follow.
 #[inline]
-fn pack(t: u8, fl: Flags, has_attr: bool, has_tag: bool) -> i32 {
+pub fn pack(t: u8, fl: Flags, has_attr: bool, has_tag: bool) -> i32 {
     let mut v = t as u32 | ((fl.levels as u32) << 12);
     if fl.object {
         v |= 1 << 8;
@@ -331,14 +339,7 @@ impl<'r, E: Emit> Serializer<'r, E> {
     }
 
     fn char_item(&mut self, c: &CharItem) -> Result<()> {
-        self.out.int(charsxp_flags(c.levels))?;
-        match &c.bytes {
-            None => self.out.int(-1),
-            Some(b) => {
-                self.out.int(b.len() as i32)?;
-                self.out.string(b)
-            }
-        }
+        self.out.charsxp(c.levels, c.bytes.as_deref())
     }
 
     fn string_list(&mut self, code: u8, s: &[CharItem]) -> Result<()> {
@@ -355,12 +356,7 @@ impl<'r, E: Emit> Serializer<'r, E> {
             .get(id)
             .ok_or_else(|| Error::corrupt(format!("reference {} has no entry in the reference table", id.0 + 1)))?;
         if self.out_index[slot] != 0 {
-            let i = self.out_index[slot];
-            if i > (i32::MAX >> 8) as u32 {
-                self.out.int(sxp::REFSXP as i32)?;
-                return self.out.int(i as i32);
-            }
-            return self.out.int(((i << 8) | sxp::REFSXP as u32) as i32);
+            return self.out.reference(self.out_index[slot]);
         }
         self.count += 1;
         self.out_index[slot] = self.count;

@@ -14,12 +14,16 @@
 //! it return `None`, and the caller uses R's own serializer instead.
 //!
 //! String elements are read by the writing threads (`CHAR()`, `LENGTH()`
-//! and `LEVELS()` of CHARSXPs, which only read memory); R runs no code and
-//! no garbage collection while they do, as the main thread waits for them.
+//! and `LEVELS()` of CHARSXPs, which only read memory) while the main
+//! thread waits; the only R code it runs meanwhile is the progress
+//! display, and R's garbage collector neither frees nor moves the
+//! protected object's nodes nor changes their data, lengths or levels.
 
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
-use rdarrow_core::layout::{StringItem, Layout, StringSource};
+use rdarrow_core::layout::{Layout, StringItem, StringSource};
+use rdarrow_core::tree::Flags;
+use rdarrow_core::write::Emit;
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -70,7 +74,6 @@ const VECSXP: c_int = 19;
 const EXPRSXP: c_int = 20;
 const RAWSXP: c_int = 24;
 const S4SXP: c_int = 25;
-const REFSXP: i32 = 255;
 const NILVALUE_SXP: i32 = 254;
 const GLOBALENV_SXP: i32 = 253;
 const UNBOUNDVALUE_SXP: i32 = 252;
@@ -79,26 +82,15 @@ const BASENAMESPACE_SXP: i32 = 247;
 const EMPTYENV_SXP: i32 = 242;
 const BASEENV_SXP: i32 = 241;
 const ALTREP_SXP: i32 = 238;
-const IS_OBJECT_BIT: i32 = 1 << 8;
-const HAS_ATTR_BIT: i32 = 1 << 9;
-const HAS_TAG_BIT: i32 = 1 << 10;
 /// CHARSXP levels R never writes: the cache and hash-set bits.
 const CHARSXP_UNWRITTEN_LEVELS: c_int = (1 << 5) | 1;
 /// Deeper nesting goes through R's serializer (which checks its stack).
 const MAX_DEPTH: usize = 2000;
 
+/// The flags word R writes before node `kind` (the engine's packing; R's
+/// levels are the node's 16 general-purpose bits).
 fn pack_flags(kind: c_int, levs: c_int, is_object: bool, has_attr: bool, has_tag: bool) -> i32 {
-    let mut flags = kind | (levs << 12);
-    if is_object {
-        flags |= IS_OBJECT_BIT;
-    }
-    if has_attr {
-        flags |= HAS_ATTR_BIT;
-    }
-    if has_tag {
-        flags |= HAS_TAG_BIT;
-    }
-    flags
+    rdarrow_core::write::pack(kind as u8, Flags { levels: levs as u16, object: is_object }, has_attr, has_tag)
 }
 
 /// The flags word R writes for CHARSXP `c`.
@@ -142,7 +134,7 @@ impl StringSource for RStrings {
 /// The walk: the layout being built and R's reference table (symbols).
 struct Walk<'a> {
     out: Layout<'a>,
-    symbols: HashMap<usize, i32>,
+    symbols: HashMap<usize, u32>,
     version: i32,
 }
 
@@ -258,15 +250,6 @@ impl<'a> Walk<'a> {
         .find_map(|(object, code)| (object == s).then_some(code))
     }
 
-    fn reference(&mut self, index: i32) {
-        if index > i32::MAX >> 8 {
-            self.out.int(REFSXP);
-            self.out.int(index);
-        } else {
-            self.out.int((index << 8) | REFSXP);
-        }
-    }
-
     /// Write `s` as R's `WriteItem` does; `None` when it holds something
     /// this walk leaves to R's serializer.
     unsafe fn item(&mut self, mut s: SEXP, depth: usize) -> Option<()> {
@@ -284,9 +267,9 @@ impl<'a> Walk<'a> {
             let kind = type_of(s);
             if kind == SYMSXP {
                 if let Some(&index) = self.symbols.get(&(s as usize)) {
-                    self.reference(index);
+                    self.out.reference(index).ok()?;
                 } else {
-                    let index = self.symbols.len() as i32 + 1;
+                    let index = self.symbols.len() as u32 + 1;
                     self.symbols.insert(s as usize, index);
                     self.out.int(SYMSXP);
                     self.item(PRINTNAME(s), depth + 1)?;
@@ -328,7 +311,7 @@ impl<'a> Walk<'a> {
                 }
                 LGLSXP | INTSXP | REALSXP | CPLXSXP | RAWSXP | STRSXP | VECSXP | EXPRSXP => {
                     let n = XLENGTH(s) as usize;
-                    self.out.length(n as u64);
+                    self.out.length(n as u64).ok()?;
                     self.values(values_of(s, kind, n)?, n, depth)?;
                 }
                 _ => {} // S4SXP: only its attributes (the slots)
@@ -397,8 +380,8 @@ impl<'a> Walk<'a> {
 /// only R's serializer writes.
 ///
 /// # Safety
-/// `object` must stay alive and unchanged, and R must run no code, for as
-/// long as the layout is used (its payloads are borrowed from R).
+/// `object` must stay protected and unchanged for as long as the layout is
+/// used (its payloads are borrowed from R), and no R code may modify it.
 pub unsafe fn layout_object<'a>(object: &'a Robj, prefix: &[u8], version: i32, threads: usize) -> Option<Layout<'a>> {
     let mut walk = Walk { out: Layout::new(), symbols: HashMap::new(), version };
     walk.out.put(prefix);

@@ -99,8 +99,7 @@ fn write_serialized(object: &Robj, file: &str, o: &WriteOpts) -> Result<(), Erro
         let mut sink = Sink { out, failure: None, written: 0, progress: crate::job::Progress::for_session("Writing") };
         if !o.rds {
             // save()'s magic: RDX3 / RDA3 (or version 2), then a line end
-            let magic = [b'R', b'D', letter, b'0' + o.version as u8, b'\n'];
-            sink.out.write_all(&magic).map_err(io_error)?;
+            sink.out.write_all(&rdata_magic(letter, o.version)).map_err(io_error)?;
         }
         let mut stream = std::mem::MaybeUninit::<R_outpstream_st>::zeroed();
         let completed = unsafe {
@@ -152,9 +151,14 @@ fn r_header(version: i32) -> Result<Vec<u8>, Error> {
     Ok(bytes[..bytes.len().saturating_sub(4)].to_vec())
 }
 
+/// `save()`'s magic: `RDX3` / `RDA3` (or version 2), then a line end.
+fn rdata_magic(format_letter: u8, version: i32) -> [u8; 5] {
+    [b'R', b'D', format_letter, b'0' + version as u8, b'\n']
+}
+
 /// The container magic (for `save()` files) and R's header.
 fn stream_prefix(o: &WriteOpts) -> Result<Vec<u8>, Error> {
-    let mut prefix = if o.rds { Vec::new() } else { vec![b'R', b'D', b'X', b'0' + o.version as u8, b'\n'] };
+    let mut prefix = if o.rds { Vec::new() } else { rdata_magic(b'X', o.version).to_vec() };
     prefix.extend(r_header(o.version)?);
     Ok(prefix)
 }
@@ -163,8 +167,10 @@ fn stream_prefix(o: &WriteOpts) -> Result<Vec<u8>, Error> {
 /// `save_native`): `Ok(false)` when it does not.
 fn write_native(object: &Robj, file: &str, o: &WriteOpts) -> Result<bool, Error> {
     let prefix = stream_prefix(o)?;
-    // SAFETY: `object` is held by the caller and R runs no code until the
-    // layout is dropped at the end of this function.
+    // SAFETY: `object` is held (protected) by the caller until the layout is
+    // dropped at the end of this function; the only R code that runs
+    // meanwhile is the progress display, whose garbage collections never
+    // free or move protected objects nor change what the writers read.
     let Some(layout) = (unsafe { crate::save_native::layout_object(object, &prefix, o.version, o.threads) }) else {
         return Ok(false);
     };
