@@ -2,7 +2,6 @@
 //! value is needed (compact sequences, deferred strings, wrappers).
 
 use crate::error::{Error, Result};
-use crate::input::NA_REAL_BITS;
 use crate::tree::*;
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
@@ -199,8 +198,8 @@ fn deferred_strings(values: &VectorData, scipen: i32, out_dec: Option<&[u8]>) ->
         offsets.push(data.len() as i32);
     };
     match values {
-        VectorData::Integer(x) => x.iter().for_each(|&v| push(if v == i32::MIN { None } else { Some(v.to_string()) })),
-        VectorData::Real(x) => x.iter().for_each(|&v| push(if v.to_bits() == NA_REAL_BITS || (v.is_nan() && (v.to_bits() & 0xffff_ffff) == 1954) { None } else { Some(format_real_15(v, scipen)) })),
+        VectorData::Integer(x) => x.iter().for_each(|&v| push(if v == na::INTEGER { None } else { Some(v.to_string()) })),
+        VectorData::Real(x) => x.iter().for_each(|&v| push(if na::is_na_real(v) { None } else { Some(format_real_15(v, scipen)) })),
         _ => return None,
     }
     Some(StringVector {

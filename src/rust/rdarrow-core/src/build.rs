@@ -1,7 +1,6 @@
 //! Constructors for R object trees made in Rust (Arrow data, metadata),
 //! sharing one reference table for their symbols.
 
-use crate::input::NA_REAL_BITS;
 use crate::tree::*;
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use std::collections::HashMap;
@@ -15,7 +14,7 @@ pub struct ObjectMaker {
 
 /// `NA_real_`.
 pub fn na_real() -> f64 {
-    f64::from_bits(NA_REAL_BITS)
+    crate::tree::na::real()
 }
 
 impl ObjectMaker {

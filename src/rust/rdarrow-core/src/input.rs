@@ -639,23 +639,19 @@ fn to_usize(n: u64, offset: u64) -> Result<usize> {
 /// Parse an ASCII integer as R's `sscanf("%d")` after the `NA` check.
 pub fn parse_ascii_int(w: &[u8]) -> Option<i32> {
     if w == b"NA" {
-        return Some(i32::MIN);
+        return Some(crate::tree::na::INTEGER);
     }
     let s = std::str::from_utf8(w).ok()?;
     let v: i64 = s.parse().ok()?;
     i32::try_from(v).ok()
 }
 
-/// The bit pattern of R's `NA_real_`.
-pub const NA_REAL_BITS: u64 = 0x7FF0_0000_0000_07A2;
-/// The bit pattern R uses for `NaN` (`R_NaN`, the default quiet NaN).
-pub const R_NAN_BITS: u64 = 0x7FF8_0000_0000_0000;
 
 /// Parse an ASCII double: `NA`, `NaN`, `Inf`, `-Inf`, decimal or C99 hex.
 pub fn parse_ascii_double(w: &[u8]) -> Option<f64> {
     match w {
-        b"NA" => return Some(f64::from_bits(NA_REAL_BITS)),
-        b"NaN" => return Some(f64::from_bits(R_NAN_BITS)),
+        b"NA" => return Some(crate::tree::na::real()),
+        b"NaN" => return Some(f64::from_bits(crate::tree::na::NAN_BITS)),
         b"Inf" => return Some(f64::INFINITY),
         b"-Inf" => return Some(f64::NEG_INFINITY),
         _ => {}
@@ -739,7 +735,7 @@ mod tests {
         }
         assert_eq!(parse_ascii_double(b"0x1.fffffffffffffp+1023"), Some(f64::MAX));
         assert_eq!(parse_ascii_double(b"1e-05"), Some(1e-5));
-        assert_eq!(parse_ascii_double(b"NA").unwrap().to_bits(), NA_REAL_BITS);
+        assert_eq!(parse_ascii_double(b"NA").unwrap().to_bits(), crate::tree::na::REAL_BITS);
         assert_eq!(parse_ascii_double(b"-Inf"), Some(f64::NEG_INFINITY));
         assert!(parse_ascii_double(b"abc").is_none());
     }

@@ -639,7 +639,7 @@ mod tests {
         let ints: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(2_654_435_761u32 as i32)).collect();
         let mut doubles: Vec<f64> = (0..n).map(|i| i as f64 / 7.0 - 3.0).collect();
         if n > 3 {
-            doubles[3] = f64::from_bits(crate::input::NA_REAL_BITS);
+            doubles[3] = crate::tree::na::real();
         }
         let words = Words(
             (0..n)

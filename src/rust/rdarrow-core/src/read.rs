@@ -152,17 +152,6 @@ pub(crate) struct Parser<'a> {
     column_hook: Option<(ColumnHook, StreamHeader)>,
 }
 
-#[inline]
-fn unpack(flags: i32) -> (u8, Flags, bool, bool) {
-    let f = flags as u32;
-    (
-        (f & 0xff) as u8,
-        Flags { levels: ((f >> 12) & 0xffff) as u16, object: f & (1 << 8) != 0 },
-        f & (1 << 9) != 0,
-        f & (1 << 10) != 0,
-    )
-}
-
 fn is_pairlist_type(t: u8) -> bool {
     matches!(t, sxp::LIST | sxp::LANG | sxp::CLO | sxp::PROM | sxp::DOT)
 }
@@ -236,14 +225,14 @@ impl<'a> Parser<'a> {
     }
 
     fn dispatch(&mut self, flags: i32) -> Result<RObject> {
-        let (t, fl, has_attr, has_tag) = unpack(flags);
+        let NodeWord { sxptype: t, flags: fl, has_attr, has_tag } = unpack(flags);
         match t {
             sxp::NILVALUE => Ok(RObject::Null),
             sxp::GLOBALENV | sxp::BASEENV | sxp::EMPTYENV | sxp::BASENAMESPACE | sxp::UNBOUNDVALUE | sxp::MISSINGARG => {
                 Ok(RObject::Special(SpecialValue::from_code(t).unwrap()))
             }
             sxp::REFSXP => {
-                let packed = (flags as u32) >> 8;
+                let packed = unpack_reference(flags);
                 let idx = if packed == 0 { self.inp.read_int()? as i64 } else { packed as i64 };
                 if idx < 1 || idx as usize > self.refs.entries.len() {
                     return Err(self.corrupt(format!(
@@ -375,7 +364,7 @@ impl<'a> Parser<'a> {
 
     /// A CHARSXP whose flags have been read.
     fn char_item(&mut self, flags: i32) -> Result<CharItem> {
-        let (t, fl, _, _) = unpack(flags);
+        let NodeWord { sxptype: t, flags: fl, .. } = unpack(flags);
         if t != sxp::CHAR {
             return Err(self.corrupt(format!("expected a string (CHARSXP), found node type {t}")));
         }
@@ -410,13 +399,13 @@ impl<'a> Parser<'a> {
         let mut cells = Vec::new();
         let mut flags = first_flags;
         loop {
-            let (t, fl, has_attr, has_tag) = unpack(flags);
+            let NodeWord { sxptype: t, flags: fl, has_attr, has_tag } = unpack(flags);
             let attributes = self.opt_attributes(has_attr)?;
             let tag = if has_tag { Some(self.item()?) } else { None };
             let car = self.item()?;
             cells.push(Cell { sxptype: t, flags: fl, attributes, tag, car });
             let next = self.inp.read_int()?;
-            if is_pairlist_type((next as u32 & 0xff) as u8) {
+            if is_pairlist_type(unpack(next).sxptype) {
                 flags = next;
                 continue;
             }
@@ -521,7 +510,7 @@ impl<'a> Parser<'a> {
                 offsets.reserve_exact((n - i).min(i.max(1 << 16)));
             }
             let (f, len) = self.inp.next_charsxp(&mut data).map_err(|e| self.err(e))?;
-            let (t, fl, _, _) = unpack(f);
+            let NodeWord { sxptype: t, flags: fl, .. } = unpack(f);
             if t != sxp::CHAR {
                 return Err(self.corrupt(format!("element {} of a character vector is not a string (node type {t})", i + 1)));
             }
@@ -744,13 +733,13 @@ pub(crate) fn read_body(
     let mut spans = Vec::new();
     let start = p.inp.offset();
     let first = p.inp.read_int()?;
-    let (t, _, _, _) = unpack(first);
+    let t = unpack(first).sxptype;
     let root = if matches!(container, Container::RData { .. }) && t == sxp::LIST {
         // the top-level pairlist of a save() file: one cell per object
         let mut cells = Vec::new();
         let mut flags = first;
         loop {
-            let (t, fl, has_attr, has_tag) = unpack(flags);
+            let NodeWord { sxptype: t, flags: fl, has_attr, has_tag } = unpack(flags);
             let attributes = p.opt_attributes(has_attr)?;
             let tag = if has_tag { Some(p.item()?) } else { None };
             let name: Vec<u8> = match &tag {
@@ -767,7 +756,7 @@ pub(crate) fn read_body(
             p.object = None;
             cells.push(Cell { sxptype: t, flags: fl, attributes, tag, car });
             let next = p.inp.read_int()?;
-            if is_pairlist_type((next as u32 & 0xff) as u8) {
+            if is_pairlist_type(unpack(next).sxptype) {
                 flags = next;
                 continue;
             }

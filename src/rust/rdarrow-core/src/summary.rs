@@ -34,7 +34,7 @@ pub fn describe(doc: &Document) -> Vec<ObjectInfo> {
             let (nrow, ncol) = dims(obj, &doc.refs);
             ObjectInfo {
                 name: String::from_utf8_lossy(name).into_owned(),
-                class: class_of(obj, &doc.refs).join("/"),
+                class: obj.class(&doc.refs).join("/"),
                 type_name: sxp::type_name(obj.sxptype(&doc.refs)).to_string(),
                 length: listed_length(obj, &doc.refs),
                 nrow,
@@ -43,68 +43,6 @@ pub fn describe(doc: &Document) -> Vec<ObjectInfo> {
             }
         })
         .collect()
-}
-
-fn strings_of(obj: &RObject) -> Vec<String> {
-    match obj.as_strings() {
-        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned()).collect(),
-        None => Vec::new(),
-    }
-}
-
-/// `class(x)`, explicit or implicit.
-pub fn class_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
-    if let Some(c) = obj.attribute(refs, "class") {
-        let v = strings_of(c);
-        if !v.is_empty() {
-            return v;
-        }
-    }
-    let t = obj.sxptype(refs);
-    let dim_len = obj.attribute(refs, "dim").map(|d| value_len(d, refs)).unwrap_or(0);
-    if dim_len == 2 {
-        return vec!["matrix".to_string(), "array".to_string()];
-    } else if dim_len > 0 {
-        return vec!["array".to_string()];
-    }
-    let base = match t {
-        sxp::INT => "integer",
-        sxp::REAL => "numeric",
-        sxp::CLO | sxp::BUILTIN | sxp::SPECIAL => "function",
-        sxp::SYM => "name",
-        sxp::LANG => lang_class(obj, refs),
-        sxp::LIST => "pairlist",
-        sxp::VEC => "list",
-        sxp::S4 => "S4",
-        other => sxp::type_name(other),
-    };
-    vec![base.to_string()]
-}
-
-fn lang_class(obj: &RObject, refs: &RefTable) -> &'static str {
-    if let RObject::Pairlist(p) = obj {
-        if let Some(RObject::Ref(id)) = p.cells.first().map(|c| &c.car) {
-            return match refs.symbol_name(*id) {
-                Some(b"if") => "if",
-                Some(b"while") => "while",
-                Some(b"for") => "for",
-                Some(b"=") => "=",
-                Some(b"<-") => "<-",
-                Some(b"(") => "(",
-                Some(b"{") => "{",
-                _ => "call",
-            };
-        }
-    }
-    "call"
-}
-
-fn value_len(obj: &RObject, refs: &RefTable) -> u64 {
-    match obj {
-        RObject::Vector(v) => v.data.len(),
-        RObject::Altrep(a) => altrep::length(a, refs).unwrap_or(0),
-        _ => 0,
-    }
 }
 
 /// `length(x)`.
@@ -165,7 +103,7 @@ fn env_size(e: &Environment) -> u64 {
 
 /// (nrow, ncol) of a data frame or matrix.
 fn dims(obj: &RObject, refs: &RefTable) -> (Option<f64>, Option<f64>) {
-    let is_df = obj.attribute(refs, "class").map(|c| strings_of(c).iter().any(|s| s == "data.frame")).unwrap_or(false);
+    let is_df = obj.inherits(refs, "data.frame");
     if is_df {
         let ncol = r_length(obj, refs) as f64;
         let nrow = obj.attribute(refs, "row.names").map(|rn| match rn {
@@ -173,7 +111,7 @@ fn dims(obj: &RObject, refs: &RefTable) -> (Option<f64>, Option<f64>) {
                 VectorData::Integer(x) if x.len() == 2 && x[0] == i32::MIN => x[1].unsigned_abs() as f64,
                 d => d.len() as f64,
             },
-            other => value_len(other, refs) as f64,
+            other => other.vector_len(refs) as f64,
         });
         return (nrow.or(Some(0.0)), Some(ncol));
     }

@@ -86,6 +86,30 @@ pub mod sxp {
     }
 }
 
+/// R's missing-value patterns, named once.
+pub mod na {
+    /// `NA_integer_` and `NA` (logical): the smallest 32-bit integer.
+    pub const INTEGER: i32 = i32::MIN;
+    /// The bit pattern of `NA_real_` (a NaN whose low word is 1954).
+    pub const REAL_BITS: u64 = 0x7FF0_0000_0000_07A2;
+    /// The bit pattern R uses for `NaN` (`R_NaN`, the default quiet NaN).
+    pub const NAN_BITS: u64 = 0x7FF8_0000_0000_0000;
+
+    /// `NA_real_` as a value.
+    #[inline]
+    pub fn real() -> f64 {
+        f64::from_bits(REAL_BITS)
+    }
+
+    /// Whether `x` is `NA_real_` rather than another NaN, as R's
+    /// `R_IsNA` tells them apart (by the low word only: arithmetic may
+    /// set the quiet bit).
+    #[inline]
+    pub fn is_na_real(x: f64) -> bool {
+        x.is_nan() && (x.to_bits() & 0xffff_ffff) == (REAL_BITS & 0xffff_ffff)
+    }
+}
+
 /// CHARSXP encoding levels as written in the flags.
 pub mod levels {
     pub const BYTES: u16 = 2;
@@ -105,6 +129,76 @@ pub mod levels {
 pub struct Flags {
     pub levels: u16,
     pub object: bool,
+}
+
+/// The flags word R writes before every node (`PackFlags` in R's
+/// `serialize.c`): the type in the low byte, then the object bit, the
+/// has-attributes and has-tag bits, and the node's 16 general-purpose
+/// bits (its levels) from bit 12. A reference (`REFSXP`) packs its index
+/// into the bits above the type instead.
+pub mod word {
+    pub const TYPE_MASK: u32 = 0xff;
+    pub const IS_OBJECT: u32 = 1 << 8;
+    pub const HAS_ATTR: u32 = 1 << 9;
+    pub const HAS_TAG: u32 = 1 << 10;
+    pub const LEVELS_SHIFT: u32 = 12;
+    /// Where a reference's index starts.
+    pub const REF_INDEX_SHIFT: u32 = 8;
+    /// The largest reference index packed into the word; larger ones
+    /// follow it as an integer of their own.
+    pub const MAX_PACKED_REF: u32 = (i32::MAX >> REF_INDEX_SHIFT) as u32;
+}
+
+/// A node's flags word, unpacked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeWord {
+    pub sxptype: u8,
+    pub flags: Flags,
+    pub has_attr: bool,
+    pub has_tag: bool,
+}
+
+/// The flags word R writes before a node: its type, levels (the node's
+/// general-purpose bits), object bit, and whether attributes and a tag follow.
+#[inline]
+pub fn pack(t: u8, fl: Flags, has_attr: bool, has_tag: bool) -> i32 {
+    let mut v = t as u32 | ((fl.levels as u32) << word::LEVELS_SHIFT);
+    if fl.object {
+        v |= word::IS_OBJECT;
+    }
+    if has_attr {
+        v |= word::HAS_ATTR;
+    }
+    if has_tag {
+        v |= word::HAS_TAG;
+    }
+    v as i32
+}
+
+/// The parts of a flags word (the inverse of [`pack`]).
+#[inline]
+pub fn unpack(w: i32) -> NodeWord {
+    let f = w as u32;
+    NodeWord {
+        sxptype: (f & word::TYPE_MASK) as u8,
+        flags: Flags { levels: (f >> word::LEVELS_SHIFT) as u16, object: f & word::IS_OBJECT != 0 },
+        has_attr: f & word::HAS_ATTR != 0,
+        has_tag: f & word::HAS_TAG != 0,
+    }
+}
+
+/// A reference to the `index`-th (from 1) object of the reference table,
+/// as R packs it: `Some(word)` when the index fits in the word, `None`
+/// when R writes a bare `REFSXP` word followed by the index.
+#[inline]
+pub fn pack_reference(index: u32) -> Option<i32> {
+    (index <= word::MAX_PACKED_REF).then(|| ((index << word::REF_INDEX_SHIFT) | sxp::REFSXP as u32) as i32)
+}
+
+/// The index packed into a `REFSXP` word (0: the index follows).
+#[inline]
+pub fn unpack_reference(w: i32) -> u32 {
+    (w as u32) >> word::REF_INDEX_SHIFT
 }
 
 /// Index into the [`RefTable`] (0-based; R's reference numbers are 1-based).
@@ -502,13 +596,6 @@ impl RObject {
         pairlist_get(attrs, refs, name.as_bytes())
     }
 
-    pub fn as_vector(&self) -> Option<&Vector> {
-        match self {
-            RObject::Vector(v) => Some(v),
-            _ => None,
-        }
-    }
-
     /// The strings of a character vector (or `None`).
     pub fn as_strings(&self) -> Option<&StringVector> {
         match self {
@@ -519,6 +606,99 @@ impl RObject {
             _ => None,
         }
     }
+}
+
+/// The class vocabulary: `oldClass()`, `inherits()` and `class()`, the one
+/// place the reader, the listing and the Arrow bridge ask.
+impl RObject {
+    /// The explicit `class` attribute (`oldClass(x)`), empty when none.
+    pub fn class_attr(&self, refs: &RefTable) -> Vec<String> {
+        class_attr_of(self.attributes(), refs)
+    }
+
+    /// `inherits(x, what)`: whether the explicit class holds `what`.
+    pub fn inherits(&self, refs: &RefTable, what: &str) -> bool {
+        self.class_attr(refs).iter().any(|c| c == what)
+    }
+
+    /// `class(x)`: the explicit class, or the implicit one R derives from
+    /// the dimensions and the type.
+    pub fn class(&self, refs: &RefTable) -> Vec<String> {
+        let explicit = self.class_attr(refs);
+        if !explicit.is_empty() {
+            return explicit;
+        }
+        let dim_len = self.attribute(refs, "dim").map(|d| d.vector_len(refs)).unwrap_or(0);
+        if dim_len == 2 {
+            return vec!["matrix".to_string(), "array".to_string()];
+        } else if dim_len > 0 {
+            return vec!["array".to_string()];
+        }
+        let base = match self.sxptype(refs) {
+            sxp::INT => "integer",
+            sxp::REAL => "numeric",
+            sxp::CLO | sxp::BUILTIN | sxp::SPECIAL => "function",
+            sxp::SYM => "name",
+            sxp::LANG => self.call_class(refs),
+            sxp::LIST => "pairlist",
+            sxp::VEC => "list",
+            sxp::S4 => "S4",
+            other => sxp::type_name(other),
+        };
+        vec![base.to_string()]
+    }
+
+    /// The implicit class of a call: its function's name for the
+    /// syntactic forms R gives a class of their own.
+    fn call_class(&self, refs: &RefTable) -> &'static str {
+        if let RObject::Pairlist(p) = self {
+            if let Some(RObject::Ref(id)) = p.cells.first().map(|c| &c.car) {
+                return match refs.symbol_name(*id) {
+                    Some(b"if") => "if",
+                    Some(b"while") => "while",
+                    Some(b"for") => "for",
+                    Some(b"=") => "=",
+                    Some(b"<-") => "<-",
+                    Some(b"(") => "(",
+                    Some(b"{") => "{",
+                    _ => "call",
+                };
+            }
+        }
+        "call"
+    }
+
+    /// The length of a vector (ALTREP included); 0 for anything else.
+    pub fn vector_len(&self, refs: &RefTable) -> u64 {
+        match self {
+            RObject::Vector(v) => v.data.len(),
+            RObject::Altrep(a) => crate::altrep::length(a, refs).unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// The `class` attribute in an attribute pairlist (empty when none; an
+/// ALTREP character vector is expanded).
+pub fn class_attr_of(attrs: Option<&RObject>, refs: &RefTable) -> Vec<String> {
+    let Some(class) = attrs.and_then(|a| pairlist_get(a, refs, b"class")) else {
+        return Vec::new();
+    };
+    let expanded;
+    let strings = match class {
+        RObject::Altrep(a) => {
+            expanded = crate::altrep::expand(a, refs).ok();
+            match &expanded {
+                Some(VectorData::Character(s)) => s,
+                _ => return Vec::new(),
+            }
+        }
+        other => match other.as_strings() {
+            Some(s) => s,
+            None => return Vec::new(),
+        },
+    };
+    (0..strings.len()).map(|i| String::from_utf8_lossy(strings.get(i).unwrap_or(b"NA")).into_owned()).collect()
 }
 
 /// Look up a tagged element of a pairlist by its tag's name.

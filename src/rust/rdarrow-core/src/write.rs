@@ -66,7 +66,7 @@ impl<W: Write> Output<W> {
             Format::Xdr => self.bytes(&i.to_be_bytes()),
             Format::Binary => self.bytes(&i.to_le_bytes()),
             Format::Ascii => {
-                if i == i32::MIN {
+                if i == na::INTEGER {
                     self.bytes(b"NA\n")
                 } else {
                     let s = format!("{i}\n");
@@ -200,11 +200,12 @@ pub trait Emit {
     /// A reference to the `index`-th (from 1) hashed object written,
     /// packed into the flags word while it fits, as R writes it.
     fn reference(&mut self, index: u32) -> Result<()> {
-        if index > (i32::MAX >> 8) as u32 {
-            self.int(sxp::REFSXP as i32)?;
-            self.int(index as i32)
-        } else {
-            self.int(((index << 8) | sxp::REFSXP as u32) as i32)
+        match pack_reference(index) {
+            Some(w) => self.int(w),
+            None => {
+                self.int(sxp::REFSXP as i32)?;
+                self.int(index as i32)
+            }
         }
     }
 }
@@ -280,7 +281,7 @@ fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
 pub fn ascii_double(d: f64, hex: bool) -> String {
     if !d.is_finite() {
         return if d.is_nan() {
-            if (d.to_bits() & 0xffff_ffff) == 1954 {
+            if na::is_na_real(d) {
                 "NA\n".into()
             } else {
                 "NaN\n".into()
@@ -297,23 +298,6 @@ pub fn ascii_double(d: f64, hex: bool) -> String {
     // any %.16g or %a rendering and snprintf NUL-terminates within it.
     let n = unsafe { libc::snprintf(buf.as_mut_ptr() as *mut libc::c_char, buf.len(), fmt.as_ptr() as *const libc::c_char, d) };
     String::from_utf8_lossy(&buf[..(n.max(0) as usize).min(buf.len() - 1)]).into_owned()
-}
-
-/// The flags word R writes before a node: its type, levels (the node's
-/// general-purpose bits), object bit, and whether attributes and a tag follow.
-#[inline]
-pub fn pack(t: u8, fl: Flags, has_attr: bool, has_tag: bool) -> i32 {
-    let mut v = t as u32 | ((fl.levels as u32) << 12);
-    if fl.object {
-        v |= 1 << 8;
-    }
-    if has_attr {
-        v |= 1 << 9;
-    }
-    if has_tag {
-        v |= 1 << 10;
-    }
-    v as i32
 }
 
 /// Writes items, numbering references as R does.
@@ -567,7 +551,7 @@ mod tests {
         assert_eq!(ascii_double(0.1, false), "0.1\n");
         assert_eq!(ascii_double(1e-5, false), "1.000000000000000e-05\n".replace("1.000000000000000e-05", "1e-05"));
         assert_eq!(ascii_double(3.0, true), "0x1.8p+1\n");
-        assert_eq!(ascii_double(f64::from_bits(crate::input::NA_REAL_BITS), false), "NA\n");
+        assert_eq!(ascii_double(f64::from_bits(crate::tree::na::REAL_BITS), false), "NA\n");
         assert_eq!(ascii_double(f64::NAN, false), "NaN\n");
     }
 }

@@ -355,7 +355,7 @@ fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
 }
 
 fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
-    crate::summary::class_of(obj, &doc.refs).iter().any(|c| c == "data.frame")
+    obj.inherits(&doc.refs, "data.frame")
 }
 
 /// The objects an input contributes: the named one, or every data frame

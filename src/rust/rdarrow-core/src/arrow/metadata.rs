@@ -11,16 +11,9 @@ use crate::tree::*;
 use crate::Document;
 use crate::build::ObjectMaker;
 
-fn class_list(obj: &RObject, refs: &RefTable) -> Vec<String> {
-    match obj.attribute(refs, "class").and_then(|c| c.as_strings()) {
-        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
-        None => Vec::new(),
-    }
-}
-
 /// The attributes arrow R keeps for `obj` (name, value), in order.
 fn kept_attributes<'a>(obj: &'a RObject, refs: &'a RefTable) -> Vec<(String, &'a RObject)> {
-    let classes = class_list(obj, refs);
+    let classes = obj.class_attr(refs);
     let has = |c: &str| classes.iter().any(|x| x == c);
     let removed: &[&str] = if classes == ["tbl_df", "tbl", "data.frame"] {
         &["class", "row.names", "names"]
@@ -67,7 +60,7 @@ fn character_row_names<'a>(obj: &'a RObject, refs: &RefTable) -> Option<&'a RObj
 /// `arrow_attributes(x)`: None when there is nothing to keep.
 fn column_metadata(m: &mut ObjectMaker, obj: &RObject, refs: &RefTable) -> Option<RObject> {
     let mut kept = kept_attributes(obj, refs);
-    let is_df = class_list(obj, refs).iter().any(|c| c == "data.frame");
+    let is_df = obj.inherits(refs, "data.frame");
     if is_df {
         if let Some(rn) = character_row_names(obj, refs) {
             kept.push(("row.names".into(), rn));
@@ -231,13 +224,13 @@ pub fn fidelity_notes(refs: &RefTable, frame: Option<&RObject>, names: &[&str], 
     let mut out = String::new();
     // a tibble's class is implied for arrow R (its tables become tibbles)
     if let Some(f) = frame {
-        let classes = class_list(f, refs);
+        let classes = f.class_attr(refs);
         if classes == ["tbl_df", "tbl", "data.frame"] {
             out.push_str("frame-class\ttbl_df\ttbl\tdata.frame\n");
         }
     }
     for (name, obj) in names.iter().zip(cols) {
-        let classes = class_list(obj, refs);
+        let classes = obj.class_attr(refs);
         let has = |c: &str| classes.iter().any(|x| x == c);
         let attr_str = |n: &str| obj.attribute(refs, n).and_then(|a| a.as_strings()).map(|s| String::from_utf8_lossy(s.get(0).unwrap_or(b"")).into_owned());
         if has("POSIXct") {

@@ -6,7 +6,7 @@ use super::metadata;
 use crate::altrep;
 use crate::encoding;
 use crate::error::{Error, Result};
-use crate::input::NA_REAL_BITS;
+use crate::tree::na::is_na_real;
 use crate::tree::*;
 use crate::Document;
 use arrow_array::types::{Int16Type, Int32Type, Int8Type};
@@ -79,7 +79,7 @@ impl EarlyColumns {
                 RObject::Null => None,
                 other => Some(other),
             };
-            if obj_classes_of(attrs, refs).iter().any(|c| c == "data.frame") {
+            if class_attr_of(attrs, refs).iter().any(|c| c == "data.frame") {
                 return;
             }
             let result = conv.column(obj, "");
@@ -87,7 +87,7 @@ impl EarlyColumns {
             return;
         }
         let RObject::Vector(v) = obj else { return };
-        if obj_classes_of(v.attributes.as_ref(), refs).iter().any(|c| c == "data.frame") {
+        if class_attr_of(v.attributes.as_ref(), refs).iter().any(|c| c == "data.frame") {
             return;
         }
         // list and data-frame columns convert with their parent
@@ -190,7 +190,7 @@ fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> {
 
 /// What an R object is, for conversion.
 fn describe(obj: &RObject, refs: &RefTable) -> String {
-    let classes = crate::summary::class_of(obj, refs);
+    let classes = obj.class(refs);
     format!("{} (type {})", classes.join("/"), sxp::type_name(obj.sxptype(refs)))
 }
 
@@ -201,10 +201,6 @@ fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
     ))
 }
 
-#[inline]
-fn is_na_real(x: f64) -> bool {
-    x.is_nan() && (x.to_bits() & 0xffff_ffff) == (NA_REAL_BITS & 0xffff_ffff)
-}
 
 /// One pass over `n` elements: `f(i)` does the element's work (filling
 /// the caller's outputs) and says whether it is valid; the validity bits
@@ -292,7 +288,7 @@ fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
 fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
     let (names, nrow, matrix_columns): (Vec<String>, usize, Option<Vec<RObject>>);
-    let is_df = obj_classes(obj, refs).iter().any(|c| c == "data.frame");
+    let is_df = obj.inherits(refs, "data.frame");
     if is_df {
         let items = frame_items(obj, refs)?;
         names = strings_in(obj.attribute(refs, "names"), refs);
@@ -367,8 +363,8 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
     if !notes.is_empty() {
         metadata.insert(metadata::FIDELITY_KEY.to_string(), notes);
     }
-    let ordered = sel_cols.iter().map(|c| obj_classes(c, refs).iter().any(|k| k == "ordered")).collect();
-    let real_date = sel_cols.iter().map(|c| c.sxptype(refs) == sxp::REAL && obj_classes(c, refs).iter().any(|k| k == "Date")).collect();
+    let ordered = sel_cols.iter().map(|c| c.inherits(refs, "ordered")).collect();
+    let real_date = sel_cols.iter().map(|c| c.sxptype(refs) == sxp::REAL && c.inherits(refs, "Date")).collect();
     let names = sel_names.iter().map(|s| s.to_string()).collect();
     Ok(TablePlan { is_df, nrow, idx, names, ordered, real_date, metadata, matrix_columns })
 }
@@ -565,15 +561,6 @@ fn field_for(name: &str, dt: DataType, ordered: bool) -> Field {
     Field::new(name, dt, true)
 }
 
-fn obj_classes(obj: &RObject, refs: &RefTable) -> Vec<String> {
-    strings_of(obj.attribute(refs, "class"))
-}
-
-/// The classes in an attribute pairlist.
-fn obj_classes_of(attrs: Option<&RObject>, refs: &RefTable) -> Vec<String> {
-    strings_of(attr(attrs, refs, "class"))
-}
-
 /// `y.round() as i64` (halves away from zero, saturating), without the
 /// library call that `f64::round` compiles to on baseline x86-64.
 #[inline]
@@ -714,7 +701,7 @@ impl<'d> Converter<'d> {
             return done;
         }
         let refs = self.refs();
-        let classes = obj_classes(obj, refs);
+        let classes = obj.class_attr(refs);
         let has = |c: &str| classes.iter().any(|x| x == c);
         if has("data.frame") {
             return self.struct_column(obj, name);
@@ -1130,7 +1117,7 @@ pub fn pick_object_named<'d>(doc: &'d Document, object: Option<&str>, stream_nam
     if is_rds {
         return Ok((stream_name.to_string(), objs[0].1));
     }
-    let frames: Vec<usize> = (0..objs.len()).filter(|&i| obj_classes(objs[i].1, &doc.refs).iter().any(|c| c == "data.frame")).collect();
+    let frames: Vec<usize> = (0..objs.len()).filter(|&i| objs[i].1.inherits(&doc.refs, "data.frame")).collect();
     match frames.len() {
         1 => Ok((names[frames[0]].clone(), objs[frames[0]].1)),
         0 => Err(Error::usage(format!("the file holds no data frame; choose an object with `object =` among: {}", list(&names)))),
