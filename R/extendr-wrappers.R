@@ -18,11 +18,13 @@ rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 
 #' List the objects in a file (payloads skipped).
 #' @noRd
-rdata_list_impl <- function(path, max_depth) .Call(wrap__rdata_list_impl, path, max_depth)
+rdata_list_impl <- function(path, stream_name, max_depth) .Call(wrap__rdata_list_impl, path, stream_name, max_depth)
 
-#' Read the objects of a file. Returns list(values, fallback, names, is_rds).
+#' Read the objects of a file. Returns list(values, fallback, names):
+#' values built here, or (fallback) serialized streams for R's
+#' unserializer.
 #' @noRd
-rdata_read_impl <- function(path, objects, max_depth) .Call(wrap__rdata_read_impl, path, objects, max_depth)
+rdata_read_impl <- function(path, objects, stream_name, max_depth) .Call(wrap__rdata_read_impl, path, objects, stream_name, max_depth)
 
 #' Parse a file completely without building R objects; returns the size of
 #' the decompressed stream (for benchmarks).
@@ -91,6 +93,14 @@ new_stream_impl <- function() .Call(wrap__new_stream_impl)
 #' Write the data frames of R data files as an Arrow dataset directory.
 #' @noRd
 rdata_to_dataset_impl <- function(files, path, partitioning, format, object, default_tz, max_depth) .Call(wrap__rdata_to_dataset_impl, files, path, partitioning, format, object, default_tz, max_depth)
+
+#' The engine's node-type table: every code, named as R's sources name it.
+#' @noRd
+sxp_codes_impl <- function() .Call(wrap__sxp_codes_impl)
+
+#' The flags word the engine packs for a node.
+#' @noRd
+pack_flags_impl <- function(sxptype, levels, object, attr, tag) .Call(wrap__pack_flags_impl, sxptype, levels, object, attr, tag)
 
 
 # nolint end

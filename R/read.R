@@ -27,9 +27,8 @@
 #' @export
 rdata_objects <- function(file) {
   path <- check_file(file)
-  res <- check_engine(rdata_list_impl(path, max_depth()))
+  res <- check_engine(rdata_list_impl(path, rds_name(file), max_depth()))
   name <- res$name
-  if (isTRUE(res$is_rds)) name <- rds_name(file)
   num <- function(x) {
     x[is.nan(x)] <- NA_real_
     x
@@ -86,15 +85,7 @@ read_rdata <- function(file, objects = NULL) {
   if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
     abort_usage("`objects` must be NULL or a character vector of object names.")
   }
-  res <- check_engine(rdata_read_impl(path, objects, max_depth()))
-  if (isTRUE(res$is_rds) && !is.null(objects)) {
-    # an .rds holds one object, named after the file
-    missing <- setdiff(objects, rds_name(file))
-    if (length(missing)) {
-      abort_usage(sprintf("object(s) %s not found in the file; it holds: '%s'",
-                          paste0("'", missing, "'", collapse = ", "), rds_name(file)))
-    }
-  }
+  res <- check_engine(rdata_read_impl(path, objects, rds_name(file), max_depth()))
   values <- res$values
   for (i in which(res$fallback)) {
     obj <- tryCatch(
@@ -108,7 +99,7 @@ read_rdata <- function(file, objects = NULL) {
     )
     values[i] <- list(obj)
   }
-  names(values) <- if (isTRUE(res$is_rds)) rds_name(file) else res$names
+  names(values) <- res$names
   values
 }
 

@@ -206,14 +206,7 @@ fn main() -> ExitCode {
 // --- ls ----------------------------------------------------------------------
 
 fn ls(a: LsArgs) -> Outcome {
-    let (doc, mut infos) = rdarrow_core::list_file(&a.file, &ReadOptions::default()).map_err(|e| data_error(&a.file, e))?;
-    if !matches!(doc.container, rdarrow_core::Container::RData { .. }) {
-        // an .rds file's one object is named after the file, as R names it
-        for i in &mut infos {
-            i.name = stream_name(&a.file);
-        }
-    }
-    drop(doc);
+    let (_, infos) = rdarrow_core::list_file(&a.file, &ReadOptions::default(), &stream_name(&a.file)).map_err(|e| data_error(&a.file, e))?;
     let num = |x: f64| if x.fract() == 0.0 && x.abs() < 9.0e15 { format!("{}", x as i64) } else { format!("{x}") };
     let mut out = std::io::stdout().lock();
     let res = if a.json {
@@ -359,7 +352,7 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
 /// The name of an `.rds` file's one object: the file's name without its
 /// extension (as `rdata_objects()` and `rdata_to_arrow()` in R name it).
 fn stream_name(file: &Path) -> String {
-    file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    rdarrow_core::stream_object_name(file)
 }
 
 /// The zone arrow R would give POSIXct values without a `tzone`: the

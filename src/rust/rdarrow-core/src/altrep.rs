@@ -85,22 +85,28 @@ fn bad_state(class: &str) -> Error {
     Error::corrupt(format!("the state of an ALTREP '{class}' object is malformed"))
 }
 
-/// Expand an ALTREP node into ordinary vector data (without attributes).
+/// Expand an ALTREP node into ordinary vector data (without attributes),
+/// bounded by the machine's memory.
 pub fn expand(a: &Altrep, refs: &RefTable) -> Result<VectorData> {
+    expand_within(a, refs, crate::read::physical_memory())
+}
+
+/// As [`expand`], a compact sequence taking at most `max_memory` bytes.
+pub fn expand_within(a: &Altrep, refs: &RefTable, max_memory: u64) -> Result<VectorData> {
     let (class, pkg) = class_of(a, refs);
     let class_name = String::from_utf8_lossy(class.unwrap_or(b"?")).into_owned();
     match class.unwrap_or(b"") {
         b"compact_intseq" => {
             let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
             check_sequence(a, refs)?;
-            check_memory(n, 4)?;
+            check_memory(n, 4, max_memory)?;
             let (n, n1, inc) = (n as usize, n1 as i64, inc as i64);
             Ok(VectorData::Integer(ScalarBuffer::from((0..n).map(|i| (n1 + inc * i as i64) as i32).collect::<Vec<_>>())))
         }
         b"compact_realseq" => {
             let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
             check_sequence(a, refs)?;
-            check_memory(n, 8)?;
+            check_memory(n, 8, max_memory)?;
             Ok(VectorData::Real(ScalarBuffer::from((0..n as usize).map(|i| n1 + inc * i as f64).collect::<Vec<_>>())))
         }
         b"deferred_string" => {
@@ -161,13 +167,13 @@ pub fn check_sequence(a: &Altrep, refs: &RefTable) -> Result<()> {
 
 /// Expanding a sequence stays within the decoding memory limit (the file
 /// holds three numbers, whatever length it declares).
-fn check_memory(n: f64, width: u64) -> Result<()> {
+fn check_memory(n: f64, width: u64, limit: u64) -> Result<()> {
     let bytes = (n as u64).saturating_mul(width);
-    let limit = crate::read::max_decoded_bytes();
     if bytes > limit {
-        return Err(Error::limit(format!(
-            "a compact sequence of {n} elements would take {bytes} bytes, over the memory limit of {limit} bytes, set by options(rdarrow.max_memory)"
-        )));
+        return Err(Error::limit_of(
+            crate::error::LimitKind::Memory,
+            format!("a compact sequence of {n} elements would take {bytes} bytes, over the memory limit of {limit} bytes"),
+        ));
     }
     Ok(())
 }

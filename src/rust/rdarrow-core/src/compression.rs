@@ -20,6 +20,15 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// Whether files can be written with this compression: gzip, bzip2,
+    /// xz, zstd or none (legacy lzma and lazy-load zlib are read only).
+    pub fn check_writable(self) -> crate::Result<()> {
+        if matches!(self, Compression::Lzma | Compression::LazyLoadZlib) {
+            return Err(crate::Error::usage("write gzip, bzip2, xz, zstd or none"));
+        }
+        Ok(())
+    }
+
     /// Detect from the first bytes of a file (at least 6 bytes when available).
     pub fn detect(prefix: &[u8]) -> Compression {
         if prefix.starts_with(&[0x1f, 0x8b]) {

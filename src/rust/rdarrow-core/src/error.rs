@@ -23,6 +23,18 @@ pub enum ErrorKind {
     Usage,
     /// The user interrupted the work.
     Interrupted,
+    /// A broken invariant of rdarrow itself (a bug, not the input's fault).
+    Internal,
+}
+
+/// Which setting a [`ErrorKind::Limit`] error ran into, so that each front
+/// end can say how to raise it (an R option, a command-line flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    /// How deeply objects may nest (`ReadOptions::max_depth`).
+    Depth,
+    /// How much vector data one read may decode (`ReadOptions::max_memory`).
+    Memory,
 }
 
 impl ErrorKind {
@@ -37,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Usage => "usage",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Internal => "internal",
         }
     }
 }
@@ -50,13 +63,15 @@ pub struct Error {
     pub offset: Option<u64>,
     /// Name of the top-level object being read, when known.
     pub object: Option<String>,
+    /// For a limit error: which limit.
+    pub limit: Option<LimitKind>,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), offset: None, object: None }
+        Error { kind, message: message.into(), offset: None, object: None, limit: None }
     }
     pub fn at(mut self, offset: u64) -> Self {
         if self.offset.is_none() {
@@ -79,8 +94,16 @@ impl Error {
     pub fn limit(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Limit, message)
     }
+    /// A limit that protects the session, naming which one.
+    pub fn limit_of(limit: LimitKind, message: impl Into<String>) -> Self {
+        Error { limit: Some(limit), ..Error::new(ErrorKind::Limit, message) }
+    }
     pub fn usage(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Usage, message)
+    }
+    /// A broken invariant of rdarrow itself.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Internal, format!("internal error: {}", message.into()))
     }
     pub fn io(err: &std::io::Error, what: &str) -> Self {
         if err.kind() == std::io::ErrorKind::Interrupted && crate::cancel::interrupted() {

@@ -392,9 +392,7 @@ pub fn write_layout_file(
     threads: usize,
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
-    if matches!(compression, Compression::Lzma | Compression::LazyLoadZlib) {
-        return Err(Error::usage("write gzip, bzip2, xz, zstd or none"));
-    }
+    compression.check_writable()?;
     let threads = threads.max(1);
     crate::atomic_write(path, |f| {
         if compression == Compression::None {

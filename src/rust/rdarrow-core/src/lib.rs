@@ -14,6 +14,7 @@ pub mod compression;
 pub mod encoding;
 pub mod error;
 pub mod file_out;
+pub mod header;
 pub mod input;
 pub mod layout;
 pub mod parallel;
@@ -27,7 +28,8 @@ pub use compression::Compression;
 pub use error::{Error, ErrorKind, Result};
 pub use file_out::{atomic_write, WritebackFile};
 pub use input::Format;
-pub use read::{ColumnHook, Container, ObjectFilter, ObjectSpan, ReadOptions, StreamHeader};
+pub use header::{Container, StreamHeader};
+pub use read::{ColumnHook, ObjectFilter, ObjectSpan, ReadOptions};
 pub use tree::{RObject, RefTable};
 
 use input::{Input, Source};
@@ -75,9 +77,6 @@ impl Document {
             _ => vec![(Vec::new(), &self.root)],
         }
     }
-}
-
-impl Document {
     /// Move the top-level objects out of the document (for building them
     /// elsewhere without holding two copies). The reference table stays.
     pub fn take_objects(&mut self) -> Vec<(Vec<u8>, RObject)> {
@@ -96,6 +95,129 @@ impl Document {
             _ => vec![std::mem::replace(&mut self.root, RObject::Null)],
         };
         names.into_iter().zip(values).collect()
+    }
+
+    /// Whether this is a single-object stream (`saveRDS()`/`serialize()`).
+    pub fn is_rds(&self) -> bool {
+        self.container.is_rds()
+    }
+
+    /// The names of the top-level objects as users see them: an `.rds`
+    /// stream's one object is named `stream_name` (see
+    /// [`stream_object_name`]), as R users name it after the file.
+    pub fn object_names(&self, stream_name: &str) -> Vec<String> {
+        if self.is_rds() {
+            return vec![stream_name.to_string()];
+        }
+        self.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect()
+    }
+
+    /// The positions of the objects named `wanted`, in the order asked;
+    /// an error naming the missing ones and listing what the file holds.
+    pub fn find_objects(&self, wanted: &[String], stream_name: &str) -> Result<Vec<usize>> {
+        let names = self.object_names(stream_name);
+        let missing: Vec<&String> = wanted.iter().filter(|w| !names.contains(w)).collect();
+        if !missing.is_empty() {
+            let what = if missing.len() == 1 { "object" } else { "objects" };
+            return Err(Error::usage(format!("{what} {} not found in the file; {}", quoted(&missing), holds(&names))));
+        }
+        Ok(wanted.iter().filter_map(|w| names.iter().position(|n| n == w)).collect())
+    }
+
+    /// The object to turn into one table: the one named `object`, else
+    /// the file's only data frame (an `.rds` stream's one object).
+    pub fn choose_table_object(&self, object: Option<&str>, stream_name: &str) -> Result<(String, usize)> {
+        if let Some(name) = object {
+            let at = self.find_objects(&[name.to_string()], stream_name)?[0];
+            return Ok((name.to_string(), at));
+        }
+        if self.is_rds() {
+            return Ok((stream_name.to_string(), 0));
+        }
+        let names = self.object_names(stream_name);
+        let frames = self.data_frames();
+        match frames.len() {
+            1 => Ok((names[frames[0]].clone(), frames[0])),
+            0 => Err(Error::usage(format!("the file holds no data frame; choose an object by name: {}", holds(&names)))),
+            n => {
+                let cands: Vec<&String> = frames.iter().map(|&i| &names[i]).collect();
+                Err(Error::usage(format!("the file holds {n} data frames; choose one by name: {}", quoted(&cands))))
+            }
+        }
+    }
+
+    /// The objects a dataset takes from this file: an `.rds` stream's one
+    /// object (whatever `object` says: a dataset's files are named
+    /// after their contents), the one named `object`, else every data frame.
+    pub fn choose_frames(&self, object: Option<&str>, stream_name: &str) -> Result<Vec<usize>> {
+        if self.is_rds() {
+            return Ok(vec![0]);
+        }
+        if let Some(name) = object {
+            return self.find_objects(&[name.to_string()], stream_name);
+        }
+        let frames = self.data_frames();
+        if frames.is_empty() {
+            let names = self.object_names(stream_name);
+            return Err(Error::usage(format!("the file holds no data frame; choose an object by name: {}", holds(&names))));
+        }
+        Ok(frames)
+    }
+
+    /// The positions of the top-level data frames.
+    fn data_frames(&self) -> Vec<usize> {
+        let objs = self.objects();
+        (0..objs.len()).filter(|&i| objs[i].1.inherits(&self.refs, "data.frame")).collect()
+    }
+
+    /// Move the objects at `positions` out of the document (the others
+    /// are dropped; the reference table stays), with their names as
+    /// [`Document::object_names`] gives them.
+    pub fn take_objects_at(&mut self, positions: &[usize], stream_name: &str) -> Vec<(String, RObject)> {
+        let names = self.object_names(stream_name);
+        let mut objs: Vec<Option<RObject>> = self.take_objects().into_iter().map(|(_, o)| Some(o)).collect();
+        positions
+            .iter()
+            .filter_map(|&i| Some((names.get(i)?.clone(), objs.get_mut(i)?.take().unwrap_or(RObject::Null))))
+            .collect()
+    }
+}
+
+/// The name R users give the one object of an `.rds` file: the file's
+/// base name without its extension.
+pub fn stream_object_name(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// `'a', 'b'`
+fn quoted<S: AsRef<str>>(names: &[S]) -> String {
+    names.iter().map(|s| format!("'{}'", s.as_ref())).collect::<Vec<_>>().join(", ")
+}
+
+/// What a file holds, for error messages.
+fn holds(names: &[String]) -> String {
+    if names.is_empty() {
+        "it holds no objects".to_string()
+    } else {
+        format!("it holds {}", quoted(names))
+    }
+}
+
+/// Which top-level objects a read decodes: all of them, or those named.
+/// An `.rds` stream offers its one object with an empty name: it is
+/// always decoded (its name is the file's, checked after reading).
+#[derive(Debug, Clone, Default)]
+pub struct Wanted(pub Option<Vec<String>>);
+
+impl Wanted {
+    pub fn one(name: Option<&str>) -> Self {
+        Wanted(name.map(|n| vec![n.to_string()]))
+    }
+}
+
+impl ObjectFilter for Wanted {
+    fn decode(&mut self, name: &[u8]) -> bool {
+        name.is_empty() || self.0.as_ref().is_none_or(|w| w.iter().any(|n| n.as_bytes() == name))
     }
 }
 
@@ -147,14 +269,14 @@ fn parse(kind: Compression, inp: Input, opts: &ReadOptions, filter: &mut (dyn Ob
             .stack_size(PARSE_STACK)
             .spawn_scoped(scope, move || parse_here(kind, inp, opts, filter));
         match handle {
-            Ok(h) => h.join().unwrap_or_else(|_| Err(Error::corrupt("internal error: the parser panicked"))),
+            Ok(h) => h.join().unwrap_or_else(|_| Err(Error::internal("the parser panicked"))),
             Err(e) => Err(Error::io(&e, "cannot start the parsing thread")),
         }
     })
 }
 
 fn parse_here(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
-    let (container, mut header) = read::read_header(&mut inp)?;
+    let (container, mut header) = header::read_header(&mut inp)?;
     let (root, refs, spans) = read::read_body(&mut inp, container, &header, opts, filter)?;
     header.ascii_hex = inp.saw_hex_double;
     if header.format == Format::Ascii {
@@ -183,17 +305,54 @@ pub fn read_bytes(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Document> {
     parse(kind, inp, opts, &mut |_: &[u8]| true)
 }
 
-/// List the objects of a file without decoding payloads.
-pub fn list_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<(Document, Vec<summary::ObjectInfo>)> {
+/// The rule for names handed to R: R strings end at a NUL byte (R's own
+/// reader refuses such names), so an object name holding one is an error.
+fn check_name_for_r(name: &str) -> Result<()> {
+    if name.contains('\0') {
+        return Err(Error::corrupt("the object's name holds an embedded NUL byte, which R strings cannot hold").in_object(&name.replace('\0', "\\0")));
+    }
+    Ok(())
+}
+
+/// List the objects of a file without decoding payloads; an `.rds`
+/// stream's one object is named `stream_name`.
+pub fn list_file(path: impl AsRef<Path>, opts: &ReadOptions, stream_name: &str) -> Result<(Document, Vec<summary::ObjectInfo>)> {
     let doc = read_file_filtered(path, opts, &mut |_: &[u8]| false)?;
-    let infos = summary::describe(&doc);
-    // R cannot hold these names (its reader refuses the file), so neither
-    // can a listing handed to R
-    if let Some(bad) = infos.iter().find(|i| i.name.contains('\0') || i.class.contains('\0')) {
-        let what = if bad.name.contains('\0') { "the object's name" } else { "the object's class" };
-        return Err(Error::corrupt(format!("{what} holds an embedded NUL byte, which R strings cannot hold")).in_object(&bad.name.replace('\0', "\\0")));
+    let mut infos = summary::describe(&doc);
+    if doc.is_rds() {
+        for i in &mut infos {
+            i.name = stream_name.to_string();
+        }
+    }
+    for i in &infos {
+        check_name_for_r(&i.name)?;
+        if i.class.contains('\0') {
+            return Err(Error::corrupt("the object's class holds an embedded NUL byte, which R strings cannot hold").in_object(&i.name));
+        }
     }
     Ok((doc, infos))
+}
+
+/// Read the objects of a file that R will be handed: all of them, or
+/// those named in `wanted` (an error names the missing ones), each
+/// checked to be safe for R. An `.rds` stream's one object is named
+/// `stream_name`. The document keeps the reference table.
+pub fn read_for_r(path: impl AsRef<Path>, wanted: Option<&[String]>, stream_name: &str, opts: &ReadOptions) -> Result<(Document, Vec<(String, RObject)>)> {
+    let mut doc = read_file_filtered(path, opts, &mut Wanted(wanted.map(<[String]>::to_vec)))?;
+    let names = doc.object_names(stream_name);
+    let at: Vec<usize> = match wanted {
+        Some(w) => doc.find_objects(w, stream_name)?,
+        None => (0..names.len()).collect(),
+    };
+    {
+        let objs = doc.objects();
+        for &i in &at {
+            check_name_for_r(&names[i])?;
+            validate::check_for_r_within(objs[i].1, &doc.refs, opts.memory_limit()).map_err(|e| e.in_object(&names[i]))?;
+        }
+    }
+    let taken = doc.take_objects_at(&at, stream_name);
+    Ok((doc, taken))
 }
 
 /// Decompress a file completely and return the number of bytes (the
@@ -236,45 +395,16 @@ pub fn object_to_rds(doc: &Document, obj: &RObject) -> Result<Vec<u8>> {
 /// As [`object_to_rds`], for any node of a stream with this header and
 /// reference table.
 pub fn node_to_rds(header: &StreamHeader, refs: &tree::RefTable, obj: &RObject) -> Result<Vec<u8>> {
-    let mut header = header.clone();
-    header.format = Format::Xdr;
-    header.crlf = false;
-    header.leading_newline = false;
-    header.ascii_hex = false;
-    if header.version == 3 && header.native_encoding.is_none() {
-        header.native_encoding = Some(b"UTF-8".to_vec());
-    }
-    write::write_stream(Vec::new(), Container::Stream, &header, obj, refs)
+    write::write_stream(Vec::new(), Container::Stream, &header.standalone_xdr(), obj, refs)
 }
 
 /// Change the format and/or version a document will be written in.
 /// Version 2 has no ALTREP (those are written expanded) and no native
 /// encoding in its header.
 pub fn convert_document(doc: &mut Document, format: Format, version: i32) -> Result<()> {
-    if version != 2 && version != 3 {
-        return Err(Error::usage(format!("version must be 2 or 3, not {version}")));
-    }
-    let h = &mut doc.header;
-    h.format = format;
-    h.crlf = false;
-    h.leading_newline = false;
-    if version != h.version {
-        h.version = version;
-        if version == 2 {
-            h.min_reader_version = 0x0002_0300;
-            h.native_encoding = None;
-        } else {
-            h.min_reader_version = 0x0003_0500;
-            h.native_encoding = Some(b"UTF-8".to_vec());
-        }
-    }
-    if let Container::RData { .. } = doc.container {
-        let letter = match format {
-            Format::Xdr => b'X',
-            Format::Ascii => b'A',
-            Format::Binary => b'B',
-        };
-        doc.container = Container::RData { format: letter, version: b'0' + version as u8 };
+    doc.header.convert(format, version)?;
+    if !doc.container.is_rds() {
+        doc.container = Container::rdata(format, version);
     }
     Ok(())
 }
@@ -303,9 +433,7 @@ pub fn write_tree_file(
     level: Option<u32>,
     threads: usize,
 ) -> Result<()> {
-    if matches!(compression, Compression::Lzma | Compression::LazyLoadZlib) {
-        return Err(Error::usage("write gzip, bzip2, xz, zstd or none"));
-    }
+    compression.check_writable()?;
     if header.format == Format::Xdr {
         // laid out, then rendered and written on all cores
         let layout = write::layout_stream(container, header, root, refs, threads)?;

@@ -2,60 +2,11 @@
 //! serializer writes. Builds the [`crate::tree`] with vector payloads in
 //! their final buffers; in listing mode it skips payloads without decoding.
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::input::{Format, Input};
+use crate::error::{Error, LimitKind, Result};
+use crate::header::{Container, StreamHeader};
+use crate::input::Input;
 use crate::tree::*;
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
-
-/// What wraps the serialization stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Container {
-    /// A `save()` file: the 5-byte magic `RD` + format letter + version + `\n`.
-    RData { format: u8, version: u8 },
-    /// A `saveRDS()` / `serialize()` stream (no magic).
-    Stream,
-}
-
-/// The serialization header.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamHeader {
-    pub format: Format,
-    /// True when an ASCII stream's first line ended in CR LF.
-    pub crlf: bool,
-    /// Whether the ASCII stream began with a stray newline (R tolerates it).
-    pub leading_newline: bool,
-    pub version: i32,
-    pub writer_version: i32,
-    pub min_reader_version: i32,
-    /// Version 3: the writer's native encoding (e.g. `UTF-8`, `CP1252`).
-    pub native_encoding: Option<Vec<u8>>,
-    /// ASCII only: doubles were written in hex (`serialize(ascii = NA)`).
-    pub ascii_hex: bool,
-}
-
-impl StreamHeader {
-    /// A version-3 header as R 4.2.2 writes it in a UTF-8 session.
-    pub fn utf8_v3(format: Format) -> Self {
-        StreamHeader {
-            format,
-            crlf: false,
-            leading_newline: false,
-            version: 3,
-            writer_version: 0x0004_0202,
-            min_reader_version: 0x0003_0500,
-            native_encoding: Some(b"UTF-8".to_vec()),
-            ascii_hex: false,
-        }
-    }
-}
-
-impl StreamHeader {
-    /// The writer's R version as "x.y.z".
-    pub fn writer_r_version(&self) -> String {
-        let v = self.writer_version;
-        format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
-    }
-}
 
 /// Called on the parsing thread with each element of a top-level list
 /// (the columns of a data frame) as soon as it is complete, with the
@@ -68,41 +19,45 @@ pub type ColumnHook = std::sync::Arc<dyn Fn(&mut RObject, &RefTable, &StreamHead
 pub struct ReadOptions {
     /// Maximum nesting depth of the object tree (protects the stack).
     pub max_depth: usize,
+    /// The most bytes of vector data one read may decode (`None`: the
+    /// machine's physical memory). Protects against decompression bombs
+    /// whose declared vectors are backed by real, but absurd, data.
+    pub max_memory: Option<u64>,
     /// Work to do on each column as soon as it has been read.
     pub column_hook: Option<ColumnHook>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { max_depth: 20_000, column_hook: None }
+        ReadOptions { max_depth: 20_000, max_memory: None, column_hook: None }
+    }
+}
+
+impl ReadOptions {
+    /// The memory limit in force, in bytes.
+    pub fn memory_limit(&self) -> u64 {
+        self.max_memory.unwrap_or_else(physical_memory)
     }
 }
 
 impl std::fmt::Debug for ReadOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReadOptions").field("max_depth", &self.max_depth).field("column_hook", &self.column_hook.is_some()).finish()
+        f.debug_struct("ReadOptions")
+            .field("max_depth", &self.max_depth)
+            .field("max_memory", &self.max_memory)
+            .field("column_hook", &self.column_hook.is_some())
+            .finish()
     }
 }
 
-/// The most bytes of vector payload one read may decode (0 = no limit set:
-/// the machine's physical memory is used). Protects against decompression
-/// bombs whose declared vectors are backed by real, but absurd, data.
-static MAX_DECODED_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Set the payload limit of later reads (0 restores the default).
-pub fn set_max_decoded_bytes(n: u64) {
-    MAX_DECODED_BYTES.store(n, std::sync::atomic::Ordering::Relaxed);
+/// The memory limit of code that does not take it from a read's options
+/// yet (Arrow IPC pre-checks).
+pub(crate) fn max_decoded_bytes() -> u64 {
+    physical_memory()
 }
 
-/// The payload limit in force.
-pub fn max_decoded_bytes() -> u64 {
-    match MAX_DECODED_BYTES.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => physical_memory(),
-        n => n,
-    }
-}
-
-fn physical_memory() -> u64 {
+/// The machine's physical memory, in bytes.
+pub fn physical_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
     if pages > 0 && size > 0 {
@@ -168,7 +123,7 @@ impl<'a> Parser<'a> {
             in_env: 0,
             object: None,
             decoded: 0,
-            max_decoded: max_decoded_bytes(),
+            max_decoded: opts.memory_limit(),
             column_hook: None,
         }
     }
@@ -198,11 +153,8 @@ impl<'a> Parser<'a> {
     fn item_with_flags(&mut self, flags: i32) -> Result<RObject> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            let msg = format!(
-                "objects are nested more than {} levels deep (raise options(rdarrow.max_depth =) if this file is genuine)",
-                self.max_depth
-            );
-            return Err(self.err(Error::limit(msg)));
+            let msg = format!("objects are nested more than {} levels deep", self.max_depth);
+            return Err(self.err(Error::limit_of(LimitKind::Depth, msg)));
         }
         let r = self.dispatch(flags);
         self.depth -= 1;
@@ -226,11 +178,11 @@ impl<'a> Parser<'a> {
 
     fn dispatch(&mut self, flags: i32) -> Result<RObject> {
         let NodeWord { sxptype: t, flags: fl, has_attr, has_tag } = unpack(flags);
+        if let Some(special) = SpecialValue::from_code(t) {
+            return Ok(RObject::Special(special));
+        }
         match t {
             sxp::NILVALUE => Ok(RObject::Null),
-            sxp::GLOBALENV | sxp::BASEENV | sxp::EMPTYENV | sxp::BASENAMESPACE | sxp::UNBOUNDVALUE | sxp::MISSINGARG => {
-                Ok(RObject::Special(SpecialValue::from_code(t).unwrap()))
-            }
             sxp::REFSXP => {
                 let packed = unpack_reference(flags);
                 let idx = if packed == 0 { self.inp.read_int()? as i64 } else { packed as i64 };
@@ -427,10 +379,10 @@ impl<'a> Parser<'a> {
             };
             self.decoded = self.decoded.saturating_add(len.saturating_mul(width));
             if self.decoded > self.max_decoded {
-                return Err(self.err(Error::limit(format!(
-                    "the data would need more than {} bytes of memory (a vector of {len} elements; raise options(rdarrow.max_memory =) if this file is genuine)",
-                    self.max_decoded
-                ))));
+                return Err(self.err(Error::limit_of(
+                    LimitKind::Memory,
+                    format!("the data would need more than {} bytes of memory (a vector of {len} elements)", self.max_decoded),
+                )));
             }
         }
         let data = if skip {
@@ -568,7 +520,7 @@ impl<'a> Parser<'a> {
     fn bytecode(&mut self) -> Result<Bytecode> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            return Err(self.err(Error::limit("byte code nested too deeply")));
+            return Err(self.err(Error::limit_of(LimitKind::Depth, "byte code nested too deeply")));
         }
         let code = self.item()?;
         let n = self.inp.read_int()?;
@@ -597,7 +549,7 @@ impl<'a> Parser<'a> {
     fn bc_lang(&mut self, type_code: i32) -> Result<BcLang> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            return Err(self.err(Error::limit("byte-code constants nested too deeply")));
+            return Err(self.err(Error::limit_of(LimitKind::Depth, "byte-code constants nested too deeply")));
         }
         let r = match type_code {
             x if x == sxp::BCREPREF as i32 => BcLang::Ref(self.inp.read_int()?),
@@ -628,92 +580,6 @@ impl<'a> Parser<'a> {
         self.depth -= 1;
         Ok(r)
     }
-}
-
-/// Read the container magic and the serialization header.
-pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
-    let head = inp.peek(7)?.to_vec();
-    if head.is_empty() {
-        return Err(Error::new(ErrorKind::NotRData, "the file is empty"));
-    }
-    let mut container = Container::Stream;
-    if head.len() >= 5 && head.starts_with(b"RD") && matches!(head[2], b'X' | b'A' | b'B') && head[4] == b'\n' {
-        match head[3] {
-            b'2' | b'3' => {}
-            b'1' => {
-                return Err(Error::unsupported(
-                    "this is a version-1 save file (R < 1.4); re-save it with a current R to read it",
-                ))
-            }
-            v => return Err(Error::new(ErrorKind::NotRData, format!("unknown save() file version '{}'", v as char))),
-        }
-        container = Container::RData { format: head[2], version: head[3] };
-        inp.consume(5);
-    }
-    let line = inp.peek(3)?.to_vec();
-    let partial_line = line.len() < 2 && line.first().is_none_or(|c| matches!(c, b'X' | b'A' | b'B'));
-    if partial_line && (container != Container::Stream || !line.is_empty()) {
-        return Err(Error::new(ErrorKind::Truncated, "the file ends inside its header").at(inp.offset()));
-    }
-    let mut leading_newline = false;
-    let fmt = match line.as_slice() {
-        [b'X', b'\n', ..] => Format::Xdr,
-        [b'A', b'\n', ..] | [b'A', b'\r', ..] => Format::Ascii,
-        [b'B', b'\n', ..] => Format::Binary,
-        [b'\n', b'A', b'\n'] => {
-            leading_newline = true;
-            inp.consume(1);
-            Format::Ascii
-        }
-        _ => {
-            let shown: String = head.iter().take(8).map(|b| format!("{b:02x} ")).collect();
-            return Err(Error::new(
-                ErrorKind::NotRData,
-                format!(
-                    "not an R data file: no save()/saveRDS()/serialize() header (the file starts with bytes {})",
-                    shown.trim_end()
-                ),
-            )
-            .at(0));
-        }
-    };
-    let crlf = line.get(1) == Some(&b'\r');
-    inp.consume(if crlf { 3 } else { 2 });
-    inp.format = fmt;
-    let version = inp.read_int()?;
-    let writer_version = inp.read_int()?;
-    let min_reader_version = inp.read_int()?;
-    let native_encoding = match version {
-        2 => None,
-        3 => {
-            let n = inp.read_int()?;
-            if !(0..=256).contains(&n) {
-                return Err(Error::corrupt(format!("invalid native encoding name length {n}")).at(inp.offset()));
-            }
-            let mut enc = Vec::new();
-            inp.read_string_into(n as usize, &mut enc)?;
-            Some(enc)
-        }
-        v => {
-            return Err(Error::unsupported(format!(
-                "unsupported serialization format version {v} (R writes versions 2 and 3)"
-            ))
-            .at(inp.offset()))
-        }
-    };
-    Ok((
-        container,
-        StreamHeader {
-            format: fmt,
-            crlf,
-            leading_newline,
-            version,
-            writer_version,
-            min_reader_version,
-            native_encoding,
-            ascii_hex: false,
-        },
-    ))
 }
 
 /// Read the body of a stream after its header.

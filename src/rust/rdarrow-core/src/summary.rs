@@ -62,6 +62,8 @@ pub fn r_length(obj: &RObject, refs: &RefTable) -> u64 {
         RObject::Null => 0,
         RObject::Vector(v) => v.data.len(),
         RObject::Altrep(a) => altrep::length(a, refs).unwrap_or(0),
+        // R's length() of a CHARSXP is its byte count (NA_character_ is "NA")
+        RObject::Char(c) => c.bytes.as_ref().map_or(2, |b| b.len() as u64),
         RObject::Pairlist(p) => {
             let t = p.cells.first().map(|c| c.sxptype).unwrap_or(sxp::LIST);
             if t == sxp::CLO || t == sxp::PROM {

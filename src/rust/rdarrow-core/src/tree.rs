@@ -55,6 +55,52 @@ pub mod sxp {
     pub const ATTRLIST: u8 = 239;
     pub const ALTREP: u8 = 238;
 
+    /// Every code with the name R's sources give it (`Rinternals.h` for the
+    /// types, `serialize.c` for the pseudo types), for tests and listings.
+    pub const ALL: [(&str, u8); 41] = [
+        ("NILSXP", NIL),
+        ("SYMSXP", SYM),
+        ("LISTSXP", LIST),
+        ("CLOSXP", CLO),
+        ("ENVSXP", ENV),
+        ("PROMSXP", PROM),
+        ("LANGSXP", LANG),
+        ("SPECIALSXP", SPECIAL),
+        ("BUILTINSXP", BUILTIN),
+        ("CHARSXP", CHAR),
+        ("LGLSXP", LGL),
+        ("INTSXP", INT),
+        ("REALSXP", REAL),
+        ("CPLXSXP", CPLX),
+        ("STRSXP", STR),
+        ("DOTSXP", DOT),
+        ("VECSXP", VEC),
+        ("EXPRSXP", EXPR),
+        ("BCODESXP", BCODE),
+        ("EXTPTRSXP", EXTPTR),
+        ("WEAKREFSXP", WEAKREF),
+        ("RAWSXP", RAW),
+        ("S4SXP", S4),
+        ("REFSXP", REFSXP),
+        ("NILVALUE_SXP", NILVALUE),
+        ("GLOBALENV_SXP", GLOBALENV),
+        ("UNBOUNDVALUE_SXP", UNBOUNDVALUE),
+        ("MISSINGARG_SXP", MISSINGARG),
+        ("BASENAMESPACE_SXP", BASENAMESPACE),
+        ("NAMESPACESXP", NAMESPACE),
+        ("PACKAGESXP", PACKAGE),
+        ("PERSISTSXP", PERSIST),
+        ("CLASSREFSXP", CLASSREF),
+        ("GENERICREFSXP", GENERICREF),
+        ("BCREPDEF", BCREPDEF),
+        ("BCREPREF", BCREPREF),
+        ("EMPTYENV_SXP", EMPTYENV),
+        ("BASEENV_SXP", BASEENV),
+        ("ATTRLANGSXP", ATTRLANG),
+        ("ATTRLISTSXP", ATTRLIST),
+        ("ALTREP_SXP", ALTREP),
+    ];
+
     /// The R name of a type, as `typeof()` prints it.
     pub fn type_name(t: u8) -> &'static str {
         match t {
@@ -116,6 +162,9 @@ pub mod levels {
     pub const LATIN1: u16 = 4;
     pub const UTF8: u16 = 8;
     pub const ASCII: u16 = 64;
+    /// CHARSXP bits of R's string cache (`CACHED_MASK`, `HASHASH_MASK`),
+    /// which R's serializer masks out: never written.
+    pub const UNWRITTEN_CHARSXP_BITS: u16 = (1 << 5) | 1;
     /// The S4 object bit in the gp field of any object.
     pub const S4_OBJECT: u16 = 16;
     /// Binding cell flags on environment frames.
@@ -243,6 +292,15 @@ pub enum SpecialValue {
 }
 
 impl SpecialValue {
+    pub const ALL: [SpecialValue; 6] = [
+        SpecialValue::GlobalEnv,
+        SpecialValue::BaseEnv,
+        SpecialValue::EmptyEnv,
+        SpecialValue::BaseNamespace,
+        SpecialValue::UnboundValue,
+        SpecialValue::MissingArg,
+    ];
+
     pub fn code(self) -> u8 {
         match self {
             SpecialValue::GlobalEnv => sxp::GLOBALENV,
@@ -254,15 +312,7 @@ impl SpecialValue {
         }
     }
     pub fn from_code(code: u8) -> Option<Self> {
-        Some(match code {
-            sxp::GLOBALENV => SpecialValue::GlobalEnv,
-            sxp::BASEENV => SpecialValue::BaseEnv,
-            sxp::EMPTYENV => SpecialValue::EmptyEnv,
-            sxp::BASENAMESPACE => SpecialValue::BaseNamespace,
-            sxp::UNBOUNDVALUE => SpecialValue::UnboundValue,
-            sxp::MISSINGARG => SpecialValue::MissingArg,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|s| s.code() == code)
     }
 }
 

@@ -47,11 +47,14 @@ fn no_nul(c: &CharItem) -> Result<()> {
 pub struct Validator<'r> {
     refs: &'r RefTable,
     seen_env: Vec<bool>,
+    max_memory: u64,
 }
 
 impl<'r> Validator<'r> {
-    pub fn new(refs: &'r RefTable) -> Self {
-        Validator { refs, seen_env: vec![false; refs.entries.len()] }
+    /// `max_memory`: the read's memory limit, which expanding an ALTREP
+    /// object to check it must respect.
+    pub fn new(refs: &'r RefTable, max_memory: u64) -> Self {
+        Validator { refs, seen_env: vec![false; refs.entries.len()], max_memory }
     }
 
     fn attributes(&mut self, a: Option<&RObject>) -> Result<()> {
@@ -86,7 +89,7 @@ impl<'r> Validator<'r> {
     pub fn object(&mut self, o: &RObject) -> Result<()> {
         match o {
             RObject::Null | RObject::Special(_) => Ok(()),
-            RObject::Char(_) => Err(bad("a string element outside a character vector")),
+            RObject::Char(c) => no_nul(c),
             RObject::Ref(id) => self.reference(*id),
             RObject::Pairlist(p) => {
                 for c in &p.cells {
@@ -252,7 +255,7 @@ impl<'r> Validator<'r> {
             altrep::check_sequence(a, self.refs).map_err(invalid)?;
             expected_base
         } else {
-            altrep::expand(a, self.refs).map_err(invalid)?.sxptype()
+            altrep::expand_within(a, self.refs, self.max_memory).map_err(invalid)?.sxptype()
         };
         if data_type != expected_base {
             return Err(bad("an ALTREP object whose state has the wrong type"));
@@ -294,5 +297,10 @@ impl<'r> Validator<'r> {
 
 /// Check that `obj` is safe to hand to R.
 pub fn check_for_r(obj: &RObject, refs: &RefTable) -> Result<()> {
-    Validator::new(refs).object(obj)
+    check_for_r_within(obj, refs, crate::read::physical_memory())
+}
+
+/// As [`check_for_r`], within a read's memory limit.
+pub fn check_for_r_within(obj: &RObject, refs: &RefTable, max_memory: u64) -> Result<()> {
+    Validator::new(refs, max_memory).object(obj)
 }

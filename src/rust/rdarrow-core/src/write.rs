@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::input::Format;
 use crate::layout::{Layout, StringItem, StringSource};
-use crate::read::{Container, StreamHeader};
+use crate::header::{write_header, Container, StreamHeader};
 use crate::tree::*;
 use arrow_buffer::{Buffer, ScalarBuffer};
 use std::io::Write;
@@ -32,7 +32,7 @@ impl<W: Write> Output<W> {
     }
 
     #[inline]
-    fn bytes(&mut self, b: &[u8]) -> Result<()> {
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> Result<()> {
         if self.buf.len() + b.len() > OUT_BUF {
             self.flush_buf()?;
             if b.len() > OUT_BUF {
@@ -338,7 +338,7 @@ impl<'r, E: Emit> Serializer<'r, E> {
         let entry = self
             .refs
             .get(id)
-            .ok_or_else(|| Error::corrupt(format!("reference {} has no entry in the reference table", id.0 + 1)))?;
+            .ok_or_else(|| Error::internal(format!("reference {} has no entry in the reference table", id.0 + 1)))?;
         if self.out_index[slot] != 0 {
             return self.out.reference(self.out_index[slot]);
         }
@@ -370,7 +370,7 @@ impl<'r, E: Emit> Serializer<'r, E> {
                 self.out.int(pack(sxp::WEAKREF, w.flags, w.attributes.is_some(), false))?;
                 self.attrs(&w.attributes)
             }
-            RefEntry::Pending => Err(Error::corrupt("an environment in the reference table was never completed")),
+            RefEntry::Pending => Err(Error::internal("an environment in the reference table was never completed")),
         }
     }
 
@@ -429,7 +429,7 @@ impl<'r, E: Emit> Serializer<'r, E> {
     fn vector(&mut self, v: &Vector) -> Result<()> {
         let t = v.data.sxptype();
         if let VectorData::Skipped { .. } = v.data {
-            return Err(Error::usage("cannot write an object whose payload was skipped"));
+            return Err(Error::internal("cannot write an object whose payload was skipped"));
         }
         self.out.int(pack(t, v.flags, v.attributes.is_some(), false))?;
         self.out.length(v.data.len())?;
@@ -492,30 +492,6 @@ impl<'r, E: Emit> Serializer<'r, E> {
     }
 }
 
-/// Write the container magic and the serialization header.
-pub fn write_header<W: Write>(out: &mut Output<W>, container: Container, h: &StreamHeader) -> Result<()> {
-    if let Container::RData { format, version } = container {
-        out.bytes(&[b'R', b'D', format, version, b'\n'])?;
-    }
-    if h.leading_newline {
-        out.bytes(b"\n")?;
-    }
-    out.bytes(match h.format {
-        Format::Xdr => b"X\n",
-        Format::Ascii => b"A\n",
-        Format::Binary => b"B\n",
-    })?;
-    out.int(h.version)?;
-    out.int(h.writer_version)?;
-    out.int(h.min_reader_version)?;
-    if h.version == 3 {
-        let enc = h.native_encoding.as_deref().unwrap_or(b"UTF-8");
-        out.int(enc.len() as i32)?;
-        out.string(enc)?;
-    }
-    Ok(())
-}
-
 /// Serialize `root` (with its reference table) to `sink`, uncompressed.
 pub fn write_stream<W: Write>(sink: W, container: Container, header: &StreamHeader, root: &RObject, refs: &RefTable) -> Result<W> {
     let mut out = Output::new(sink, header.format, header.ascii_hex);
@@ -530,7 +506,7 @@ pub fn write_stream<W: Write>(sink: W, container: Container, header: &StreamHead
 /// magic, header and items, the tree's vectors shared, never copied.
 pub fn layout_stream(container: Container, header: &StreamHeader, root: &RObject, refs: &RefTable, threads: usize) -> Result<Layout<'static>> {
     if header.format != Format::Xdr {
-        return Err(Error::usage("only XDR streams are laid out"));
+        return Err(Error::internal("only XDR streams are laid out"));
     }
     let mut head = Output::new(Vec::new(), header.format, false);
     write_header(&mut head, container, header)?;

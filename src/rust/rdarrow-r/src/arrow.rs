@@ -51,13 +51,13 @@ pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: 
     Ok(Request { object, col_select, chunk_size, default_tz, stream_name: stream_name.to_string() })
 }
 
-pub fn make_table(path: &str, req: &Request, max_depth: i32) -> std::result::Result<(String, ArrowTable), Error> {
+pub fn make_table(path: &str, req: &Request, read: ReadOptions) -> std::result::Result<(String, ArrowTable), Error> {
     let wanted = req.object.clone();
     // an RDS stream's one object comes with an empty name: always decoded
     let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
     // columns convert on the parsing thread as they are read
     let early = EarlyColumns::new(req.default_tz.clone());
-    let read_opts = ReadOptions { column_hook: Some(early.hook()), ..crate::options(max_depth) };
+    let read_opts = ReadOptions { column_hook: Some(early.hook()), ..read };
     let mut doc = rdarrow_core::read_file_filtered(path, &read_opts, &mut filter)?;
     let (name, obj) = take_object_named(&mut doc, req.object.as_deref(), &req.stream_name)?;
     let opts = TableOptions {
@@ -92,7 +92,8 @@ fn buffer_addresses(table: &ArrowTable) -> Vec<f64> {
 /// Returns list(stream, object, nrow, schema, addresses) or an error value.
 pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
     let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
-    let res = crate::job::run("Converting", || req.and_then(|req| make_table(path, &req, max_depth)));
+    let read = crate::options(max_depth);
+    let res = crate::job::run("Converting", || req.and_then(|req| make_table(path, &req, read)));
     let (name, table) = match res {
         Ok(x) => x,
         Err(e) => return error_value(&e),
@@ -125,8 +126,9 @@ pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &s
         other => return error_value(&Error::usage(format!("unknown IPC compression '{other}'"))),
     };
     let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
+    let read = crate::options(max_depth);
     let res = crate::job::run("Writing Arrow IPC", || {
-        req.and_then(|req| make_table(path, &req, max_depth)).and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp))
+        req.and_then(|req| make_table(path, &req, read)).and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp))
     });
     match res {
         Ok(()) => sink.into(),

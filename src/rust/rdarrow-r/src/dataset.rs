@@ -5,7 +5,7 @@
 use crate::errors::error_value;
 use extendr_api::prelude::*;
 use rdarrow_core::arrow::dataset::{write_dataset, DatasetFormat, DatasetOptions};
-use rdarrow_core::{Error, ReadOptions};
+use rdarrow_core::Error;
 use std::path::PathBuf;
 
 /// Write `files` as a dataset in `path`. Returns list(files, objects, rows)
@@ -22,7 +22,7 @@ pub fn to_dataset(files: Vec<String>, path: &str, partitioning: Vec<String>, for
         compression: None,
         chunk_size: None,
         default_tz: (!default_tz.is_empty()).then(|| default_tz.to_string()),
-        read: ReadOptions { max_depth: max_depth.max(1) as usize, ..Default::default() },
+        read: crate::options(max_depth),
         threads: 0,
     };
     let inputs: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();

@@ -2,9 +2,22 @@
 //! the R wrappers turn into conditions of class `rdarrow_error`.
 
 use extendr_api::prelude::*;
+use rdarrow_core::error::LimitKind;
 use rdarrow_core::Error;
 
+/// How an R user raises the limit an error ran into.
+fn limit_hint(limit: LimitKind) -> &'static str {
+    match limit {
+        LimitKind::Depth => "raise options(rdarrow.max_depth =) if this file is genuine",
+        LimitKind::Memory => "raise options(rdarrow.max_memory =) if this file is genuine",
+    }
+}
+
 pub fn error_value(e: &Error) -> Robj {
+    let mut e = e.clone();
+    if let Some(limit) = e.limit {
+        e.message = format!("{} ({})", e.message, limit_hint(limit));
+    }
     let offset = e.offset.map(|o| o as f64).unwrap_or(f64::NAN);
     // R strings cannot hold NUL bytes (a corrupt name may contain them)
     let clean = |s: String| s.replace('\0', "\\0");

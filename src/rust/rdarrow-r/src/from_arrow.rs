@@ -55,9 +55,7 @@ impl WriteOpts {
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Result<Self, Error> {
         let compression = Compression::from_name(compress).ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
-        if version != 2 && version != 3 {
-            return Err(Error::usage(format!("version must be 2 or 3, not {version}")));
-        }
+        rdarrow_core::header::check_version(version)?;
         Ok(WriteOpts {
             name: name.to_string(),
             compression,

@@ -26,13 +26,6 @@ fn call_r(f: &str, args: &[Robj]) -> Option<Robj> {
     fun.call(Pairlist::from_pairs(args.iter().map(|a| ("", a.clone())))).ok()
 }
 
-/// Apply R's `rdarrow.max_memory` option (bytes of vector data one read
-/// may decode; unset = the machine's memory). Main thread only.
-fn apply_memory_option() {
-    let max_memory = eval_string("getOption('rdarrow.max_memory', 0)").ok().and_then(|v| v.as_real()).unwrap_or(0.0);
-    rdarrow_core::read::set_max_decoded_bytes(if max_memory > 0.0 { max_memory as u64 } else { 0 });
-}
-
 /// A progress display (cli) for work that has taken more than two
 /// seconds, in interactive sessions. Main thread only.
 pub struct Progress {
@@ -85,7 +78,6 @@ pub fn watch_interrupts() {
 
 /// Run `work` on a worker thread; the main thread polls for its end.
 pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
-    apply_memory_option();
     watch_interrupts();
     let show = progress_wanted();
     let main = std::thread::current();

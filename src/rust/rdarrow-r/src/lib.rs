@@ -3,6 +3,7 @@
 //! `rdarrow_error_value` list that the R wrapper raises as a condition.
 
 use extendr_api::prelude::*;
+use rdarrow_core::error::LimitKind;
 use rdarrow_core::{Compression, Document, Format, ReadOptions};
 
 mod arrow;
@@ -17,10 +18,12 @@ mod to_r;
 use errors::error_value;
 use to_r::{BuildError, RBuilder};
 
-/// Read options from the arguments (pure: callable on worker threads; the
-/// memory limit comes from R's options in `job::run`).
+/// Read options from the arguments and R's `rdarrow.max_memory` option
+/// (bytes of vector data one read may decode; unset = the machine's
+/// memory). Main thread only: it asks R.
 pub(crate) fn options(max_depth: i32) -> ReadOptions {
-    ReadOptions { max_depth: max_depth.max(1) as usize, ..Default::default() }
+    let max_memory = eval_string("getOption('rdarrow.max_memory', 0)").ok().and_then(|v| v.as_real()).unwrap_or(0.0);
+    ReadOptions { max_depth: max_depth.max(1) as usize, max_memory: (max_memory > 0.0).then_some(max_memory as u64), column_hook: None }
 }
 
 /// Version of the rdarrow engine
@@ -35,12 +38,12 @@ fn rdarrow_engine_version() -> &'static str {
 /// List the objects in a file (payloads skipped).
 /// @noRd
 #[extendr]
-fn rdata_list_impl(path: &str, max_depth: i32) -> Robj {
-    match job::run("Listing", || rdarrow_core::list_file(path, &options(max_depth))) {
+fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32) -> Robj {
+    let opts = options(max_depth);
+    match job::run("Listing", || rdarrow_core::list_file(path, &opts, stream_name)) {
         Err(e) => error_value(&e),
-        Ok((doc, infos)) => {
+        Ok((_, infos)) => {
             let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
-            let is_rds = !matches!(doc.container, rdarrow_core::Container::RData { .. });
             list!(
                 name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
                 class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),
@@ -48,94 +51,52 @@ fn rdata_list_impl(path: &str, max_depth: i32) -> Robj {
                 length = infos.iter().map(|i| na(i.length)).collect::<Vec<_>>(),
                 nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
                 ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
-                bytes = infos.iter().map(|i| i.bytes as f64).collect::<Vec<_>>(),
-                is_rds = is_rds
+                bytes = infos.iter().map(|i| i.bytes as f64).collect::<Vec<_>>()
             )
             .into()
         }
     }
 }
 
-/// Read the objects of a file. Returns list(values, fallback, names, is_rds).
+/// Read the objects of a file. Returns list(values, fallback, names):
+/// values built here, or (fallback) serialized streams for R's
+/// unserializer.
 /// @noRd
 #[extendr]
-fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32) -> Robj {
-    let wanted: Option<Vec<String>> = if objects.is_null() {
-        None
-    } else {
-        Some(objects.as_str_vector().map(|v| v.iter().map(|s| s.to_string()).collect()).unwrap_or_default())
+fn rdata_read_impl(path: &str, objects: Nullable<Vec<String>>, stream_name: &str, max_depth: i32) -> Robj {
+    let wanted = match objects {
+        Nullable::NotNull(v) => Some(v),
+        Nullable::Null => None,
     };
-    // an RDS stream's one object comes with an empty name: always decoded
-    let mut filter = |name: &[u8]| match &wanted {
-        _ if name.is_empty() => true,
-        None => true,
-        Some(w) => w.iter().any(|n| n.as_bytes() == name),
-    };
-    // parse, then check that what will be built is safe to hand to R
-    let mut doc = match job::run("Reading", || {
-        let doc = rdarrow_core::read_file_filtered(path, &options(max_depth), &mut filter)?;
-        for (name, obj) in doc.objects() {
-            if name.contains(&0) {
-                let shown = String::from_utf8_lossy(&name).replace('\0', "\\0");
-                return Err(rdarrow_core::Error::corrupt("the object's name holds an embedded NUL byte, which R strings cannot hold").in_object(&shown));
-            }
-            if name.is_empty() || filter(&name) {
-                rdarrow_core::validate::check_for_r(obj, &doc.refs).map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
-            }
-        }
-        Ok::<_, rdarrow_core::Error>(doc)
-    }) {
+    let opts = options(max_depth);
+    let (doc, objs) = match job::run("Reading", || rdarrow_core::read_for_r(path, wanted.as_deref(), stream_name, &opts)) {
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };
-    let is_rds = !matches!(doc.container, rdarrow_core::Container::RData { .. });
-    let all_names: Vec<String> = doc.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
-    if let Some(w) = &wanted {
-        if !is_rds {
-            let missing: Vec<&String> = w.iter().filter(|n| !all_names.contains(n)).collect();
-            if !missing.is_empty() {
-                let e = rdarrow_core::Error::usage(format!(
-                    "object(s) {} not found in the file; it holds: {}",
-                    missing.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", "),
-                    if all_names.is_empty() { "nothing".to_string() } else { all_names.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ") }
-                ));
-                return error_value(&e);
-            }
-        }
-    }
-    let objs = doc.take_objects();
     let builder = RBuilder { refs: &doc.refs, native_encoding: doc.header.native_encoding.as_deref(), header: Some(&doc.header) };
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
     for (name, mut obj) in objs {
-        if !is_rds && !filter(&name) {
-            continue;
-        }
-        let name_s = String::from_utf8_lossy(&name).into_owned();
-        if builder.plain(&obj) {
+        let built = if builder.plain(&obj) {
             match unsafe { builder.build(&mut obj) } {
-                Ok(sexp) => {
-                    values.push(unsafe { Robj::from_sexp(sexp) });
-                    fallback.push(false);
-                }
-                Err(BuildError::Fallback) => {
-                    return error_value(&rdarrow_core::Error::limit("object too deeply nested to build").in_object(&name_s))
-                }
-                Err(BuildError::Engine(e)) => return error_value(&e.in_object(&name_s)),
+                Ok(sexp) => Ok((unsafe { Robj::from_sexp(sexp) }, false)),
+                Err(BuildError::Fallback) => Err(rdarrow_core::Error::limit_of(LimitKind::Depth, "object too deeply nested to build")),
+                Err(BuildError::Engine(e)) => Err(e),
             }
         } else {
-            match rdarrow_core::object_to_rds(&doc, &obj) {
-                Ok(bytes) => {
-                    values.push(Raw::from_bytes(&bytes).into());
-                    fallback.push(true);
-                }
-                Err(e) => return error_value(&e.in_object(&name_s)),
+            rdarrow_core::object_to_rds(&doc, &obj).map(|bytes| (Raw::from_bytes(&bytes).into(), true))
+        };
+        match built {
+            Ok((value, fell_back)) => {
+                values.push(value);
+                fallback.push(fell_back);
+                names.push(name);
             }
+            Err(e) => return error_value(&e.in_object(&name)),
         }
-        names.push(name_s);
     }
-    list!(values = List::from_values(values), fallback = fallback, names = names, is_rds = is_rds).into()
+    list!(values = List::from_values(values), fallback = fallback, names = names).into()
 }
 
 /// Parse a file completely without building R objects; returns the size of
@@ -143,7 +104,8 @@ fn rdata_read_impl(path: &str, objects: Robj, max_depth: i32) -> Robj {
 /// @noRd
 #[extendr]
 fn rdata_parse_impl(path: &str, max_depth: i32) -> Robj {
-    match job::run("Parsing", || rdarrow_core::read_file(path, &options(max_depth))) {
+    let opts = options(max_depth);
+    match job::run("Parsing", || rdarrow_core::read_file(path, &opts)) {
         Ok(doc) => (doc.stream_len as f64).into(),
         Err(e) => error_value(&e),
     }
@@ -170,7 +132,8 @@ fn rdata_decompressed_impl(path: &str) -> Robj {
 }
 
 fn read_doc(path: &str, max_depth: i32) -> std::result::Result<Document, Robj> {
-    job::run("Reading", || rdarrow_core::read_file(path, &options(max_depth))).map_err(|e| error_value(&e))
+    let opts = options(max_depth);
+    job::run("Reading", || rdarrow_core::read_file(path, &opts)).map_err(|e| error_value(&e))
 }
 
 /// Parse a file and serialize it again, uncompressed, in its own format.
@@ -314,6 +277,25 @@ fn rdata_to_dataset_impl(files: Vec<String>, path: &str, partitioning: Vec<Strin
     dataset::to_dataset(files, path, partitioning, format, object, default_tz, max_depth)
 }
 
+/// The engine's node-type table: every code, named as R's sources name it.
+/// @noRd
+#[extendr]
+fn sxp_codes_impl() -> Robj {
+    let codes: Vec<i32> = rdarrow_core::tree::sxp::ALL.iter().map(|&(_, c)| c as i32).collect();
+    let names: Vec<&str> = rdarrow_core::tree::sxp::ALL.iter().map(|&(n, _)| n).collect();
+    let mut v: Robj = codes.into();
+    let _ = v.set_names(names);
+    v
+}
+
+/// The flags word the engine packs for a node.
+/// @noRd
+#[extendr]
+fn pack_flags_impl(sxptype: i32, levels: i32, object: bool, attr: bool, tag: bool) -> i32 {
+    let flags = rdarrow_core::tree::Flags { levels: levels as u16, object };
+    rdarrow_core::tree::pack(sxptype as u8, flags, attr, tag)
+}
+
 extendr_module! {
     mod rdarrow;
     fn rdarrow_engine_version;
@@ -335,4 +317,6 @@ extendr_module! {
     fn stream_to_df_impl;
     fn new_stream_impl;
     fn rdata_to_dataset_impl;
+    fn sxp_codes_impl;
+    fn pack_flags_impl;
 }

@@ -22,7 +22,8 @@
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
 use rdarrow_core::layout::{Layout, StringItem, StringSource};
-use rdarrow_core::tree::Flags;
+use rdarrow_core::tree::levels::UNWRITTEN_CHARSXP_BITS;
+use rdarrow_core::tree::{pack, sxp, Flags, SpecialValue};
 use rdarrow_core::write::Emit;
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
@@ -60,42 +61,25 @@ extern "C" {
     static R_UnboundValue: SEXP;
 }
 
-// node types and flag bits (R's serialize.c)
-const SYMSXP: c_int = 1;
-const LISTSXP: c_int = 2;
-const LANGSXP: c_int = 6;
-const CHARSXP: c_int = 9;
-const LGLSXP: c_int = 10;
-const INTSXP: c_int = 13;
-const REALSXP: c_int = 14;
-const CPLXSXP: c_int = 15;
-const STRSXP: c_int = 16;
-const VECSXP: c_int = 19;
-const EXPRSXP: c_int = 20;
-const RAWSXP: c_int = 24;
-const S4SXP: c_int = 25;
-const NILVALUE_SXP: i32 = 254;
-const GLOBALENV_SXP: i32 = 253;
-const UNBOUNDVALUE_SXP: i32 = 252;
-const MISSINGARG_SXP: i32 = 251;
-const BASENAMESPACE_SXP: i32 = 247;
-const EMPTYENV_SXP: i32 = 242;
-const BASEENV_SXP: i32 = 241;
-const ALTREP_SXP: i32 = 238;
-/// CHARSXP levels R never writes: the cache and hash-set bits.
+/// sxp::CHAR levels R never writes: the cache and hash-set bits.
 const CHARSXP_UNWRITTEN_LEVELS: c_int = (1 << 5) | 1;
 /// Deeper nesting goes through R's serializer (which checks its stack).
 const MAX_DEPTH: usize = 2000;
 
-/// The flags word R writes before node `kind` (the engine's packing; R's
-/// levels are the node's 16 general-purpose bits).
-fn pack_flags(kind: c_int, levs: c_int, is_object: bool, has_attr: bool, has_tag: bool) -> i32 {
-    rdarrow_core::write::pack(kind as u8, Flags { levels: levs as u16, object: is_object }, has_attr, has_tag)
+/// The node type of `x`, as the engine's table (`sxp`) names it.
+unsafe fn node_type(x: SEXP) -> u8 {
+    type_of(x) as u8
 }
 
-/// The flags word R writes for CHARSXP `c`.
+/// The flags word R writes before node `kind` (R's levels are the node's
+/// 16 general-purpose bits).
+fn pack_flags(kind: u8, levs: c_int, is_object: bool, has_attr: bool, has_tag: bool) -> i32 {
+    pack(kind, Flags { levels: levs as u16, object: is_object }, has_attr, has_tag)
+}
+
+/// The flags word R writes for sxp::CHAR `c`.
 unsafe fn charsxp_flags(c: SEXP) -> i32 {
-    pack_flags(CHARSXP, levels(c) & !CHARSXP_UNWRITTEN_LEVELS, false, false, false)
+    pack_flags(sxp::CHAR, levels(c) & !CHARSXP_UNWRITTEN_LEVELS, false, false, false)
 }
 
 /// A character vector's elements, read in place.
@@ -163,11 +147,11 @@ unsafe fn borrowed<'a, T>(s: SEXP, n: usize) -> &'a [T] {
 /// serialized-class attribute: class symbol, package symbol, type).
 unsafe fn altrep_class(s: SEXP) -> Option<(String, String)> {
     let info = ATTRIB(TAG(s));
-    if type_of(info) != LISTSXP || type_of(CDR(info)) != LISTSXP {
+    if node_type(info) != sxp::LIST || node_type(CDR(info)) != sxp::LIST {
         return None;
     }
     let name_of = |sym: SEXP| -> Option<String> {
-        if type_of(sym) != SYMSXP {
+        if node_type(sym) != sxp::SYM {
             return None;
         }
         let p = PRINTNAME(sym);
@@ -186,7 +170,7 @@ fn is_wrapper(class: &str) -> bool {
 /// would give (an expanded compact sequence's buffer, a wrapper's wrapped
 /// vector, or an unexpanded compact sequence's rule). `None` for other
 /// ALTREP classes, whose data would have to be materialized by R.
-unsafe fn values_of<'a>(s: SEXP, kind: c_int, n: usize) -> Option<Values<'a>> {
+unsafe fn values_of<'a>(s: SEXP, kind: u8, n: usize) -> Option<Values<'a>> {
     if ALTREP(s) != 0 {
         let (class, package) = altrep_class(s)?;
         if package != "base" {
@@ -194,7 +178,7 @@ unsafe fn values_of<'a>(s: SEXP, kind: c_int, n: usize) -> Option<Values<'a>> {
         }
         if is_wrapper(&class) {
             let wrapped = R_altrep_data1(s);
-            if type_of(wrapped) != kind || XLENGTH(wrapped) as usize != n {
+            if node_type(wrapped) != kind || XLENGTH(wrapped) as usize != n {
                 return None;
             }
             return values_of(wrapped, kind, n);
@@ -204,7 +188,7 @@ unsafe fn values_of<'a>(s: SEXP, kind: c_int, n: usize) -> Option<Values<'a>> {
         }
         let expanded = R_altrep_data2(s);
         if expanded != R_NilValue {
-            return if type_of(expanded) == kind && ALTREP(expanded) == 0 && XLENGTH(expanded) as usize == n {
+            return if node_type(expanded) == kind && ALTREP(expanded) == 0 && XLENGTH(expanded) as usize == n {
                 values_of(expanded, kind, n)
             } else {
                 None
@@ -212,7 +196,7 @@ unsafe fn values_of<'a>(s: SEXP, kind: c_int, n: usize) -> Option<Values<'a>> {
         }
         // (length, first, step) as doubles
         let info = R_altrep_data1(s);
-        if type_of(info) != REALSXP || XLENGTH(info) != 3 {
+        if node_type(info) != sxp::REAL || XLENGTH(info) != 3 {
             return None;
         }
         let v = borrowed::<f64>(info, 3);
@@ -220,16 +204,16 @@ unsafe fn values_of<'a>(s: SEXP, kind: c_int, n: usize) -> Option<Values<'a>> {
             return None;
         }
         return match kind {
-            INTSXP => Some(Values::IntSequence { first: v[1] as i32, step: v[2] as i32 }),
-            REALSXP => Some(Values::RealSequence { first: v[1], step: v[2] }),
+            sxp::INT => Some(Values::IntSequence { first: v[1] as i32, step: v[2] as i32 }),
+            sxp::REAL => Some(Values::RealSequence { first: v[1], step: v[2] }),
             _ => None,
         };
     }
     Some(match kind {
-        LGLSXP | INTSXP => Values::Ints(borrowed(s, n)),
-        REALSXP => Values::Doubles(borrowed(s, n)),
-        CPLXSXP => Values::Doubles(borrowed(s, 2 * n)),
-        RAWSXP => Values::Bytes(borrowed(s, n)),
+        sxp::LGL | sxp::INT => Values::Ints(borrowed(s, n)),
+        sxp::REAL => Values::Doubles(borrowed(s, n)),
+        sxp::CPLX => Values::Doubles(borrowed(s, 2 * n)),
+        sxp::RAW => Values::Bytes(borrowed(s, n)),
         _ => Values::Elements(s),
     })
 }
@@ -237,17 +221,19 @@ unsafe fn values_of<'a>(s: SEXP, kind: c_int, n: usize) -> Option<Values<'a>> {
 impl<'a> Walk<'a> {
     /// Special objects R writes as a code of their own.
     unsafe fn special(s: SEXP) -> Option<i32> {
+        if s == R_NilValue {
+            return Some(sxp::NILVALUE as i32);
+        }
         [
-            (R_NilValue, NILVALUE_SXP),
-            (R_EmptyEnv, EMPTYENV_SXP),
-            (R_BaseEnv, BASEENV_SXP),
-            (R_GlobalEnv, GLOBALENV_SXP),
-            (R_UnboundValue, UNBOUNDVALUE_SXP),
-            (R_MissingArg, MISSINGARG_SXP),
-            (R_BaseNamespace, BASENAMESPACE_SXP),
+            (R_EmptyEnv, SpecialValue::EmptyEnv),
+            (R_BaseEnv, SpecialValue::BaseEnv),
+            (R_GlobalEnv, SpecialValue::GlobalEnv),
+            (R_UnboundValue, SpecialValue::UnboundValue),
+            (R_MissingArg, SpecialValue::MissingArg),
+            (R_BaseNamespace, SpecialValue::BaseNamespace),
         ]
         .into_iter()
-        .find_map(|(object, code)| (object == s).then_some(code))
+        .find_map(|(object, value)| (object == s).then_some(value.code() as i32))
     }
 
     /// Write `s` as R's `WriteItem` does; `None` when it holds something
@@ -264,29 +250,29 @@ impl<'a> Walk<'a> {
                 self.out.int(code);
                 return Some(());
             }
-            let kind = type_of(s);
-            if kind == SYMSXP {
+            let kind = node_type(s);
+            if kind == sxp::SYM {
                 if let Some(&index) = self.symbols.get(&(s as usize)) {
                     self.out.reference(index).ok()?;
                 } else {
                     let index = self.symbols.len() as u32 + 1;
                     self.symbols.insert(s as usize, index);
-                    self.out.int(SYMSXP);
+                    self.out.int(sxp::SYM as i32);
                     self.item(PRINTNAME(s), depth + 1)?;
                 }
                 return Some(());
             }
             let has_tag = match kind {
-                LISTSXP | LANGSXP => TAG(s) != R_NilValue,
-                CHARSXP | LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | EXPRSXP | RAWSXP | S4SXP => false,
+                sxp::LIST | sxp::LANG => TAG(s) != R_NilValue,
+                sxp::CHAR | sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::VEC | sxp::EXPR | sxp::RAW | sxp::S4 => false,
                 _ => return None,
             };
             let attrib = ATTRIB(s);
-            let has_attr = kind != CHARSXP && attrib != R_NilValue;
-            let levs = if kind == CHARSXP { levels(s) & !CHARSXP_UNWRITTEN_LEVELS } else { levels(s) };
+            let has_attr = kind != sxp::CHAR && attrib != R_NilValue;
+            let levs = if kind == sxp::CHAR { levels(s) & !CHARSXP_UNWRITTEN_LEVELS } else { levels(s) };
             self.out.int(pack_flags(kind, levs, object_bit(s) != 0, has_attr, has_tag));
             match kind {
-                LISTSXP | LANGSXP => {
+                sxp::LIST | sxp::LANG => {
                     if has_attr {
                         self.item(attrib, depth + 1)?;
                     }
@@ -298,7 +284,7 @@ impl<'a> Walk<'a> {
                     s = CDR(s);
                     continue;
                 }
-                CHARSXP => {
+                sxp::CHAR => {
                     if s == R_NaString {
                         self.out.int(-1);
                     } else {
@@ -309,7 +295,7 @@ impl<'a> Walk<'a> {
                         }
                     }
                 }
-                LGLSXP | INTSXP | REALSXP | CPLXSXP | RAWSXP | STRSXP | VECSXP | EXPRSXP => {
+                sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW | sxp::STR | sxp::VEC | sxp::EXPR => {
                     let n = XLENGTH(s) as usize;
                     self.out.length(n as u64).ok()?;
                     self.values(values_of(s, kind, n)?, n, depth)?;
@@ -331,7 +317,7 @@ impl<'a> Walk<'a> {
             Values::Bytes(v) => self.out.bytes(v),
             Values::IntSequence { first, step } => self.out.int_sequence(first, step, n),
             Values::RealSequence { first, step } => self.out.real_sequence(first, step, n),
-            Values::Elements(v) if type_of(v) == STRSXP => {
+            Values::Elements(v) if node_type(v) == sxp::STR => {
                 if n > 0 {
                     let strings = RStrings { elements: STRING_PTR_RO(v), count: n, na: R_NaString, na_flags: charsxp_flags(R_NaString) };
                     self.out.strings(Arc::new(strings));
@@ -355,7 +341,7 @@ impl<'a> Walk<'a> {
             return None;
         }
         let info = ATTRIB(TAG(s));
-        let flags = pack_flags(ALTREP_SXP, levels(s), object_bit(s) != 0, false, false);
+        let flags = pack_flags(sxp::ALTREP, levels(s), object_bit(s) != 0, false, false);
         if class == "compact_intseq" || class == "compact_realseq" {
             // state: the (length, start, step) doubles
             self.out.int(flags);
@@ -365,7 +351,7 @@ impl<'a> Walk<'a> {
             // state: CONS(wrapped object, metadata)
             self.out.int(flags);
             self.item(info, depth + 1)?;
-            self.out.int(pack_flags(LISTSXP, 0, false, false, false));
+            self.out.int(pack_flags(sxp::LIST, 0, false, false, false));
             self.item(R_altrep_data1(s), depth + 1)?;
             self.item(R_altrep_data2(s), depth + 1)?;
         } else {

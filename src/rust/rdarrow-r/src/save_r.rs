@@ -9,7 +9,7 @@ use crate::from_arrow::WriteOpts;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_Serialize, R_outpstream_st, R_pstream_format_t, Rboolean, SEXP};
 use rdarrow_core::parallel::ParallelCompressor;
-use rdarrow_core::{Error, ErrorKind, WritebackFile};
+use rdarrow_core::{Container, Error, ErrorKind, Format, WritebackFile};
 use std::io::{BufWriter, Write};
 use std::os::raw::{c_int, c_void};
 
@@ -91,15 +91,18 @@ fn io_error(e: std::io::Error) -> Error {
 /// Serialize `object` (the pairlist `save()` writes, or the one object of
 /// an `.rds`) into `file`, atomically. Main thread only.
 fn write_serialized(object: &Robj, file: &str, o: &WriteOpts) -> Result<(), Error> {
-    let (format, letter) = if o.ascii { (R_pstream_format_t::R_pstream_ascii_format, b'A') } else { (R_pstream_format_t::R_pstream_xdr_format, b'X') };
+    let (format, engine_format) = if o.ascii {
+        (R_pstream_format_t::R_pstream_ascii_format, Format::Ascii)
+    } else {
+        (R_pstream_format_t::R_pstream_xdr_format, Format::Xdr)
+    };
     crate::job::watch_interrupts();
     rdarrow_core::atomic_write(std::path::Path::new(file), |f| {
         let out = ParallelCompressor::new(BufWriter::with_capacity(1 << 20, f), o.compression, o.level, o.threads)
             .map_err(|e| Error::io(&e, "cannot start compression"))?;
         let mut sink = Sink { out, failure: None, written: 0, progress: crate::job::Progress::for_session("Writing") };
-        if !o.rds {
-            // save()'s magic: RDX3 / RDA3 (or version 2), then a line end
-            sink.out.write_all(&rdata_magic(letter, o.version)).map_err(io_error)?;
+        if let Some(magic) = container(o, engine_format).magic() {
+            sink.out.write_all(&magic).map_err(io_error)?;
         }
         let mut stream = std::mem::MaybeUninit::<R_outpstream_st>::zeroed();
         let completed = unsafe {
@@ -151,14 +154,18 @@ fn r_header(version: i32) -> Result<Vec<u8>, Error> {
     Ok(bytes[..bytes.len().saturating_sub(4)].to_vec())
 }
 
-/// `save()`'s magic: `RDX3` / `RDA3` (or version 2), then a line end.
-fn rdata_magic(format_letter: u8, version: i32) -> [u8; 5] {
-    [b'R', b'D', format_letter, b'0' + version as u8, b'\n']
+/// What wraps the stream: a `save()` file's magic, or nothing for `.rds`.
+fn container(o: &WriteOpts, format: Format) -> Container {
+    if o.rds {
+        Container::Stream
+    } else {
+        Container::rdata(format, o.version)
+    }
 }
 
 /// The container magic (for `save()` files) and R's header.
 fn stream_prefix(o: &WriteOpts) -> Result<Vec<u8>, Error> {
-    let mut prefix = if o.rds { Vec::new() } else { rdata_magic(b'X', o.version).to_vec() };
+    let mut prefix = container(o, Format::Xdr).magic().map(|m| m.to_vec()).unwrap_or_default();
     prefix.extend(r_header(o.version)?);
     Ok(prefix)
 }

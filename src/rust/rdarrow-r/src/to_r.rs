@@ -283,7 +283,7 @@ impl<'d> RBuilder<'d> {
                 x
             }
             VectorData::Skipped { .. } => {
-                return Err(BuildError::Engine(Error::usage("internal: this object's payload was skipped")))
+                return Err(BuildError::Engine(Error::internal("this object's payload was skipped")))
             }
         };
         // the payload now lives in R: release ours

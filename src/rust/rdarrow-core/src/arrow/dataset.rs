@@ -36,7 +36,7 @@ use super::ipc::{write_ipc_file, IpcCompression, IpcFormat};
 use super::{table_from_object, ArrowTable, ColumnRef, TableOptions};
 use crate::error::{Error, Result};
 use crate::tree::{set_attribute, RObject};
-use crate::{Container, Document, ReadOptions};
+use crate::{Document, ReadOptions};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray, UInt32Array};
@@ -308,7 +308,7 @@ fn write_all(
         let before = out.written.len();
         let mut file_rows = 0u64;
         let mut doc = read_input(path, opts).map_err(|e| in_file(e, &label))?;
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = crate::stream_object_name(path);
         let selected = select_objects(&mut doc, opts.object.as_deref(), &stem).map_err(|e| in_file(e, &label))?;
         for (name, mut obj) in selected {
             let at = |e: Error| if name.is_empty() { e } else { e.in_object(&name) };
@@ -348,48 +348,17 @@ fn in_file(mut e: Error, label: &str) -> Error {
 }
 
 fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
-    let wanted = opts.object.clone();
-    // an .rds stream offers its one object with an empty name
-    let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
-    crate::read_file_filtered(path, &opts.read, &mut filter)
+    crate::read_file_filtered(path, &opts.read, &mut crate::Wanted::one(opts.object.as_deref()))
 }
 
 fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
     obj.inherits(&doc.refs, "data.frame")
 }
 
-/// The objects an input contributes: the named one, or every data frame
-/// (an `.rds` file's one object, named `stream_name` as R names it).
+/// The objects an input contributes (see [`Document::choose_frames`]).
 fn select_objects(doc: &mut Document, wanted: Option<&str>, stream_name: &str) -> Result<Vec<(String, RObject)>> {
-    let is_rds = !matches!(doc.container, Container::RData { .. });
-    let objs: Vec<(String, RObject)> =
-        doc.take_objects().into_iter().map(|(n, o)| (String::from_utf8_lossy(&n).into_owned(), o)).collect();
-    let list = |v: &[String]| {
-        if v.is_empty() {
-            "nothing".to_string()
-        } else {
-            v.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
-        }
-    };
-    if is_rds {
-        return Ok(objs.into_iter().take(1).map(|(_, o)| (stream_name.to_string(), o)).collect());
-    }
-    let names: Vec<String> = objs.iter().map(|(n, _)| n.clone()).collect();
-    if let Some(w) = wanted {
-        let found: Vec<(String, RObject)> = objs.into_iter().filter(|(n, _)| n == w).take(1).collect();
-        if found.is_empty() {
-            return Err(Error::usage(format!("object '{w}' not found in the file; it holds: {}", list(&names))));
-        }
-        return Ok(found);
-    }
-    let frames: Vec<(String, RObject)> = objs.into_iter().filter(|(_, o)| is_data_frame(o, doc)).collect();
-    if frames.is_empty() {
-        return Err(Error::usage(format!(
-            "the file holds no data frame; choose an object by name among: {}",
-            list(&names)
-        )));
-    }
-    Ok(frames)
+    let at = doc.choose_frames(wanted, stream_name)?;
+    Ok(doc.take_objects_at(&at, stream_name))
 }
 
 /// Replace character row names by compact ones (a dataset's rows have no

@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 use crate::input::Format;
-use crate::read::{Container, StreamHeader};
+use crate::header::{Container, StreamHeader};
 use crate::tree::*;
 use crate::Document;
 use crate::build::ObjectMaker;
