@@ -91,14 +91,31 @@ echo "==> $(cargo --version), $(rustc --version)"
 # --- Python with pyarrow (the tests check what Arrow consumers see) ---------
 # A virtual environment of Debian's Python (which has the shared libpython
 # that R's reticulate embeds), in .venv/ of the repository. The tests point
-# RETICULATE_PYTHON at it.
+# RETICULATE_PYTHON at it. pyarrow is pinned to the release whose libarrow
+# the arrow R package below is built against: a process that loads arrow R
+# and another pyarrow crashes.
+pyarrow_version=25.0.1
 venv="$(pwd)/.venv"
-if ! "$venv/bin/python" -c 'import pyarrow, polars' >/dev/null 2>&1; then
-  echo "==> Python environment with pyarrow in $venv"
+if ! "$venv/bin/python" -c "import pyarrow, polars; assert pyarrow.__version__ == '$pyarrow_version'" >/dev/null 2>&1; then
+  echo "==> Python environment with pyarrow $pyarrow_version in $venv"
   /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check pyarrow polars
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "pyarrow==$pyarrow_version" polars
 else
-  echo "==> Python environment: pyarrow present in $venv"
+  echo "==> Python environment: pyarrow $pyarrow_version present in $venv"
+fi
+
+# --- The arrow and nanoarrow R packages (what arrow R users see) -------------
+# CRAN is not reachable here: both are built from the sources in
+# ../shared/arrow-r against the libarrow inside the venv's pyarrow, into
+# .venv/r-lib (beside that libarrow, which they load); tools/test.sh puts
+# that library on R's path. Test-only: they stay in Suggests.
+arrow_r="$(pwd)/../shared/arrow-r/install.sh"
+if [ -f "$arrow_r" ]; then
+  echo "==> arrow and nanoarrow R packages in $venv/r-lib"
+  mkdir -p "$venv/r-lib"
+  bash "$arrow_r" "$venv/r-lib" "$venv/bin/python"
+else
+  echo "==> $arrow_r not found: the tests that need the arrow R package will skip"
 fi
 
 # --- Build and install ---------------------------------------------------------

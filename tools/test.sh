@@ -38,6 +38,12 @@ if [ -z "${RETICULATE_PYTHON:-}" ] && [ -x "$root/.venv/bin/python" ]; then
 fi
 echo "==> RETICULATE_PYTHON=${RETICULATE_PYTHON:-<unset>}"
 
+# The arrow and nanoarrow R packages built by tools/setup.sh.
+if [ -d "$root/.venv/r-lib" ]; then
+  export R_LIBS="$root/.venv/r-lib${R_LIBS:+:$R_LIBS}"
+fi
+echo "==> R_LIBS=${R_LIBS:-<unset>}"
+
 echo "==> cargo test --release -p rdarrow-core"
 cargo test --release --manifest-path src/rust/Cargo.toml -p rdarrow-core
 

@@ -6,16 +6,14 @@ use libfuzzer_sys::fuzz_target;
 use rdarrow_core::{altrep, read_bytes, summary, write_document, RObject, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
-    // the decoding memory limit a user would set (options(rdarrow.max_memory)),
-    // below libFuzzer's malloc limit
-    rdarrow_core::read::set_max_decoded_bytes(1 << 30);
-    let opts = ReadOptions { max_depth: 500, ..Default::default() };
+    // a decoding memory limit below libFuzzer's malloc limit
+    let opts = ReadOptions { max_depth: 500, max_memory: Some(1 << 30), ..Default::default() };
     let Ok(doc) = read_bytes(data.to_vec(), &opts) else { return };
     let _ = write_document(&doc, Vec::new());
     let _ = summary::describe(&doc);
     for (_, obj) in doc.objects() {
         if let RObject::Altrep(a) = obj {
-            let _ = altrep::expand(a, &doc.refs);
+            let _ = altrep::expand_within(a, &doc.refs, 1 << 30);
         }
     }
 });

@@ -629,7 +629,7 @@ mod tests {
         v.extend_from_slice(raw);
         (0..ints.len() as i32).for_each(|i| v.extend_from_slice(&(7 - 2 * i).to_be_bytes()));
         (0..ints.len()).for_each(|i| v.extend_from_slice(&(0.5 + i as f64).to_bits().to_be_bytes()));
-        v.extend_from_slice(&254i32.to_be_bytes());
+        v.extend_from_slice(&(crate::tree::sxp::NILVALUE as i32).to_be_bytes());
         v
     }
 
@@ -658,7 +658,7 @@ mod tests {
         l.bytes(raw);
         l.int_sequence(7, -2, ints.len());
         l.real_sequence(0.5, 1.0, ints.len());
-        l.int(254);
+        l.int(crate::tree::sxp::NILVALUE as i32);
         l.finish(2)
     }
 

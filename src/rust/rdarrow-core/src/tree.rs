@@ -913,3 +913,47 @@ pub fn remove_attribute(attrs: &mut Option<RObject>, name: &[u8], refs: &RefTabl
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_named_once() {
+        let mut codes: Vec<u8> = sxp::ALL.iter().map(|&(_, c)| c).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), sxp::ALL.len());
+        for s in SpecialValue::ALL {
+            assert_eq!(SpecialValue::from_code(s.code()), Some(s));
+            assert!(sxp::ALL.iter().any(|&(_, c)| c == s.code()));
+        }
+    }
+
+    #[test]
+    fn flags_words_unpack_to_what_was_packed() {
+        for (t, levels, object, has_attr, has_tag) in [(sxp::INT, 0, false, true, false), (sxp::CHAR, levels::UTF8, false, false, false), (sxp::LIST, 0xffff, true, true, true)] {
+            let w = pack(t, Flags { levels, object }, has_attr, has_tag);
+            assert_eq!(unpack(w), NodeWord { sxptype: t, flags: Flags { levels, object }, has_attr, has_tag });
+        }
+        // a factor (INTSXP, object bit, attributes) as R writes it: 0x313
+        assert_eq!(pack(sxp::INT, Flags { levels: 0, object: true }, true, false), 0x313);
+        // an ASCII CHARSXP: 0x40009
+        assert_eq!(pack(sxp::CHAR, Flags { levels: levels::ASCII, object: false }, false, false), 0x40009);
+    }
+
+    #[test]
+    fn references_pack_while_their_index_fits() {
+        assert_eq!(pack_reference(1), Some(0x1ff));
+        assert_eq!(unpack_reference(0x1ff), 1);
+        assert_eq!(pack_reference(word::MAX_PACKED_REF).map(unpack_reference), Some(word::MAX_PACKED_REF));
+        assert_eq!(pack_reference(word::MAX_PACKED_REF + 1), None);
+    }
+
+    #[test]
+    fn na_patterns_are_told_apart_from_nan() {
+        assert!(na::is_na_real(na::real()));
+        assert!(!na::is_na_real(f64::from_bits(na::NAN_BITS)));
+        assert!(!na::is_na_real(1.0));
+    }
+}
