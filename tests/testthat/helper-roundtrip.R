@@ -3,7 +3,7 @@
 # own load()/readRDS()/unserialize(), and compare against read_rdata().
 
 # ---------------------------------------------------------------------------
-# Temporary files
+# Files
 
 # A fresh temporary directory, removed when `envir` (the calling test or
 # function frame) exits.
@@ -20,6 +20,17 @@ local_tempfile <- function(fileext = "", envir = parent.frame()) {
   f <- tempfile("rdarrow-", fileext = fileext)
   do.call(on.exit, list(substitute(unlink(f), list(f = f)), add = TRUE), envir = envir)
   f
+}
+
+# All the bytes of a file.
+file_bytes <- function(file) readBin(file, "raw", file.size(file))
+
+# load() a file into a new environment; returns the named list of objects,
+# in the order load() gives them.
+load_objects <- function(file) {
+  e <- new.env(parent = emptyenv())
+  nms <- load(file, envir = e)
+  stats::setNames(lapply(nms, get, envir = e, inherits = FALSE), nms)
 }
 
 # ---------------------------------------------------------------------------
@@ -154,16 +165,9 @@ file_kind <- function(file) {
 # a raw serialize() stream), named as read_rdata() names things.
 reference_read <- function(file, kind = file_kind(file)) {
   switch(kind,
-    rdata = {
-      e <- new.env(parent = emptyenv())
-      nms <- load(file, envir = e)
-      out <- lapply(nms, function(nm) get(nm, envir = e, inherits = FALSE))
-      names(out) <- nms
-      out
-    },
+    rdata = load_objects(file),
     rds = stats::setNames(list(readRDS(file)), rds_base_name(file)),
-    stream = stats::setNames(list(unserialize(readBin(file, "raw", file.size(file)))),
-                             rds_base_name(file))
+    stream = stats::setNames(list(unserialize(file_bytes(file))), rds_base_name(file))
   )
 }
 
@@ -308,8 +312,14 @@ expect_roundtrip <- function(objs, ...) {
   expect_variants_same_as_load(v)
 }
 
-# The bits of a double vector, for NA/NaN payload and -0 checks.
-double_bits <- function(x) writeBin(as.double(x), raw(), endian = "little")
+# The bits of a double vector, for NA/NaN payload and -0 checks: classes
+# and other attributes are dropped first (so an integer64 vector gives its
+# stored bits, not its values converted to double).
+double_bits <- function(x) {
+  x <- unclass(x)
+  attributes(x) <- NULL
+  writeBin(as.double(x), raw(), endian = "little")
+}
 
 # A closure with the global environment, built from source text, with or
 # without srcref.
@@ -330,4 +340,71 @@ altrep_class <- function(x) {
   # ALTREP_SXP flags, LISTSXP flags, SYMSXP flags, CHARSXP flags, length
   len <- int_at(pos + 16L)
   rawToChar(s[(pos + 20L):(pos + 19L + len)])
+}
+
+# ---------------------------------------------------------------------------
+# Listings (rdata_objects())
+
+# class(x) collapsed with "/". R refuses class() of a bare CHARSXP ("cannot
+# have attributes on a CHARSXP"): it can have no class attribute, and R's
+# implicit class of a type with no implicit class of its own (everything but
+# vectors with dimensions, numbers, functions, symbols, calls, pairlists and
+# lists) is the name typeof() gives it, so that is what it is taken to be.
+r_class <- function(x) {
+  if (identical(typeof(x), "char")) return(typeof(x))
+  paste(class(x), collapse = "/")
+}
+
+# What rdata_objects() should say about a named list of objects, computed
+# with R: class() collapsed with "/" (see r_class()), typeof(), length()
+# (without S3 dispatch), nrow/ncol for data frames and matrices.
+expected_listing <- function(objs) {
+  dims <- function(x, which) {
+    if (identical(typeof(x), "char")) {
+      NA_real_ # is.data.frame() of a CHARSXP fails
+    } else if (is.data.frame(x)) {
+      if (which == 1L) .row_names_info(x, 2L) else length(unclass(x))
+    } else if (is.matrix(x)) {
+      dim(x)[[which]]
+    } else {
+      NA_real_
+    }
+  }
+  data.frame(
+    name = names(objs),
+    class = vapply(objs, r_class, ""),
+    type = vapply(objs, typeof, ""),
+    length = vapply(objs, function(x) {
+      # the session's own environments are saved as references: the file
+      # does not hold their bindings, so their length is unknown
+      session_env <- is.environment(x) &&
+        (identical(x, globalenv()) || identical(x, baseenv()) || isNamespace(x) ||
+         !is.null(attr(x, "name")) && startsWith(attr(x, "name"), "package:"))
+      if (session_env) NA_real_
+      else as.numeric(if (isS4(x) || is.environment(x) || identical(typeof(x), "char")) length(x)
+                      else length(unclass(x)))
+    }, 0),
+    nrow = vapply(objs, function(x) as.numeric(dims(x, 1L)), 0),
+    ncol = vapply(objs, function(x) as.numeric(dims(x, 2L)), 0),
+    stringsAsFactors = FALSE,
+    row.names = NULL
+  )
+}
+
+listing_columns <- c("name", "class", "type", "length", "nrow", "ncol", "bytes")
+
+# Compare an rdata_objects() result with expected_listing() of R's objects.
+expect_listing <- function(listing, expected, label) {
+  expect_s3_class(listing, "data.frame")
+  expect_identical(names(listing), listing_columns, label = paste(label, "columns"))
+  expect_identical(listing$name, expected$name, label = paste(label, "name"))
+  expect_identical(listing$class, expected$class, label = paste(label, "class"))
+  expect_identical(listing$type, expected$type, label = paste(label, "type"))
+  expect_true(is.numeric(listing$length) && is.numeric(listing$nrow) &&
+                is.numeric(listing$ncol) && is.numeric(listing$bytes),
+              label = paste(label, "numeric columns"))
+  expect_identical(as.numeric(listing$length), expected$length, label = paste(label, "length"))
+  expect_identical(as.numeric(listing$nrow), expected$nrow, label = paste(label, "nrow"))
+  expect_identical(as.numeric(listing$ncol), expected$ncol, label = paste(label, "ncol"))
+  expect_true(all(!is.na(listing$bytes) & listing$bytes > 0), label = paste(label, "bytes > 0"))
 }

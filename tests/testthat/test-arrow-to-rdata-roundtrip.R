@@ -114,15 +114,6 @@ rt_all_columns <- function() {
   d
 }
 
-# Save `obj` as "x" in a fresh folder; returns the .RData path.
-rt_save <- function(obj, dir) {
-  f <- file.path(dir, "src.RData")
-  e <- new.env(parent = emptyenv())
-  assign("x", obj, envir = e)
-  save(list = "x", envir = e, file = f)
-  f
-}
-
 # Read back an output file: load() (the object must be called `name`) or
 # readRDS().
 rt_read <- function(out, name = "x") {
@@ -134,7 +125,7 @@ rt_read <- function(out, name = "x") {
 # cannot partially match them.
 rt_via_ipc <- function(obj, dir, ..., sink = "out.RData", ipc_format = "file",
                        ipc_compression = "uncompressed", chunk_size = NULL) {
-  src <- rt_save(obj, dir)
+  src <- aw_save_x(obj, dir, compress = TRUE)
   ipc <- file.path(dir, "x.arrow")
   rdata_to_ipc(src, ipc, format = ipc_format, compression = ipc_compression,
                chunk_size = chunk_size)
@@ -145,7 +136,7 @@ rt_via_ipc <- function(obj, dir, ..., sink = "out.RData", ipc_format = "file",
 
 # save() -> rdata_to_arrow() -> arrow_to_rdata() -> load().
 rt_via_stream <- function(obj, dir, ..., sink = "out.RData", chunk_size = NULL) {
-  src <- rt_save(obj, dir)
+  src <- aw_save_x(obj, dir, compress = TRUE)
   out <- file.path(dir, sink)
   arrow_to_rdata(rdata_to_arrow(src, chunk_size = chunk_size), out, name = "x", ...)
   rt_read(out, "x")
@@ -153,7 +144,7 @@ rt_via_stream <- function(obj, dir, ..., sink = "out.RData", chunk_size = NULL) 
 
 # save() -> rdata_to_arrow() -> as.data.frame().
 rt_via_df <- function(obj, dir, chunk_size = NULL) {
-  src <- rt_save(obj, dir)
+  src <- aw_save_x(obj, dir, compress = TRUE)
   as.data.frame(rdata_to_arrow(src, chunk_size = chunk_size))
 }
 
@@ -170,7 +161,7 @@ test_that("every kind of object round-trips through IPC files and streams", {
   objs <- rt_objects()
   for (nm in names(objs)) {
     obj <- objs[[nm]]
-    dir <- aw_tempdir()
+    dir <- local_tempdir()
     rt_check(obj, paste(nm, "via IPC file"), function() rt_via_ipc(obj, dir, threads = 1))
     rt_check(obj, paste(nm, "via zstd IPC stream in 2-row batches, to .rds"), function() {
       rt_via_ipc(obj, dir, sink = "out.rds", ipc_format = "stream", ipc_compression = "zstd",
@@ -183,7 +174,7 @@ test_that("every kind of object round-trips through the C stream", {
   objs <- rt_objects()
   for (nm in names(objs)) {
     obj <- objs[[nm]]
-    dir <- aw_tempdir()
+    dir <- local_tempdir()
     rt_check(obj, paste(nm, "via arrow_to_rdata()"), function() rt_via_stream(obj, dir))
     rt_check(obj, paste(nm, "via arrow_to_rdata() in 2-row batches, to .rds"), function() {
       rt_via_stream(obj, dir, sink = "out.rds", chunk_size = 2, threads = 2)
@@ -195,7 +186,7 @@ test_that("every kind of object round-trips through as.data.frame(<stream>)", {
   objs <- rt_objects()
   for (nm in names(objs)) {
     obj <- objs[[nm]]
-    dir <- aw_tempdir()
+    dir <- local_tempdir()
     rt_check(obj, paste(nm, "via as.data.frame()"), function() rt_via_df(obj, dir))
     rt_check(obj, paste(nm, "via as.data.frame() in 2-row batches"), function() {
       rt_via_df(obj, dir, chunk_size = 2)
@@ -217,7 +208,7 @@ test_that("round trips hold for every compression and serialization version", {
     for (v in 2:3) {
       for (nm in names(objs)) {
         obj <- objs[[nm]]
-        dir <- aw_tempdir()
+        dir <- local_tempdir()
         lab <- sprintf("%s, compress = %s, version = %d", nm, comp, v)
         if (nm == "all_columns") {
           rt_check(obj, paste(lab, "via IPC"), function() {
@@ -236,7 +227,7 @@ test_that(".rds output round-trips for every compression and serialization versi
   obj <- rt_all_columns()
   for (comp in c("gzip", "bzip2", "xz", "none")) {
     for (v in 2:3) {
-      dir <- aw_tempdir()
+      dir <- local_tempdir()
       lab <- sprintf("compress = %s, version = %d", comp, v)
       rt_check(obj, paste("stream to .rds,", lab), function() {
         rt_via_stream(obj, dir, sink = "out.rds", compress = comp, version = v, threads = 2)
@@ -248,7 +239,7 @@ test_that(".rds output round-trips for every compression and serialization versi
 test_that("round trips hold in the ASCII format", {
   obj <- rt_all_columns()
   for (v in 2:3) {
-    dir <- aw_tempdir()
+    dir <- local_tempdir()
     rt_check(obj, sprintf("IPC, ascii, version %d", v),
              function() rt_via_ipc(obj, dir, ascii = TRUE, version = v))
     rt_check(obj, sprintf("stream to .rds, ascii, version %d, uncompressed", v),
@@ -261,7 +252,7 @@ test_that("latin1 strings come back with their text (and as UTF-8 or latin1, nev
   obj <- data.frame(x = iconv(c("caf\u00e9", "\u00fcber", "abc"), "UTF-8", "latin1"),
                     stringsAsFactors = FALSE)
   expect_identical(Encoding(obj$x), c("latin1", "latin1", "unknown"))
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   got <- rt_via_stream(obj, dir)
   expect_identical(enc2utf8(got$x), c("caf\u00e9", "\u00fcber", "abc"))
   expect_true(all(Encoding(got$x[1:2]) %in% c("UTF-8", "latin1")))
@@ -271,7 +262,7 @@ test_that("arrow_to_rdata() of a data frame writes what readRDS() and load() giv
   objs <- rt_objects()
   for (nm in names(objs)) {
     obj <- objs[[nm]]
-    dir <- aw_tempdir()
+    dir <- local_tempdir()
     rds <- file.path(dir, "x.rds")
     rt_check(obj, paste(nm, "data frame to .rds"), function() {
       arrow_to_rdata(obj, rds, threads = 1)
@@ -279,7 +270,7 @@ test_that("arrow_to_rdata() of a data frame writes what readRDS() and load() giv
     })
   }
   obj <- rt_all_columns()
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   for (v in 2:3) {
     rda <- file.path(dir, "x.RData")
     rt_check(obj, sprintf("data frame to .RData, xz, version %d", v), function() {
@@ -291,9 +282,9 @@ test_that("arrow_to_rdata() of a data frame writes what readRDS() and load() giv
 
 test_that("a data frame from arrow_to_rdata() survives a second trip", {
   obj <- rt_all_columns()
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   once <- rt_via_stream(obj, dir)
-  dir2 <- aw_tempdir()
+  dir2 <- local_tempdir()
   twice <- rt_via_stream(once, dir2)
   expect_aw_identical(twice, obj, label = "after two trips")
 })

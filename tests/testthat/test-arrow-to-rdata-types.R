@@ -8,7 +8,7 @@
 # Integers
 
 test_that("int8, int16, int32, uint8 and uint16 become integer", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     i8 = c("pa.int8()", "[1, None, -128, 127, 0, 5]"),
     i16 = c("pa.int16()", "[1, None, -32768, 32767, 0, 5]"),
@@ -26,14 +26,14 @@ test_that("int8, int16, int32, uint8 and uint16 become integer", {
 })
 
 test_that("int64 whose values all fit in an R integer becomes integer", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(i64 = c("pa.int64()", "[1, None, -2147483647, 2147483647, 0, 5]"))
   x <- aw_column(tab, "i64")
   expect_identical(x, c(1L, NA, -2147483647L, 2147483647L, 0L, 5L))
 })
 
 test_that("int64 beyond the integer range becomes bit64 integer64, exact beyond 2^53", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   skip_if_not_installed("bit64")
   tab <- aw_table(i64 = c("pa.int64()",
                           "[1, None, 2**53 + 1, -(2**62) - 1, 9223372036854775807, -9223372036854775807, 0]"))
@@ -43,12 +43,12 @@ test_that("int64 beyond the integer range becomes bit64 integer64, exact beyond 
   want <- bit64::as.integer64(c("1", NA, "9007199254740993", "-4611686018427387905",
                                 "9223372036854775807", "-9223372036854775807", "0"))
   expect_identical(as.character(x), as.character(want))
-  expect_identical(aw_bits(x), aw_bits(want))
+  expect_identical(double_bits(x), double_bits(want))
   expect_identical(is.na(x), c(FALSE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE))
 })
 
 test_that("int64 holding -2^31 (R's NA_integer_) is integer64, not integer", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   skip_if_not_installed("bit64")
   tab <- aw_table(i64 = c("pa.int64()", "[1, -2147483648, None]"))
   x <- aw_column(tab, "i64")
@@ -57,7 +57,7 @@ test_that("int64 holding -2^31 (R's NA_integer_) is integer64, not integer", {
 })
 
 test_that("int64 that fits in one batch but not in another is integer64 for all rows", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   skip_if_not_installed("bit64")
   # batches: [1, None], [], [3], [2**40, 5]
   tab <- aw_table(i64 = c("pa.int64()", "[1, None, 3, 2**40, 5]"))
@@ -67,7 +67,7 @@ test_that("int64 that fits in one batch but not in another is integer64 for all 
 })
 
 test_that("uint32 and uint64 become double", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     u32 = c("pa.uint32()", "[1, None, 4294967295, 0, 5]"),
     u64 = c("pa.uint64()", "[1, None, 18446744073709551615, 2**53, 5]")
@@ -81,7 +81,7 @@ test_that("uint32 and uint64 become double", {
 # Floating point, booleans
 
 test_that("float16, float32 and float64 become double; null is NA, NaN stays NaN, -0 and Inf kept", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     f16 = c("pa.float16()", "[1.5, None, float('nan'), -0.0, float('inf'), 65504.0]"),
     f32 = c("pa.float32()", "[1.5, None, float('nan'), -0.0, float('-inf'), 0.1]"),
@@ -105,7 +105,7 @@ test_that("float16, float32 and float64 become double; null is NA, NaN stays NaN
 })
 
 test_that("bool becomes logical, with nulls, across bit offsets", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   # 21 rows so that the slices start and end inside bitmap bytes
   tab <- aw_table(b = c("pa.bool_()", "[None if i % 5 == 0 else (i % 3 == 0) for i in range(21)]"),
                   .sizes = c(2, 0, 9, 10))
@@ -118,7 +118,7 @@ test_that("bool becomes logical, with nulls, across bit offsets", {
 # Strings and binaries
 
 test_that("utf8, large_utf8 and string_view become character (UTF-8, empty strings, NA)", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   vals <- r"(["a", None, "", "na\u00efve caf\u00e9", "\u65e5\u672c\u8a9e\u30c6\u30ad\u30b9\u30c8", "a string longer than twelve bytes"])"
   tab <- aw_table(s = c("pa.string()", vals),
                   ls = c("pa.large_string()", vals),
@@ -138,7 +138,7 @@ test_that("utf8, large_utf8 and string_view become character (UTF-8, empty strin
 })
 
 test_that("binary, large_binary, binary_view and fixed_size_binary become lists of raw (null -> NULL)", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   vals <- r"([b"abc", None, b"", b"\x00\xff\x10", b"0123456789abcdefXYZ"])"
   tab <- aw_table(b = c("pa.binary()", vals),
                   lb = c("pa.large_binary()", vals),
@@ -161,7 +161,7 @@ test_that("binary, large_binary, binary_view and fixed_size_binary become lists 
 # Dates, times, durations
 
 test_that("date32 and date64 become Date", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   vals <- "[datetime.date(1970, 1, 1), None, datetime.date(2024, 2, 29), datetime.date(1969, 12, 31), datetime.date(1900, 1, 1)]"
   tab <- aw_table(d32 = c("pa.date32()", vals), d64 = c("pa.date64()", vals))
   df <- aw_convert(tab)
@@ -171,7 +171,7 @@ test_that("date32 and date64 become Date", {
 })
 
 test_that("timestamps of every unit become POSIXct in seconds, with the zone as tzone", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   units <- list(
     s = list(py = "[1700000000, None, -1, 0]", r = c(1700000000, NA, -1, 0)),
     ms = list(py = "[1700000000500, None, -1500, 0]", r = c(1700000000.5, NA, -1.5, 0)),
@@ -201,7 +201,7 @@ test_that("timestamps of every unit become POSIXct in seconds, with the zone as 
 })
 
 test_that("sub-second units are divided into seconds exactly (value / 10^k, as arrow R does)", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   # values whose product with 1e-3 / 1e-6 / 1e-9 differs from the quotient
   ms <- c(1700000588620, 1700000257883, 44104823)
   us <- c(1700000579556327, 1700000438540986, 44104823)
@@ -227,7 +227,7 @@ test_that("sub-second units are divided into seconds exactly (value / 10^k, as a
 })
 
 test_that("time32 and time64 become hms (difftime in seconds)", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     t32s = c("pa.time32('s')", "[0, None, 3661, 86399]"),
     t32ms = c("pa.time32('ms')", "[0, None, 3661500, 86399500]"),
@@ -248,7 +248,7 @@ test_that("time32 and time64 become hms (difftime in seconds)", {
 })
 
 test_that("durations of every unit become difftime in seconds", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     ds = c("pa.duration('s')", "[1, None, -90, 3600]"),
     dms = c("pa.duration('ms')", "[1500, None, -90000, 250]"),
@@ -270,7 +270,7 @@ test_that("durations of every unit become difftime in seconds", {
 # Decimals
 
 test_that("decimal128 and decimal256 become double", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     d128 = c("pa.decimal128(10, 2)", "[D('123.45'), None, D('-0.01'), D('99999999.99'), D('0')]"),
     d256 = c("pa.decimal256(40, 5)",
@@ -290,7 +290,7 @@ test_that("decimal128 and decimal256 become double", {
 # Dictionaries
 
 test_that("dictionaries of strings become factors, for every index type", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   idx <- c("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
   cols <- lapply(idx, function(i) {
     c(sprintf("pa.dictionary(pa.%s(), pa.string())", i), r"(["b", "a", None, "c", "a", "b"])")
@@ -311,7 +311,7 @@ test_that("dictionaries of strings become factors, for every index type", {
 })
 
 test_that("ordered dictionaries become ordered factors", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(o = c("pa.dictionary(pa.int32(), pa.string(), ordered=True)",
                         r"(["lo", "hi", None, "lo", "mid"])"), .sizes = 5)
   x <- aw_column(tab, "o")
@@ -321,7 +321,7 @@ test_that("ordered dictionaries become ordered factors", {
 })
 
 test_that("a dictionary keeps unused entries as levels, in dictionary order", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(f = c("", paste0(
     "PerBatch([pa.DictionaryArray.from_arrays(pa.array([0, 2, None, 2], pa.int8()), ",
     "pa.array(['z', 'y', 'x'])).slice(1, 3)])")))
@@ -330,7 +330,7 @@ test_that("a dictionary keeps unused entries as levels, in dictionary order", {
 })
 
 test_that("the same dictionary in every batch gives the dictionary's levels", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   mk <- "pa.DictionaryArray.from_arrays(pa.array(%s, pa.int16()), pa.array(['p', 'q', 'r', 's']))"
   tab <- aw_table(f = c("", sprintf("PerBatch([%s, %s])",
                                     sprintf(mk, "[2, 0, None]"), sprintf(mk, "[1, 3, 2]"))))
@@ -339,7 +339,7 @@ test_that("the same dictionary in every batch gives the dictionary's levels", {
 })
 
 test_that("different dictionaries per batch unify to the union of all entries, unused ones kept", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   mk <- "pa.DictionaryArray.from_arrays(pa.array(%s, pa.int32()), pa.array(%s))"
   tab <- aw_table(f = c("", sprintf("PerBatch([%s, %s, %s])",
                                     sprintf(mk, "[0, None]", "['x', 'y', 'z']"),
@@ -351,13 +351,13 @@ test_that("different dictionaries per batch unify to the union of all entries, u
 })
 
 test_that("IPC streams with dictionary deltas and replacements are decoded", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   mk <- "pa.DictionaryArray.from_arrays(pa.array(%s, pa.int8()), pa.array(%s))"
   tab <- aw_table(f = c("", sprintf("PerBatch([%s, %s, %s])",
                                     sprintf(mk, "[0, 1]", "['a', 'b']"),
                                     sprintf(mk, "[2, None, 0]", "['a', 'b', 'c']"),
                                     sprintf(mk, "[0, 1]", "['z', 'a']"))))
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   ipc <- aw_write_ipc(tab, file.path(dir, "deltas.arrows"), "stream")
   st <- aw_ipc_stream_stats(ipc)
   expect_identical(st$deltas, 1L)
@@ -372,7 +372,7 @@ test_that("IPC streams with dictionary deltas and replacements are decoded", {
 })
 
 test_that("an index pointing at a null dictionary entry gives NA", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(f = c("", paste0(
     "PerBatch([pa.DictionaryArray.from_arrays(pa.array([2, 0, None, 1, 2], pa.int8()), ",
     "pa.array(['p', 'q', None]))])")))
@@ -383,7 +383,7 @@ test_that("an index pointing at a null dictionary entry gives NA", {
 })
 
 test_that("dictionaries of non-strings become the decoded values", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     di = c("", "PerBatch([pa.array([10, None, 20, 10, 30], pa.dictionary(pa.int8(), pa.int64()))])"),
     dd = c("", "PerBatch([pa.array([1.5, None, -2.0, 1.5, 1.5], pa.dictionary(pa.int16(), pa.float64()))])"),
@@ -401,7 +401,7 @@ test_that("dictionaries of non-strings become the decoded values", {
 # Nested types
 
 test_that("list, large_list, fixed_size_list, list_view and large_list_view become list columns", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   vals <- "[[1, 2], None, [], [3, None], [4, 5, 6]]"
   tab <- aw_table(
     l = c("pa.list_(pa.int32())", vals),
@@ -421,7 +421,7 @@ test_that("list, large_list, fixed_size_list, list_view and large_list_view beco
 })
 
 test_that("lists of strings and of doubles convert their elements", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     ls = c("pa.list_(pa.string())", r"([["a", None], None, [], ["\u00e9"]])"),
     ld = c("pa.list_(pa.float64())", "[[1.5, None], None, [], [float('nan')]]")
@@ -432,7 +432,7 @@ test_that("lists of strings and of doubles convert their elements", {
 })
 
 test_that("struct becomes a data-frame column", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     id = c("pa.int32()", "[1, 2, 3, 4, 5]"),
     s = c("pa.struct([('a', pa.int32()), ('b', pa.string()), ('t', pa.timestamp('ms', tz='UTC'))])",
@@ -449,7 +449,7 @@ test_that("struct becomes a data-frame column", {
 })
 
 test_that("map becomes a list of key/value data frames (null -> NULL)", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(m = c("pa.map_(pa.string(), pa.int32())",
                         r"([[("a", 1), ("b", None)], None, [], [("c", 3)], [("d", 4), ("e", 5)]])"))
   x <- aw_column(tab, "m")
@@ -470,14 +470,14 @@ test_that("map becomes a list of key/value data frames (null -> NULL)", {
 })
 
 test_that("the null type becomes a logical NA column", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(id = c("pa.int32()", "[1, 2, 3, 4, 5]"), n = c("pa.null()", "[None] * 5"))
   x <- aw_column(tab, "n")
   expect_identical(x, rep(NA, 5))
 })
 
 test_that("run-end encoded arrays are decoded", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     rs = c("pa.run_end_encoded(pa.int32(), pa.string())",
            r"(["a", "a", None, "b", "b", "b", None, "c"])"),
@@ -495,7 +495,7 @@ test_that("run-end encoded arrays are decoded", {
 # Unsupported types
 
 test_that("union columns are an rdarrow_error naming the column and its type", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   for (kind in c("sparse", "dense")) {
     ctor <- if (kind == "sparse") {
       "pa.UnionArray.from_sparse(pa.array([0, 1, 0], pa.int8()), [pa.array([1, 2, 3]), pa.array(['a', 'b', 'c'])])"
@@ -504,7 +504,7 @@ test_that("union columns are an rdarrow_error naming the column and its type", {
     }
     tab <- aw_table(ok = c("", "PerBatch([pa.array([1, 2, 3], pa.int32())])"),
                     the_union_col = c("", sprintf("PerBatch([%s])", ctor)))
-    dir <- aw_tempdir()
+    dir <- local_tempdir()
     f <- file.path(dir, "u.RData")
     e <- expect_error(arrow_to_rdata(aw_stream(tab), f), class = "rdarrow_error", label = kind)
     expect_match(conditionMessage(e), "the_union_col", fixed = TRUE)
@@ -521,10 +521,10 @@ test_that("union columns are an rdarrow_error naming the column and its type", {
 })
 
 test_that("month_day_nano interval columns are an rdarrow_error naming the column and its type", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(ok = c("pa.int32()", "[1, 2, 3, 4]"),
                   iv_col = c("pa.month_day_nano_interval()", "[(1, 2, 3), None, (0, 0, 0), (-1, 5, 10)]"))
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   f <- file.path(dir, "iv.RData")
   e <- expect_error(arrow_to_rdata(aw_stream(tab), f), class = "rdarrow_error")
   expect_match(conditionMessage(e), "iv_col", fixed = TRUE)
@@ -542,7 +542,7 @@ test_that("month_day_nano interval columns are an rdarrow_error naming the colum
 # Shapes of streams
 
 test_that("a stream with a schema and no batches gives a zero-row frame with typed columns", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_empty_table(i = "pa.int32()", s = "pa.string()", d = "pa.float64()",
                         f = "pa.dictionary(pa.int8(), pa.string())",
                         ts = "pa.timestamp('us', tz='UTC')", day = "pa.date32()",
@@ -560,7 +560,7 @@ test_that("a stream with a schema and no batches gives a zero-row frame with typ
 })
 
 test_that("many batches are concatenated in order", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(
     i = c("pa.int32()", "[None if i % 97 == 0 else i for i in range(5000)]"),
     s = c("pa.string()", "[None if i % 89 == 0 else 'r%d' % i for i in range(5000)]"),
@@ -575,7 +575,7 @@ test_that("many batches are concatenated in order", {
 })
 
 test_that("column names keep non-ASCII characters", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   cols <- list(c("pa.int32()", "[1, 2]"), c("pa.string()", "['a', None]"))
   names(cols) <- c("caf\u00e9", "\u65e5")
   tab <- do.call(aw_table, cols)
@@ -585,12 +585,12 @@ test_that("column names keep non-ASCII characters", {
 })
 
 test_that("IPC files and streams with lz4 or zstd buffers are read", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(i = c("pa.int64()", "list(range(1000))"),
                   s = c("pa.string()", "['value %d' % (i % 10) for i in range(1000)]"),
                   .sizes = c(400, 0, 600))
   want <- data.frame(i = 0:999, s = paste("value", 0:999 %% 10))
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   for (fmt in c("file", "stream")) {
     for (comp in c("lz4", "zstd")) {
       lab <- paste(fmt, comp)
@@ -607,7 +607,7 @@ test_that("IPC files and streams with lz4 or zstd buffers are read", {
 test_that("strings holding a NUL byte are an rdarrow_error naming the column, and nothing is written", {
   # R strings end at a NUL (R's reader refuses such a file, arrow R's
   # as.data.frame() errors): writing them would make a file load() cannot read.
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   cases <- list(
     value = aw_table(ok = c("pa.int32()", "[1, 2, 3, 4]"),
                      the_nul_col = c("pa.string()", "['a', None, 'b\\x00c', 'd']")),
@@ -620,7 +620,7 @@ test_that("strings holding a NUL byte are an rdarrow_error naming the column, an
   cases$name <- aw_py()$rename_nul(cases$name)
   for (nm in names(cases)) {
     tab <- cases[[nm]]
-    dir <- aw_tempdir()
+    dir <- local_tempdir()
     f <- file.path(dir, "nul.RData")
     # (the C stream interface carries names as C strings, which end at the
     # NUL: names with a NUL only come through IPC files)

@@ -8,54 +8,45 @@ aw_small_frame <- function() {
              stringsAsFactors = FALSE)
 }
 
-# save() a frame as "x"; returns the path.
-aw_save_x <- function(df, dir, file = "src.RData") {
-  f <- file.path(dir, file)
-  e <- new.env(parent = emptyenv())
-  assign("x", df, envir = e)
-  save(list = "x", envir = e, file = f, compress = FALSE)
-  f
-}
-
 # ---------------------------------------------------------------------------
 # Names, return value, formats
 
 test_that("arrow_to_rdata() returns the file invisibly and names the object after x", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   src <- aw_save_x(aw_small_frame(), dir)
   out <- file.path(dir, "out.RData")
   my_stream <- rdata_to_arrow(src)
   expect_invisible(res <- arrow_to_rdata(my_stream, out))
   expect_identical(res, out)
-  objs <- aw_load(out)
+  objs <- load_objects(out)
   expect_identical(names(objs), "my_stream")
   expect_identical(objs$my_stream, aw_small_frame())
 
   cars_df <- head(mtcars)
   expect_invisible(res <- arrow_to_rdata(cars_df, out))
   expect_identical(res, out)
-  objs <- aw_load(out)
+  objs <- load_objects(out)
   expect_identical(names(objs), "cars_df")
   expect_identical(objs$cars_df, head(mtcars))
 
   arrow_to_rdata(rdata_to_arrow(src), out, name = "a custom name")
-  expect_identical(names(aw_load(out)), "a custom name")
+  expect_identical(names(load_objects(out)), "a custom name")
 })
 
 test_that("a pyarrow stream is written under the name of the variable holding it", {
-  aw_skip_if_no_pyarrow()
+  skip_if_no_pyarrow()
   tab <- aw_table(a = c("pa.int32()", "[1, 2, None]"), .sizes = 3)
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   out <- file.path(dir, "out.RData")
   from_python <- aw_stream(tab)
   arrow_to_rdata(from_python, out)
-  objs <- aw_load(out)
+  objs <- load_objects(out)
   expect_identical(names(objs), "from_python")
   expect_identical(objs$from_python$a, c(1L, 2L, NA))
 })
 
 test_that("ipc_to_rdata() names the object after the IPC file and returns the sink invisibly", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   src <- aw_save_x(aw_small_frame(), dir)
   for (base in c("cars2.arrow", "my data.v1.feather", "noext")) {
     ipc <- file.path(dir, base)
@@ -63,16 +54,16 @@ test_that("ipc_to_rdata() names the object after the IPC file and returns the si
     out <- file.path(dir, "out.RData")
     expect_invisible(res <- ipc_to_rdata(ipc, out))
     expect_identical(res, out)
-    objs <- aw_load(out)
+    objs <- load_objects(out)
     expect_identical(names(objs), sub("\\.[^.]*$", "", base), label = base)
     expect_identical(objs[[1]], aw_small_frame(), label = base)
   }
   ipc_to_rdata(file.path(dir, "cars2.arrow"), file.path(dir, "out.RData"), name = "other")
-  expect_identical(names(aw_load(file.path(dir, "out.RData"))), "other")
+  expect_identical(names(load_objects(file.path(dir, "out.RData"))), "other")
 })
 
 test_that("a file ending in .rds gets saveRDS()'s format, anything else save()'s", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   src <- aw_save_x(aw_small_frame(), dir)
   rds <- file.path(dir, "out.rds")
   arrow_to_rdata(rdata_to_arrow(src), rds, compress = "none")
@@ -92,7 +83,7 @@ test_that("a file ending in .rds gets saveRDS()'s format, anything else save()'s
 })
 
 test_that("compress, version and ascii give the headers R writes", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   src <- aw_save_x(aw_small_frame(), dir)
   ipc <- file.path(dir, "x.arrow")
   rdata_to_ipc(src, ipc)
@@ -119,7 +110,7 @@ test_that("compress, version and ascii give the headers R writes", {
 })
 
 test_that("the default compression is gzip, and the level changes the output", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   df <- data.frame(i = rep(1:50, 2000), s = rep(sprintf("text %d", 1:100), 1000),
                    stringsAsFactors = FALSE)
   src <- aw_save_x(df, dir)
@@ -140,7 +131,7 @@ test_that("the default compression is gzip, and the level changes the output", {
 })
 
 test_that("ipc_to_rdata() passes compression_level on through `...`, alone or with compress", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   df <- data.frame(i = rep(1:50, 2000), s = rep(sprintf("text %d", 1:100), 1000),
                    stringsAsFactors = FALSE)
   src <- aw_save_x(df, dir)
@@ -158,32 +149,32 @@ test_that("ipc_to_rdata() passes compression_level on through `...`, alone or wi
   expect_true(file.exists(i1b))
   if (file.exists(i1b)) {
     expect_identical(aw_magic(i1b), "gzip")
-    expect_identical(aw_bytes(i1b), aw_bytes(i1))
+    expect_identical(file_bytes(i1b), file_bytes(i1))
   }
 })
 
 test_that("an existing file is replaced", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   out <- file.path(dir, "out.RData")
   old <- data.frame(old = 1:2)
   save(old, file = out)
   src <- aw_save_x(aw_small_frame(), dir)
   arrow_to_rdata(rdata_to_arrow(src), out, name = "x")
-  expect_identical(aw_load(out), list(x = aw_small_frame()))
+  expect_identical(load_objects(out), list(x = aw_small_frame()))
   expect_identical(aw_temp_leftovers(dir), character(0))
 })
 
 test_that("a stream can be written only once; a consumed stream is an rdarrow_error", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   src <- aw_save_x(aw_small_frame(), dir)
   s <- rdata_to_arrow(src)
   out <- file.path(dir, "out.RData")
   arrow_to_rdata(s, out, name = "x")
   expect_identical(aw_load1(out, "x"), aw_small_frame())
-  bytes <- aw_bytes(out)
+  bytes <- file_bytes(out)
   expect_error(arrow_to_rdata(s, out, name = "x"), class = "rdarrow_error")
   expect_error(as.data.frame(s), class = "rdarrow_error")
-  expect_identical(aw_bytes(out), bytes)
+  expect_identical(file_bytes(out), bytes)
   expect_identical(aw_temp_leftovers(dir), character(0))
   s2 <- rdata_to_arrow(src)
   expect_identical(as.data.frame(s2), aw_small_frame())
@@ -192,7 +183,7 @@ test_that("a stream can be written only once; a consumed stream is an rdarrow_er
 })
 
 test_that("bad arguments are rdarrow_errors", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   out <- file.path(dir, "out.RData")
   expect_error(arrow_to_rdata(1:3, out, name = "x"), class = "rdarrow_error")
   expect_error(arrow_to_rdata(list(a = 1), out, name = "x"), class = "rdarrow_error")
@@ -210,7 +201,7 @@ test_that("bad arguments are rdarrow_errors", {
 })
 
 test_that("writing into a folder that does not exist is an rdarrow_error", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   src <- aw_save_x(aw_small_frame(), dir)
   missing <- file.path(dir, "no", "such", "folder", "out.RData")
   expect_error(arrow_to_rdata(rdata_to_arrow(src), missing, name = "x"), class = "rdarrow_error")
@@ -225,12 +216,12 @@ test_that("writing into a folder that does not exist is an rdarrow_error", {
 # Failures leave the old file
 
 test_that("an unsupported column leaves the old file untouched and no temporary file", {
-  aw_skip_if_no_pyarrow()
-  dir <- aw_tempdir()
+  skip_if_no_pyarrow()
+  dir <- local_tempdir()
   out <- file.path(dir, "keep.RData")
   x <- data.frame(kept = 1:3)
   save(x, file = out)
-  bytes <- aw_bytes(out)
+  bytes <- file_bytes(out)
   before <- aw_listing(dir)
   # the union column comes in the second batch, after a good first one
   tab <- aw_table(
@@ -242,7 +233,7 @@ test_that("an unsupported column leaves the old file untouched and no temporary 
   )
   e <- expect_error(arrow_to_rdata(aw_stream(tab), out, name = "x"), class = "rdarrow_error")
   expect_match(conditionMessage(e), "bad_union", fixed = TRUE)
-  expect_identical(aw_bytes(out), bytes)
+  expect_identical(file_bytes(out), bytes)
   expect_identical(aw_listing(dir), before)
   expect_identical(aw_temp_leftovers(dir), character(0))
   expect_identical(aw_load1(out, "x"), x)
@@ -251,29 +242,29 @@ test_that("an unsupported column leaves the old file untouched and no temporary 
   aw_write_ipc(tab, ipc, "stream")
   before <- aw_listing(dir)
   expect_error(ipc_to_rdata(ipc, out), class = "rdarrow_error")
-  expect_identical(aw_bytes(out), bytes)
+  expect_identical(file_bytes(out), bytes)
   expect_identical(aw_listing(dir), before)
   rds <- file.path(dir, "keep.rds")
   saveRDS(x, rds)
-  rds_bytes <- aw_bytes(rds)
+  rds_bytes <- file_bytes(rds)
   before <- aw_listing(dir)
   expect_error(arrow_to_rdata(aw_stream(tab), rds), class = "rdarrow_error")
-  expect_identical(aw_bytes(rds), rds_bytes)
+  expect_identical(file_bytes(rds), rds_bytes)
   expect_identical(aw_listing(dir), before)
 })
 
 test_that("an error from the producer of the stream leaves the old file untouched", {
-  aw_skip_if_no_pyarrow()
-  dir <- aw_tempdir()
+  skip_if_no_pyarrow()
+  dir <- local_tempdir()
   out <- file.path(dir, "keep.RData")
   x <- data.frame(kept = c("a", "b"))
   save(x, file = out)
-  bytes <- aw_bytes(out)
+  bytes <- file_bytes(out)
   before <- aw_listing(dir)
   tab <- aw_table(a = c("pa.int32()", "list(range(10))"), .sizes = c(5, 5))
   expect_error(arrow_to_rdata(aw_failing_stream(tab, after = 1), out, name = "x"),
                class = "rdarrow_error")
-  expect_identical(aw_bytes(out), bytes)
+  expect_identical(file_bytes(out), bytes)
   expect_identical(aw_listing(dir), before)
   expect_error(as.data.frame(aw_failing_stream(tab, after = 1)), class = "rdarrow_error")
   # with no file there before, none is left behind
@@ -285,14 +276,14 @@ test_that("an error from the producer of the stream leaves the old file untouche
 })
 
 test_that("a corrupt IPC file is an rdarrow_error and leaves the old file untouched", {
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   out <- file.path(dir, "keep.rds")
   saveRDS(mtcars, out)
-  bytes <- aw_bytes(out)
+  bytes <- file_bytes(out)
   src <- aw_save_x(aw_small_frame(), dir)
   ipc <- file.path(dir, "x.arrow")
   rdata_to_ipc(src, ipc)
-  good <- aw_bytes(ipc)
+  good <- file_bytes(ipc)
   # truncated
   bad <- file.path(dir, "truncated.arrow")
   writeBin(good[seq_len(length(good) %/% 2)], bad)
@@ -302,7 +293,7 @@ test_that("a corrupt IPC file is an rdarrow_error and leaves the old file untouc
   before <- aw_listing(dir)
   for (f in c(bad, junk)) {
     expect_error(ipc_to_rdata(f, out), class = "rdarrow_error", label = basename(f))
-    expect_identical(aw_bytes(out), bytes, label = basename(f))
+    expect_identical(file_bytes(out), bytes, label = basename(f))
     expect_identical(aw_listing(dir), before, label = basename(f))
   }
 })
@@ -316,7 +307,7 @@ test_that("big output is cut into 8 MiB blocks and is the same for any number of
   b <- (seq_len(n) * 7L) %% 1000L
   b[seq(5L, n, by = 11L)] <- NA
   df <- data.frame(a = rev(seq_len(n)), b = b)
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   src <- aw_save_x(df, dir)
   block <- 8 * 1024^2
   py <- nzchar(Sys.getenv("RETICULATE_PYTHON")) &&
@@ -333,10 +324,10 @@ test_that("big output is cut into 8 MiB blocks and is the same for any number of
                      compression_level = level, threads = th)
       files[[as.character(th)]] <- f
     }
-    ref <- aw_bytes(files[[1]])
+    ref <- file_bytes(files[[1]])
     expect_identical(aw_magic(files[[1]]), comp)
     for (th in names(files)[-1]) {
-      expect_true(identical(aw_bytes(files[[th]]), ref),
+      expect_true(identical(file_bytes(files[[th]]), ref),
                   label = sprintf("%s output with %s threads is the bytes of 1 thread", comp, th))
     }
     if (py) {
@@ -360,14 +351,14 @@ test_that("big output is cut into 8 MiB blocks and is the same for any number of
   d2 <- file.path(dir, "df-2.rds")
   arrow_to_rdata(df, d1, threads = 1)
   arrow_to_rdata(df, d2, threads = 2)
-  expect_true(identical(aw_bytes(d1), aw_bytes(d2)), label = "data frame .rds bytes, 1 vs 2 threads")
+  expect_true(identical(file_bytes(d1), file_bytes(d2)), label = "data frame .rds bytes, 1 vs 2 threads")
   expect_identical(readRDS(d2), df)
 })
 
 test_that("a data frame is written with the bytes save() and saveRDS() write", {
   # arrow_to_rdata() of an R data frame streams R's own serialization into
   # the compressor: the decompressed file is exactly save()'s file
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   df <- data.frame(id = seq_len(50000), x = sort(runif(50000)), w = as.character(1:50000),
                    when = as.POSIXct("2024-03-01", tz = "UTC") + 1:50000,
                    stringsAsFactors = FALSE)
@@ -386,10 +377,10 @@ test_that("a data frame is written with the bytes save() and saveRDS() write", {
       save(df, file = theirs, compress = FALSE, version = k$version, ascii = k$ascii)
     }
     label <- sprintf("%s, version %d%s", k$ext, k$version, if (k$ascii) ", ascii" else "")
-    expect_true(identical(aw_bytes(ours), aw_bytes(theirs)), label = label)
+    expect_true(identical(file_bytes(ours), file_bytes(theirs)), label = label)
     gz <- file.path(dir, paste0("ours-gz.", k$ext))
     arrow_to_rdata(df, gz, compress = "gzip", version = k$version, ascii = k$ascii, threads = 2L)
-    expect_true(identical(memDecompress(aw_bytes(gz), "gzip"), aw_bytes(theirs)), label = paste(label, "gzip"))
+    expect_true(identical(memDecompress(file_bytes(gz), "gzip"), file_bytes(theirs)), label = paste(label, "gzip"))
   }
 })
 
@@ -456,12 +447,12 @@ test_that("what only R's serializer writes is left to it, and the file is still 
   for (x in list(e, function(x) x + 1, local_formula, df)) {
     expect_null(rdarrow:::serialize_native_impl(x, 3L))
   }
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   ours <- file.path(dir, "ours.RData")
   theirs <- file.path(dir, "theirs.RData")
   arrow_to_rdata(df, ours, compress = "none")
   save(df, file = theirs, compress = FALSE)
-  expect_true(identical(aw_bytes(ours), aw_bytes(theirs)))
+  expect_true(identical(file_bytes(ours), file_bytes(theirs)))
 })
 
 test_that("a frame of many blocks is save()'s file in every compression, written in place when uncompressed", {
@@ -476,16 +467,16 @@ test_that("a frame of many blocks is save()'s file in every compression, written
   df$w <- x
   attr(df$w, "units") <- "m"
   expect_false(is.null(rdarrow:::serialize_native_impl(df[1:10, ], 3L)))
-  dir <- aw_tempdir()
+  dir <- local_tempdir()
   theirs <- file.path(dir, "theirs.RData")
   save(df, file = theirs, compress = FALSE)
-  ref <- aw_bytes(theirs)
+  ref <- file_bytes(theirs)
   expect_gt(length(ref), 40e6)
   ours <- file.path(dir, "ours.RData")
   writeBin(as.raw(1:10), ours)
   for (th in c(1L, 2L)) {
     arrow_to_rdata(df, ours, compress = "none", threads = th)
-    expect_true(identical(aw_bytes(ours), ref), label = sprintf("uncompressed, %d threads", th))
+    expect_true(identical(file_bytes(ours), ref), label = sprintf("uncompressed, %d threads", th))
   }
   for (comp in c("gzip", "bzip2", "xz")) {
     f <- file.path(dir, paste0("ours-", comp, ".RData"))

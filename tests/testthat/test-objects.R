@@ -1,56 +1,5 @@
 # rdata_objects(): one row per object with what R itself says about it.
 
-# What rdata_objects() should say about a named list of objects, computed
-# with R: class() collapsed with "/", typeof(), length() (without S3
-# dispatch), nrow/ncol for data frames and matrices.
-expected_listing <- function(objs) {
-  dims <- function(x, which) {
-    if (is.data.frame(x)) {
-      if (which == 1L) .row_names_info(x, 2L) else length(unclass(x))
-    } else if (is.matrix(x)) {
-      dim(x)[[which]]
-    } else {
-      NA_real_
-    }
-  }
-  data.frame(
-    name = names(objs),
-    class = vapply(objs, function(x) paste(class(x), collapse = "/"), ""),
-    type = vapply(objs, typeof, ""),
-    length = vapply(objs, function(x) {
-      # the session's own environments are saved as references: the file
-      # does not hold their bindings, so their length is unknown
-      session_env <- is.environment(x) &&
-        (identical(x, globalenv()) || identical(x, baseenv()) || isNamespace(x) ||
-         !is.null(attr(x, "name")) && startsWith(attr(x, "name"), "package:"))
-      if (session_env) NA_real_
-      else as.numeric(if (isS4(x) || is.environment(x)) length(x) else length(unclass(x)))
-    }, 0),
-    nrow = vapply(objs, function(x) as.numeric(dims(x, 1L)), 0),
-    ncol = vapply(objs, function(x) as.numeric(dims(x, 2L)), 0),
-    stringsAsFactors = FALSE,
-    row.names = NULL
-  )
-}
-
-listing_columns <- c("name", "class", "type", "length", "nrow", "ncol", "bytes")
-
-# Compare an rdata_objects() result with expected_listing() of R's objects.
-expect_listing <- function(listing, expected, label) {
-  expect_s3_class(listing, "data.frame")
-  expect_identical(names(listing), listing_columns, label = paste(label, "columns"))
-  expect_identical(listing$name, expected$name, label = paste(label, "name"))
-  expect_identical(listing$class, expected$class, label = paste(label, "class"))
-  expect_identical(listing$type, expected$type, label = paste(label, "type"))
-  expect_true(is.numeric(listing$length) && is.numeric(listing$nrow) &&
-                is.numeric(listing$ncol) && is.numeric(listing$bytes),
-              label = paste(label, "numeric columns"))
-  expect_identical(as.numeric(listing$length), expected$length, label = paste(label, "length"))
-  expect_identical(as.numeric(listing$nrow), expected$nrow, label = paste(label, "nrow"))
-  expect_identical(as.numeric(listing$ncol), expected$ncol, label = paste(label, "ncol"))
-  expect_true(all(!is.na(listing$bytes) & listing$bytes > 0), label = paste(label, "bytes > 0"))
-}
-
 # The length of the serialization header (everything before the first
 # item) that serialize() writes for `ascii`/`version`.
 header_length <- function(ascii, version, xdr = TRUE) {

@@ -421,7 +421,7 @@ test_that("a data frame holding ALTREP columns is built natively, its columns as
   df$l <- list(1:3)
   f <- file.path(local_tempdir(), "frame.RData")
   save(df, file = f)
-  res <- rdarrow:::rdata_read_impl(normalizePath(f), NULL, 1000L)
+  res <- rdarrow:::rdata_read_impl(normalizePath(f), NULL, "frame", 1000L)
   expect_identical(res$fallback, FALSE)
   got <- read_rdata(f)$df
   ref <- reference_read(f)$df

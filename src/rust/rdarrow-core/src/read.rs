@@ -646,11 +646,9 @@ mod tests {
 
     /// An XDR version-3 stream header followed by `body` ints.
     fn xdr_stream(body: &[i32]) -> Vec<u8> {
-        let mut v = b"X\n".to_vec();
-        for i in [3, 0x0004_0202, 0x0003_0500, 5] {
-            v.extend((i as i32).to_be_bytes());
-        }
-        v.extend(b"UTF-8");
+        let mut out = crate::write::Output::new(Vec::new(), crate::Format::Xdr, false);
+        crate::header::write_header(&mut out, Container::Stream, &StreamHeader::utf8_v3(crate::Format::Xdr)).unwrap();
+        let mut v = out.finish().unwrap();
         for i in body {
             v.extend(i.to_be_bytes());
         }
