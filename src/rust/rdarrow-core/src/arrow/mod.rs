@@ -19,4 +19,4 @@ pub mod to_arrow;
 pub mod types;
 
 pub use pick::{pick_object, pick_object_named, take_object_named};
-pub use to_arrow::{table_from_object, table_from_owned, ArrowTable, ColumnRef, EarlyColumns, TableOptions};
+pub use to_arrow::{table_from_object, table_from_owned, ArrowTable, ColumnRef, ConvertedColumn, EarlyColumns, TableOptions};

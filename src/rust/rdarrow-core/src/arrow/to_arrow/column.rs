@@ -3,7 +3,6 @@
 //! converts the values. Integer, double, integer64, raw and UTF-8 string
 //! payloads are wrapped, not copied.
 
-use super::early::EarlyColumns;
 use super::table::{table_from_object, TableOptions};
 use super::temporal;
 use crate::altrep;
@@ -157,24 +156,17 @@ pub(super) struct Converter<'d> {
     /// The document, for data-frame columns (absent while reading).
     doc: Option<&'d Document>,
     default_tz: Option<&'d str>,
-    early: Option<&'d EarlyColumns>,
 }
 
 impl<'d> Converter<'d> {
     pub fn for_table(doc: &'d Document, opts: &'d TableOptions) -> Self {
-        Converter {
-            refs: &doc.refs,
-            native: doc.header.native_encoding.as_deref(),
-            doc: Some(doc),
-            default_tz: opts.default_tz.as_deref(),
-            early: opts.early_columns.as_deref(),
-        }
+        Converter { refs: &doc.refs, native: doc.header.native_encoding.as_deref(), doc: Some(doc), default_tz: opts.default_tz.as_deref() }
     }
 
     /// A converter for columns of a stream still being read (with the
     /// reference table so far); data-frame columns do not convert.
     pub fn while_reading(refs: &'d RefTable, header: &'d crate::StreamHeader, default_tz: Option<&'d str>) -> Self {
-        Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz, early: None }
+        Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz }
     }
 
     /// [`Self::column`] for a column that may be owned: an owned vector's
@@ -204,8 +196,14 @@ impl<'d> Converter<'d> {
     /// by [`take_payload`]) or else read from `obj`. A column converted
     /// while its file was read gives the array it became.
     pub fn column_with(&self, obj: &RObject, payload: Option<VectorData>, name: &str) -> Result<(DataType, ArrayRef)> {
-        if let Some(done) = self.early.and_then(|early| early.take(obj)) {
-            return done;
+        let payload = match payload {
+            Some(VectorData::Arrow(done)) => return done.result,
+            other => other,
+        };
+        if let RObject::Vector(v) = obj {
+            if let VectorData::Arrow(done) = &v.data {
+                return done.result.clone();
+            }
         }
         let refs = self.refs;
         let classes = obj.class_attr(refs);
@@ -248,6 +246,7 @@ impl<'d> Converter<'d> {
             VectorData::List(items) => self.list(items, name)?,
             VectorData::Expression(_) => return Err(Error::unsupported("an expression vector has no Arrow equivalent")),
             VectorData::Skipped { .. } => return Err(Error::usage("internal: payload skipped")),
+            VectorData::Arrow(done) => return done.result.clone(),
         })
     }
 

@@ -1,37 +1,43 @@
 //! Columns converted while their file is still being read: the parser's
-//! hook turns each column of a top-level list into its Arrow array at
-//! once, and the table conversion takes the array.
+//! hook turns each column of a top-level list into its Arrow array, kept
+//! in the tree in place of the column's R payload
+//! ([`VectorData::Arrow`]), where the table conversion finds it.
 
 use super::column::{take_payload, Converter};
 use crate::error::Result;
 use crate::tree::*;
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Columns converted while their file is still being read. The parser
+/// A column's Arrow array made while its file was read, in place of its R
+/// payload: the R type and length it stood for, and the conversion's
+/// result (an error surfaces when the table conversion reaches it).
+#[derive(Debug, Clone)]
+pub struct ConvertedColumn {
+    pub sxptype: u8,
+    pub len: u64,
+    pub result: Result<(DataType, ArrayRef)>,
+}
+
+/// Converts columns while their file is still being read. The parser
 /// hands each column of a top-level list (a data frame's columns) to the
 /// hook from [`EarlyColumns::hook`], on the parsing thread, which otherwise
 /// waits for the decompressor: the column becomes its Arrow array at once
 /// and its R payload is released (a logical vector's 32-bit values, a
 /// Date's doubles, a factor's codes are never all held beside the table).
-/// The table conversion then takes the array instead of converting again.
+/// The column's node keeps its attributes (the schema metadata needs
+/// them); the table conversion takes the array instead of converting
+/// again.
+#[derive(Debug)]
 pub struct EarlyColumns {
     default_tz: Option<String>,
-    done: std::sync::Mutex<HashMap<usize, Result<(DataType, ArrayRef)>>>,
-}
-
-impl std::fmt::Debug for EarlyColumns {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EarlyColumns").field("default_tz", &self.default_tz).finish()
-    }
 }
 
 impl EarlyColumns {
     /// `default_tz` as in [`super::TableOptions::default_tz`].
     pub fn new(default_tz: Option<String>) -> Arc<Self> {
-        Arc::new(EarlyColumns { default_tz, done: std::sync::Mutex::new(HashMap::new()) })
+        Arc::new(EarlyColumns { default_tz })
     }
 
     /// The parser's hook ([`crate::ReadOptions::column_hook`]).
@@ -42,43 +48,36 @@ impl EarlyColumns {
 
     fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader) {
         let conv = Converter::while_reading(refs, header, self.default_tz.as_deref());
-        if let RObject::Altrep(a) = obj {
-            // a compact sequence or wrapper: expanded and converted now (its
-            // node stays, for the table's row count and metadata)
-            let attrs = match &a.attributes {
-                RObject::Null => None,
-                other => Some(other),
-            };
-            if class_attr_of(attrs, refs).iter().any(|c| c == "data.frame") {
-                return;
+        // data-frame columns convert with their parent
+        if obj.inherits(refs, "data.frame") {
+            return;
+        }
+        match obj {
+            RObject::Altrep(_) => {
+                // a compact sequence or wrapper: expanded and converted now;
+                // the node becomes a vector holding the array, with the
+                // ALTREP node's attributes
+                let (sxptype, len) = (obj.sxptype(refs), obj.vector_len(refs));
+                let result = conv.column(obj, "");
+                let RObject::Altrep(a) = std::mem::replace(obj, RObject::Null) else { return };
+                let attributes = match a.attributes {
+                    RObject::Null => None,
+                    other => Some(other),
+                };
+                let data = VectorData::Arrow(ConvertedColumn { sxptype, len, result });
+                *obj = RObject::Vector(Box::new(Vector { flags: a.flags, data, attributes }));
             }
-            let result = conv.column(obj, "");
-            self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(object_key(obj), result);
-            return;
+            RObject::Vector(_) => {
+                // list columns convert with their parent
+                let Some(payload) = take_payload(obj) else { return };
+                let (sxptype, len) = (payload.sxptype(), payload.len());
+                let result = conv.column_with(obj, Some(payload), "");
+                if let RObject::Vector(v) = obj {
+                    v.data = VectorData::Arrow(ConvertedColumn { sxptype, len, result });
+                }
+            }
+            _ => {}
         }
-        let RObject::Vector(v) = obj else { return };
-        if class_attr_of(v.attributes.as_ref(), refs).iter().any(|c| c == "data.frame") {
-            return;
-        }
-        // list and data-frame columns convert with their parent
-        let Some(payload) = take_payload(obj) else { return };
-        let result = conv.column_with(obj, Some(payload), "");
-        self.done.lock().unwrap_or_else(|e| e.into_inner()).insert(object_key(obj), result);
-    }
-
-    /// The array made from this column while reading, if any.
-    pub(super) fn take(&self, obj: &RObject) -> Option<Result<(DataType, ArrayRef)>> {
-        self.done.lock().unwrap_or_else(|e| e.into_inner()).remove(&object_key(obj))
-    }
-}
-
-/// Where a vector or ALTREP node lives (it stays there while the object
-/// moves); 0 for anything else.
-fn object_key(obj: &RObject) -> usize {
-    match obj {
-        RObject::Vector(v) => &**v as *const Vector as usize,
-        RObject::Altrep(a) => &**a as *const Altrep as usize,
-        _ => 0,
     }
 }
 
@@ -101,13 +100,13 @@ mod tests {
             // every column was converted and its payload released while reading
             match &read.root {
                 RObject::Vector(v) => match &v.data {
-                    VectorData::List(items) => assert!(items.iter().all(|c| matches!(c, RObject::Vector(v) if matches!(v.data, VectorData::Skipped { .. })))),
+                    VectorData::List(items) => assert!(items.iter().all(|c| matches!(c, RObject::Vector(v) if matches!(v.data, VectorData::Arrow(_))))),
                     _ => unreachable!(),
                 },
                 _ => unreachable!(),
             }
             // the object moves (as take_object_named moves it): its columns
-            // are found by where they live
+            // hold their arrays
             let root = std::mem::replace(&mut read.root, RObject::Null);
             let opts = TableOptions { early_columns: Some(early.clone()), ..Default::default() };
             let got = table_from_owned(&read, root, &opts).unwrap();
@@ -124,5 +123,51 @@ mod tests {
             let got = table_from_owned(&read, root, &TableOptions { col_select, early_columns: Some(early), ..Default::default() }).unwrap();
             assert_eq!(got.batches, want.batches);
         }
+    }
+
+    /// A compact sequence 1..n (an ALTREP node) of base type `base`.
+    fn compact_seq(m: &mut crate::build::ObjectMaker, class: &str, base: u8, n: usize, attributes: RObject) -> RObject {
+        let cell = |car| Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: None, car };
+        let cells = vec![cell(m.symbol(class)), cell(m.symbol("base")), cell(crate::build::ints(vec![base as i32]))];
+        let info = RObject::Pairlist(Box::new(Pairlist { cells, tail: RObject::Null }));
+        let object = !matches!(attributes, RObject::Null);
+        let state = crate::build::reals(vec![n as f64, 1.0, 1.0]);
+        RObject::Altrep(Box::new(Altrep { flags: Flags { levels: 0, object }, info, state, attributes }))
+    }
+
+    #[test]
+    fn compact_sequences_converted_while_reading_keep_their_attributes() {
+        let n = 50;
+        let mut m = crate::build::ObjectMaker::default();
+        let id = compact_seq(&mut m, "compact_intseq", sxp::INT, n, RObject::Null);
+        let class = m.tagged_pairlist(vec![("class", crate::build::strings([Some(&b"Date"[..])]))]).unwrap();
+        let day = compact_seq(&mut m, "compact_realseq", sxp::REAL, n, class);
+        let names = crate::build::strings([Some(&b"id"[..]), Some(&b"day"[..])]);
+        let frame_class = crate::build::strings([Some(&b"data.frame"[..])]);
+        let row_names = crate::build::ints(vec![na::INTEGER, -(n as i32)]);
+        let df = m.vector(VectorData::List(vec![id, day]), vec![("names", names), ("class", frame_class), ("row.names", row_names)]);
+        let doc = super::super::table::tests::doc_of(m, df);
+        let expected = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
+        let types: Vec<String> = expected.schema.fields().iter().map(|f| f.data_type().to_string()).collect();
+        assert_eq!(types, ["Int32", "Date32"]);
+
+        let early = EarlyColumns::new(None);
+        let read_opts = crate::ReadOptions { column_hook: Some(early.hook()), ..Default::default() };
+        let mut read = crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts).unwrap();
+        let root = std::mem::replace(&mut read.root, RObject::Null);
+        match &root {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => {
+                    assert!(items.iter().all(|c| matches!(c, RObject::Vector(v) if matches!(v.data, VectorData::Arrow(_)))));
+                    assert!(items[1].inherits(&read.refs, "Date"));
+                    assert_eq!((items[1].sxptype(&read.refs), items[1].vector_len(&read.refs)), (sxp::REAL, n as u64));
+                }
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        }
+        let got = table_from_owned(&read, root, &TableOptions::default()).unwrap();
+        assert_eq!(got.schema, expected.schema);
+        assert_eq!(got.batches, expected.batches);
     }
 }

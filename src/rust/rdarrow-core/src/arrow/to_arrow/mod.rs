@@ -14,5 +14,5 @@ mod early;
 mod table;
 mod temporal;
 
-pub use early::EarlyColumns;
+pub use early::{ConvertedColumn, EarlyColumns};
 pub use table::{table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions};

@@ -36,8 +36,10 @@ pub struct TableOptions {
     pub default_tz: Option<String>,
     /// The name of a single column made from a vector.
     pub object_name: String,
-    /// Columns already converted while the file was read (see
-    /// [`EarlyColumns`]).
+    /// Not needed any more: the columns [`EarlyColumns`] converted while
+    /// the file was read hold their arrays in the tree
+    /// ([`VectorData::Arrow`]), wherever the object moves. Kept while
+    /// callers still set it.
     pub early_columns: Option<Arc<EarlyColumns>>,
 }
 
