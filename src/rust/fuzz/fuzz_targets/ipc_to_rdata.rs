@@ -3,7 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_core::arrow::from_arrow::{frame_from_batches, read_ipc_bytes};
+use rdarrow_core::arrow::from_arrow::frame_from_batches;
+use rdarrow_core::arrow::ipc::read_ipc_bytes;
 use rdarrow_core::{Container, Format, StreamHeader};
 
 /// libfuzzer-sys aborts on every panic, caught or not. The Arrow IPC reader

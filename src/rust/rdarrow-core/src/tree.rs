@@ -361,6 +361,10 @@ pub enum VectorData {
     Expression(Vec<RObject>),
     /// The payload was skipped (listing only): its type and length.
     Skipped { sxptype: u8, len: u64 },
+    /// The payload was converted to Arrow while the file was read (see
+    /// `arrow::EarlyColumns`): the column's array, and the type and length
+    /// it stood for.
+    Arrow(crate::arrow::ConvertedColumn),
 }
 
 impl VectorData {
@@ -375,6 +379,7 @@ impl VectorData {
             VectorData::List(_) => sxp::VEC,
             VectorData::Expression(_) => sxp::EXPR,
             VectorData::Skipped { sxptype, .. } => *sxptype,
+            VectorData::Arrow(c) => c.sxptype,
         }
     }
     pub fn len(&self) -> u64 {
@@ -386,6 +391,7 @@ impl VectorData {
             VectorData::Character(v) => v.len() as u64,
             VectorData::List(v) | VectorData::Expression(v) => v.len() as u64,
             VectorData::Skipped { len, .. } => *len,
+            VectorData::Arrow(c) => c.len,
         }
     }
     pub fn is_empty(&self) -> bool {

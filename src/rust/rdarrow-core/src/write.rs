@@ -444,6 +444,7 @@ impl<'r, E: Emit> Serializer<'r, E> {
                 }
             }
             VectorData::Skipped { .. } => unreachable!(),
+            VectorData::Arrow(_) => return Err(Error::usage("cannot write a column converted to Arrow")),
         }
         self.attrs(&v.attributes)
     }

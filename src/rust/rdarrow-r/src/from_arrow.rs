@@ -36,7 +36,7 @@ pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
 
 /// Read an Arrow IPC file or stream (told apart by their first bytes).
 pub fn read_ipc(path: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-    rdarrow_core::arrow::from_arrow::read_ipc_file(Path::new(path))
+    rdarrow_core::arrow::ipc::read_ipc_file(Path::new(path))
 }
 
 /// How to write the R data file.

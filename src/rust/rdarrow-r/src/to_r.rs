@@ -285,6 +285,7 @@ impl<'d> RBuilder<'d> {
             VectorData::Skipped { .. } => {
                 return Err(BuildError::Engine(Error::internal("this object's payload was skipped")))
             }
+            VectorData::Arrow(_) => return Err(BuildError::Engine(Error::usage("internal: this object's payload was converted to Arrow"))),
         };
         // the payload now lives in R: release ours
         *data = VectorData::Skipped { sxptype: data.sxptype(), len: n as u64 };

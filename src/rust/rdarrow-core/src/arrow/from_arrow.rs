@@ -1,9 +1,12 @@
-//! Arrow record batches to R objects (a data frame tree), as arrow R maps
-//! Arrow to R; the `"r"` schema metadata restores attributes, so an R data
+//! Arrow record batches to R objects (a data frame tree), each column of
+//! the kind [`super::types`] maps its Arrow type to (as arrow R maps
+//! Arrow to R); the `"r"` schema metadata restores attributes, so an R data
 //! frame that went to Arrow comes back `identical()`.
 
+use super::types::{self, RKind, ToR};
 use crate::build::{self, na_real, ObjectMaker};
 use crate::error::{Error, Result};
+use crate::tree::na;
 use crate::tree::*;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
@@ -79,20 +82,21 @@ fn empty_column(f: &arrow_schema::Field) -> Result<ArrayRef> {
 /// `data.frame` with compact row names.
 fn data_frame(m: &mut ObjectMaker, names: &[&str], cols: Vec<RObject>, nrow: usize) -> RObject {
     let nm = build::strings(names.iter().map(|s| Some(s.as_bytes())));
-    let class = build::strings([Some(&b"data.frame"[..])]);
-    let rn = build::ints(vec![i32::MIN, -(nrow as i32)]);
+    let class = classes(RKind::DataFrame);
+    let rn = build::ints(vec![na::INTEGER, -(nrow as i32)]);
     m.vector(VectorData::List(cols), vec![("names", nm), ("class", class), ("row.names", rn)])
 }
 
-fn classes(names: &[&str]) -> RObject {
-    build::strings(names.iter().map(|s| Some(s.as_bytes())))
+/// The class attribute of an R vector of `kind`.
+fn classes(kind: RKind) -> RObject {
+    build::strings(kind.classes().iter().map(|s| Some(s.as_bytes())))
 }
 
 fn ints_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> i32) -> Vec<i32> {
     if a.null_count() == 0 {
         return a.values().iter().map(|&x| f(x)).collect();
     }
-    (0..a.len()).map(|i| if a.is_null(i) { i32::MIN } else { f(a.value(i)) }).collect()
+    (0..a.len()).map(|i| if a.is_null(i) { na::INTEGER } else { f(a.value(i)) }).collect()
 }
 
 fn reals_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> f64) -> Vec<f64> {
@@ -121,17 +125,6 @@ fn float64_values(a: &PrimitiveArray<Float64Type>) -> VectorData {
     }
 }
 
-/// Units per second (values are divided by it, as arrow R does: dividing
-/// by 1e6 is exact where multiplying by 1e-6 is not).
-fn unit_per_sec(u: &TimeUnit) -> f64 {
-    match u {
-        TimeUnit::Second => 1.0,
-        TimeUnit::Millisecond => 1e3,
-        TimeUnit::Microsecond => 1e6,
-        TimeUnit::Nanosecond => 1e9,
-    }
-}
-
 fn int_vec(v: Vec<i32>) -> VectorData {
     VectorData::Integer(ScalarBuffer::from(v))
 }
@@ -140,102 +133,111 @@ fn real_vec(v: Vec<f64>) -> VectorData {
     VectorData::Real(ScalarBuffer::from(v))
 }
 
-/// One Arrow column to an R vector.
+/// One Arrow column to an R vector of the kind [`types::r_kind`] gives its
+/// type.
 pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObject> {
     let name = field.name().as_str();
     let dt = a.data_type();
-    Ok(match dt {
-        DataType::Null => m.vector(VectorData::Logical(ScalarBuffer::from(vec![i32::MIN; a.len()])), vec![]),
-        DataType::Boolean => {
-            let b = a.as_boolean();
-            let v: Vec<i32> = (0..b.len()).map(|i| if b.is_null(i) { i32::MIN } else { b.value(i) as i32 }).collect();
+    let Some(to) = types::r_kind(dt, field.dict_is_ordered().unwrap_or(false)) else { return Err(err_type(name, dt)) };
+    Ok(match to {
+        ToR::Kind(RKind::Logical) => {
+            let v: Vec<i32> = match dt {
+                DataType::Boolean => {
+                    let b = a.as_boolean();
+                    (0..b.len()).map(|i| if b.is_null(i) { na::INTEGER } else { b.value(i) as i32 }).collect()
+                }
+                _ => vec![na::INTEGER; a.len()],
+            };
             m.vector(VectorData::Logical(ScalarBuffer::from(v)), vec![])
         }
-        DataType::Int8 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int8Type>(), |x| x as i32)), vec![]),
-        DataType::Int16 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<Int16Type>(), |x| x as i32)), vec![]),
-        DataType::Int32 => m.vector(int32_values(a.as_primitive::<Int32Type>()), vec![]),
-        DataType::UInt8 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<UInt8Type>(), |x| x as i32)), vec![]),
-        DataType::UInt16 => m.vector(int_vec(ints_with_nulls(a.as_primitive::<UInt16Type>(), |x| x as i32)), vec![]),
-        DataType::Int64 => {
+        ToR::Kind(RKind::Integer) => {
+            let v = match dt {
+                DataType::Int8 => int_vec(ints_with_nulls(a.as_primitive::<Int8Type>(), |x| x as i32)),
+                DataType::Int16 => int_vec(ints_with_nulls(a.as_primitive::<Int16Type>(), |x| x as i32)),
+                DataType::Int32 => int32_values(a.as_primitive::<Int32Type>()),
+                DataType::UInt8 => int_vec(ints_with_nulls(a.as_primitive::<UInt8Type>(), |x| x as i32)),
+                DataType::UInt16 => int_vec(ints_with_nulls(a.as_primitive::<UInt16Type>(), |x| x as i32)),
+                other => return Err(err_type(name, other)),
+            };
+            m.vector(v, vec![])
+        }
+        ToR::IntegerOrInteger64 => {
             let p = a.as_primitive::<Int64Type>();
-            let fits = (0..p.len()).all(|i| p.is_null(i) || (p.value(i) > i32::MIN as i64 && p.value(i) <= i32::MAX as i64));
+            let fits = (0..p.len()).all(|i| p.is_null(i) || (p.value(i) > na::INTEGER as i64 && p.value(i) <= i32::MAX as i64));
             if fits {
                 m.vector(int_vec(ints_with_nulls(p, |x| x as i32)), vec![])
             } else {
                 // integer64: the 8 bytes of each value in a double
                 let v: Vec<f64> = (0..p.len()).map(|i| f64::from_bits(if p.is_null(i) { i64::MIN } else { p.value(i) } as u64)).collect();
-                m.vector(real_vec(v), vec![("class", classes(&["integer64"]))])
+                m.vector(real_vec(v), vec![("class", classes(RKind::Integer64))])
             }
         }
-        DataType::UInt32 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<UInt32Type>(), |x| x as f64)), vec![]),
-        DataType::UInt64 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<UInt64Type>(), |x| x as f64)), vec![]),
-        DataType::Float16 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float16Type>(), |x| x.to_f64())), vec![]),
-        DataType::Float32 => m.vector(real_vec(reals_with_nulls(a.as_primitive::<Float32Type>(), |x| x as f64)), vec![]),
-        DataType::Float64 => m.vector(float64_values(a.as_primitive::<Float64Type>()), vec![]),
-        DataType::Decimal128(_, s) => {
-            let s = *s as i32;
-            m.vector(real_vec(reals_with_nulls(a.as_primitive::<Decimal128Type>(), |x| x as f64 / 10f64.powi(s))), vec![])
+        ToR::Kind(RKind::Double) => {
+            let v = match dt {
+                DataType::UInt32 => real_vec(reals_with_nulls(a.as_primitive::<UInt32Type>(), |x| x as f64)),
+                DataType::UInt64 => real_vec(reals_with_nulls(a.as_primitive::<UInt64Type>(), |x| x as f64)),
+                DataType::Float16 => real_vec(reals_with_nulls(a.as_primitive::<Float16Type>(), |x| x.to_f64())),
+                DataType::Float32 => real_vec(reals_with_nulls(a.as_primitive::<Float32Type>(), |x| x as f64)),
+                DataType::Float64 => float64_values(a.as_primitive::<Float64Type>()),
+                DataType::Decimal128(_, s) => {
+                    let s = *s as i32;
+                    real_vec(reals_with_nulls(a.as_primitive::<Decimal128Type>(), |x| x as f64 / 10f64.powi(s)))
+                }
+                DataType::Decimal256(_, s) => {
+                    let s = *s as i32;
+                    real_vec(reals_with_nulls(a.as_primitive::<Decimal256Type>(), |x| x.to_string().parse::<f64>().unwrap_or(f64::NAN) / 10f64.powi(s)))
+                }
+                other => return Err(err_type(name, other)),
+            };
+            m.vector(v, vec![])
         }
-        DataType::Decimal256(_, s) => {
-            let s = *s as i32;
-            m.vector(
-                real_vec(reals_with_nulls(a.as_primitive::<Decimal256Type>(), |x| x.to_string().parse::<f64>().unwrap_or(f64::NAN) / 10f64.powi(s))),
-                vec![],
-            )
+        ToR::Kind(RKind::Character) => strings_column(a)?,
+        ToR::Kind(RKind::Date) => {
+            let v = match dt {
+                DataType::Date32 => reals_with_nulls(a.as_primitive::<Date32Type>(), |x| x as f64),
+                DataType::Date64 => reals_with_nulls(a.as_primitive::<Date64Type>(), |x| x as f64 / 86_400_000.0),
+                other => return Err(err_type(name, other)),
+            };
+            m.vector(real_vec(v), vec![("class", classes(RKind::Date))])
         }
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => strings_column(a)?,
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
-            let items: Vec<RObject> = (0..a.len())
-                .map(|i| {
-                    if a.is_null(i) {
-                        return RObject::Null;
-                    }
-                    let bytes: Vec<u8> = match dt {
-                        DataType::Binary => a.as_binary::<i32>().value(i).to_vec(),
-                        DataType::LargeBinary => a.as_binary::<i64>().value(i).to_vec(),
-                        DataType::BinaryView => a.as_binary_view().value(i).to_vec(),
-                        _ => a.as_fixed_size_binary().value(i).to_vec(),
-                    };
-                    RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes)), attributes: None }))
-                })
-                .collect();
-            m.vector(VectorData::List(items), vec![])
-        }
-        DataType::Date32 => {
-            let v = reals_with_nulls(a.as_primitive::<Date32Type>(), |x| x as f64);
-            m.vector(real_vec(v), vec![("class", classes(&["Date"]))])
-        }
-        DataType::Date64 => {
-            let v = reals_with_nulls(a.as_primitive::<Date64Type>(), |x| x as f64 / 86_400_000.0);
-            m.vector(real_vec(v), vec![("class", classes(&["Date"]))])
-        }
-        DataType::Timestamp(u, tz) => {
-            let k = unit_per_sec(u);
+        ToR::Kind(RKind::PosixCt) => {
+            let DataType::Timestamp(u, tz) = dt else { return Err(err_type(name, dt)) };
+            let k = types::units_per_second(*u);
             let v = match u {
                 TimeUnit::Second => reals_with_nulls(a.as_primitive::<TimestampSecondType>(), |x| x as f64),
                 TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<TimestampMillisecondType>(), |x| x as f64 / k),
                 TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<TimestampMicrosecondType>(), |x| x as f64 / k),
                 TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<TimestampNanosecondType>(), |x| x as f64 / k),
             };
-            let mut attrs = vec![("class", classes(&["POSIXct", "POSIXt"]))];
+            let mut attrs = vec![("class", classes(RKind::PosixCt))];
             if let Some(tz) = tz.as_deref().filter(|t| !t.is_empty()) {
                 attrs.push(("tzone", build::strings([Some(tz.as_bytes())])));
             }
             m.vector(real_vec(v), attrs)
         }
-        DataType::Time32(u) | DataType::Time64(u) => {
-            let k = unit_per_sec(u);
+        ToR::Kind(RKind::Hms) => {
             let v = match dt {
                 DataType::Time32(TimeUnit::Second) => reals_with_nulls(a.as_primitive::<Time32SecondType>(), |x| x as f64),
-                DataType::Time32(_) => reals_with_nulls(a.as_primitive::<Time32MillisecondType>(), |x| x as f64 / k),
-                DataType::Time64(TimeUnit::Microsecond) => reals_with_nulls(a.as_primitive::<Time64MicrosecondType>(), |x| x as f64 / k),
-                _ => reals_with_nulls(a.as_primitive::<Time64NanosecondType>(), |x| x as f64 / k),
+                DataType::Time32(u) => {
+                    let k = types::units_per_second(*u);
+                    reals_with_nulls(a.as_primitive::<Time32MillisecondType>(), |x| x as f64 / k)
+                }
+                DataType::Time64(TimeUnit::Microsecond) => {
+                    let k = types::units_per_second(TimeUnit::Microsecond);
+                    reals_with_nulls(a.as_primitive::<Time64MicrosecondType>(), |x| x as f64 / k)
+                }
+                DataType::Time64(u) => {
+                    let k = types::units_per_second(*u);
+                    reals_with_nulls(a.as_primitive::<Time64NanosecondType>(), |x| x as f64 / k)
+                }
+                other => return Err(err_type(name, other)),
             };
             let units = build::strings([Some(&b"secs"[..])]);
-            m.vector(real_vec(v), vec![("units", units), ("class", classes(&["hms", "difftime"]))])
+            m.vector(real_vec(v), vec![("units", units), ("class", classes(RKind::Hms))])
         }
-        DataType::Duration(u) => {
-            let k = unit_per_sec(u);
+        ToR::Kind(RKind::Difftime) => {
+            let DataType::Duration(u) = dt else { return Err(err_type(name, dt)) };
+            let k = types::units_per_second(*u);
             let v = match u {
                 TimeUnit::Second => reals_with_nulls(a.as_primitive::<DurationSecondType>(), |x| x as f64),
                 TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<DurationMillisecondType>(), |x| x as f64 / k),
@@ -243,43 +245,73 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
                 TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<DurationNanosecondType>(), |x| x as f64 / k),
             };
             let units = build::strings([Some(&b"secs"[..])]);
-            m.vector(real_vec(v), vec![("class", classes(&["difftime"])), ("units", units)])
+            m.vector(real_vec(v), vec![("class", classes(RKind::Difftime)), ("units", units)])
         }
-        DataType::Dictionary(_, value_type) => {
+        ToR::Kind(kind @ (RKind::Factor | RKind::Ordered)) => {
             let d = a.as_any_dictionary();
             let keys = arrow_cast_keys(d.keys())?;
-            let values = d.values();
-            if matches!(value_type.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
-                let levels = strings_column(values.as_ref())?;
-                let codes: Vec<i32> = (0..a.len()).map(|i| if a.is_null(i) || keys[i] < 0 { i32::MIN } else { keys[i] + 1 }).collect();
-                let class = if field.dict_is_ordered().unwrap_or(false) { classes(&["ordered", "factor"]) } else { classes(&["factor"]) };
-                m.vector(int_vec(codes), vec![("levels", levels), ("class", class)])
-            } else {
-                let idx = UInt32Array::from((0..a.len()).map(|i| if a.is_null(i) { None } else { Some(keys[i] as u32) }).collect::<Vec<_>>());
-                let taken = arrow_select::take::take(values.as_ref(), &idx, None).map_err(|e| Error::corrupt(format!("cannot decode dictionary column '{name}': {e}")))?;
-                let inner = Field::new(name, taken.data_type().clone(), true);
-                column(m, &inner, taken.as_ref())?
-            }
+            let levels = strings_column(d.values().as_ref())?;
+            let codes: Vec<i32> = (0..a.len()).map(|i| if a.is_null(i) || keys[i] < 0 { na::INTEGER } else { keys[i] + 1 }).collect();
+            m.vector(int_vec(codes), vec![("levels", levels), ("class", classes(kind))])
         }
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => {
-            let mut items = Vec::with_capacity(a.len());
-            for i in 0..a.len() {
-                if a.is_null(i) {
-                    items.push(RObject::Null);
-                    continue;
+        ToR::Kind(RKind::List) => match dt {
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
+                let items: Vec<RObject> = (0..a.len())
+                    .map(|i| {
+                        if a.is_null(i) {
+                            return RObject::Null;
+                        }
+                        let bytes: Vec<u8> = match dt {
+                            DataType::Binary => a.as_binary::<i32>().value(i).to_vec(),
+                            DataType::LargeBinary => a.as_binary::<i64>().value(i).to_vec(),
+                            DataType::BinaryView => a.as_binary_view().value(i).to_vec(),
+                            _ => a.as_fixed_size_binary().value(i).to_vec(),
+                        };
+                        RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes)), attributes: None }))
+                    })
+                    .collect();
+                m.vector(VectorData::List(items), vec![])
+            }
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => {
+                let mut items = Vec::with_capacity(a.len());
+                for i in 0..a.len() {
+                    if a.is_null(i) {
+                        items.push(RObject::Null);
+                        continue;
+                    }
+                    let child: ArrayRef = match dt {
+                        DataType::List(_) => a.as_list::<i32>().value(i),
+                        DataType::LargeList(_) => a.as_list::<i64>().value(i),
+                        DataType::FixedSizeList(..) => a.as_fixed_size_list().value(i),
+                        DataType::ListView(_) => a.as_list_view::<i32>().value(i),
+                        _ => a.as_list_view::<i64>().value(i),
+                    };
+                    items.push(column(m, f, child.as_ref())?);
                 }
-                let child: ArrayRef = match dt {
-                    DataType::List(_) => a.as_list::<i32>().value(i),
-                    DataType::LargeList(_) => a.as_list::<i64>().value(i),
-                    DataType::FixedSizeList(..) => a.as_fixed_size_list().value(i),
-                    DataType::ListView(_) => a.as_list_view::<i32>().value(i),
-                    _ => a.as_list_view::<i64>().value(i),
-                };
-                items.push(column(m, f, child.as_ref())?);
+                m.vector(VectorData::List(items), vec![])
             }
-            m.vector(VectorData::List(items), vec![])
-        }
-        DataType::Struct(fields) => {
+            DataType::Map(_, _) => {
+                let mp = a.as_map();
+                let entries = mp.entries();
+                let kf = Field::new("key", entries.column(0).data_type().clone(), true);
+                let vf = Field::new("value", entries.column(1).data_type().clone(), true);
+                let mut items = Vec::with_capacity(a.len());
+                for i in 0..a.len() {
+                    if a.is_null(i) {
+                        items.push(RObject::Null);
+                        continue;
+                    }
+                    let e = mp.value(i);
+                    let k = column(m, &kf, e.column(0).as_ref())?;
+                    let v = column(m, &vf, e.column(1).as_ref())?;
+                    items.push(data_frame(m, &["key", "value"], vec![k, v], e.len()));
+                }
+                m.vector(VectorData::List(items), vec![])
+            }
+            other => return Err(err_type(name, other)),
+        },
+        ToR::Kind(RKind::DataFrame) => {
+            let DataType::Struct(fields) = dt else { return Err(err_type(name, dt)) };
             let s = a.as_struct();
             let mut cols = Vec::with_capacity(fields.len());
             for (i, f) in fields.iter().enumerate() {
@@ -288,30 +320,23 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
             data_frame(m, &names, cols, a.len())
         }
-        DataType::Map(_, _) => {
-            let mp = a.as_map();
-            let entries = mp.entries();
-            let kf = Field::new("key", entries.column(0).data_type().clone(), true);
-            let vf = Field::new("value", entries.column(1).data_type().clone(), true);
-            let mut items = Vec::with_capacity(a.len());
-            for i in 0..a.len() {
-                if a.is_null(i) {
-                    items.push(RObject::Null);
-                    continue;
-                }
-                let e = mp.value(i);
-                let k = column(m, &kf, e.column(0).as_ref())?;
-                let v = column(m, &vf, e.column(1).as_ref())?;
-                items.push(data_frame(m, &["key", "value"], vec![k, v], e.len()));
+        ToR::Decoded => match dt {
+            DataType::Dictionary(..) => {
+                let d = a.as_any_dictionary();
+                let keys = arrow_cast_keys(d.keys())?;
+                let idx = UInt32Array::from((0..a.len()).map(|i| if a.is_null(i) { None } else { Some(keys[i] as u32) }).collect::<Vec<_>>());
+                let taken = arrow_select::take::take(d.values().as_ref(), &idx, None).map_err(|e| Error::corrupt(format!("cannot decode dictionary column '{name}': {e}")))?;
+                let inner = Field::new(name, taken.data_type().clone(), true);
+                column(m, &inner, taken.as_ref())?
             }
-            m.vector(VectorData::List(items), vec![])
-        }
-        DataType::RunEndEncoded(_, _) => {
-            let plain = arrow_cast::cast(a, &ree_value_type(dt)).map_err(|e| Error::corrupt(format!("cannot decode run-end encoded column '{name}': {e}")))?;
-            let inner = Field::new(name, plain.data_type().clone(), true);
-            column(m, &inner, plain.as_ref())?
-        }
-        other => return Err(err_type(name, other)),
+            DataType::RunEndEncoded(_, values) => {
+                let plain = arrow_cast::cast(a, values.data_type()).map_err(|e| Error::corrupt(format!("cannot decode run-end encoded column '{name}': {e}")))?;
+                let inner = Field::new(name, plain.data_type().clone(), true);
+                column(m, &inner, plain.as_ref())?
+            }
+            other => return Err(err_type(name, other)),
+        },
+        ToR::Kind(RKind::Null | RKind::Integer64 | RKind::Raw | RKind::Complex) => return Err(err_type(name, dt)),
     })
 }
 
@@ -319,10 +344,9 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
 /// levels are the union of the batches' dictionaries in order of first
 /// appearance (unused entries kept), as arrow R unifies them.
 fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Result<Option<RObject>> {
-    let DataType::Dictionary(_, vt) = field.data_type() else { return Ok(None) };
-    if !matches!(vt.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+    let Some(ToR::Kind(kind @ (RKind::Factor | RKind::Ordered))) = types::r_kind(field.data_type(), field.dict_is_ordered().unwrap_or(false)) else {
         return Ok(None);
-    }
+    };
     let mut levels: Vec<String> = Vec::new();
     let mut index: std::collections::HashMap<String, i32> = std::collections::HashMap::new();
     let mut codes: Vec<i32> = Vec::new();
@@ -334,7 +358,7 @@ fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Res
         let map: Vec<i32> = (0..values.len())
             .map(|j| {
                 if values.is_null(j) {
-                    return i32::MIN;
+                    return na::INTEGER;
                 }
                 let v = values.value(j);
                 *index.entry(v.to_string()).or_insert_with(|| {
@@ -345,20 +369,12 @@ fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Res
             .collect();
         let keys = arrow_cast_keys(d.keys())?;
         for (j, &k) in keys.iter().enumerate() {
-            let code = if a.is_null(j) || k < 0 || k as usize >= map.len() { i32::MIN } else { map[k as usize] };
+            let code = if a.is_null(j) || k < 0 || k as usize >= map.len() { na::INTEGER } else { map[k as usize] };
             codes.push(code);
         }
     }
     let lv = build::strings(levels.iter().map(|s| Some(s.as_bytes())));
-    let class = if field.dict_is_ordered().unwrap_or(false) { classes(&["ordered", "factor"]) } else { classes(&["factor"]) };
-    Ok(Some(m.vector(int_vec(codes), vec![("levels", lv), ("class", class)])))
-}
-
-fn ree_value_type(dt: &DataType) -> DataType {
-    match dt {
-        DataType::RunEndEncoded(_, v) => v.data_type().clone(),
-        other => other.clone(),
-    }
+    Ok(Some(m.vector(int_vec(codes), vec![("levels", lv), ("class", classes(kind))])))
 }
 
 fn arrow_cast_keys(keys: &dyn Array) -> Result<Vec<i32>> {
@@ -388,224 +404,8 @@ fn strings_column(a: &dyn Array) -> Result<RObject> {
 }
 
 // ---------------------------------------------------------------------------
-// Whole files: Arrow IPC in, R data file out (shared by the R bindings and
-// the command-line tool).
-
-/// Read an Arrow IPC file or stream held in memory; the file format is told
-/// apart from the stream format by its leading `ARROW1` magic. `what` names
-/// the source in error messages.
-pub fn read_ipc_bytes(bytes: Vec<u8>, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    read_ipc_from(std::io::Cursor::new(bytes), what)
-}
-
-/// Read an Arrow IPC file or stream from `path` (see [`read_ipc_bytes`]).
-pub fn read_ipc_file(path: &std::path::Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let what = format!("'{}'", path.display());
-    let f = std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
-    read_ipc_from(std::io::BufReader::with_capacity(1 << 20, f), &what)
-}
-
-/// The Arrow IPC reader can panic on malformed buffers (a length past the
-/// end of the body) instead of returning an error: such a panic is a
-/// corrupt-file error here, never an unwinding into the host.
-fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    match crate::error::catch_quietly(|| read_ipc_unguarded(r, what)) {
-        Ok(res) => res,
-        Err(payload) => {
-            let detail = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("malformed data");
-            Err(Error::corrupt(format!("cannot read the Arrow data of {what}: the IPC reader failed ({detail})")))
-        }
-    }
-}
-
-/// The record batch a record-batch or dictionary message carries.
-fn message_batch<'a>(message: &arrow_ipc::Message<'a>) -> Option<arrow_ipc::RecordBatch<'a>> {
-    message.header_as_record_batch().or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()))
-}
-
-/// Whether a message's buffers are compressed (each then starts with the
-/// size it decompresses to).
-fn has_compressed_buffers(message: &arrow_ipc::Message<'_>) -> bool {
-    message_batch(message).is_some_and(|b| b.compression().is_some())
-}
-
-/// A record batch or dictionary message's compressed buffers (lz4/zstd)
-/// declare their decompressed sizes in an 8-byte prefix, which the IPC
-/// reader allocates before decompressing: their sum must stay within the
-/// decoding memory limit (`options(rdarrow.max_memory)`). `message` is
-/// parsed as the reader parses it, `body` the bytes its buffer offsets are
-/// relative to.
-fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &str) -> Result<()> {
-    if !has_compressed_buffers(message) {
-        return Ok(());
-    }
-    let Some(buffers) = message_batch(message).and_then(|b| b.buffers()) else { return Ok(()) };
-    let limit = crate::read::max_decoded_bytes();
-    let mut total: u64 = 0;
-    for b in buffers.iter() {
-        let (Ok(at), Ok(length)) = (usize::try_from(b.offset()), usize::try_from(b.length())) else { continue };
-        // a buffer outside the body, or too short for its prefix, is
-        // rejected by the reader before it allocates
-        let Some(prefix) = body.get(at..).and_then(|rest| rest.get(..length.min(8))).filter(|p| p.len() == 8) else {
-            continue;
-        };
-        let declared = i64::from_le_bytes(prefix.try_into().expect("8 bytes"));
-        if declared > 0 {
-            total = total.saturating_add(declared as u64);
-        }
-        if total > limit {
-            return Err(Error::limit(format!(
-                "the Arrow data of {what} declares compressed buffers of more than {limit} bytes, the memory limit set by options(rdarrow.max_memory)"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Every block an IPC file's footer lists, and every message of an IPC
-/// stream, must lie within the `len` bytes there are: the IPC reader
-/// allocates a message body at the size it declares before reading it, so
-/// a few bytes declaring a 24 GB body would otherwise ask for 24 GB. Data
-/// the check cannot make sense of is left to the reader to reject.
-fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool, what: &str) -> Result<()> {
-    use std::io::SeekFrom;
-    let io_err = |e: std::io::Error| Error::io(&e, &format!("cannot read {what}"));
-    let past_end = |kind: &str, end: i128, len: u64| {
-        Error::corrupt(format!("the Arrow data of {what} is malformed: a {kind} ends at byte {end}, past the end of the data ({len} bytes)"))
-    };
-    let len = r.seek(SeekFrom::End(0)).map_err(io_err)?;
-    if is_file {
-        if len < 16 {
-            return Ok(());
-        }
-        let mut tail = [0u8; 10];
-        r.seek(SeekFrom::Start(len - 10)).map_err(io_err)?;
-        r.read_exact(&mut tail).map_err(io_err)?;
-        let footer_len = i32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
-        if footer_len <= 0 || footer_len as u64 > len - 10 {
-            return Ok(());
-        }
-        let mut footer = vec![0u8; footer_len as usize];
-        r.seek(SeekFrom::Start(len - 10 - footer_len as u64)).map_err(io_err)?;
-        r.read_exact(&mut footer).map_err(io_err)?;
-        let Ok(footer) = arrow_ipc::root_as_footer(&footer) else { return Ok(()) };
-        for blocks in [footer.dictionaries(), footer.recordBatches()].into_iter().flatten() {
-            for b in blocks.iter() {
-                let end = b.offset() as i128 + b.metaDataLength() as i128 + b.bodyLength() as i128;
-                if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > len as i128 {
-                    return Err(past_end("record batch or dictionary block", end, len));
-                }
-                // the block as the IPC reader reads it: the whole block in
-                // memory, the message flatbuffer parsed from after its 4- or
-                // 8-byte prefix to the end of the block, the body starting
-                // metaDataLength bytes into the block (whatever that says).
-                // A message that parses within its metadata and has no
-                // compressed buffers needs no more reading.
-                let block_len = (b.metaDataLength() as i64 + b.bodyLength()) as usize;
-                if block_len < 8 {
-                    continue;
-                }
-                let meta_len = (b.metaDataLength() as usize).clamp(8, block_len);
-                let mut block = vec![0u8; meta_len];
-                r.seek(SeekFrom::Start(b.offset() as u64)).map_err(io_err)?;
-                r.read_exact(&mut block).map_err(io_err)?;
-                let skip = if block[..4] == [0xff; 4] { 8 } else { 4 };
-                if arrow_ipc::root_as_message(&block[skip..]).is_ok_and(|m| !has_compressed_buffers(&m)) {
-                    continue;
-                }
-                block.resize(block_len, 0);
-                r.read_exact(&mut block[meta_len..]).map_err(io_err)?;
-                let body = block.get(b.metaDataLength() as usize..).unwrap_or(&[]);
-                if let Ok(message) = arrow_ipc::root_as_message(&block[skip..]) {
-                    check_compressed_sizes(&message, body, what)?;
-                }
-            }
-        }
-    } else {
-        // until one message has made sense, the data may be anything: then
-        // it is not an Arrow stream (and its "lengths" mean nothing)
-        let not_arrow = || Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream"));
-        let mut first = true;
-        let mut pos = 0u64;
-        r.seek(SeekFrom::Start(0)).map_err(io_err)?;
-        while pos + 4 <= len {
-            let mut word = [0u8; 4];
-            r.read_exact(&mut word).map_err(io_err)?;
-            pos += 4;
-            let mut meta_len = i32::from_le_bytes(word);
-            if meta_len == -1 {
-                if pos + 4 > len {
-                    break;
-                }
-                r.read_exact(&mut word).map_err(io_err)?;
-                pos += 4;
-                meta_len = i32::from_le_bytes(word);
-            }
-            if meta_len <= 0 {
-                break; // end of stream marker (or nonsense the reader rejects)
-            }
-            if pos + meta_len as u64 > len {
-                return Err(if first { not_arrow() } else { past_end("message header", pos as i128 + meta_len as i128, len) });
-            }
-            let mut meta = vec![0u8; meta_len as usize];
-            r.read_exact(&mut meta).map_err(io_err)?;
-            pos += meta_len as u64;
-            let Ok(message) = arrow_ipc::root_as_message(&meta) else {
-                if first {
-                    return Err(not_arrow());
-                }
-                break;
-            };
-            first = false;
-            let body = message.bodyLength();
-            if body < 0 || pos as i128 + body as i128 > len as i128 {
-                return Err(past_end("message body", pos as i128 + body as i128, len));
-            }
-            if has_compressed_buffers(&message) {
-                let mut body_bytes = vec![0u8; body as usize];
-                r.read_exact(&mut body_bytes).map_err(io_err)?;
-                check_compressed_sizes(&message, &body_bytes, what)?;
-            }
-            pos += body as u64;
-            r.seek(SeekFrom::Start(pos)).map_err(io_err)?;
-        }
-    }
-    r.rewind().map_err(io_err)?;
-    Ok(())
-}
-
-fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let arrow_err = |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"));
-    let mut magic = [0u8; 6];
-    let mut got = 0;
-    while got < magic.len() {
-        let n = r.read(&mut magic[got..]).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
-        if n == 0 {
-            break;
-        }
-        got += n;
-    }
-    r.rewind().map_err(|e| Error::io(&e, &format!("cannot seek in {what}")))?;
-    let is_file = got == magic.len() && &magic == b"ARROW1";
-    check_ipc_extents(&mut r, is_file, what)?;
-    if is_file {
-        let reader = arrow_ipc::reader::FileReader::try_new(r, None).map_err(arrow_err)?;
-        let schema = reader.schema();
-        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
-        Ok((schema, batches))
-    } else {
-        let reader = arrow_ipc::reader::StreamReader::try_new(r, None).map_err(|e| {
-            Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream: {e}"))
-        })?;
-        let schema = reader.schema();
-        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
-        Ok((schema, batches))
-    }
-}
+// Whole files: an R data file out (shared by the R bindings and the
+// command-line tool).
 
 /// How [`write_frame_file`] writes an R data file.
 #[derive(Debug, Clone)]

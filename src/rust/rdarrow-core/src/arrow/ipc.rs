@@ -1,12 +1,15 @@
-//! Arrow IPC output (file format, a.k.a. Feather v2, and stream format),
-//! and the Arrow C stream that hands a table to another library.
+//! Arrow IPC files (the file format, a.k.a. Feather v2) and streams, read
+//! and written, and the Arrow C stream that hands a table to another
+//! library. Reading checks what a file declares (message lengths,
+//! decompressed sizes) before the IPC reader allocates for it.
 
 use super::ArrowTable;
 use crate::error::{Error, Result};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions, StreamWriter};
 use arrow_ipc::CompressionType;
+use arrow_schema::SchemaRef;
 use std::io::Write;
 use std::path::Path;
 
@@ -23,7 +26,7 @@ pub enum IpcCompression {
     Zstd,
 }
 
-fn arrow_err(e: impl std::fmt::Display) -> Error {
+fn write_err(e: impl std::fmt::Display) -> Error {
     Error::new(crate::ErrorKind::Io, format!("cannot write Arrow IPC: {e}"))
 }
 
@@ -34,23 +37,23 @@ pub fn write_ipc<W: Write>(table: &ArrowTable, sink: W, format: IpcFormat, compr
         IpcCompression::Lz4 => Some(CompressionType::LZ4_FRAME),
         IpcCompression::Zstd => Some(CompressionType::ZSTD),
     };
-    let opts = IpcWriteOptions::default().try_with_compression(codec).map_err(arrow_err)?;
+    let opts = IpcWriteOptions::default().try_with_compression(codec).map_err(write_err)?;
     match format {
         IpcFormat::File => {
-            let mut w = FileWriter::try_new_with_options(sink, &table.schema, opts).map_err(arrow_err)?;
+            let mut w = FileWriter::try_new_with_options(sink, &table.schema, opts).map_err(write_err)?;
             for b in &table.batches {
-                w.write(b).map_err(arrow_err)?;
+                w.write(b).map_err(write_err)?;
             }
-            w.finish().map_err(arrow_err)?;
-            w.into_inner().map_err(arrow_err)
+            w.finish().map_err(write_err)?;
+            w.into_inner().map_err(write_err)
         }
         IpcFormat::Stream => {
-            let mut w = StreamWriter::try_new_with_options(sink, &table.schema, opts).map_err(arrow_err)?;
+            let mut w = StreamWriter::try_new_with_options(sink, &table.schema, opts).map_err(write_err)?;
             for b in &table.batches {
-                w.write(b).map_err(arrow_err)?;
+                w.write(b).map_err(write_err)?;
             }
-            w.finish().map_err(arrow_err)?;
-            w.into_inner().map_err(arrow_err)
+            w.finish().map_err(write_err)?;
+            w.into_inner().map_err(write_err)
         }
     }
 }
@@ -69,4 +72,223 @@ pub fn into_ffi_stream(table: ArrowTable) -> FFI_ArrowArrayStream {
     let reader = RecordBatchIterator::new(table.batches.into_iter().map(Ok), table.schema);
     let reader: Box<dyn RecordBatchReader + Send> = Box::new(reader);
     FFI_ArrowArrayStream::new(reader)
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+
+/// Read an Arrow IPC file or stream held in memory; the file format is told
+/// apart from the stream format by its leading `ARROW1` magic. `what` names
+/// the source in error messages.
+pub fn read_ipc_bytes(bytes: Vec<u8>, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    read_ipc_from(std::io::Cursor::new(bytes), what)
+}
+
+/// Read an Arrow IPC file or stream from `path` (see [`read_ipc_bytes`]).
+pub fn read_ipc_file(path: &std::path::Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let what = format!("'{}'", path.display());
+    let f = std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
+    read_ipc_from(std::io::BufReader::with_capacity(1 << 20, f), &what)
+}
+
+/// The Arrow IPC reader can panic on malformed buffers (a length past the
+/// end of the body) instead of returning an error: such a panic is a
+/// corrupt-file error here, never an unwinding into the host.
+fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    match crate::error::catch_quietly(|| read_ipc_unguarded(r, what)) {
+        Ok(res) => res,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("malformed data");
+            Err(Error::corrupt(format!("cannot read the Arrow data of {what}: the IPC reader failed ({detail})")))
+        }
+    }
+}
+
+/// The record batch a record-batch or dictionary message carries.
+fn message_batch<'a>(message: &arrow_ipc::Message<'a>) -> Option<arrow_ipc::RecordBatch<'a>> {
+    message.header_as_record_batch().or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()))
+}
+
+/// Whether a message's buffers are compressed (each then starts with the
+/// size it decompresses to).
+fn has_compressed_buffers(message: &arrow_ipc::Message<'_>) -> bool {
+    message_batch(message).is_some_and(|b| b.compression().is_some())
+}
+
+/// A record batch or dictionary message's compressed buffers (lz4/zstd)
+/// declare their decompressed sizes in an 8-byte prefix, which the IPC
+/// reader allocates before decompressing: their sum must stay within the
+/// decoding memory limit (`options(rdarrow.max_memory)`). `message` is
+/// parsed as the reader parses it, `body` the bytes its buffer offsets are
+/// relative to.
+fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &str) -> Result<()> {
+    if !has_compressed_buffers(message) {
+        return Ok(());
+    }
+    let Some(buffers) = message_batch(message).and_then(|b| b.buffers()) else { return Ok(()) };
+    let limit = crate::read::max_decoded_bytes();
+    let mut total: u64 = 0;
+    for b in buffers.iter() {
+        let (Ok(at), Ok(length)) = (usize::try_from(b.offset()), usize::try_from(b.length())) else { continue };
+        // a buffer outside the body, or too short for its prefix, is
+        // rejected by the reader before it allocates
+        let Some(prefix) = body.get(at..).and_then(|rest| rest.get(..length.min(8))).filter(|p| p.len() == 8) else {
+            continue;
+        };
+        let declared = i64::from_le_bytes(prefix.try_into().expect("8 bytes"));
+        if declared > 0 {
+            total = total.saturating_add(declared as u64);
+        }
+        if total > limit {
+            return Err(Error::limit(format!(
+                "the Arrow data of {what} declares compressed buffers of more than {limit} bytes, the memory limit set by options(rdarrow.max_memory)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every block an IPC file's footer lists, and every message of an IPC
+/// stream, must lie within the `len` bytes there are: the IPC reader
+/// allocates a message body at the size it declares before reading it, so
+/// a few bytes declaring a 24 GB body would otherwise ask for 24 GB. Data
+/// the check cannot make sense of is left to the reader to reject.
+fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool, what: &str) -> Result<()> {
+    use std::io::SeekFrom;
+    let io_err = |e: std::io::Error| Error::io(&e, &format!("cannot read {what}"));
+    let past_end = |kind: &str, end: i128, len: u64| {
+        Error::corrupt(format!("the Arrow data of {what} is malformed: a {kind} ends at byte {end}, past the end of the data ({len} bytes)"))
+    };
+    let len = r.seek(SeekFrom::End(0)).map_err(io_err)?;
+    if is_file {
+        if len < 16 {
+            return Ok(());
+        }
+        let mut tail = [0u8; 10];
+        r.seek(SeekFrom::Start(len - 10)).map_err(io_err)?;
+        r.read_exact(&mut tail).map_err(io_err)?;
+        let footer_len = i32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+        if footer_len <= 0 || footer_len as u64 > len - 10 {
+            return Ok(());
+        }
+        let mut footer = vec![0u8; footer_len as usize];
+        r.seek(SeekFrom::Start(len - 10 - footer_len as u64)).map_err(io_err)?;
+        r.read_exact(&mut footer).map_err(io_err)?;
+        let Ok(footer) = arrow_ipc::root_as_footer(&footer) else { return Ok(()) };
+        for blocks in [footer.dictionaries(), footer.recordBatches()].into_iter().flatten() {
+            for b in blocks.iter() {
+                let end = b.offset() as i128 + b.metaDataLength() as i128 + b.bodyLength() as i128;
+                if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > len as i128 {
+                    return Err(past_end("record batch or dictionary block", end, len));
+                }
+                // the block as the IPC reader reads it: the whole block in
+                // memory, the message flatbuffer parsed from after its 4- or
+                // 8-byte prefix to the end of the block, the body starting
+                // metaDataLength bytes into the block (whatever that says).
+                // A message that parses within its metadata and has no
+                // compressed buffers needs no more reading.
+                let block_len = (b.metaDataLength() as i64 + b.bodyLength()) as usize;
+                if block_len < 8 {
+                    continue;
+                }
+                let meta_len = (b.metaDataLength() as usize).clamp(8, block_len);
+                let mut block = vec![0u8; meta_len];
+                r.seek(SeekFrom::Start(b.offset() as u64)).map_err(io_err)?;
+                r.read_exact(&mut block).map_err(io_err)?;
+                let skip = if block[..4] == [0xff; 4] { 8 } else { 4 };
+                if arrow_ipc::root_as_message(&block[skip..]).is_ok_and(|m| !has_compressed_buffers(&m)) {
+                    continue;
+                }
+                block.resize(block_len, 0);
+                r.read_exact(&mut block[meta_len..]).map_err(io_err)?;
+                let body = block.get(b.metaDataLength() as usize..).unwrap_or(&[]);
+                if let Ok(message) = arrow_ipc::root_as_message(&block[skip..]) {
+                    check_compressed_sizes(&message, body, what)?;
+                }
+            }
+        }
+    } else {
+        // until one message has made sense, the data may be anything: then
+        // it is not an Arrow stream (and its "lengths" mean nothing)
+        let not_arrow = || Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream"));
+        let mut first = true;
+        let mut pos = 0u64;
+        r.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        while pos + 4 <= len {
+            let mut word = [0u8; 4];
+            r.read_exact(&mut word).map_err(io_err)?;
+            pos += 4;
+            let mut meta_len = i32::from_le_bytes(word);
+            if meta_len == -1 {
+                if pos + 4 > len {
+                    break;
+                }
+                r.read_exact(&mut word).map_err(io_err)?;
+                pos += 4;
+                meta_len = i32::from_le_bytes(word);
+            }
+            if meta_len <= 0 {
+                break; // end of stream marker (or nonsense the reader rejects)
+            }
+            if pos + meta_len as u64 > len {
+                return Err(if first { not_arrow() } else { past_end("message header", pos as i128 + meta_len as i128, len) });
+            }
+            let mut meta = vec![0u8; meta_len as usize];
+            r.read_exact(&mut meta).map_err(io_err)?;
+            pos += meta_len as u64;
+            let Ok(message) = arrow_ipc::root_as_message(&meta) else {
+                if first {
+                    return Err(not_arrow());
+                }
+                break;
+            };
+            first = false;
+            let body = message.bodyLength();
+            if body < 0 || pos as i128 + body as i128 > len as i128 {
+                return Err(past_end("message body", pos as i128 + body as i128, len));
+            }
+            if has_compressed_buffers(&message) {
+                let mut body_bytes = vec![0u8; body as usize];
+                r.read_exact(&mut body_bytes).map_err(io_err)?;
+                check_compressed_sizes(&message, &body_bytes, what)?;
+            }
+            pos += body as u64;
+            r.seek(SeekFrom::Start(pos)).map_err(io_err)?;
+        }
+    }
+    r.rewind().map_err(io_err)?;
+    Ok(())
+}
+
+fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let arrow_err = |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"));
+    let mut magic = [0u8; 6];
+    let mut got = 0;
+    while got < magic.len() {
+        let n = r.read(&mut magic[got..]).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    r.rewind().map_err(|e| Error::io(&e, &format!("cannot seek in {what}")))?;
+    let is_file = got == magic.len() && &magic == b"ARROW1";
+    check_ipc_extents(&mut r, is_file, what)?;
+    if is_file {
+        let reader = arrow_ipc::reader::FileReader::try_new(r, None).map_err(arrow_err)?;
+        let schema = reader.schema();
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
+        Ok((schema, batches))
+    } else {
+        let reader = arrow_ipc::reader::StreamReader::try_new(r, None).map_err(|e| {
+            Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream: {e}"))
+        })?;
+        let schema = reader.schema();
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
+        Ok((schema, batches))
+    }
 }

@@ -1,32 +1,22 @@
 //! The bridge between R objects and Apache Arrow.
 //!
-//! # The type mapping (one table, both directions)
-//!
-//! | R | Arrow | notes |
-//! |---|---|---|
-//! | logical | boolean | bit-packed (a copy) |
-//! | integer | int32 | zero-copy; `NA` -> null |
-//! | double | float64 | zero-copy; `NA_real_` -> null, `NaN` stays NaN |
-//! | character | utf8 (large_utf8 beyond 2 GiB) | zero-copy when already UTF-8; latin1 and native encodings transcoded |
-//! | factor / ordered | dictionary<int8/int16/int32, utf8> | narrowest index that holds the levels; ordered flag |
-//! | Date | date32 (timestamp[us] when days are fractional) | |
-//! | POSIXct | timestamp[us, tz] | `tzone` as the zone |
-//! | difftime | duration[s] (finer when fractional) | scaled by `units` |
-//! | hms | time32[s] (time32[ms], time64[us/ns] when fractional) | |
-//! | integer64 | int64 | zero-copy |
-//! | raw | uint8 | zero-copy |
-//! | complex | struct<re: float64, im: float64> | |
-//! | list | list<T> | T the elements' common type; NULL -> null |
-//! | data.frame column | struct | |
-//!
-//! Where arrow R truncates (fractional Dates, sub-second hms and difftime)
-//! rdarrow keeps the values with a finer unit. Attributes go into the
-//! schema metadata under `"r"`, in arrow R's format ([`metadata`]).
+//! - [`types`]: the type mapping, both directions (its documentation holds
+//!   the table);
+//! - [`to_arrow`]: R objects to Arrow record batches;
+//! - [`from_arrow`]: Arrow record batches to R objects;
+//! - [`metadata`]: the schema metadata that carries R's attributes;
+//! - [`ipc`]: Arrow IPC files and streams, read and written, and the Arrow
+//!   C stream;
+//! - [`dataset`]: many R files to one Arrow dataset;
+//! - [`pick`]: which object of a file converts.
 
 pub mod dataset;
 pub mod from_arrow;
 pub mod ipc;
 pub mod metadata;
+pub mod pick;
 pub mod to_arrow;
+pub mod types;
 
-pub use to_arrow::{pick_object, pick_object_named, table_from_object, table_from_owned, take_object_named, ArrowTable, EarlyColumns, ColumnRef, TableOptions};
+pub use pick::{pick_object, pick_object_named, take_object_named};
+pub use to_arrow::{table_from_object, table_from_owned, ArrowTable, ColumnRef, ConvertedColumn, EarlyColumns, TableOptions};

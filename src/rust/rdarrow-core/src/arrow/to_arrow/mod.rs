@@ -1,0 +1,18 @@
+//! R objects (data frames, vectors, factors, matrices) to Arrow record
+//! batches, with the types [`super::types`] maps each kind of R column to.
+//! Integer, double, integer64, raw and UTF-8 string payloads are wrapped,
+//! not copied: the arrays share the buffers the reader filled.
+//!
+//! - [`table`]: the table made from an object: planning, converting the
+//!   columns (on several threads for large tables), assembling;
+//! - [`column`]: one column to one array, by kind;
+//! - [`temporal`]: dates, date-times, times of day and durations;
+//! - [`early`]: columns converted while their file is still being read.
+
+mod column;
+mod early;
+mod table;
+mod temporal;
+
+pub use early::{ConvertedColumn, EarlyColumns};
+pub use table::{table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions};
