@@ -29,11 +29,9 @@ fn allow_caught_ipc_reader_panics() {
 
 fuzz_target!(|data: &[u8]| {
     allow_caught_ipc_reader_panics();
-    // the decoding memory limit a user would set (options(rdarrow.max_memory)),
-    // below libFuzzer's malloc limit
-    rdarrow_core::read::set_max_decoded_bytes(1 << 30);
-    // the engine's reader (it turns the IPC reader's panics into errors)
-    let Ok((schema, batches)) = read_ipc_bytes(data.to_vec(), "the input") else { return };
+    // the engine's reader (it turns the IPC reader's panics into errors),
+    // with a decoding memory limit below libFuzzer's malloc limit
+    let Ok((schema, batches)) = read_ipc_bytes(data.to_vec(), "the input", 1 << 30) else { return };
     let Ok(frame) = frame_from_batches(&schema, &batches) else { return };
     let (format, version) = match data.len() % 4 {
         0 => (Format::Xdr, 3),

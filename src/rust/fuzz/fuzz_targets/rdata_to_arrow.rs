@@ -5,14 +5,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_core::arrow::{table_from_object, table_from_owned, take_object_named, EarlyColumns, TableOptions};
+use rdarrow_core::arrow::{table_from_object, table_from_owned, EarlyColumns, TableOptions};
 use rdarrow_core::{read_bytes, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
-    // the decoding memory limit a user would set (options(rdarrow.max_memory)),
-    // below libFuzzer's malloc limit
-    rdarrow_core::read::set_max_decoded_bytes(1 << 30);
-    let opts = ReadOptions { max_depth: 500, ..Default::default() };
+    // a decoding memory limit below libFuzzer's malloc limit
+    let opts = ReadOptions { max_depth: 500, max_memory: Some(1 << 30), ..Default::default() };
     let Ok(doc) = read_bytes(data.to_vec(), &opts) else { return };
     let one = TableOptions::default();
     let chunked = TableOptions { chunk_size: Some(3), ..Default::default() };
@@ -23,11 +21,11 @@ fuzz_target!(|data: &[u8]| {
     drop(doc);
 
     let early = EarlyColumns::new(Some("UTC".into()));
-    let opts = ReadOptions { max_depth: 500, column_hook: Some(early.hook()) };
+    let opts = ReadOptions { max_depth: 500, max_memory: Some(1 << 30), column_hook: Some(early.hook()) };
     let Ok(mut doc) = read_bytes(data.to_vec(), &opts) else { return };
     let names: Vec<String> = doc.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
     let first = names.first().filter(|n| !n.is_empty()).cloned();
-    if let Ok((_, obj)) = take_object_named(&mut doc, first.as_deref(), "value") {
-        let _ = table_from_owned(&doc, obj, &TableOptions { early_columns: Some(early), chunk_size: Some(3), ..Default::default() });
+    if let Ok((_, obj)) = doc.take_table_object(first.as_deref(), "value") {
+        let _ = table_from_owned(&doc, obj, &TableOptions { chunk_size: Some(3), ..Default::default() });
     }
 });

@@ -9,9 +9,10 @@ mod progress;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use progress::{Progress, Spinner};
 use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
-use rdarrow_core::arrow::from_arrow::{frame_from_batches, write_frame_file, FrameFileOptions};
+use rdarrow_core::arrow::from_arrow::frame_from_batches;
+use rdarrow_core::write::{write_object_file, ObjectFileOptions};
 use rdarrow_core::arrow::ipc::{read_ipc_bytes, read_ipc_file, write_ipc, write_ipc_file, IpcCompression, IpcFormat};
-use rdarrow_core::arrow::{table_from_owned, take_object_named, ColumnRef, EarlyColumns, TableOptions};
+use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_core::{Compression, Error, ReadOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -300,25 +301,13 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
         IpcKind::Stream => IpcFormat::Stream,
     };
     let spin = progress.spinner(format!("reading {}", a.file.display()));
-    let wanted = a.object.clone();
-    let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
-    let early = EarlyColumns::new(local_tz());
-    let read_opts = ReadOptions { column_hook: Some(early.hook()), ..ReadOptions::default() };
-    let mut doc = rdarrow_core::read_file_filtered(&a.file, &read_opts, &mut filter).map_err(|e| {
-        spin.clear();
-        data_error(&a.file, e)
-    })?;
-    let table = take_object_named(&mut doc, a.object.as_deref(), &stream_name(&a.file)).and_then(|(name, obj)| {
-        spin.set_message(format!("converting {}", if name.is_empty() { a.file.display().to_string() } else { name.clone() }));
-        let opts = TableOptions {
-            col_select: a.columns.clone().map(|c| c.into_iter().map(ColumnRef::Name).collect()),
-            chunk_size: a.chunk_size.map(|c| c as usize),
-            default_tz: local_tz(),
-            object_name: if name.is_empty() { "value".into() } else { name.clone() },
-            early_columns: Some(early.clone()),
-        };
-        table_from_owned(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })
-    });
+    let opts = TableOptions {
+        col_select: a.columns.clone().map(|c| c.into_iter().map(ColumnRef::Name).collect()),
+        chunk_size: a.chunk_size.map(|c| c as usize),
+        default_tz: local_tz(),
+        ..Default::default()
+    };
+    let table = read_table(&a.file, a.object.as_deref(), &stream_name(&a.file), opts, ReadOptions::default()).map(|(_, t)| t);
     let table = table.map_err(|e| {
         spin.clear();
         data_error(&a.file, e)
@@ -384,9 +373,9 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
             .lock()
             .read_to_end(&mut buf)
             .map_err(|e| Error::io(&e, "cannot read standard input"))
-            .and_then(|_| read_ipc_bytes(buf, "standard input"))
+            .and_then(|_| read_ipc_bytes(buf, "standard input", ReadOptions::default().memory_limit()))
     } else {
-        read_ipc_file(&a.arrow_file)
+        read_ipc_file(&a.arrow_file, ReadOptions::default().memory_limit())
     };
     let (schema, batches) = read.map_err(|e| {
         spin.clear();
@@ -408,12 +397,12 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
         RCompress::None => Compression::None,
     };
     let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let opts = FrameFileOptions { name: name.clone(), compression, level: a.level, threads, rds, ..FrameFileOptions::default() };
+    let opts = ObjectFileOptions { name: name.clone(), compression, level: a.level, threads, rds, ..ObjectFileOptions::default() };
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     spin.set_message(format!("writing {}", a.output.display()));
     let res = frame_from_batches(&schema, &batches).and_then(|f| {
         drop(batches);
-        write_frame_file(&a.output, f.object, f.refs, &opts)
+        write_object_file(&a.output, f.object, f.refs, &opts)
     });
     spin.clear();
     res.map_err(|e| data_error(&a.output, e))?;

@@ -146,6 +146,14 @@ impl Document {
         }
     }
 
+    /// As [`Document::choose_table_object`], moving the object out (the
+    /// document keeps its reference table; its other objects are dropped).
+    pub fn take_table_object(&mut self, object: Option<&str>, stream_name: &str) -> Result<(String, RObject)> {
+        let (name, at) = self.choose_table_object(object, stream_name)?;
+        let obj = self.take_objects_at(&[at], stream_name).pop().map(|(_, o)| o).unwrap_or(RObject::Null);
+        Ok((name, obj))
+    }
+
     /// The objects a dataset takes from this file: an `.rds` stream's one
     /// object (whatever `object` says: a dataset's files are named
     /// after their contents), the one named `object`, else every data frame.
@@ -418,38 +426,5 @@ pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compressi
 /// As [`write_file`], compressing independent blocks on `threads` threads
 /// (the bytes written do not depend on `threads`).
 pub fn write_file_threads(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>, threads: usize) -> Result<()> {
-    write_tree_file(path.as_ref(), doc.container, &doc.header, &doc.root, &doc.refs, compression, level, threads)
-}
-
-/// Serialize `root` into a compressed file at `path`, atomically.
-#[allow(clippy::too_many_arguments)]
-pub fn write_tree_file(
-    path: &Path,
-    container: Container,
-    header: &StreamHeader,
-    root: &RObject,
-    refs: &RefTable,
-    compression: Compression,
-    level: Option<u32>,
-    threads: usize,
-) -> Result<()> {
-    compression.check_writable()?;
-    if header.format == Format::Xdr {
-        // laid out, then rendered and written on all cores
-        let layout = write::layout_stream(container, header, root, refs, threads)?;
-        return layout::write_layout_file(path, &layout, compression, level, threads, &mut |_| {});
-    }
-    atomic_write(path, |f| {
-        let c = parallel::ParallelCompressor::new(std::io::BufWriter::with_capacity(1 << 20, f), compression, level, threads)
-            .map_err(|e| Error::io(&e, "cannot start compression"))?;
-        let c = write::write_stream(c, container, header, root, refs)?;
-        let w = c.finish().map_err(|e| {
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                Error::new(ErrorKind::Interrupted, "interrupted by the user")
-            } else {
-                Error::io(&e, "cannot compress")
-            }
-        })?;
-        w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
-    })
+    write::write_tree_file(path.as_ref(), doc.container, &doc.header, &doc.root, &doc.refs, compression, level, threads)
 }

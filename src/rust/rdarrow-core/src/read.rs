@@ -50,12 +50,6 @@ impl std::fmt::Debug for ReadOptions {
     }
 }
 
-/// The memory limit of code that does not take it from a read's options
-/// yet (Arrow IPC pre-checks).
-pub(crate) fn max_decoded_bytes() -> u64 {
-    physical_memory()
-}
-
 /// The machine's physical memory, in bytes.
 pub fn physical_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.

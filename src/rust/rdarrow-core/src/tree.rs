@@ -942,8 +942,8 @@ mod tests {
             let w = pack(t, Flags { levels, object }, has_attr, has_tag);
             assert_eq!(unpack(w), NodeWord { sxptype: t, flags: Flags { levels, object }, has_attr, has_tag });
         }
-        // a factor (INTSXP, object bit, attributes) as R writes it: 0x313
-        assert_eq!(pack(sxp::INT, Flags { levels: 0, object: true }, true, false), 0x313);
+        // a factor (INTSXP, object bit, attributes) as R writes it: 0x30d
+        assert_eq!(pack(sxp::INT, Flags { levels: 0, object: true }, true, false), 0x30d);
         // an ASCII CHARSXP: 0x40009
         assert_eq!(pack(sxp::CHAR, Flags { levels: levels::ASCII, object: false }, false, false), 0x40009);
     }

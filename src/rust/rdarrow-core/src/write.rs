@@ -3,6 +3,7 @@
 //! the order objects are first written, as R's serializer does, so a parsed
 //! stream re-serializes byte for byte.
 
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::input::Format;
 use crate::layout::{Layout, StringItem, StringSource};
@@ -10,6 +11,7 @@ use crate::header::{write_header, Container, StreamHeader};
 use crate::tree::*;
 use arrow_buffer::{Buffer, ScalarBuffer};
 use std::io::Write;
+use std::path::Path;
 
 const OUT_BUF: usize = 1 << 18;
 
@@ -517,6 +519,110 @@ pub fn layout_stream(container: Container, header: &StreamHeader, root: &RObject
     s.expand_altrep = header.version < 3;
     s.item(root)?;
     Ok(s.out.finish(threads))
+}
+
+/// Serialize `root` into a compressed file at `path`, atomically.
+#[allow(clippy::too_many_arguments)]
+pub fn write_tree_file(
+    path: &Path,
+    container: Container,
+    header: &StreamHeader,
+    root: &RObject,
+    refs: &RefTable,
+    compression: Compression,
+    level: Option<u32>,
+    threads: usize,
+) -> Result<()> {
+    compression.check_writable()?;
+    if header.format == Format::Xdr {
+        // laid out, then rendered and written on all cores
+        let layout = layout_stream(container, header, root, refs, threads)?;
+        return crate::layout::write_layout_file(path, &layout, compression, level, threads, &mut |_| {});
+    }
+    crate::atomic_write(path, |f| {
+        let c = crate::parallel::ParallelCompressor::new(std::io::BufWriter::with_capacity(1 << 20, f), compression, level, threads)
+            .map_err(|e| Error::io(&e, "cannot start compression"))?;
+        let c = write_stream(c, container, header, root, refs)?;
+        let w = c.finish().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                Error::new(crate::ErrorKind::Interrupted, "interrupted by the user")
+            } else {
+                Error::io(&e, "cannot compress")
+            }
+        })?;
+        w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
+    })
+}
+
+/// How [`write_object_file`] writes an R data file.
+#[derive(Debug, Clone)]
+pub struct ObjectFileOptions {
+    /// The object's name in a `save()` file (unused for `.rds`).
+    pub name: String,
+    pub compression: Compression,
+    /// Compression level; `None` for the method's default.
+    pub level: Option<u32>,
+    /// Serialization format version: 2 or 3.
+    pub version: i32,
+    /// ASCII instead of XDR.
+    pub ascii: bool,
+    /// Threads compressing independent blocks (the bytes do not depend on it).
+    pub threads: usize,
+    /// A single-object `.rds` stream instead of a `save()` file.
+    pub rds: bool,
+    /// The R version recorded as the writer, as R packs it (4.2.2 = 0x040202).
+    pub writer_version: i32,
+}
+
+impl Default for ObjectFileOptions {
+    fn default() -> Self {
+        ObjectFileOptions {
+            name: "data".to_string(),
+            compression: Compression::Gzip,
+            level: None,
+            version: 3,
+            ascii: false,
+            threads: 1,
+            rds: false,
+            writer_version: crate::header::DEFAULT_WRITER_VERSION,
+        }
+    }
+}
+
+impl ObjectFileOptions {
+    /// The serialization format these options write.
+    pub fn format(&self) -> Format {
+        if self.ascii {
+            Format::Ascii
+        } else {
+            Format::Xdr
+        }
+    }
+
+    /// What wraps the stream: a `save()` file's magic, or nothing for `.rds`.
+    pub fn container(&self) -> Container {
+        if self.rds {
+            Container::Stream
+        } else {
+            Container::rdata(self.format(), self.version)
+        }
+    }
+}
+
+/// Write an object (with its reference table), such as the data frame
+/// made from Arrow data, as `.RData` (one object named `o.name`) or
+/// `.rds`; the file appears only when complete.
+pub fn write_object_file(path: &Path, object: RObject, mut refs: RefTable, o: &ObjectFileOptions) -> Result<()> {
+    let header = StreamHeader::new(o.format(), o.version, o.writer_version)?;
+    let root = if o.rds {
+        object
+    } else {
+        let lv = if o.name.is_ascii() { levels::ASCII } else { levels::UTF8 };
+        let sym = refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(o.name.as_bytes().to_vec()) }));
+        let cell = Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(RObject::Ref(sym)), car: object };
+        RObject::Pairlist(Box::new(Pairlist { cells: vec![cell], tail: RObject::Null }))
+    };
+    write_tree_file(path, o.container(), &header, &root, &refs, o.compression, o.level, o.threads.max(1))
 }
 
 #[cfg(test)]

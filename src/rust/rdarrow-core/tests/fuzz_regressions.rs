@@ -99,8 +99,10 @@ fn fuzz_findings_end_in_errors_without_huge_allocations() {
 /// file whose lz4 buffer declares 17 TB (the reader would allocate them):
 /// the engine reports a corrupt file, or one over the memory limit.
 #[test]
-#[ignore = "MERGE-TODO: the IPC reader takes its memory limit as an argument"]
 fn ipc_findings_are_corrupt_errors() {
+    // as a user would limit decoding (options(rdarrow.max_memory)); the
+    // fuzz targets run with the same limit
+    let limit = 1 << 30;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -113,9 +115,9 @@ fn ipc_findings_are_corrupt_errors() {
             // limit; the others are malformed
             let want = if path.to_string_lossy().contains("declares") { ErrorKind::Limit } else { ErrorKind::Corrupt };
             // (the zstd one declares 12 GB: over the 1 GiB limit)
-            let err = rdarrow_core::arrow::ipc::read_ipc_bytes(bytes, "the input").unwrap_err();
+            let err = rdarrow_core::arrow::ipc::read_ipc_bytes(bytes, "the input", limit).unwrap_err();
             assert_eq!(err.kind, want, "{}: {err}", path.display());
-            let err = rdarrow_core::arrow::ipc::read_ipc_file(&path).unwrap_err();
+            let err = rdarrow_core::arrow::ipc::read_ipc_file(&path, limit).unwrap_err();
             assert_eq!(err.kind, want, "{}: {err}", path.display());
             let largest = LARGEST.load(Ordering::Relaxed);
             assert!(largest < MAX_ALLOCATION, "{}: largest allocation {largest} bytes", path.display());
@@ -131,7 +133,7 @@ fn ipc_findings_are_corrupt_errors() {
 #[test]
 fn map_type_without_entry_fields_is_a_corrupt_error() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings/frame-map-without-entry-fields.arrows");
-    let (schema, batches) = rdarrow_core::arrow::ipc::read_ipc_file(&path).unwrap();
+    let (schema, batches) = rdarrow_core::arrow::ipc::read_ipc_file(&path, 1 << 30).unwrap();
     let err = rdarrow_core::arrow::from_arrow::frame_from_batches(&schema, &batches).err().unwrap();
     assert_eq!(err.kind, ErrorKind::Corrupt, "{err}");
 }

@@ -8,7 +8,7 @@ use arrow_array::Array;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
 use rdarrow_core::arrow::ipc::{into_ffi_stream, write_ipc_file, IpcCompression, IpcFormat};
-use rdarrow_core::arrow::{table_from_owned, take_object_named, ArrowTable, ColumnRef, EarlyColumns, TableOptions};
+use rdarrow_core::arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
 use rdarrow_core::ReadOptions;
 use rdarrow_core::Error;
 
@@ -52,23 +52,8 @@ pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: 
 }
 
 pub fn make_table(path: &str, req: &Request, read: ReadOptions) -> std::result::Result<(String, ArrowTable), Error> {
-    let wanted = req.object.clone();
-    // an RDS stream's one object comes with an empty name: always decoded
-    let mut filter = move |name: &[u8]| name.is_empty() || wanted.as_deref().is_none_or(|w| w.as_bytes() == name);
-    // columns convert on the parsing thread as they are read
-    let early = EarlyColumns::new(req.default_tz.clone());
-    let read_opts = ReadOptions { column_hook: Some(early.hook()), ..read };
-    let mut doc = rdarrow_core::read_file_filtered(path, &read_opts, &mut filter)?;
-    let (name, obj) = take_object_named(&mut doc, req.object.as_deref(), &req.stream_name)?;
-    let opts = TableOptions {
-        col_select: req.col_select.clone(),
-        chunk_size: req.chunk_size,
-        default_tz: req.default_tz.clone(),
-        object_name: if name.is_empty() { "value".into() } else { name.clone() },
-        early_columns: Some(early),
-    };
-    let table = table_from_owned(&doc, obj, &opts).map_err(|e| e.in_object(&name))?;
-    Ok((name, table))
+    let opts = TableOptions { col_select: req.col_select.clone(), chunk_size: req.chunk_size, default_tz: req.default_tz.clone(), ..Default::default() };
+    read_table(std::path::Path::new(path), req.object.as_deref(), &req.stream_name, opts, read)
 }
 
 /// The addresses of the first data buffer of each column (for checking

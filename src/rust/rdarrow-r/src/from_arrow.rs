@@ -8,7 +8,8 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::SchemaRef;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
-use rdarrow_core::arrow::from_arrow::{frame_from_batches, write_frame_file, FrameFileOptions, RFrame};
+use rdarrow_core::arrow::from_arrow::{frame_from_batches, RFrame};
+use rdarrow_core::write::{write_object_file, ObjectFileOptions};
 use rdarrow_core::tree::RObject;
 use rdarrow_core::{Compression, Error};
 use std::path::Path;
@@ -35,58 +36,30 @@ pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
 }
 
 /// Read an Arrow IPC file or stream (told apart by their first bytes).
-pub fn read_ipc(path: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-    rdarrow_core::arrow::ipc::read_ipc_file(Path::new(path))
+pub fn read_ipc(path: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+    rdarrow_core::arrow::ipc::read_ipc_file(Path::new(path), max_memory)
 }
 
-/// How to write the R data file.
-pub struct WriteOpts {
-    pub name: String,
-    pub compression: Compression,
-    pub level: Option<u32>,
-    pub version: i32,
-    pub ascii: bool,
-    pub threads: usize,
-    pub rds: bool,
-    pub writer_version: i32,
+/// How to write the R data file, from the R wrapper's arguments.
+#[allow(clippy::too_many_arguments)]
+pub fn write_opts(name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Result<ObjectFileOptions, Error> {
+    let compression = Compression::from_name(compress).ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
+    rdarrow_core::header::check_version(version)?;
+    Ok(ObjectFileOptions {
+        name: name.to_string(),
+        compression,
+        level: (level >= 0).then_some(level as u32),
+        version,
+        ascii,
+        threads: threads.max(1) as usize,
+        rds,
+        writer_version,
+    })
 }
 
-impl WriteOpts {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Result<Self, Error> {
-        let compression = Compression::from_name(compress).ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
-        rdarrow_core::header::check_version(version)?;
-        Ok(WriteOpts {
-            name: name.to_string(),
-            compression,
-            level: (level >= 0).then_some(level as u32),
-            version,
-            ascii,
-            threads: threads.max(1) as usize,
-            rds,
-            writer_version,
-        })
-    }
-}
-
-/// Write an object (with its reference table) as `.RData` or `.rds`.
-pub fn write_object(path: &str, object: RObject, refs: rdarrow_core::RefTable, o: &WriteOpts) -> Result<(), Error> {
-    let fo = FrameFileOptions {
-        name: o.name.clone(),
-        compression: o.compression,
-        level: o.level,
-        version: o.version,
-        ascii: o.ascii,
-        threads: o.threads,
-        rds: o.rds,
-        writer_version: o.writer_version,
-    };
-    write_frame_file(Path::new(path), object, refs, &fo)
-}
-
-pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), Error>, o: &WriteOpts) -> Robj {
+pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), Error>, o: &ObjectFileOptions) -> Robj {
     let res = crate::job::run("Writing", || {
-        batches.and_then(|(schema, batches)| frame_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object(path, f.object, f.refs, o))
+        batches.and_then(|(schema, batches)| frame_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object_file(Path::new(path), f.object, f.refs, o))
     });
     match res {
         Ok(()) => path.into(),

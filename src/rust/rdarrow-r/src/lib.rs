@@ -22,8 +22,13 @@ use to_r::{BuildError, RBuilder};
 /// (bytes of vector data one read may decode; unset = the machine's
 /// memory). Main thread only: it asks R.
 pub(crate) fn options(max_depth: i32) -> ReadOptions {
+    ReadOptions { max_depth: max_depth.max(1) as usize, max_memory: memory_option(), column_hook: None }
+}
+
+/// R's `rdarrow.max_memory` option (unset: `None`). Main thread only.
+fn memory_option() -> Option<u64> {
     let max_memory = eval_string("getOption('rdarrow.max_memory', 0)").ok().and_then(|v| v.as_real()).unwrap_or(0.0);
-    ReadOptions { max_depth: max_depth.max(1) as usize, max_memory: (max_memory > 0.0).then_some(max_memory as u64), column_hook: None }
+    (max_memory > 0.0).then_some(max_memory as u64)
 }
 
 /// Version of the rdarrow engine
@@ -217,7 +222,7 @@ fn xptr_address_impl(x: Robj) -> String {
 #[extendr]
 #[allow(clippy::too_many_arguments)]
 fn arrow_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
-    match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
+    match from_arrow::write_opts(name, compress, level, version, ascii, threads, rds, writer_version) {
         Ok(o) => {
             let batches = from_arrow::import_stream(&x);
             from_arrow::frame_to_file(file, batches, &o)
@@ -231,8 +236,11 @@ fn arrow_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i
 #[extendr]
 #[allow(clippy::too_many_arguments)]
 fn ipc_to_rdata_impl(path: &str, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
-    match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
-        Ok(o) => from_arrow::frame_to_file(file, job::run("Reading Arrow IPC", || from_arrow::read_ipc(path)), &o),
+    match from_arrow::write_opts(name, compress, level, version, ascii, threads, rds, writer_version) {
+        Ok(o) => {
+            let max_memory = ReadOptions { max_memory: memory_option(), ..Default::default() }.memory_limit();
+            from_arrow::frame_to_file(file, job::run("Reading Arrow IPC", || from_arrow::read_ipc(path, max_memory)), &o)
+        }
         Err(e) => error_value(&e),
     }
 }
@@ -242,7 +250,7 @@ fn ipc_to_rdata_impl(path: &str, file: &str, name: &str, compress: &str, level: 
 #[extendr]
 #[allow(clippy::too_many_arguments)]
 fn object_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
-    match from_arrow::WriteOpts::new(name, compress, level, version, ascii, threads, rds, writer_version) {
+    match from_arrow::write_opts(name, compress, level, version, ascii, threads, rds, writer_version) {
         Ok(o) => save_r::save_object(x, file, &o),
         Err(e) => error_value(&e),
     }

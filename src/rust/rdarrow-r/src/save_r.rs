@@ -5,11 +5,11 @@
 //! `saveRDS()` would write, compressed on all cores.
 
 use crate::errors::error_value;
-use crate::from_arrow::WriteOpts;
+use rdarrow_core::write::ObjectFileOptions;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_Serialize, R_outpstream_st, R_pstream_format_t, Rboolean, SEXP};
 use rdarrow_core::parallel::ParallelCompressor;
-use rdarrow_core::{Container, Error, ErrorKind, Format, WritebackFile};
+use rdarrow_core::{Error, ErrorKind, WritebackFile};
 use std::io::{BufWriter, Write};
 use std::os::raw::{c_int, c_void};
 
@@ -90,18 +90,14 @@ fn io_error(e: std::io::Error) -> Error {
 
 /// Serialize `object` (the pairlist `save()` writes, or the one object of
 /// an `.rds`) into `file`, atomically. Main thread only.
-fn write_serialized(object: &Robj, file: &str, o: &WriteOpts) -> Result<(), Error> {
-    let (format, engine_format) = if o.ascii {
-        (R_pstream_format_t::R_pstream_ascii_format, Format::Ascii)
-    } else {
-        (R_pstream_format_t::R_pstream_xdr_format, Format::Xdr)
-    };
+fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<(), Error> {
+    let format = if o.ascii { R_pstream_format_t::R_pstream_ascii_format } else { R_pstream_format_t::R_pstream_xdr_format };
     crate::job::watch_interrupts();
     rdarrow_core::atomic_write(std::path::Path::new(file), |f| {
         let out = ParallelCompressor::new(BufWriter::with_capacity(1 << 20, f), o.compression, o.level, o.threads)
             .map_err(|e| Error::io(&e, "cannot start compression"))?;
         let mut sink = Sink { out, failure: None, written: 0, progress: crate::job::Progress::for_session("Writing") };
-        if let Some(magic) = container(o, engine_format).magic() {
+        if let Some(magic) = o.container().magic() {
             sink.out.write_all(&magic).map_err(io_error)?;
         }
         let mut stream = std::mem::MaybeUninit::<R_outpstream_st>::zeroed();
@@ -154,25 +150,18 @@ fn r_header(version: i32) -> Result<Vec<u8>, Error> {
     Ok(bytes[..bytes.len().saturating_sub(4)].to_vec())
 }
 
-/// What wraps the stream: a `save()` file's magic, or nothing for `.rds`.
-fn container(o: &WriteOpts, format: Format) -> Container {
-    if o.rds {
-        Container::Stream
-    } else {
-        Container::rdata(format, o.version)
-    }
-}
-
 /// The container magic (for `save()` files) and R's header.
-fn stream_prefix(o: &WriteOpts) -> Result<Vec<u8>, Error> {
-    let mut prefix = container(o, Format::Xdr).magic().map(|m| m.to_vec()).unwrap_or_default();
+fn stream_prefix(o: &ObjectFileOptions) -> Result<Vec<u8>, Error> {
+    // the native walk writes XDR
+    let xdr = ObjectFileOptions { ascii: false, ..o.clone() };
+    let mut prefix = xdr.container().magic().map(|m| m.to_vec()).unwrap_or_default();
     prefix.extend(r_header(o.version)?);
     Ok(prefix)
 }
 
 /// Write `object` without R's serializer when the walk covers it (see
 /// `save_native`): `Ok(false)` when it does not.
-fn write_native(object: &Robj, file: &str, o: &WriteOpts) -> Result<bool, Error> {
+fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool, Error> {
     let prefix = stream_prefix(o)?;
     // SAFETY: `object` is held (protected) by the caller until the layout is
     // dropped at the end of this function; the only R code that runs
@@ -209,7 +198,7 @@ pub fn serialize_native(x: Robj, version: i32) -> Robj {
 
 /// Write an R object as `.RData` (named `name`) or `.rds`: laid out and
 /// written on all cores when it is data (XDR), else by R's serializer.
-pub fn save_object(x: Robj, file: &str, o: &WriteOpts) -> Robj {
+pub fn save_object(x: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
     let object = if o.rds {
         x
     } else {

@@ -395,7 +395,6 @@ fn table_options(name: &str, opts: &DatasetOptions, cols: Option<Vec<ColumnRef>>
         chunk_size: None,
         default_tz: opts.default_tz.clone(),
         object_name: if name.is_empty() { "value".to_string() } else { name.to_string() },
-        early_columns: None,
     }
 }
 

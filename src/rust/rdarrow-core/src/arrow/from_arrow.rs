@@ -407,74 +407,6 @@ fn strings_column(a: &dyn Array) -> Result<RObject> {
 // Whole files: an R data file out (shared by the R bindings and the
 // command-line tool).
 
-/// How [`write_frame_file`] writes an R data file.
-#[derive(Debug, Clone)]
-pub struct FrameFileOptions {
-    /// The object's name in a `save()` file (unused for `.rds`).
-    pub name: String,
-    pub compression: crate::Compression,
-    /// Compression level; `None` for the method's default.
-    pub level: Option<u32>,
-    /// Serialization format version: 2 or 3.
-    pub version: i32,
-    /// ASCII instead of XDR.
-    pub ascii: bool,
-    /// Threads compressing independent blocks (the bytes do not depend on it).
-    pub threads: usize,
-    /// A single-object `.rds` stream instead of a `save()` file.
-    pub rds: bool,
-    /// The R version recorded as the writer, as R packs it (4.2.2 = 0x040202).
-    pub writer_version: i32,
-}
-
-impl Default for FrameFileOptions {
-    fn default() -> Self {
-        FrameFileOptions {
-            name: "data".to_string(),
-            compression: crate::Compression::Gzip,
-            level: None,
-            version: 3,
-            ascii: false,
-            threads: 1,
-            rds: false,
-            writer_version: 0x0004_0202,
-        }
-    }
-}
-
-/// Write an object (with its reference table), such as the data frame of
-/// an [`RFrame`], as `.RData` (one object named `o.name`) or `.rds`; the
-/// file appears only when complete.
-pub fn write_frame_file(path: &std::path::Path, object: RObject, mut refs: RefTable, o: &FrameFileOptions) -> Result<()> {
-    use crate::{Container, Format, StreamHeader};
-    if o.version != 2 && o.version != 3 {
-        return Err(Error::usage(format!("version must be 2 or 3, not {}", o.version)));
-    }
-    let header = StreamHeader {
-        format: if o.ascii { Format::Ascii } else { Format::Xdr },
-        crlf: false,
-        leading_newline: false,
-        version: o.version,
-        writer_version: o.writer_version,
-        min_reader_version: if o.version == 3 { 0x0003_0500 } else { 0x0002_0300 },
-        native_encoding: (o.version == 3).then(|| b"UTF-8".to_vec()),
-        ascii_hex: false,
-    };
-    let (container, root) = if o.rds {
-        (Container::Stream, object)
-    } else {
-        let lv = if o.name.is_ascii() { levels::ASCII } else { levels::UTF8 };
-        let sym = refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(o.name.as_bytes().to_vec()) }));
-        let cell = Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(RObject::Ref(sym)), car: object };
-        let letter = if o.ascii { b'A' } else { b'X' };
-        (
-            Container::RData { format: letter, version: b'0' + o.version as u8 },
-            RObject::Pairlist(Box::new(Pairlist { cells: vec![cell], tail: RObject::Null })),
-        )
-    };
-    crate::write_tree_file(path, container, &header, &root, &refs, o.compression, o.level, o.threads.max(1))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,16 +419,7 @@ mod tests {
         Document {
             compression: crate::Compression::None,
             container: Container::Stream,
-            header: StreamHeader {
-                format: Format::Xdr,
-                crlf: false,
-                leading_newline: false,
-                version: 3,
-                writer_version: 0x040202,
-                min_reader_version: 0x030500,
-                native_encoding: Some(b"UTF-8".to_vec()),
-                ascii_hex: false,
-            },
+            header: StreamHeader::utf8_v3(Format::Xdr),
             root,
             refs,
             spans: Vec::new(),

@@ -79,23 +79,24 @@ pub fn into_ffi_stream(table: ArrowTable) -> FFI_ArrowArrayStream {
 
 /// Read an Arrow IPC file or stream held in memory; the file format is told
 /// apart from the stream format by its leading `ARROW1` magic. `what` names
-/// the source in error messages.
-pub fn read_ipc_bytes(bytes: Vec<u8>, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    read_ipc_from(std::io::Cursor::new(bytes), what)
+/// the source in error messages; compressed buffers may declare at most
+/// `max_memory` bytes in all (the decoding memory limit).
+pub fn read_ipc_bytes(bytes: Vec<u8>, what: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    read_ipc_from(std::io::Cursor::new(bytes), what, max_memory)
 }
 
 /// Read an Arrow IPC file or stream from `path` (see [`read_ipc_bytes`]).
-pub fn read_ipc_file(path: &std::path::Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+pub fn read_ipc_file(path: &std::path::Path, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let what = format!("'{}'", path.display());
     let f = std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
-    read_ipc_from(std::io::BufReader::with_capacity(1 << 20, f), &what)
+    read_ipc_from(std::io::BufReader::with_capacity(1 << 20, f), &what, max_memory)
 }
 
 /// The Arrow IPC reader can panic on malformed buffers (a length past the
 /// end of the body) instead of returning an error: such a panic is a
 /// corrupt-file error here, never an unwinding into the host.
-fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    match crate::error::catch_quietly(|| read_ipc_unguarded(r, what)) {
+fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    match crate::error::catch_quietly(|| read_ipc_unguarded(r, what, max_memory)) {
         Ok(res) => res,
         Err(payload) => {
             let detail = payload
@@ -122,15 +123,14 @@ fn has_compressed_buffers(message: &arrow_ipc::Message<'_>) -> bool {
 /// A record batch or dictionary message's compressed buffers (lz4/zstd)
 /// declare their decompressed sizes in an 8-byte prefix, which the IPC
 /// reader allocates before decompressing: their sum must stay within the
-/// decoding memory limit (`options(rdarrow.max_memory)`). `message` is
+/// decoding memory limit, `limit`. `message` is
 /// parsed as the reader parses it, `body` the bytes its buffer offsets are
 /// relative to.
-fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &str) -> Result<()> {
+fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &str, limit: u64) -> Result<()> {
     if !has_compressed_buffers(message) {
         return Ok(());
     }
     let Some(buffers) = message_batch(message).and_then(|b| b.buffers()) else { return Ok(()) };
-    let limit = crate::read::max_decoded_bytes();
     let mut total: u64 = 0;
     for b in buffers.iter() {
         let (Ok(at), Ok(length)) = (usize::try_from(b.offset()), usize::try_from(b.length())) else { continue };
@@ -144,9 +144,10 @@ fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &
             total = total.saturating_add(declared as u64);
         }
         if total > limit {
-            return Err(Error::limit(format!(
-                "the Arrow data of {what} declares compressed buffers of more than {limit} bytes, the memory limit set by options(rdarrow.max_memory)"
-            )));
+            return Err(Error::limit_of(
+                crate::error::LimitKind::Memory,
+                format!("the Arrow data of {what} declares compressed buffers of more than {limit} bytes, the memory limit"),
+            ));
         }
     }
     Ok(())
@@ -157,7 +158,7 @@ fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &
 /// allocates a message body at the size it declares before reading it, so
 /// a few bytes declaring a 24 GB body would otherwise ask for 24 GB. Data
 /// the check cannot make sense of is left to the reader to reject.
-fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool, what: &str) -> Result<()> {
+fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool, what: &str, max_memory: u64) -> Result<()> {
     use std::io::SeekFrom;
     let io_err = |e: std::io::Error| Error::io(&e, &format!("cannot read {what}"));
     let past_end = |kind: &str, end: i128, len: u64| {
@@ -207,7 +208,7 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 r.read_exact(&mut block[meta_len..]).map_err(io_err)?;
                 let body = block.get(b.metaDataLength() as usize..).unwrap_or(&[]);
                 if let Ok(message) = arrow_ipc::root_as_message(&block[skip..]) {
-                    check_compressed_sizes(&message, body, what)?;
+                    check_compressed_sizes(&message, body, what, max_memory)?;
                 }
             }
         }
@@ -254,7 +255,7 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
             if has_compressed_buffers(&message) {
                 let mut body_bytes = vec![0u8; body as usize];
                 r.read_exact(&mut body_bytes).map_err(io_err)?;
-                check_compressed_sizes(&message, &body_bytes, what)?;
+                check_compressed_sizes(&message, &body_bytes, what, max_memory)?;
             }
             pos += body as u64;
             r.seek(SeekFrom::Start(pos)).map_err(io_err)?;
@@ -264,7 +265,7 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
     Ok(())
 }
 
-fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let arrow_err = |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"));
     let mut magic = [0u8; 6];
     let mut got = 0;
@@ -277,7 +278,7 @@ fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str) ->
     }
     r.rewind().map_err(|e| Error::io(&e, &format!("cannot seek in {what}")))?;
     let is_file = got == magic.len() && &magic == b"ARROW1";
-    check_ipc_extents(&mut r, is_file, what)?;
+    check_ipc_extents(&mut r, is_file, what, max_memory)?;
     if is_file {
         let reader = arrow_ipc::reader::FileReader::try_new(r, None).map_err(arrow_err)?;
         let schema = reader.schema();

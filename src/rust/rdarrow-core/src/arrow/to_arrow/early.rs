@@ -105,10 +105,10 @@ mod tests {
                 },
                 _ => unreachable!(),
             }
-            // the object moves (as take_object_named moves it): its columns
+            // the object moves (as take_table_object moves it): its columns
             // hold their arrays
             let root = std::mem::replace(&mut read.root, RObject::Null);
-            let opts = TableOptions { early_columns: Some(early.clone()), ..Default::default() };
+            let opts = TableOptions::default();
             let got = table_from_owned(&read, root, &opts).unwrap();
             assert_eq!(got.schema, expected.schema);
             assert_eq!(got.batches, expected.batches);
@@ -120,7 +120,7 @@ mod tests {
             let root = std::mem::replace(&mut read.root, RObject::Null);
             let col_select = Some(vec![ColumnRef::Name("group".into()), ColumnRef::Position(1), ColumnRef::Name("group".into())]);
             let want = table_from_object(&doc, &doc.root, &TableOptions { col_select: col_select.clone(), ..Default::default() }).unwrap();
-            let got = table_from_owned(&read, root, &TableOptions { col_select, early_columns: Some(early), ..Default::default() }).unwrap();
+            let got = table_from_owned(&read, root, &TableOptions { col_select, ..Default::default() }).unwrap();
             assert_eq!(got.batches, want.batches);
         }
     }

@@ -15,4 +15,4 @@ mod table;
 mod temporal;
 
 pub use early::{ConvertedColumn, EarlyColumns};
-pub use table::{table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions};
+pub use table::{read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions};

@@ -36,11 +36,6 @@ pub struct TableOptions {
     pub default_tz: Option<String>,
     /// The name of a single column made from a vector.
     pub object_name: String,
-    /// Not needed any more: the columns [`EarlyColumns`] converted while
-    /// the file was read hold their arrays in the tree
-    /// ([`VectorData::Arrow`]), wherever the object moves. Kept while
-    /// callers still set it.
-    pub early_columns: Option<Arc<EarlyColumns>>,
 }
 
 /// A schema and its record batches.
@@ -306,6 +301,22 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         (None, false) => distinct.iter().map(|_| Cow::Borrowed(obj)).collect(),
     };
     convert_and_assemble(&conv, plan, &distinct, columns, opts)
+}
+
+/// Read one object of the file at `path` and convert it, as
+/// `rdata_to_arrow()` and the command line do: only that object is decoded
+/// (see [`Document::choose_table_object`] for which), its columns convert
+/// on the parsing thread as they are read ([`EarlyColumns`], zone
+/// `opts.default_tz`), and the object moves into the table. Returns its
+/// name and the table; `opts.object_name` is set from the name.
+pub fn read_table(path: &std::path::Path, object: Option<&str>, stream_name: &str, mut opts: TableOptions, read: crate::ReadOptions) -> Result<(String, ArrowTable)> {
+    let early = EarlyColumns::new(opts.default_tz.clone());
+    let read = crate::ReadOptions { column_hook: Some(early.hook()), ..read };
+    let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
+    let (name, obj) = doc.take_table_object(object, stream_name)?;
+    opts.object_name = if name.is_empty() { "value".into() } else { name.clone() };
+    let table = table_from_owned(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })?;
+    Ok((name, table))
 }
 
 /// As [`table_from_object`], consuming the object: each column's R buffers
