@@ -277,13 +277,7 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             "tzone-empty" => set_vector_attribute(m, col, "tzone", crate::build::strings([Some(&b""[..])])),
             "units" => {
                 let Some(u) = parts.get(2) else { continue };
-                let mult = match *u {
-                    "mins" => 60.0,
-                    "hours" => 3600.0,
-                    "days" => 86400.0,
-                    "weeks" => 604800.0,
-                    _ => continue,
-                };
+                let Some(mult) = super::types::difftime_seconds(u) else { continue };
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Real(x) = &cv.data {
                         let scaled: Vec<f64> = x.iter().map(|&f| if f.is_nan() { f } else { f / mult }).collect();
