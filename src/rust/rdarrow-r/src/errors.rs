@@ -3,7 +3,7 @@
 
 use extendr_api::prelude::*;
 use rdarrow_core::error::LimitKind;
-use rdarrow_core::Error;
+use rdarrow_core::{Error, ErrorKind};
 
 /// How an R user raises the limit an error ran into.
 fn limit_hint(limit: LimitKind) -> &'static str {
@@ -13,7 +13,19 @@ fn limit_hint(limit: LimitKind) -> &'static str {
     }
 }
 
+extern "C" {
+    static mut R_interrupts_pending: i32;
+}
+
 pub fn error_value(e: &Error) -> Robj {
+    if e.kind == ErrorKind::Interrupted {
+        // the engine stopped on R's interrupt flag and reports it as this
+        // error: the interrupt is consumed, so R does not deliver it a
+        // second time after the caller has handled the error
+        // SAFETY: R's own flag, written on the main thread (where the
+        // bindings return to R), as R's interrupt handling does.
+        unsafe { *std::ptr::addr_of_mut!(R_interrupts_pending) = 0 };
+    }
     let mut e = e.clone();
     if let Some(limit) = e.limit {
         e.message = format!("{} ({})", e.message, limit_hint(limit));
