@@ -55,11 +55,42 @@ fn seq_state(state: &RObject) -> Option<(f64, f64, f64)> {
     }
 }
 
+/// Base R's ALTREP classes, each with the type of the vector it stands for.
+pub const BASE_CLASSES: [(&str, u8); 10] = [
+    ("compact_intseq", sxp::INT),
+    ("compact_realseq", sxp::REAL),
+    ("deferred_string", sxp::STR),
+    ("wrap_integer", sxp::INT),
+    ("wrap_logical", sxp::LGL),
+    ("wrap_real", sxp::REAL),
+    ("wrap_complex", sxp::CPLX),
+    ("wrap_raw", sxp::RAW),
+    ("wrap_string", sxp::STR),
+    ("wrap_list", sxp::VEC),
+];
+
+/// The type of vector a base R ALTREP class stands for (`None`: not one
+/// of base R's classes).
+pub fn base_class_type(name: &[u8]) -> Option<u8> {
+    BASE_CLASSES.iter().find(|(n, _)| n.as_bytes() == name).map(|&(_, t)| t)
+}
+
 /// Whether R itself serializes ALTREP objects of this class (base R's
-/// compact sequences, deferred strings and wrappers): the classes this
-/// module expands, and that R's unserializer rebuilds.
+/// compact sequences, deferred strings and wrappers, including wrapper
+/// classes a later R may add): the classes this module expands, and that
+/// R's unserializer rebuilds.
 pub fn is_base_class(name: &[u8]) -> bool {
-    matches!(name, b"compact_intseq" | b"compact_realseq" | b"deferred_string") || name.starts_with(b"wrap_")
+    base_class_type(name).is_some() || is_wrapper(name)
+}
+
+/// Whether this is one of base R's wrapper classes (`wrap_*`).
+pub fn is_wrapper(name: &[u8]) -> bool {
+    name.starts_with(b"wrap_")
+}
+
+/// Whether this is one of base R's compact sequences.
+pub fn is_compact_sequence(name: &[u8]) -> bool {
+    matches!(name, b"compact_intseq" | b"compact_realseq")
 }
 
 /// The length an ALTREP object will have once expanded, if known.

@@ -226,24 +226,13 @@ impl<'r> Validator<'r> {
         self.attributes(Some(&a.attributes))?;
         let (class, _) = altrep::class_of(a, self.refs);
         let base = altrep::base_type(a);
-        let known = matches!(class, Some(b"compact_intseq" | b"compact_realseq" | b"deferred_string")) || class.is_some_and(|c| c.starts_with(b"wrap_"));
-        if !known {
+        if !class.is_some_and(altrep::is_base_class) {
             // a class from a package: R rebuilds it with that package's method
             return self.object(&a.state);
         }
         // the state must be exactly what R's own methods expect
-        let expected_base = match class.unwrap() {
-            b"compact_intseq" => sxp::INT,
-            b"compact_realseq" => sxp::REAL,
-            b"deferred_string" => sxp::STR,
-            b"wrap_integer" => sxp::INT,
-            b"wrap_logical" => sxp::LGL,
-            b"wrap_real" => sxp::REAL,
-            b"wrap_complex" => sxp::CPLX,
-            b"wrap_raw" => sxp::RAW,
-            b"wrap_string" => sxp::STR,
-            b"wrap_list" => sxp::VEC,
-            _ => return Err(bad("an unknown wrapper ALTREP class")),
+        let Some(expected_base) = class.and_then(altrep::base_class_type) else {
+            return Err(bad("an unknown wrapper ALTREP class"));
         };
         if base != Some(expected_base) {
             return Err(bad("an ALTREP object whose base type does not match its class"));
@@ -251,7 +240,7 @@ impl<'r> Validator<'r> {
         // expanding checks the state's shape and values (a sequence is
         // checked without expanding: R keeps it compact, whatever its length)
         let invalid = |e: Error| bad(&format!("an ALTREP object with an invalid state ({})", e.message));
-        let data_type = if matches!(class, Some(b"compact_intseq" | b"compact_realseq")) {
+        let data_type = if class.is_some_and(altrep::is_compact_sequence) {
             altrep::check_sequence(a, self.refs).map_err(invalid)?;
             expected_base
         } else {

@@ -22,6 +22,7 @@
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
 use rdarrow_core::layout::{Layout, StringItem, StringSource};
+use rdarrow_core::altrep;
 use rdarrow_core::tree::levels::UNWRITTEN_CHARSXP_BITS;
 use rdarrow_core::tree::{pack, sxp, Flags, SpecialValue};
 use rdarrow_core::write::Emit;
@@ -180,8 +181,9 @@ unsafe fn is_plain_wrapper(s: SEXP) -> bool {
     m[0] == UNKNOWN_SORTEDNESS && m[1] == 0
 }
 
+/// One of base R's wrapper classes whose values the walk can read.
 fn is_wrapper(class: &str) -> bool {
-    matches!(class, "wrap_integer" | "wrap_logical" | "wrap_real" | "wrap_complex" | "wrap_raw" | "wrap_string" | "wrap_list")
+    altrep::base_class_type(class.as_bytes()).is_some() && altrep::is_wrapper(class.as_bytes())
 }
 
 /// The values of vector `s` of type `kind` and length `n`: in place for
@@ -202,7 +204,7 @@ unsafe fn values_of<'a>(s: SEXP, kind: u8, n: usize) -> Option<Values<'a>> {
             }
             return values_of(wrapped, kind, n);
         }
-        if class != "compact_intseq" && class != "compact_realseq" {
+        if !altrep::is_compact_sequence(class.as_bytes()) {
             return None;
         }
         let expanded = R_altrep_data2(s);
@@ -361,7 +363,7 @@ impl<'a> Walk<'a> {
         }
         let info = ATTRIB(TAG(s));
         let flags = pack_flags(sxp::ALTREP, levels(s), object_bit(s) != 0, false, false);
-        if class == "compact_intseq" || class == "compact_realseq" {
+        if altrep::is_compact_sequence(class.as_bytes()) {
             // state: the (length, start, step) doubles
             self.out.int(flags);
             self.item(info, depth + 1)?;
