@@ -138,7 +138,7 @@ impl Document {
         let frames = self.data_frames();
         match frames.len() {
             1 => Ok((names[frames[0]].clone(), frames[0])),
-            0 => Err(Error::usage(format!("the file holds no data frame; choose an object by name: {}", holds(&names)))),
+            0 => Err(no_data_frame(&names)),
             n => {
                 let cands: Vec<&String> = frames.iter().map(|&i| &names[i]).collect();
                 Err(Error::usage(format!("the file holds {n} data frames; choose one by name: {}", quoted(&cands))))
@@ -166,8 +166,7 @@ impl Document {
         }
         let frames = self.data_frames();
         if frames.is_empty() {
-            let names = self.object_names(stream_name);
-            return Err(Error::usage(format!("the file holds no data frame; choose an object by name: {}", holds(&names))));
+            return Err(no_data_frame(&self.object_names(stream_name)));
         }
         Ok(frames)
     }
@@ -200,6 +199,11 @@ pub fn stream_object_name(path: &Path) -> String {
 /// `'a', 'b'`
 fn quoted<S: AsRef<str>>(names: &[S]) -> String {
     names.iter().map(|s| format!("'{}'", s.as_ref())).collect::<Vec<_>>().join(", ")
+}
+
+/// The error when a file holds no data frame and none was named.
+fn no_data_frame(names: &[String]) -> Error {
+    Error::usage(format!("the file holds no data frame; choose an object by name: {}", holds(names)))
 }
 
 /// What a file holds, for error messages.

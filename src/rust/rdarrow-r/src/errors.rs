@@ -13,18 +13,12 @@ fn limit_hint(limit: LimitKind) -> &'static str {
     }
 }
 
-extern "C" {
-    static mut R_interrupts_pending: i32;
-}
-
 pub fn error_value(e: &Error) -> Robj {
     if e.kind == ErrorKind::Interrupted {
         // the engine stopped on R's interrupt flag and reports it as this
         // error: the interrupt is consumed, so R does not deliver it a
         // second time after the caller has handled the error
-        // SAFETY: R's own flag, written on the main thread (where the
-        // bindings return to R), as R's interrupt handling does.
-        unsafe { *std::ptr::addr_of_mut!(R_interrupts_pending) = 0 };
+        crate::job::consume_interrupt();
     }
     let mut e = e.clone();
     if let Some(limit) = e.limit {

@@ -69,6 +69,14 @@ impl Progress {
     }
 }
 
+/// Clear R's pending interrupt (the engine has reported it as an error).
+/// Main thread only (where the bindings return to R).
+pub fn consume_interrupt() {
+    // SAFETY: R's own flag, written on the main thread, as R's interrupt
+    // handling does.
+    unsafe { *std::ptr::addr_of_mut!(R_interrupts_pending) = 0 };
+}
+
 /// Point the engine at R's interrupt flag and clear an old cancellation.
 pub fn watch_interrupts() {
     rdarrow_core::cancel::reset();
