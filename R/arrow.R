@@ -43,6 +43,7 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
   args <- check_arrow_args(object, col_select, chunk_size)
   res <- check_engine(rdata_to_arrow_impl(path, args$object, args$col_select,
                                           args$chunk_size, session_tz(), rds_name(file), max_depth()))
+  engine_warnings(res$warnings)
   s <- res$stream
   attr(s, "rdarrow_object") <- res$object
   attr(s, "rdarrow_nrow") <- res$nrow
@@ -89,8 +90,9 @@ rdata_to_ipc <- function(file, sink, object = NULL,
   format <- match.arg(format)
   compression <- match.arg(compression)
   args <- check_arrow_args(object, NULL, chunk_size)
-  check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, NULL, format,
-                                 compression, args$chunk_size, session_tz(), rds_name(file), max_depth()))
+  warnings <- check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, NULL, format,
+                                             compression, args$chunk_size, session_tz(), rds_name(file), max_depth()))
+  engine_warnings(warnings)
   invisible(sink)
 }
 

@@ -19,6 +19,16 @@ check_engine <- function(res, call = parent.frame()) {
   res
 }
 
+# Tell the user what the engine noticed while converting (the work went
+# on): warnings of class "rdarrow_warning".
+engine_warnings <- function(messages, call = sys.call(-1)) {
+  for (m in messages) {
+    warning(structure(class = c("rdarrow_warning", "warning", "condition"),
+                      list(message = m, call = call)))
+  }
+  invisible()
+}
+
 abort_usage <- function(message) {
   stop(rdarrow_error(message, "usage", call = sys.call(-1)))
 }

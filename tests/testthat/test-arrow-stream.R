@@ -88,7 +88,7 @@ test_that("pyarrow sees the producer's buffers: no copy for int32, float64 and u
                    stringsAsFactors = FALSE)
   f <- save_rda(df = df)
   res <- rdarrow:::rdata_to_arrow_impl(f, NULL, NULL, NULL, "UTC", "", 10000L)
-  expect_named(res, c("stream", "object", "nrow", "schema", "addresses"))
+  expect_named(res, c("stream", "object", "nrow", "schema", "addresses", "warnings"))
   expect_identical(res$object, "df")
   expect_identical(res$nrow, 4)
   expect_length(res$addresses, 3L)

@@ -138,12 +138,14 @@ test_that("Date becomes date32, fractional Date becomes timestamp[us]", {
   expect_identical(py_ints(tab, "d"), as.numeric(unclass(d)))
   expect_identical(py_type(tab, "di"), "date32[day]")
   expect_identical(py_ints(tab, "di"), as.numeric(unclass(df$di)))
-  # fractional days, which arrow R truncates, are kept in microseconds
-  expect_identical(py_type(tab, "frac"), "timestamp[us]")
-  expect_identical(py_ints(tab, "frac"), c(1.5, 0, NA, -0.25, 2) * 86400 * 1e6)
+  # fractional days, which arrow R truncates, keep their doubles; the
+  # class travels in the "r" metadata, so arrow R restores the Date
+  expect_identical(py_type(tab, "frac"), "double")
+  expect_identical(py_values(tab, "frac"), c(1.5, 0, NA, -0.25, 2))
+  expect_identical(py_r_metadata(tab$schema)$columns$frac$attributes, list(class = "Date"))
 })
 
-test_that("POSIXct becomes timestamp[us] in the tzone attribute's zone", {
+test_that("POSIXct becomes a timestamp in the tzone attribute's zone, at the coarsest exact unit", {
   skip_if_no_pyarrow()
   withr::local_envvar(TZ = "UTC")
   df <- data.frame(
@@ -152,10 +154,23 @@ test_that("POSIXct becomes timestamp[us] in the tzone attribute's zone", {
   )
   tab <- to_py_table(df)
   py_validate(tab)
-  expect_identical(py_type(tab, "utc"), "timestamp[us, tz=UTC]")
-  expect_identical(py_type(tab, "ny"), "timestamp[us, tz=America/New_York]")
-  expect_identical(py_ints(tab, "utc"), c(1704164645500000, NA, -1250000, 0))
-  expect_identical(py_ints(tab, "ny"), as.numeric(unclass(df$ny)) * 1e6)
+  expect_identical(py_type(tab, "utc"), "timestamp[ms, tz=UTC]")
+  expect_identical(py_type(tab, "ny"), "timestamp[s, tz=America/New_York]")
+  expect_identical(py_ints(tab, "utc"), c(1704164645500, NA, -1250, 0))
+  expect_identical(py_ints(tab, "ny"), as.numeric(unclass(df$ny)))
+})
+
+test_that("POSIXct finer than any unit keeps its doubles, with its class in the metadata", {
+  skip_if_no_pyarrow()
+  withr::local_envvar(TZ = "UTC")
+  secs <- 1.5e9 + c(0.1234567890123, NA, 2)
+  df <- data.frame(t = .POSIXct(secs, tz = "America/New_York"))
+  tab <- to_py_table(df)
+  py_validate(tab)
+  expect_identical(py_type(tab, "t"), "double")
+  expect_identical(py_values(tab, "t"), secs)
+  expect_identical(py_r_metadata(tab$schema)$columns$t$attributes,
+                   list(class = c("POSIXct", "POSIXt"), tzone = "America/New_York"))
 })
 
 test_that("POSIXct keeps microseconds", {
@@ -175,8 +190,8 @@ test_that("POSIXct without tzone takes the session's zone", {
   expect_null(attr(x, "tzone"))
   tab <- to_py_table(data.frame(t = x))
   py_validate(tab)
-  expect_identical(py_type(tab, "t"), "timestamp[us, tz=Europe/Paris]")
-  expect_identical(py_ints(tab, "t"), c(0, 86400500000))
+  expect_identical(py_type(tab, "t"), "timestamp[ms, tz=Europe/Paris]")
+  expect_identical(py_ints(tab, "t"), c(0, 86400500))
 })
 
 test_that("difftime becomes duration[s] scaled to seconds, for every unit", {

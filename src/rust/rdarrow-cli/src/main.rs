@@ -9,7 +9,7 @@ mod progress;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use progress::{Progress, Spinner};
 use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
-use rdarrow_core::arrow::from_arrow::frame_from_batches;
+use rdarrow_core::arrow::from_arrow::object_from_batches;
 use rdarrow_core::write::{write_object_file, ObjectFileOptions};
 use rdarrow_core::arrow::ipc::{read_ipc_bytes, read_ipc_file, write_ipc, write_ipc_file, IpcCompression, IpcFormat};
 use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
@@ -312,6 +312,10 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
         spin.clear();
         data_error(&a.file, e)
     })?;
+    for w in &table.warnings {
+        spin.clear();
+        eprintln!("rdarrow: warning: {}: {w}", a.file.display());
+    }
     spin.set_message(format!("writing {}", if to_stdout { "to standard output".to_string() } else { out.display().to_string() }));
     let res = if to_stdout {
         let stdout = std::io::stdout().lock();
@@ -400,7 +404,7 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
     let opts = ObjectFileOptions { name: name.clone(), compression, level: a.level, threads, rds, ..ObjectFileOptions::default() };
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     spin.set_message(format!("writing {}", a.output.display()));
-    let res = frame_from_batches(&schema, &batches).and_then(|f| {
+    let res = object_from_batches(&schema, &batches).and_then(|f| {
         drop(batches);
         write_object_file(&a.output, f.object, f.refs, &opts)
     });

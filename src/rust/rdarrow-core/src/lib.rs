@@ -125,7 +125,8 @@ impl Document {
     }
 
     /// The object to turn into one table: the one named `object`, else
-    /// the file's only data frame (an `.rds` stream's one object).
+    /// the file's only data frame, else its only object that converts
+    /// ([`Document::convertible`]); an `.rds` stream's one object.
     pub fn choose_table_object(&self, object: Option<&str>, stream_name: &str) -> Result<(String, usize)> {
         if let Some(name) = object {
             let at = self.find_objects(&[name.to_string()], stream_name)?[0];
@@ -138,7 +139,17 @@ impl Document {
         let frames = self.data_frames();
         match frames.len() {
             1 => Ok((names[frames[0]].clone(), frames[0])),
-            0 => Err(no_data_frame(&names)),
+            0 => {
+                let conv = self.convertible();
+                match conv.len() {
+                    1 => Ok((names[conv[0]].clone(), conv[0])),
+                    0 => Err(Error::usage(format!("the file holds no object that converts to Arrow (data frames, vectors, factors, dates, times, matrices, arrays and lists of those do); {}", holds(&names)))),
+                    n => {
+                        let cands: Vec<&String> = conv.iter().map(|&i| &names[i]).collect();
+                        Err(Error::usage(format!("the file holds no data frame and {n} objects that convert; choose one by name: {}", quoted(&cands))))
+                    }
+                }
+            }
             n => {
                 let cands: Vec<&String> = frames.iter().map(|&i| &names[i]).collect();
                 Err(Error::usage(format!("the file holds {n} data frames; choose one by name: {}", quoted(&cands))))
@@ -169,6 +180,19 @@ impl Document {
             return Err(no_data_frame(&self.object_names(stream_name)));
         }
         Ok(frames)
+    }
+
+    /// The positions of the top-level objects that convert to a table:
+    /// those of a kind the type mapping knows ([`arrow::types::RKind`]),
+    /// `NULL` aside.
+    pub fn convertible(&self) -> Vec<usize> {
+        let objs = self.objects();
+        (0..objs.len())
+            .filter(|&i| {
+                let o = objs[i].1;
+                matches!(arrow::types::RKind::of(&o.class_attr(&self.refs), o.sxptype(&self.refs)), Some(k) if k != arrow::types::RKind::Null)
+            })
+            .collect()
     }
 
     /// The positions of the top-level data frames.

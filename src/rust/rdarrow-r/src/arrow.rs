@@ -86,6 +86,7 @@ pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, de
     let nrow = table.num_rows() as f64;
     let schema: Vec<String> = table.schema.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect();
     let addresses = buffer_addresses(&table);
+    let warnings = table.warnings.clone();
     let stream = Box::new(into_ffi_stream(table));
     let xptr = unsafe {
         let s = R_MakeExternalPtr(Box::into_raw(stream) as *mut _, R_NilValue, R_NilValue);
@@ -93,10 +94,11 @@ pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, de
         R_RegisterCFinalizerEx(s, Some(release_stream), Rboolean::TRUE);
         robj
     };
-    list!(stream = xptr, object = name, nrow = nrow, schema = schema, addresses = addresses).into()
+    list!(stream = xptr, object = name, nrow = nrow, schema = schema, addresses = addresses, warnings = warnings).into()
 }
 
-/// Write an object of a file as an Arrow IPC file or stream.
+/// Write an object of a file as an Arrow IPC file or stream; returns the
+/// conversion's warnings (a character vector) or an error value.
 #[allow(clippy::too_many_arguments)]
 pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
     let fmt = match format {
@@ -113,10 +115,10 @@ pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &s
     let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
     let read = crate::options(max_depth);
     let res = crate::job::run("Writing Arrow IPC", || {
-        req.and_then(|req| make_table(path, &req, read)).and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp))
+        req.and_then(|req| make_table(path, &req, read)).and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp).map(|_| t.warnings))
     });
     match res {
-        Ok(()) => sink.into(),
+        Ok(warnings) => warnings.into(),
         Err(e) => error_value(&e),
     }
 }

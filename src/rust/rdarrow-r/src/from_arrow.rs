@@ -8,7 +8,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::SchemaRef;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
-use rdarrow_core::arrow::from_arrow::{frame_from_batches, RFrame};
+use rdarrow_core::arrow::from_arrow::{frame_from_batches, object_from_batches, RFrame};
 use rdarrow_core::write::{write_object_file, ObjectFileOptions};
 use rdarrow_core::tree::RObject;
 use rdarrow_core::{Compression, Error};
@@ -59,7 +59,7 @@ pub fn write_opts(name: &str, compress: &str, level: i32, version: i32, ascii: b
 
 pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), Error>, o: &ObjectFileOptions) -> Robj {
     let res = crate::job::run("Writing", || {
-        batches.and_then(|(schema, batches)| frame_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object_file(Path::new(path), f.object, f.refs, o))
+        batches.and_then(|(schema, batches)| object_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object_file(Path::new(path), f.object, f.refs, o))
     });
     match res {
         Ok(()) => path.into(),

@@ -278,7 +278,7 @@ impl Output {
             Some(c) if c > 0 && n > c => (0..n).step_by(c).map(|off| batch.slice(off, c.min(n - off))).collect(),
             _ => vec![batch],
         };
-        let table = ArrowTable { schema: schema.clone(), batches };
+        let table = ArrowTable { schema: schema.clone(), batches, warnings: Vec::new() };
         write_ipc_file(&table, path, IpcFormat::File, self.compression)
     }
 }
@@ -395,6 +395,8 @@ fn table_options(name: &str, opts: &DatasetOptions, cols: Option<Vec<ColumnRef>>
         chunk_size: None,
         default_tz: opts.default_tz.clone(),
         object_name: if name.is_empty() { "value".to_string() } else { name.to_string() },
+        // one schema for every file: arrow R's unit
+        time_unit: Some(arrow_schema::TimeUnit::Microsecond),
     }
 }
 
@@ -526,7 +528,7 @@ fn normalise(t: ArrowTable) -> Result<ArrowTable> {
             .collect::<Result<Vec<_>>>()?;
         batches.push(batch(&schema, cols, b.num_rows())?);
     }
-    Ok(ArrowTable { schema, batches })
+    Ok(ArrowTable { schema, batches, warnings: t.warnings })
 }
 
 fn batch(schema: &SchemaRef, cols: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
@@ -790,7 +792,7 @@ mod tests {
         let d: arrow_array::DictionaryArray<arrow_array::types::Int8Type> = vec!["a", "b", "a"].into_iter().collect();
         let schema = Arc::new(Schema::new(vec![Field::new("f", d.data_type().clone(), true)]));
         let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(d)]).unwrap();
-        let t = normalise(ArrowTable { schema, batches: vec![b] }).unwrap();
+        let t = normalise(ArrowTable { schema, batches: vec![b], warnings: Vec::new() }).unwrap();
         assert_eq!(
             t.schema.field(0).data_type(),
             &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))

@@ -32,8 +32,27 @@ fn concat(arrays: &[ArrayRef]) -> Result<ArrayRef> {
     arrow_select::concat::concat(&refs).map_err(|e| Error::corrupt(format!("cannot join the record batches: {e}")))
 }
 
-/// Convert a schema and its batches to an R data frame.
+/// Convert a schema and its batches to an R data frame (as arrow R's
+/// `as.data.frame()` does; the shape of an object that was not a data
+/// frame is not restored: see [`object_from_batches`]).
 pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
+    convert(schema, batches).map(|(f, _, _)| f)
+}
+
+/// Convert a schema and its batches back to the R object they were made
+/// from: a data frame, or the vector or matrix whose shape rdarrow's
+/// `"r"` metadata records ([`super::metadata::Shape`]).
+pub fn object_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
+    let (frame, shape, mut m) = convert(schema, batches)?;
+    let Some(shape) = shape else { return Ok(frame) };
+    let object = super::metadata::restore_shape(&mut m, frame.object, &shape)?;
+    crate::validate::check_for_r(&object, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
+    Ok(RFrame { object, refs: m.refs })
+}
+
+/// The data frame, the shape element of the `"r"` metadata and the object
+/// maker (whose symbols the frame uses).
+fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RFrame, Option<RObject>, ObjectMaker)> {
     let mut m = ObjectMaker::default();
     let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut cols = Vec::with_capacity(schema.fields().len());
@@ -60,14 +79,16 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
     }
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let mut frame = data_frame(&mut m, &names, cols, nrow);
+    let mut shape = None;
     if let Some(md) = schema.metadata().get("r") {
-        frame = super::metadata::apply_r_metadata(&mut m, frame, md)?;
+        (frame, shape) = super::metadata::apply_r_metadata(&mut m, frame, md)?;
         crate::validate::check_for_r(&frame, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
     }
     if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
         super::metadata::apply_fidelity_notes(&mut m, &mut frame, notes);
     }
-    Ok(RFrame { object: frame, refs: m.refs })
+    let refs = m.refs.clone();
+    Ok((RFrame { object: frame, refs }, shape, m))
 }
 
 /// A zero-row array of a column's type. Arrow panics on types it cannot
@@ -512,6 +533,48 @@ mod tests {
             },
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A named vector with many names (its metadata compressed, as arrow R
+    /// compresses large metadata) and a matrix come back as themselves.
+    #[test]
+    fn vectors_and_matrices_come_back_with_their_shape() {
+        let n = 30_000;
+        let mut m = ObjectMaker::default();
+        let names: Vec<String> = (0..n).map(|i| format!("name{i}")).collect();
+        let nm = build::strings(names.iter().map(|s| Some(s.as_bytes())));
+        let values: Vec<f64> = (0..n).map(|i| i as f64 / 7.0).collect();
+        let v = m.vector(VectorData::Real(values.clone().into()), vec![("names", nm)]);
+        let doc = doc_with(v, m.refs);
+        let t = table_from_object(&doc, &doc.root, &TableOptions { object_name: "v".into(), ..Default::default() }).unwrap();
+        let md = &t.schema.metadata()["r"];
+        assert!(md.len() < 100_000, "compressed: {} bytes", md.len());
+        let back = object_from_batches(&t.schema, &t.batches).unwrap();
+        match &back.object {
+            RObject::Vector(b) => match &b.data {
+                VectorData::Real(x) => assert_eq!(&x[..], &values[..]),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        let got = back.object.attribute(&back.refs, "names").and_then(|a| a.as_strings()).unwrap();
+        assert_eq!((got.len(), got.get(n - 1)), (n, Some(format!("name{}", n - 1).as_bytes())));
+        // the data-frame view keeps the one column
+        let frame = frame_from_batches(&t.schema, &t.batches).unwrap();
+        assert!(frame.object.inherits(&frame.refs, "data.frame"));
+
+        let mut m = ObjectMaker::default();
+        let mat = m.vector(VectorData::Integer(vec![1, 2, 3, 4, 5, 6].into()), vec![("dim", build::ints(vec![2, 3]))]);
+        let doc = doc_with(mat, m.refs);
+        let t = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
+        assert_eq!(t.schema.fields().len(), 3);
+        let back = object_from_batches(&t.schema, &t.batches).unwrap();
+        match &back.object {
+            RObject::Vector(b) => assert!(matches!(&b.data, VectorData::Integer(x) if x[..] == [1, 2, 3, 4, 5, 6])),
+            other => panic!("{other:?}"),
+        }
+        let dim = back.object.attribute(&back.refs, "dim").unwrap();
+        assert!(matches!(dim, RObject::Vector(d) if matches!(&d.data, VectorData::Integer(x) if x[..] == [2, 3])));
     }
 
     #[test]

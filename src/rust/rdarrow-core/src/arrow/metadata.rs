@@ -1,129 +1,254 @@
-//! The `"r"` schema metadata of arrow R: an ASCII serialization of
-//! `list(attributes = <top-level attributes>, columns = list(<col> = NULL |
-//! list(attributes = ..., columns = ...)))`, holding every attribute the
-//! Arrow types themselves do not carry, so that arrow R's
-//! `as.data.frame()` (and rdarrow's way back) restore them.
+//! The schema metadata that carries what Arrow types do not say.
+//!
+//! - `"r"`: arrow R's key, an ASCII serialization of `list(attributes =
+//!   <top-level attributes>, columns = list(<col> = NULL | list(attributes
+//!   = ..., columns = ...)))`, holding every attribute the Arrow types
+//!   themselves do not carry, so that arrow R's `as.data.frame()` (and
+//!   rdarrow's way back) restore them. rdarrow adds one element arrow R
+//!   ignores, `rdarrow = list(object = <"data.frame" | "vector" |
+//!   "matrix">, attributes = list(...))`: what the object was (a vector's
+//!   table has one column, a matrix's one per matrix column) and the
+//!   attributes that arrow R could not apply to a data frame or its
+//!   column (a vector's `dim` and `dimnames`, a matrix's attributes, row
+//!   names whose length disagrees with the columns).
+//! - `"rdarrow"` ([`FIDELITY_KEY`]): one fact per line about top-level
+//!   columns that arrow R's `"r"` cannot say without changing what arrow R
+//!   shows.
+//!
+//! What goes into both is decided from [`ColumnMeta`], taken from the R
+//! object before its columns convert, and the Arrow types the columns
+//! became ([`types::type_says_kind`]).
 
-use crate::error::Result;
-use crate::input::Format;
-use crate::header::{Container, StreamHeader};
-use crate::tree::*;
-use crate::Document;
+use super::types::{self, RKind};
 use crate::build::ObjectMaker;
+use crate::error::Result;
+use crate::header::{Container, StreamHeader};
+use crate::input::Format;
+use crate::tree::*;
+use arrow_schema::DataType;
 
-/// The attributes arrow R keeps for `obj` (name, value), in order.
-fn kept_attributes<'a>(obj: &'a RObject, refs: &'a RefTable) -> Vec<(String, &'a RObject)> {
-    let classes = obj.class_attr(refs);
-    let has = |c: &str| classes.iter().any(|x| x == c);
-    let removed: &[&str] = if classes == ["tbl_df", "tbl", "data.frame"] {
-        &["class", "row.names", "names"]
-    } else if has("data.frame") {
-        &["row.names", "names"]
-    } else if has("factor") {
-        &["class", "levels"]
-    } else if has("integer64") || has("Date") {
-        &["class"]
-    } else if has("difftime") {
-        &["class", "units"]
-    } else if has("POSIXct") {
-        &["class", "tzone"]
-    } else {
-        &[]
-    };
-    let attrs = match obj.attributes() {
-        Some(a) => pairlist_entries(a, refs),
-        None => Vec::new(),
-    };
-    attrs
-        .into_iter()
-        .filter_map(|(n, v)| {
-            let n = String::from_utf8_lossy(n?).into_owned();
-            if removed.contains(&n.as_str()) || n == ".internal.selfref" {
-                return None;
-            }
-            if n == "class" && classes == ["data.frame"] {
-                return None;
-            }
-            if n == "row.names" && has("data.frame") {
-                return None;
-            }
-            Some((n, v))
-        })
-        .collect()
+/// The attributes of one column (or of the table's object), taken before
+/// the column converts: the metadata are written once the Arrow types are
+/// known.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnMeta {
+    classes: Vec<String>,
+    sxptype: u8,
+    /// Every attribute, in order.
+    attrs: Vec<(String, RObject)>,
+    /// A data frame's columns.
+    columns: Option<Vec<(String, ColumnMeta)>>,
+    /// A list whose elements mix logical, integer and double vectors (they
+    /// convert to the common type): each element's type.
+    item_types: Option<Vec<u8>>,
 }
 
-/// Character row names are data: kept (arrow R restores them from here).
-fn character_row_names<'a>(obj: &'a RObject, refs: &RefTable) -> Option<&'a RObject> {
-    obj.attribute(refs, "row.names").filter(|r| r.as_strings().is_some())
-}
-
-/// `arrow_attributes(x)`: None when there is nothing to keep.
-fn column_metadata(m: &mut ObjectMaker, obj: &RObject, refs: &RefTable) -> Option<RObject> {
-    let mut kept = kept_attributes(obj, refs);
-    let is_df = obj.inherits(refs, "data.frame");
-    if is_df {
-        if let Some(rn) = character_row_names(obj, refs) {
-            kept.push(("row.names".into(), rn));
-        }
-    }
-    let columns = if is_df {
-        let names = match obj.attribute(refs, "names").and_then(|n| n.as_strings()) {
-            Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
+impl ColumnMeta {
+    /// The metadata of `obj` (a data frame's columns included).
+    pub fn of(obj: &RObject, refs: &RefTable) -> ColumnMeta {
+        let attrs = match obj.attributes() {
+            Some(a) => pairlist_entries(a, refs).into_iter().filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), v.clone()))).collect(),
             None => Vec::new(),
         };
-        let items: Vec<&RObject> = match obj {
+        let classes = obj.class_attr(refs);
+        let sxptype = obj.sxptype(refs);
+        let items = match obj {
             RObject::Vector(v) => match &v.data {
-                VectorData::List(l) => l.iter().collect(),
-                _ => Vec::new(),
+                VectorData::List(l) => Some(l),
+                _ => None,
             },
-            _ => Vec::new(),
+            _ => None,
         };
-        let cols: Vec<Option<RObject>> = items.iter().map(|c| column_metadata(m, c, refs)).collect();
-        if kept.is_empty() && cols.iter().all(|c| c.is_none()) {
-            return None;
+        let kind = RKind::of(&classes, sxptype);
+        let columns = match (kind, items) {
+            (Some(RKind::DataFrame), Some(items)) => {
+                let names = crate::arrow::to_arrow::names_of(obj, refs);
+                Some(items.iter().enumerate().map(|(i, c)| (names.get(i).cloned().unwrap_or_default(), ColumnMeta::of(c, refs))).collect())
+            }
+            _ => None,
+        };
+        let item_types = match (kind, items) {
+            (Some(RKind::List), Some(items)) => {
+                let t: Vec<u8> = items.iter().map(|it| if it.attributes().is_none() { it.sxptype(refs) } else { sxp::NIL }).collect();
+                let numeric = |x: u8| matches!(x, sxp::LGL | sxp::INT | sxp::REAL);
+                let first = t.iter().copied().find(|&x| x != sxp::NIL);
+                let mixed = t.iter().all(|&x| x == sxp::NIL || numeric(x)) && t.iter().any(|&x| x != sxp::NIL && Some(x) != first);
+                mixed.then_some(t)
+            }
+            _ => None,
+        };
+        ColumnMeta { classes, sxptype, attrs, columns, item_types }
+    }
+
+    fn kind(&self) -> Option<RKind> {
+        RKind::of(&self.classes, self.sxptype)
+    }
+
+    fn has(&self, class: &str) -> bool {
+        self.classes.iter().any(|c| c == class)
+    }
+
+    /// One attribute.
+    pub fn attribute(&self, name: &str) -> Option<&RObject> {
+        self.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Move every attribute out.
+    pub fn take_all(mut self) -> Vec<(String, RObject)> {
+        std::mem::take(&mut self.attrs)
+    }
+
+    /// Move the attributes named `names` out (they travel elsewhere).
+    pub fn take(&mut self, names: &[&str]) -> Vec<(String, RObject)> {
+        let (out, keep) = std::mem::take(&mut self.attrs).into_iter().partition(|(n, _)| names.contains(&n.as_str()));
+        self.attrs = keep;
+        out
+    }
+
+    /// The attributes arrow R's `"r"` metadata keeps for this column, once
+    /// it became `dt` (`top`: the table's own attributes, which leave out
+    /// a class of exactly "data.frame", as arrow R does).
+    fn kept(&self, dt: Option<&DataType>, top: bool) -> Vec<(String, RObject)> {
+        let says = match (self.kind(), dt) {
+            (Some(k), Some(dt)) => types::type_says_kind(k, dt),
+            _ => true,
+        };
+        // arrow R's remove_attributes(), for the types that say the kind
+        let removed: &[&str] = if self.classes == ["tbl_df", "tbl", "data.frame"] {
+            &["class", "row.names", "names"]
+        } else if self.has("data.frame") {
+            &["row.names", "names"]
+        } else if self.has("factor") {
+            &["class", "levels"]
+        } else if !says {
+            &[]
+        } else if self.has("POSIXct") {
+            &["class", "tzone"]
+        } else if self.has("hms") || self.has("difftime") {
+            &["class", "units"]
+        } else if self.has("integer64") || self.has("Date") {
+            &["class"]
+        } else {
+            &[]
+        };
+        let plain_frame = self.classes == ["data.frame"];
+        let mut kept: Vec<(String, RObject)> = self
+            .attrs
+            .iter()
+            .filter(|(n, _)| !removed.contains(&n.as_str()) && n != ".internal.selfref" && !(top && plain_frame && n == "class"))
+            .cloned()
+            .collect();
+        // character row names are data: kept (arrow R restores them)
+        if self.has("data.frame") {
+            if let Some(rn) = self.attribute("row.names").filter(|r| r.as_strings().is_some()) {
+                kept.push(("row.names".into(), rn.clone()));
+            }
         }
-        let names_ref: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-        let vals = cols.into_iter().map(|c| c.unwrap_or(RObject::Null)).collect();
-        m.named_list(&names_ref, vals)
-    } else {
-        if kept.is_empty() {
-            return None;
-        }
-        RObject::Null
-    };
-    let names: Vec<&str> = kept.iter().map(|(n, _)| n.as_str()).collect();
-    let vals = kept.iter().map(|(_, v)| (*v).clone()).collect();
-    let attributes = m.named_list(&names, vals);
-    Some(m.named_list(&["attributes", "columns"], vec![attributes, columns]))
+        kept
+    }
+
+    /// `arrow_attributes(x)` of arrow R for a column that became `dt`:
+    /// None when there is nothing to keep.
+    fn r_node(&self, m: &mut ObjectMaker, dt: Option<&DataType>) -> Option<RObject> {
+        let kept = self.kept(dt, false);
+        let columns = match &self.columns {
+            Some(cols) => {
+                let child_types: Vec<Option<&DataType>> = match dt {
+                    Some(DataType::Struct(fields)) => fields.iter().map(|f| Some(f.data_type())).collect(),
+                    _ => vec![None; cols.len()],
+                };
+                let nodes: Vec<Option<RObject>> = cols.iter().enumerate().map(|(i, (_, c))| c.r_node(m, child_types.get(i).copied().flatten())).collect();
+                if kept.is_empty() && nodes.iter().all(|c| c.is_none()) {
+                    return None;
+                }
+                let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
+                m.named_list(&names, nodes.into_iter().map(|c| c.unwrap_or(RObject::Null)).collect())
+            }
+            None if kept.is_empty() => return None,
+            None => RObject::Null,
+        };
+        let attributes = attr_list(m, kept);
+        Some(m.named_list(&["attributes", "columns"], vec![attributes, columns]))
+    }
 }
 
-/// The `"r"` metadata for a table made from `df` (a data frame, or `None`
-/// for a table made from a vector or matrix) with these columns.
-pub fn r_metadata(doc: &Document, df: Option<&RObject>, names: &[&str], cols: &[&RObject]) -> Result<Option<String>> {
-    let refs = &doc.refs;
+fn attr_list(m: &mut ObjectMaker, attrs: Vec<(String, RObject)>) -> RObject {
+    let names: Vec<String> = attrs.iter().map(|(n, _)| n.clone()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    m.named_list(&names, attrs.into_iter().map(|(_, v)| v).collect())
+}
+
+/// What the table was made from, for the way back.
+#[derive(Debug, Clone)]
+pub enum Shape {
+    /// A data frame: its columns are the table's. `row_names`: its row
+    /// names when their length disagrees with the columns (the table has
+    /// the columns' rows).
+    Frame { row_names: Option<RObject> },
+    /// One vector, the table's only column; `attrs`: those a data frame's
+    /// column cannot carry for arrow R (`dim`, `dimnames`).
+    Vector { attrs: Vec<(String, RObject)> },
+    /// A matrix, one table column per matrix column; `attrs`: all of its
+    /// attributes.
+    Matrix { attrs: Vec<(String, RObject)> },
+}
+
+impl Shape {
+    /// The `rdarrow` element of the `"r"` metadata (None for a data frame
+    /// that needs nothing restored).
+    fn element(&self, m: &mut ObjectMaker) -> Option<RObject> {
+        let (object, attrs) = match self {
+            Shape::Frame { row_names: None } => return None,
+            Shape::Frame { row_names: Some(rn) } => ("data.frame", vec![("row.names".to_string(), rn.clone())]),
+            Shape::Vector { attrs } => ("vector", attrs.clone()),
+            Shape::Matrix { attrs } => ("matrix", attrs.clone()),
+        };
+        let attributes = attr_list(m, attrs);
+        Some(m.named_list(&["object", "attributes"], vec![crate::build::strings([Some(object.as_bytes())]), attributes]))
+    }
+}
+
+/// The element name of rdarrow's part of the `"r"` metadata.
+const SHAPE_ELEMENT: &str = "rdarrow";
+
+/// The `"r"` metadata for a table made from an object of `shape` (`frame`:
+/// a data frame's own attributes) whose columns `names` have `cols` and
+/// became `types`; None when there is nothing to keep.
+pub fn r_metadata(refs: &RefTable, shape: &Shape, frame: Option<&ColumnMeta>, names: &[&str], cols: &[ColumnMeta], types: &[DataType]) -> Result<Option<String>> {
     let mut m = ObjectMaker::with_refs(refs.clone());
-    let top: Vec<(String, &RObject)> = match df {
-        Some(d) => {
-            let mut k = kept_attributes(d, refs);
-            if let Some(rn) = character_row_names(d, refs) {
-                k.push(("row.names".into(), rn));
-            }
-            k
-        }
-        None => Vec::new(),
-    };
-    let col_md: Vec<Option<RObject>> = cols.iter().map(|c| column_metadata(&mut m, c, refs)).collect();
-    if top.is_empty() && col_md.iter().all(|c| c.is_none()) {
+    let top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
+    let col_md: Vec<Option<RObject>> = cols.iter().zip(types).map(|(c, dt)| c.r_node(&mut m, Some(dt))).collect();
+    let element = shape.element(&mut m);
+    if top.is_empty() && col_md.iter().all(|c| c.is_none()) && element.is_none() {
         return Ok(None);
     }
-    let top_names: Vec<&str> = top.iter().map(|(n, _)| n.as_str()).collect();
-    let top_vals = top.iter().map(|(_, v)| (*v).clone()).collect();
-    let attributes = m.named_list(&top_names, top_vals);
+    let attributes = attr_list(&mut m, top);
     let columns = m.named_list(names, col_md.into_iter().map(|c| c.unwrap_or(RObject::Null)).collect());
-    let root = m.named_list(&["attributes", "columns"], vec![attributes, columns]);
+    let root = match element {
+        Some(e) => m.named_list(&["attributes", "columns", SHAPE_ELEMENT], vec![attributes, columns, e]),
+        None => m.named_list(&["attributes", "columns"], vec![attributes, columns]),
+    };
     let header = StreamHeader::utf8_v3(Format::Ascii);
     let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Some(String::from_utf8_lossy(&compress_large(bytes, &header)?).into_owned()))
+}
+
+/// Metadata above this size is compressed, as arrow R does.
+const COMPRESS_ABOVE: usize = 100_000;
+
+/// arrow R's form of large metadata: the ASCII serialization of the raw
+/// vector `memCompress(<serialization>, "gzip")` (zlib), when smaller.
+fn compress_large(bytes: Vec<u8>, header: &StreamHeader) -> Result<Vec<u8>> {
+    if bytes.len() <= COMPRESS_ABOVE {
+        return Ok(bytes);
+    }
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&bytes).and_then(|_| z.flush()).map_err(|e| crate::Error::io(&e, "cannot compress the \"r\" metadata"))?;
+    let packed = z.finish().map_err(|e| crate::Error::io(&e, "cannot compress the \"r\" metadata"))?;
+    let raw = RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Raw(arrow_buffer::Buffer::from_vec(packed)), attributes: None }));
+    let out = crate::write::write_stream(Vec::new(), Container::Stream, header, &raw, &RefTable::default())?;
+    Ok(if out.len() < bytes.len() { out } else { bytes })
 }
 
 /// The elements of a named list as (name, value).
@@ -195,8 +320,9 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
 }
 
 /// Apply arrow R's `"r"` metadata to a data frame made from Arrow data:
-/// `attributes(x)[names(a)] <- a` at each level.
-pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Result<RObject> {
+/// `attributes(x)[names(a)] <- a` at each level. Returns the frame and
+/// rdarrow's shape element ([`Shape`]), when there is one.
+pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Result<(RObject, Option<RObject>)> {
     let mut doc = crate::read_bytes(md.as_bytes().to_vec(), &crate::ReadOptions::default())
         .map_err(|e| crate::Error::corrupt(format!("the \"r\" schema metadata is not a valid R serialization: {e}")))?;
     // arrow R gzips large metadata: serialize(memCompress(x, "gzip"))
@@ -210,46 +336,170 @@ pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Re
     let mut root = doc.root;
     root.for_each_ref_mut(&mut |id| id.0 += base);
     apply(m, &mut frame, &root);
-    Ok(frame)
+    let refs = m.refs.clone();
+    let shape = list_entries(&root, &refs).into_iter().find(|(k, _)| k == SHAPE_ELEMENT).map(|(_, v)| v.clone());
+    Ok((frame, shape))
+}
+
+/// Give a data frame made from Arrow data back the shape of the object it
+/// was made from (the `rdarrow` element of its `"r"` metadata): a vector
+/// (its one column), a matrix (its columns bound), or a data frame whose
+/// row names disagree with its columns.
+pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> Result<RObject> {
+    let refs = m.refs.clone();
+    let parts = list_entries(element, &refs);
+    let object = parts.iter().find(|(k, _)| k == "object").and_then(|(_, v)| v.as_strings()).and_then(|s| s.get(0).map(|b| b.to_vec()));
+    let attrs: Vec<(String, RObject)> = parts.iter().find(|(k, _)| k == "attributes").map(|(_, v)| list_entries(v, &refs).into_iter().map(|(n, v)| (n, v.clone())).collect()).unwrap_or_default();
+    let bad = |what: &str| crate::Error::corrupt(format!("the \"r\" schema metadata: {what}"));
+    let columns = |frame: RObject| -> Result<Vec<RObject>> {
+        match frame {
+            RObject::Vector(v) => match v.data {
+                VectorData::List(items) => Ok(items),
+                _ => Err(bad("the table is not a data frame")),
+            },
+            _ => Err(bad("the table is not a data frame")),
+        }
+    };
+    let mut out = match object.as_deref() {
+        Some(b"data.frame") => frame,
+        Some(b"vector") => {
+            let mut cols = columns(frame)?;
+            if cols.len() != 1 {
+                return Err(bad(&format!("a vector's table has {} columns, not one", cols.len())));
+            }
+            cols.pop().unwrap_or(RObject::Null)
+        }
+        Some(b"matrix") => bind_columns(columns(frame)?).ok_or_else(|| bad("a matrix's columns differ in type"))?,
+        _ => return Err(bad("its rdarrow element names no known object")),
+    };
+    for (name, value) in attrs {
+        set_vector_attribute(m, &mut out, &name, value);
+    }
+    Ok(out)
+}
+
+/// Matrix columns (vectors of one type) bound into one vector, column
+/// after column; None when their types differ.
+fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
+    let datas: Vec<VectorData> = cols
+        .into_iter()
+        .map(|c| match c {
+            RObject::Vector(v) => Some(v.data),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let Some(first) = datas.first() else {
+        // a matrix without columns: its type is lost with them
+        return Some(RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Logical(Vec::<i32>::new().into()), attributes: None })));
+    };
+    let t = first.sxptype();
+    if datas.iter().any(|d| d.sxptype() != t) {
+        return None;
+    }
+    macro_rules! cat {
+        ($var:ident) => {{
+            let mut all = Vec::new();
+            for d in &datas {
+                if let VectorData::$var(x) = d {
+                    all.extend_from_slice(&x[..]);
+                }
+            }
+            VectorData::$var(all.into())
+        }};
+    }
+    let data = match first {
+        VectorData::Logical(_) => cat!(Logical),
+        VectorData::Integer(_) => cat!(Integer),
+        VectorData::Real(_) => cat!(Real),
+        VectorData::Complex(_) => cat!(Complex),
+        VectorData::Raw(_) => {
+            let mut all = Vec::new();
+            for d in &datas {
+                if let VectorData::Raw(x) = d {
+                    all.extend_from_slice(x.as_slice());
+                }
+            }
+            VectorData::Raw(arrow_buffer::Buffer::from_vec(all))
+        }
+        VectorData::Character(_) => {
+            let mut items: Vec<Option<&[u8]>> = Vec::new();
+            for d in &datas {
+                if let VectorData::Character(s) = d {
+                    items.extend((0..s.len()).map(|i| s.get(i)));
+                }
+            }
+            let RObject::Vector(v) = crate::build::strings(items) else { return None };
+            v.data
+        }
+        VectorData::List(_) => {
+            let mut all = Vec::new();
+            for d in datas {
+                if let VectorData::List(x) = d {
+                    all.extend(x);
+                }
+            }
+            VectorData::List(all)
+        }
+        _ => return None,
+    };
+    Some(RObject::Vector(Box::new(Vector { flags: Flags::default(), data, attributes: None })))
 }
 
 /// The schema metadata key for what arrow R's `"r"` metadata cannot hold
-/// without changing what arrow R shows: one fact per line,
-/// `tzone-missing\t<col>`, `tzone-empty\t<col>`, `units\t<col>\t<unit>`
-/// (difftime not in seconds), `integer64\t<col>`, `date-integer\t<col>`.
+/// without changing what arrow R shows: one fact per line about a
+/// top-level column, `tzone-missing\t<col>`, `tzone-empty\t<col>`,
+/// `units\t<col>\t<unit>` (a difftime not in seconds), `integer64\t<col>`,
+/// `date-integer\t<col>`, `complex\t<col>` (a struct of `re` and `im`),
+/// `list-logical\t<col>\t<positions>` and `list-integer\t<col>\t<positions>`
+/// (1-based, comma-separated: the elements of a list column converted to
+/// a wider type), and `frame-class\t<classes>` (a tibble's).
 pub const FIDELITY_KEY: &str = "rdarrow";
 
-/// The facts to record for top-level columns (empty when none).
-pub fn fidelity_notes(refs: &RefTable, frame: Option<&RObject>, names: &[&str], cols: &[&RObject]) -> String {
+/// The facts to record for top-level columns `names` of `cols`, which
+/// became `types` (empty when none).
+pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[ColumnMeta], types: &[DataType]) -> String {
     let mut out = String::new();
     // a tibble's class is implied for arrow R (its tables become tibbles)
     if let Some(f) = frame {
-        let classes = f.class_attr(refs);
-        if classes == ["tbl_df", "tbl", "data.frame"] {
+        if f.classes == ["tbl_df", "tbl", "data.frame"] {
             out.push_str("frame-class\ttbl_df\ttbl\tdata.frame\n");
         }
     }
-    for (name, obj) in names.iter().zip(cols) {
-        let classes = obj.class_attr(refs);
-        let has = |c: &str| classes.iter().any(|x| x == c);
-        let attr_str = |n: &str| obj.attribute(refs, n).and_then(|a| a.as_strings()).map(|s| String::from_utf8_lossy(s.get(0).unwrap_or(b"")).into_owned());
-        if has("POSIXct") {
-            match attr_str("tzone") {
+    for ((name, c), dt) in names.iter().zip(cols).zip(types) {
+        let attr_str = |n: &str| c.attribute(n).and_then(|a| a.as_strings()).map(|s| String::from_utf8_lossy(s.get(0).unwrap_or(b"")).into_owned());
+        match (c.kind(), dt) {
+            (Some(RKind::PosixCt), DataType::Timestamp(..)) => match attr_str("tzone") {
                 None => out.push_str(&format!("tzone-missing\t{name}\n")),
                 Some(t) if t.is_empty() => out.push_str(&format!("tzone-empty\t{name}\n")),
                 _ => {}
+            },
+            (Some(RKind::Difftime), DataType::Duration(_)) => {
+                if let Some(u) = attr_str("units").filter(|u| u != "secs") {
+                    out.push_str(&format!("units\t{name}\t{u}\n"));
+                }
             }
-        }
-        if has("difftime") && !has("hms") {
-            if let Some(u) = attr_str("units").filter(|u| u != "secs") {
-                out.push_str(&format!("units\t{name}\t{u}\n"));
+            (Some(RKind::Integer64), _) => out.push_str(&format!("integer64\t{name}\n")),
+            (Some(RKind::Date), DataType::Date32) if c.sxptype == sxp::INT => out.push_str(&format!("date-integer\t{name}\n")),
+            (Some(RKind::Complex), _) => out.push_str(&format!("complex\t{name}\n")),
+            (Some(RKind::List), DataType::List(item)) => {
+                if let Some(t) = &c.item_types {
+                    let wide = match item.data_type() {
+                        DataType::Float64 => sxp::REAL,
+                        DataType::Int32 => sxp::INT,
+                        _ => sxp::LGL,
+                    };
+                    for (code, what) in [(sxp::LGL, "logical"), (sxp::INT, "integer")] {
+                        if code == wide {
+                            continue;
+                        }
+                        let at: Vec<String> = t.iter().enumerate().filter(|(_, &x)| x == code).map(|(i, _)| (i + 1).to_string()).collect();
+                        if !at.is_empty() {
+                            out.push_str(&format!("list-{what}\t{name}\t{}\n", at.join(",")));
+                        }
+                    }
+                }
             }
-        }
-        if has("integer64") {
-            out.push_str(&format!("integer64\t{name}\n"));
-        }
-        if has("Date") && obj.sxptype(refs) == sxp::INT {
-            out.push_str(&format!("date-integer\t{name}\n"));
+            _ => {}
         }
     }
     out
@@ -306,6 +556,26 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
                 set_vector_attribute(m, col, "tzone", RObject::Null);
                 set_vector_attribute(m, col, "class", crate::build::strings([Some(&b"Date"[..])]));
             }
+            "complex" => {
+                // the struct's parts, bit for bit (a null slot's parts too)
+                if let Some(z) = complex_of(col, &m.refs) {
+                    *col = m.vector(VectorData::Complex(z.into()), vec![]);
+                }
+            }
+            "list-logical" | "list-integer" => {
+                let Some(at) = parts.get(2) else { continue };
+                let RObject::Vector(cv) = col else { continue };
+                let VectorData::List(items) = &mut cv.data else { continue };
+                for p in at.split(',').filter_map(|p| p.parse::<usize>().ok()) {
+                    let Some(RObject::Vector(item)) = p.checked_sub(1).and_then(|i| items.get_mut(i)) else { continue };
+                    let narrowed: Vec<i32> = match &item.data {
+                        VectorData::Real(x) => x.iter().map(|&f| if na::is_na_real(f) { na::INTEGER } else { f as i32 }).collect(),
+                        VectorData::Integer(x) => x.to_vec(),
+                        _ => continue,
+                    };
+                    item.data = if parts[0] == "list-logical" { VectorData::Logical(narrowed.into()) } else { VectorData::Integer(narrowed.into()) };
+                }
+            }
             "date-integer" => {
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Real(x) = &cv.data {
@@ -317,4 +587,21 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             _ => {}
         }
     }
+}
+
+/// A complex vector's values from the data frame of its `re` and `im`
+/// parts that Arrow's struct became (the parts' doubles as they are).
+fn complex_of(col: &RObject, refs: &RefTable) -> Option<Vec<f64>> {
+    let RObject::Vector(v) = col else { return None };
+    let VectorData::List(parts) = &v.data else { return None };
+    let names = col.attribute(refs, "names")?.as_strings()?;
+    let part = |n: &[u8]| (0..names.len()).position(|i| names.get(i) == Some(n)).and_then(|i| match &parts[i] {
+        RObject::Vector(p) => match &p.data {
+            VectorData::Real(x) => Some(x.clone()),
+            _ => None,
+        },
+        _ => None,
+    });
+    let (re, im) = (part(b"re")?, part(b"im")?);
+    Some(re.iter().zip(im.iter()).flat_map(|(&r, &i)| [r, i]).collect())
 }

@@ -14,22 +14,26 @@
 //! | double | float64 | zero-copy; `NA_real_` -> null, `NaN` stays NaN |
 //! | character | utf8 (large_utf8 beyond 2 GiB) | zero-copy when already UTF-8; latin1 and native encodings transcoded |
 //! | factor / ordered | dictionary<int8/int16/int32, utf8> | narrowest index that holds the levels; ordered flag on the field |
-//! | Date | date32 (timestamp[us] when days are fractional or beyond date32) | |
-//! | POSIXct | timestamp[us, tz] | `tzone` as the zone, else the default zone |
-//! | difftime | duration[s] (ms, us, ns when fractional) | scaled by `units` |
-//! | hms | time32[s] (time32[ms], time64[us/ns] when fractional) | |
+//! | Date | date32; float64 days when fractional or beyond date32 | the class kept in `"r"` for float64 |
+//! | POSIXct | timestamp[s/ms/us/ns, tz]: the coarsest unit at which every value comes back with its bits; float64 seconds when none does | `tzone` as the zone, else the default zone; class and `tzone` kept in `"r"` for float64 |
+//! | difftime | duration[s/ms/us/ns], unit chosen as for POSIXct; float64 in its `units` when none does | scaled to seconds by `units` (restored from `"rdarrow"`); class and `units` kept in `"r"` for float64 |
+//! | hms | time32[s/ms] or time64[us/ns], unit chosen as for POSIXct; float64 seconds when none does | |
 //! | integer64 | int64 | zero-copy |
 //! | raw | uint8 | zero-copy |
-//! | complex | struct<re: float64, im: float64> | `NA` in either part -> null |
-//! | list | list<T> | T the elements' common type; NULL -> null |
+//! | complex | struct<re: float64, im: float64> | `NA` in either part -> a null slot; the parts keep their bits |
+//! | list | list<T> | T the elements' common type (logical < integer < double, as R coerces); NULL -> null |
 //! | list of raw vectors | binary (large_binary beyond 2 GiB) | as arrow R maps it |
 //! | data.frame column | struct | |
 //! | NULL | null | |
 //!
-//! Where arrow R truncates (fractional Dates, sub-second hms and difftime)
-//! rdarrow keeps the values with a finer unit. Attributes go into the
-//! schema metadata under `"r"`, in arrow R's format, and what that cannot
-//! hold under `"rdarrow"` ([`super::metadata`]).
+//! Every value keeps its bits: a time is stored at the unit at which each
+//! value, scaled to it and rounded, divides back to the same double (the
+//! way back divides by the unit, as arrow R does); where arrow R truncates
+//! (fractional Dates, sub-second hms and difftime, POSIXct finer than a
+//! microsecond) rdarrow takes a finer unit, or float64 with the class kept
+//! in the `"r"` metadata so that arrow R restores it. Attributes go into
+//! the schema metadata under `"r"`, in arrow R's format, and what that
+//! cannot hold under `"rdarrow"` ([`super::metadata`]).
 //!
 //! # Arrow to R
 //!
@@ -55,8 +59,10 @@
 //!
 //! The `"r"` and `"rdarrow"` metadata then restore what the Arrow type
 //! alone does not say (an integer64 that fits integers, integer Dates,
-//! difftime units, fractional Dates, attributes), so that an R object that
-//! went to Arrow comes back `identical()`.
+//! difftime units, the class of times kept as float64, complex values,
+//! list elements' own types, attributes, and the shape of an object that
+//! was not a data frame), so that an R object that went to Arrow comes
+//! back `identical()`.
 
 use crate::tree::sxp;
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
@@ -165,9 +171,10 @@ pub struct Facts {
     pub whole_days: bool,
     /// POSIXct: the zone (`tzone`, else the default zone).
     pub zone: Option<String>,
-    /// difftime, hms: the coarsest of seconds, milliseconds and
-    /// microseconds at which every value is a whole number (that fits 32
-    /// bits, for an hms in seconds or milliseconds); `None` when none is.
+    /// POSIXct, difftime, hms: the coarsest of seconds, milliseconds,
+    /// microseconds and nanoseconds at which every value round-trips with
+    /// its bits (and fits 32 bits, for an hms in seconds or milliseconds);
+    /// `None` when none does.
     pub unit: Option<TimeUnit>,
     /// List: every element is a raw vector or NULL, one at least.
     pub raw_items: bool,
@@ -199,15 +206,22 @@ pub fn arrow_type(kind: RKind, facts: &Facts) -> DataType {
             };
             DataType::Dictionary(Box::new(index), Box::new(utf8(facts.large)))
         }
-        // fractional days, which arrow R would truncate, keep their time
+        // fractional days, which arrow R would truncate, keep their bits
+        // (the class travels in the metadata)
         RKind::Date if facts.whole_days => DataType::Date32,
-        RKind::Date => DataType::Timestamp(TimeUnit::Microsecond, None),
-        RKind::PosixCt => DataType::Timestamp(TimeUnit::Microsecond, facts.zone.as_deref().map(Into::into)),
-        RKind::Difftime => DataType::Duration(facts.unit.unwrap_or(TimeUnit::Nanosecond)),
+        RKind::Date => DataType::Float64,
+        RKind::PosixCt => match facts.unit {
+            Some(u) => DataType::Timestamp(u, facts.zone.as_deref().map(Into::into)),
+            None => DataType::Float64,
+        },
+        RKind::Difftime => match facts.unit {
+            Some(u) => DataType::Duration(u),
+            None => DataType::Float64,
+        },
         RKind::Hms => match facts.unit {
             Some(u @ (TimeUnit::Second | TimeUnit::Millisecond)) => DataType::Time32(u),
             Some(u) => DataType::Time64(u),
-            None => DataType::Time64(TimeUnit::Nanosecond),
+            None => DataType::Float64,
         },
         RKind::Raw => DataType::UInt8,
         RKind::Complex => DataType::Struct(Fields::from(vec![Field::new("re", DataType::Float64, true), Field::new("im", DataType::Float64, true)])),
@@ -230,6 +244,15 @@ fn utf8(large: bool) -> DataType {
     } else {
         DataType::Utf8
     }
+}
+
+/// R to Arrow: whether the Arrow type `dt` made for an R column of `kind`
+/// says the kind itself (a timestamp says POSIXct, a duration difftime),
+/// so that the attributes arrow R leaves out of its `"r"` metadata for the
+/// kind (class, `tzone`, `units`) can be left out; `false` for a time whose
+/// values went as plain float64, whose class must travel in the metadata.
+pub fn type_says_kind(kind: RKind, dt: &DataType) -> bool {
+    !(matches!(kind, RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms) && *dt == DataType::Float64)
 }
 
 /// R to Arrow: the field of a column; an ordered factor's dictionary is
@@ -344,7 +367,8 @@ mod tests {
                     RKind::Integer64 => ToR::IntegerOrInteger64,
                     RKind::Raw => ToR::Kind(RKind::Integer),
                     RKind::Complex => ToR::Kind(RKind::DataFrame),
-                    RKind::Date if !facts.whole_days => ToR::Kind(RKind::PosixCt),
+                    RKind::Date if !facts.whole_days => ToR::Kind(RKind::Double),
+                    RKind::PosixCt | RKind::Difftime | RKind::Hms if facts.unit.is_none() => ToR::Kind(RKind::Double),
                     k => ToR::Kind(k),
                 };
                 assert_eq!(back, expected, "{kind:?} -> {dt}");

@@ -156,17 +156,19 @@ pub(super) struct Converter<'d> {
     /// The document, for data-frame columns (absent while reading).
     doc: Option<&'d Document>,
     default_tz: Option<&'d str>,
+    /// A fixed unit for POSIXct timestamps ([`TableOptions::time_unit`]).
+    time_unit: Option<arrow_schema::TimeUnit>,
 }
 
 impl<'d> Converter<'d> {
     pub fn for_table(doc: &'d Document, opts: &'d TableOptions) -> Self {
-        Converter { refs: &doc.refs, native: doc.header.native_encoding.as_deref(), doc: Some(doc), default_tz: opts.default_tz.as_deref() }
+        Converter { refs: &doc.refs, native: doc.header.native_encoding.as_deref(), doc: Some(doc), default_tz: opts.default_tz.as_deref(), time_unit: opts.time_unit }
     }
 
     /// A converter for columns of a stream still being read (with the
     /// reference table so far); data-frame columns do not convert.
     pub fn while_reading(refs: &'d RefTable, header: &'d crate::StreamHeader, default_tz: Option<&'d str>) -> Self {
-        Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz }
+        Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz, time_unit: None }
     }
 
     /// [`Self::column`] for a column that may be owned: an owned vector's
@@ -223,12 +225,12 @@ impl<'d> Converter<'d> {
         match RKind::of(&classes, v.data.sxptype()) {
             Some(RKind::Factor | RKind::Ordered) => self.factor(&v.data, v.attrs),
             Some(RKind::Integer64) => integer64(&v.data),
-            Some(RKind::Date) => temporal::date(&v.data),
-            Some(RKind::PosixCt) => temporal::date_time(v.data, self.zone_of(v.attrs)),
-            Some(RKind::Hms) => temporal::time_of_day(&v.data),
+            Some(RKind::Date) => temporal::date(v.data),
+            Some(RKind::PosixCt) => temporal::date_time(v.data, self.zone_of(v.attrs), self.time_unit),
+            Some(RKind::Hms) => temporal::time_of_day(v.data),
             Some(RKind::Difftime) => {
                 let units = strings_of(attr(v.attrs, refs, "units")).into_iter().next().unwrap_or_else(|| "secs".into());
-                temporal::duration(&v.data, &units)
+                temporal::duration(v.data, &units)
             }
             _ => self.plain(&v.data, name),
         }
@@ -351,7 +353,7 @@ impl<'d> Converter<'d> {
 
     fn struct_column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
         let doc = self.doc.ok_or_else(|| Error::usage("internal: a data-frame column converts with its document"))?;
-        let t = table_from_object(doc, obj, &TableOptions { default_tz: self.default_tz.map(Into::into), object_name: name.into(), ..Default::default() })?;
+        let t = table_from_object(doc, obj, &TableOptions { default_tz: self.default_tz.map(Into::into), time_unit: self.time_unit, object_name: name.into(), ..Default::default() })?;
         let batch = arrow_select::concat::concat_batches(&t.schema, &t.batches)
             .map_err(|e| Error::corrupt(format!("cannot assemble a data-frame column: {e}")))?;
         let dt = types::arrow_type(RKind::DataFrame, &Facts { fields: Some(batch.schema().fields().clone()), ..Default::default() });
@@ -390,6 +392,13 @@ impl<'d> Converter<'d> {
             match &child_type {
                 None => child_type = Some(dt),
                 Some(t) if *t == dt => {}
+                // logical, integer and double elements go to their common
+                // type, as R coerces them
+                Some(t) if numeric_rank(t).is_some() && numeric_rank(&dt).is_some() => {
+                    if numeric_rank(&dt) > numeric_rank(t) {
+                        child_type = Some(dt);
+                    }
+                }
                 Some(t) => {
                     return Err(Error::unsupported(format!(
                         "list elements have different types ({t} and, at element {}, {dt}); a list column needs one element type",
@@ -412,6 +421,9 @@ impl<'d> Converter<'d> {
         let values: ArrayRef = if children.is_empty() {
             arrow_array::new_empty_array(field.data_type())
         } else {
+            for c in children.iter_mut().filter(|c| c.data_type() != field.data_type()) {
+                *c = arrow_cast::cast(c, field.data_type()).map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
+            }
             let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
             arrow_select::concat::concat(&refs).map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
         };
@@ -419,6 +431,17 @@ impl<'d> Converter<'d> {
         let arr = ListArray::try_new(field.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets)), values, nulls)
             .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
         Ok((dt, Arc::new(arr)))
+    }
+}
+
+/// The place of logical, integer and double in R's coercion order (the
+/// Arrow types they become); None for other types.
+fn numeric_rank(dt: &DataType) -> Option<u8> {
+    match dt {
+        DataType::Boolean => Some(0),
+        DataType::Int32 => Some(1),
+        DataType::Float64 => Some(2),
+        _ => None,
     }
 }
 
@@ -437,12 +460,9 @@ fn complex(x: &ScalarBuffer<f64>) -> Result<(DataType, ArrayRef)> {
     let n = x.len() / 2;
     let re: Vec<f64> = (0..n).map(|i| x[2 * i]).collect();
     let im: Vec<f64> = (0..n).map(|i| x[2 * i + 1]).collect();
-    // R's complex NA (either part NA_real_) is a null slot
+    // R's complex NA (either part NA_real_) is a null slot; the parts keep
+    // their bits (restored exactly on the way back)
     let nulls = nulls_from(n, |i| !is_na_real(re[i]) && !is_na_real(im[i]));
-    let arr = StructArray::new(
-        fields.clone(),
-        vec![Arc::new(Float64Array::new(re.into(), nulls.clone())) as ArrayRef, Arc::new(Float64Array::new(im.into(), nulls.clone()))],
-        nulls,
-    );
+    let arr = StructArray::new(fields.clone(), vec![Arc::new(Float64Array::new(re.into(), None)) as ArrayRef, Arc::new(Float64Array::new(im.into(), None))], nulls);
     Ok((dt, Arc::new(arr)))
 }

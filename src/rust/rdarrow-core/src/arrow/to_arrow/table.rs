@@ -36,6 +36,10 @@ pub struct TableOptions {
     pub default_tz: Option<String>,
     /// The name of a single column made from a vector.
     pub object_name: String,
+    /// One unit for every POSIXct column's timestamps (rounded to it), as
+    /// a dataset's files need one schema; `None` gives each column the
+    /// coarsest unit that keeps its values' bits (see [`types`]).
+    pub time_unit: Option<arrow_schema::TimeUnit>,
 }
 
 /// A schema and its record batches.
@@ -43,6 +47,8 @@ pub struct TableOptions {
 pub struct ArrowTable {
     pub schema: SchemaRef,
     pub batches: Vec<RecordBatch>,
+    /// What the user should be told about the conversion (it went on).
+    pub warnings: Vec<String>,
 }
 
 impl ArrowTable {
@@ -63,12 +69,22 @@ struct TablePlan {
     names: Vec<String>,
     /// Whether each selected column is an ordered factor.
     ordered: Vec<bool>,
-    /// Whether each selected column is a double Date (which becomes a
-    /// timestamp when its days are fractional: noted in the metadata).
-    real_date: Vec<bool>,
-    metadata: HashMap<String, String>,
+    /// What the object was, for the way back.
+    shape: metadata::Shape,
+    /// A data frame's own attributes.
+    frame_meta: Option<metadata::ColumnMeta>,
+    /// The selected columns' attributes (the metadata are written once
+    /// their Arrow types are known).
+    col_meta: Vec<metadata::ColumnMeta>,
+    /// What the user should be told (the conversion goes on).
+    warnings: Vec<String>,
     /// A matrix's columns (the object's own columns otherwise).
     matrix_columns: Option<Vec<RObject>>,
+}
+
+/// The names of a data frame's (or list's) elements.
+pub(crate) fn names_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
+    strings_in(obj.attribute(refs, "names"), refs)
 }
 
 /// A data frame's columns.
@@ -85,14 +101,33 @@ fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
 fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
     let (names, nrow, matrix_columns): (Vec<String>, usize, Option<Vec<RObject>>);
+    let mut warnings = Vec::new();
+    let shape;
     let is_df = obj.inherits(refs, "data.frame");
     if is_df {
         let items = frame_items(obj, refs)?;
-        names = strings_in(obj.attribute(refs, "names"), refs);
+        names = names_of(obj, refs);
         if names.len() != items.len() {
             return Err(Error::corrupt("a data frame's names do not match its columns"));
         }
-        nrow = df_nrow(obj, refs, items);
+        let rows = df_nrow(obj, refs, items);
+        // row names whose length disagrees with columns of one length: the
+        // columns decide (as arrow R does); the row names travel for the
+        // way back
+        let lengths: Vec<usize> = items.iter().map(|c| column_rows(c, refs)).collect();
+        match lengths.first() {
+            Some(&len) if len != rows && lengths.iter().all(|&l| l == len) => {
+                warnings.push(format!(
+                    "the data frame's row names say {rows} rows but its columns hold {len}; converted by its columns"
+                ));
+                nrow = len;
+                shape = metadata::Shape::Frame { row_names: obj.attribute(refs, "row.names").cloned() };
+            }
+            _ => {
+                nrow = rows;
+                shape = metadata::Shape::Frame { row_names: None };
+            }
+        }
         matrix_columns = None;
     } else if obj.attribute(refs, "dim").is_some_and(|d| crate::summary::r_length(d, refs) == 2) && obj.attributes().is_some() {
         // a matrix: one column per matrix column
@@ -119,14 +154,17 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
         matrix_columns = Some((0..nc).map(|j| slice_column(&v.data, j * nr, nr)).collect::<Result<_>>()?);
         names = colnames;
         nrow = nr;
+        shape = metadata::Shape::Matrix { attrs: metadata::ColumnMeta::of(obj, refs).take_all() };
     } else {
         let len = match view(obj, refs)? {
             Some(v) => v.data.len() as usize,
+            None if matches!(obj, RObject::Null) => 0,
             None => return Err(not_convertible("the object", obj, refs)),
         };
         names = vec![opts.object_name.clone()];
         matrix_columns = None;
         nrow = len;
+        shape = metadata::Shape::Vector { attrs: Vec::new() };
     }
 
     // column selection
@@ -149,21 +187,31 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
         (None, true) => frame_items(obj, refs)?.iter().collect(),
         (None, false) => vec![obj],
     };
-    let sel_names: Vec<&str> = idx.iter().map(|&i| names[i].as_str()).collect();
     let sel_cols: Vec<&RObject> = idx.iter().map(|&i| all_columns[i]).collect();
-    let mut metadata = HashMap::new();
-    let frame = if is_df { Some(obj) } else { None };
-    if let Some(r) = metadata::r_metadata(doc, frame, &sel_names, &sel_cols)? {
-        metadata.insert("r".to_string(), r);
+    let mut col_meta: Vec<metadata::ColumnMeta> = sel_cols.iter().map(|c| metadata::ColumnMeta::of(c, refs)).collect();
+    let mut shape = shape;
+    if let metadata::Shape::Vector { attrs } = &mut shape {
+        // a data frame's column cannot have dimensions (arrow R applies
+        // the column's attributes to one): they travel on their own
+        for m in &mut col_meta {
+            *attrs = m.take(&["dim", "dimnames"]);
+        }
     }
-    let notes = metadata::fidelity_notes(refs, frame, &sel_names, &sel_cols);
-    if !notes.is_empty() {
-        metadata.insert(metadata::FIDELITY_KEY.to_string(), notes);
-    }
+    let frame_meta = is_df.then(|| metadata::ColumnMeta::of(obj, refs));
     let ordered = sel_cols.iter().map(|c| c.inherits(refs, "ordered")).collect();
-    let real_date = sel_cols.iter().map(|c| c.sxptype(refs) == sxp::REAL && c.inherits(refs, "Date")).collect();
-    let names = sel_names.iter().map(|s| s.to_string()).collect();
-    Ok(TablePlan { is_df, nrow, idx, names, ordered, real_date, metadata, matrix_columns })
+    let names = idx.iter().map(|&i| names[i].clone()).collect();
+    Ok(TablePlan { is_df, nrow, idx, names, ordered, shape, frame_meta, col_meta, warnings, matrix_columns })
+}
+
+/// The rows of a data frame's column: a data frame column's rows, else
+/// its length.
+fn column_rows(col: &RObject, refs: &RefTable) -> usize {
+    if col.inherits(refs, "data.frame") {
+        if let Ok(items) = frame_items(col, refs) {
+            return df_nrow(col, refs, items);
+        }
+    }
+    crate::summary::r_length(col, refs) as usize
 }
 
 /// A converted column: its Arrow type and array.
@@ -254,12 +302,18 @@ fn payload_width(obj: &RObject) -> u64 {
     }
 }
 
-/// The schema and batches from converted columns.
-fn assemble(mut plan: TablePlan, converted: Vec<Converted>, opts: &TableOptions) -> Result<ArrowTable> {
-    for (k, (dt, _)) in converted.iter().enumerate() {
-        if plan.real_date[k] && matches!(dt, DataType::Timestamp(..)) {
-            plan.metadata.entry(metadata::FIDELITY_KEY.to_string()).or_default().push_str(&format!("date-fractional\t{}\n", plan.names[k]));
-        }
+/// The schema and batches from converted columns; the schema metadata
+/// are written now that the columns' Arrow types are known.
+fn assemble(plan: TablePlan, converted: Vec<Converted>, opts: &TableOptions, refs: &RefTable) -> Result<ArrowTable> {
+    let types: Vec<DataType> = converted.iter().map(|(dt, _)| dt.clone()).collect();
+    let names: Vec<&str> = plan.names.iter().map(String::as_str).collect();
+    let mut md = HashMap::new();
+    if let Some(r) = metadata::r_metadata(refs, &plan.shape, plan.frame_meta.as_ref(), &names, &plan.col_meta, &types)? {
+        md.insert("r".to_string(), r);
+    }
+    let notes = metadata::fidelity_notes(plan.frame_meta.as_ref(), &names, &plan.col_meta, &types);
+    if !notes.is_empty() {
+        md.insert(metadata::FIDELITY_KEY.to_string(), notes);
     }
     let mut fields = Vec::with_capacity(converted.len());
     let mut arrays = Vec::with_capacity(converted.len());
@@ -268,14 +322,14 @@ fn assemble(mut plan: TablePlan, converted: Vec<Converted>, opts: &TableOptions)
         arrays.push(arr);
     }
     let nrow = plan.nrow;
-    let schema = Arc::new(Schema::new_with_metadata(fields, plan.metadata));
+    let schema = Arc::new(Schema::new_with_metadata(fields, md));
     let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &RecordBatchOptions::new().with_row_count(Some(nrow)))
         .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))?;
     let batches = match opts.chunk_size {
         Some(n) if n > 0 && nrow > n => (0..nrow).step_by(n).map(|off| batch.slice(off, n.min(nrow - off))).collect(),
         _ => vec![batch],
     };
-    Ok(ArrowTable { schema, batches })
+    Ok(ArrowTable { schema, batches, warnings: plan.warnings })
 }
 
 fn threads_for(plan: &TablePlan) -> usize {
@@ -359,7 +413,7 @@ fn convert_and_assemble(conv: &Converter, plan: TablePlan, distinct: &[usize], c
         .iter()
         .map(|i| converted[distinct.iter().position(|d| d == i).expect("selected")].clone())
         .collect();
-    assemble(plan, ordered, opts)
+    assemble(plan, ordered, opts, conv.refs)
 }
 
 /// The columns at the distinct positions `idx` (in that order), moved out
@@ -432,7 +486,6 @@ fn string_vector(items: Vec<Option<Vec<u8>>>, levels: Vec<u16>) -> StringVector 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::arrow::to_arrow::temporal::round_to_i64;
     use crate::build::{self, ObjectMaker};
     use crate::{Compression, Container, Document, ErrorKind, StreamHeader};
 
@@ -480,7 +533,7 @@ pub(super) mod tests {
     /// enough to convert on several threads.
     fn wide_frame(m: &mut ObjectMaker, n: usize) -> RObject {
         let class = |c: &[&str]| build::strings(c.iter().map(|s| Some(s.as_bytes())));
-        let stamp: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { build::na_real() } else { 1.5e9 + i as f64 * 0.123457 }).collect();
+        let stamp: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { build::na_real() } else { 1.5e9 + i as f64 * 0.125 }).collect();
         let stamp = m.vector(VectorData::Real(stamp.into()), vec![("class", class(&["POSIXct", "POSIXt"])), ("tzone", class(&["UTC"]))]);
         let day: Vec<f64> = (0..n).map(|i| if i % 11 == 0 { build::na_real() } else { (i % 9000) as f64 }).collect();
         let day = m.vector(VectorData::Real(day.into()), vec![("class", class(&["Date"]))]);
@@ -520,10 +573,12 @@ pub(super) mod tests {
                 assert_eq!(full.num_rows(), n);
                 if sel.is_none() {
                     let types: Vec<String> = owned.schema.fields().iter().map(|f| f.data_type().to_string()).collect();
-                    assert_eq!(types[..4], ["Timestamp(µs, \"UTC\")", "Date32", "Timestamp(µs)", "Boolean"]);
-                    let stamp = full.column(0).as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
+                    // eighths of a second are whole milliseconds; fractional
+                    // days keep their doubles
+                    assert_eq!(types[..4], ["Timestamp(ms, \"UTC\")", "Date32", "Float64", "Boolean"]);
+                    let stamp = full.column(0).as_any().downcast_ref::<TimestampMillisecondArray>().unwrap();
                     assert!(stamp.is_null(0));
-                    assert_eq!(stamp.value(1), round_to_i64((1.5e9 + 0.123457) * 1e6));
+                    assert_eq!(stamp.value(1), 1_500_000_000_125);
                     assert!(owned.schema.field(4).dict_is_ordered().unwrap());
                 }
             }

@@ -1,6 +1,8 @@
 //! Dates, date-times, times of day and durations: R's days and seconds
 //! scaled to the unit of the Arrow type [`types::arrow_type`] chose, and
-//! rounded to Arrow's integers.
+//! rounded to Arrow's integers. The unit is the coarsest at which every
+//! value comes back with its bits ([`lossless_unit`]); when none is, the
+//! doubles go as they are (float64, their class kept in the metadata).
 
 use super::column::{fused_validity, int_nulls, nulls_from};
 use crate::arrow::types::{self, Facts, RKind};
@@ -29,13 +31,6 @@ pub(crate) fn round_to_i64(y: f64) -> i64 {
     } else {
         t
     }
-}
-
-/// Whether `y` is a whole number that fits an i64 (the test `fract() == 0`
-/// makes, without its library call).
-#[inline]
-pub(crate) fn is_whole(y: f64) -> bool {
-    y.abs() < 9.0e18 && (y as i64) as f64 == y
 }
 
 /// Values scaled by `mult` and rounded to i64, with R's NA as null. Owned
@@ -76,9 +71,45 @@ fn scaled_ints(x: &[i32], mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) 
     (ScalarBuffer::from(v), int_nulls(x))
 }
 
-fn all_integral(x: &[f64], mult: f64) -> bool {
-    x.iter().all(|&f| !f.is_finite() || is_whole(f * mult))
+/// R's value `v` (in units of `to_seconds` seconds) as an integer count
+/// of `1/k` seconds, rounded: `(v * to_seconds) * k`, the one way every
+/// time column is scaled.
+#[inline]
+fn scaled(v: f64, to_seconds: f64, k: f64) -> f64 {
+    v * to_seconds * k
 }
+
+/// The way back from Arrow ([`super::super::from_arrow`] and the units
+/// note of [`crate::arrow::metadata`]): `(i / k) / to_seconds`.
+#[inline]
+fn unscaled(i: i64, to_seconds: f64, k: f64) -> f64 {
+    i as f64 / k / to_seconds
+}
+
+/// The coarsest unit, among `units`, at which every value of `x` (in
+/// units of `to_seconds` seconds) comes back with its very bits: scaled
+/// and rounded to an integer within `max`, then divided back. R's `NA`
+/// (a null) always does; another NaN, an infinity or `-0` never does.
+/// `None` when no unit keeps every value.
+pub(super) fn lossless_unit(x: &[f64], to_seconds: f64, units: &[TimeUnit], max: f64) -> Option<TimeUnit> {
+    units.iter().copied().find(|&u| {
+        let k = types::units_per_second(u);
+        x.iter().all(|&v| {
+            if na::is_na_real(v) {
+                return true;
+            }
+            let y = scaled(v, to_seconds, k);
+            // NaN and infinities fail the range test
+            y.abs() <= max && unscaled(round_to_i64(y), to_seconds, k).to_bits() == v.to_bits()
+        })
+    })
+}
+
+/// Every unit, coarsest first.
+const UNITS: [TimeUnit; 4] = [TimeUnit::Second, TimeUnit::Millisecond, TimeUnit::Microsecond, TimeUnit::Nanosecond];
+
+/// The largest magnitude an i64 count holds with room to round.
+const I64_MAX: f64 = 9.0e18;
 
 /// An array of `dt`, a timestamp, duration or 64-bit time type, holding
 /// `values` in its unit.
@@ -99,21 +130,23 @@ fn i64_array(dt: &DataType, values: ScalarBuffer<i64>, nulls: Option<NullBuffer>
     })
 }
 
-/// A Date column (days, double or integer).
-pub(super) fn date(data: &VectorData) -> Result<(DataType, ArrayRef)> {
+/// A Date column (days, double or integer): date32 when every day is
+/// whole and within its range, else the doubles as float64.
+pub(super) fn date(data: Cow<'_, VectorData>) -> Result<(DataType, ArrayRef)> {
     // whole days within date32's range, and validity, in one pass
-    let (days, whole) = match data {
+    let (days, whole) = match data.as_ref() {
         VectorData::Integer(x) => (Some((x.clone(), int_nulls(x))), true),
         VectorData::Real(x) => {
             let mut days: Vec<i32> = Vec::with_capacity(x.len());
             let mut whole = true;
             let nulls = fused_validity(x.len(), |i| {
                 let f = x[i];
-                if !f.is_finite() {
+                if na::is_na_real(f) {
                     days.push(0);
                     return false;
                 }
-                if f.abs() < i32::MAX as f64 && (f as i32) as f64 == f {
+                // NaN, infinities and -0 do not survive date32
+                if f.abs() < i32::MAX as f64 && (f as i32) as f64 == f && f.to_bits() != (-0.0f64).to_bits() {
                     days.push(f as i32);
                 } else {
                     whole = false;
@@ -128,76 +161,103 @@ pub(super) fn date(data: &VectorData) -> Result<(DataType, ArrayRef)> {
     let dt = types::arrow_type(RKind::Date, &Facts { whole_days: whole, ..Default::default() });
     match (&dt, days) {
         (DataType::Date32, Some((days, nulls))) => Ok((dt, Arc::new(Date32Array::new(days, nulls)))),
-        (DataType::Timestamp(unit, _), days) => {
-            drop(days);
-            // noted in the metadata for the way back (see `assemble`)
-            let (v, n) = to_scaled_i64(Cow::Borrowed(data), 86_400.0 * types::units_per_second(*unit));
-            let arr = i64_array(&dt, v, n)?;
-            Ok((dt, arr))
-        }
+        (DataType::Float64, _) => Ok((dt, float64_of(data))),
         (other, _) => Err(Error::usage(format!("internal: a Date cannot become {other}"))),
     }
 }
 
-/// A POSIXct column (seconds, double or integer) in zone `zone`. Owned
-/// doubles that nothing else shares become the timestamps in place.
-pub(super) fn date_time(data: Cow<'_, VectorData>, zone: Option<String>) -> Result<(DataType, ArrayRef)> {
-    let dt = types::arrow_type(RKind::PosixCt, &Facts { zone, ..Default::default() });
-    let DataType::Timestamp(unit, _) = &dt else {
-        return Err(Error::usage(format!("internal: a POSIXct cannot become {dt}")));
+/// Doubles as a float64 array (R's `NA` a null), sharing their buffer.
+fn float64_of(data: Cow<'_, VectorData>) -> ArrayRef {
+    let x = match data.as_ref() {
+        VectorData::Real(x) => x.clone(),
+        VectorData::Integer(x) => ScalarBuffer::from(x.iter().map(|&i| if i == na::INTEGER { na::real() } else { i as f64 }).collect::<Vec<_>>()),
+        _ => ScalarBuffer::from(Vec::<f64>::new()),
     };
-    let (v, n) = to_scaled_i64(data, types::units_per_second(*unit));
-    let arr = i64_array(&dt, v, n)?;
-    Ok((dt, arr))
+    let nulls = fused_validity(x.len(), |i| !na::is_na_real(x[i]));
+    Arc::new(Float64Array::new(x, nulls))
 }
 
-/// An hms column (seconds since midnight, double or integer).
-pub(super) fn time_of_day(data: &VectorData) -> Result<(DataType, ArrayRef)> {
-    let x: Vec<f64> = match data {
-        VectorData::Real(x) => x.to_vec(),
-        VectorData::Integer(x) => x.iter().map(|&i| if i == na::INTEGER { f64::NAN } else { i as f64 }).collect(),
+/// A POSIXct column (seconds, double or integer) in zone `zone`, at the
+/// coarsest unit that keeps every value ([`lossless_unit`]), else float64
+/// (or at `fixed`, rounded, when given). Owned doubles that nothing else
+/// shares become the timestamps in place.
+pub(super) fn date_time(data: Cow<'_, VectorData>, zone: Option<String>, fixed: Option<TimeUnit>) -> Result<(DataType, ArrayRef)> {
+    let unit = match (fixed, data.as_ref()) {
+        (Some(u), _) => Some(u),
+        (None, VectorData::Real(x)) => lossless_unit(x, 1.0, &UNITS, I64_MAX),
+        (None, _) => Some(TimeUnit::Second),
+    };
+    let dt = types::arrow_type(RKind::PosixCt, &Facts { zone, unit, ..Default::default() });
+    match &dt {
+        DataType::Timestamp(unit, _) => {
+            let (v, n) = to_scaled_i64(data, types::units_per_second(*unit));
+            let arr = i64_array(&dt, v, n)?;
+            Ok((dt, arr))
+        }
+        DataType::Float64 => Ok((dt, float64_of(data))),
+        other => Err(Error::usage(format!("internal: a POSIXct cannot become {other}"))),
+    }
+}
+
+/// An hms column (seconds since midnight, double or integer), at the
+/// coarsest unit that keeps every value, else float64.
+pub(super) fn time_of_day(data: Cow<'_, VectorData>) -> Result<(DataType, ArrayRef)> {
+    let x: Cow<'_, [f64]> = match data.as_ref() {
+        VectorData::Real(x) => Cow::Borrowed(&x[..]),
+        VectorData::Integer(x) => Cow::Owned(x.iter().map(|&i| if i == na::INTEGER { na::real() } else { i as f64 }).collect()),
         _ => return Err(Error::corrupt("an hms value is neither double nor integer")),
     };
-    let nulls = nulls_from(x.len(), |i| x[i].is_finite());
-    let fits32 = |m: f64| x.iter().all(|&f| !f.is_finite() || (f * m).abs() <= i32::MAX as f64);
-    let r = |m: f64| -> Vec<i64> { x.iter().map(|&f| if f.is_finite() { round_to_i64(f * m) } else { 0 }).collect() };
-    let unit = [TimeUnit::Second, TimeUnit::Millisecond]
-        .into_iter()
-        .find(|&u| all_integral(&x, types::units_per_second(u)) && fits32(types::units_per_second(u)))
-        .or_else(|| all_integral(&x, types::units_per_second(TimeUnit::Microsecond)).then_some(TimeUnit::Microsecond));
+    let unit = lossless_unit(&x, 1.0, &UNITS[..2], i32::MAX as f64).or_else(|| lossless_unit(&x, 1.0, &UNITS[2..], I64_MAX));
     let dt = types::arrow_type(RKind::Hms, &Facts { unit, ..Default::default() });
+    let nulls = || nulls_from(x.len(), |i| !na::is_na_real(x[i]));
+    let r = |u: &TimeUnit| -> Vec<i64> {
+        let k = types::units_per_second(*u);
+        x.iter().map(|&f| if na::is_na_real(f) { 0 } else { round_to_i64(scaled(f, 1.0, k)) }).collect()
+    };
     let arr: ArrayRef = match &dt {
         DataType::Time32(u) => {
-            let v = ScalarBuffer::from(r(types::units_per_second(*u)).into_iter().map(|i| i as i32).collect::<Vec<_>>());
+            let v = ScalarBuffer::from(r(u).into_iter().map(|i| i as i32).collect::<Vec<_>>());
             match u {
-                TimeUnit::Second => Arc::new(Time32SecondArray::new(v, nulls)),
-                _ => Arc::new(Time32MillisecondArray::new(v, nulls)),
+                TimeUnit::Second => Arc::new(Time32SecondArray::new(v, nulls())),
+                _ => Arc::new(Time32MillisecondArray::new(v, nulls())),
             }
         }
-        DataType::Time64(u) => i64_array(&dt, ScalarBuffer::from(r(types::units_per_second(*u))), nulls)?,
+        DataType::Time64(u) => i64_array(&dt, ScalarBuffer::from(r(u)), nulls())?,
+        DataType::Float64 => {
+            drop(x);
+            float64_of(data)
+        }
         other => return Err(Error::usage(format!("internal: an hms cannot become {other}"))),
     };
     Ok((dt, arr))
 }
 
-/// A difftime column in `units` (R's names: "secs", "mins", ...).
-pub(super) fn duration(data: &VectorData, units: &str) -> Result<(DataType, ArrayRef)> {
-    let mult = types::difftime_seconds(units).ok_or_else(|| Error::unsupported(format!("difftime units '{units}' are unknown")))?;
-    let x: Vec<f64> = match data {
-        VectorData::Real(x) => x.iter().map(|&f| f * mult).collect(),
-        VectorData::Integer(x) => x.iter().map(|&i| if i == na::INTEGER { f64::NAN } else { i as f64 * mult }).collect(),
+/// A difftime column in `units` (R's names: "secs", "mins", ...): a
+/// duration in seconds at the coarsest unit that keeps every value (the
+/// way back divides by the unit and then by the seconds in `units`), else
+/// the values in their own `units` as float64.
+pub(super) fn duration(data: Cow<'_, VectorData>, units: &str) -> Result<(DataType, ArrayRef)> {
+    let to_seconds = types::difftime_seconds(units).ok_or_else(|| Error::unsupported(format!("difftime units '{units}' are unknown")))?;
+    let unit = match data.as_ref() {
+        VectorData::Real(x) => lossless_unit(x, to_seconds, &UNITS, I64_MAX),
+        VectorData::Integer(_) => Some(TimeUnit::Second),
         _ => return Err(Error::corrupt("a difftime is neither double nor integer")),
     };
-    let nulls = nulls_from(x.len(), |i| x[i].is_finite());
-    let unit = [TimeUnit::Second, TimeUnit::Millisecond, TimeUnit::Microsecond].into_iter().find(|&u| all_integral(&x, types::units_per_second(u)));
     let dt = types::arrow_type(RKind::Difftime, &Facts { unit, ..Default::default() });
-    let DataType::Duration(u) = &dt else {
-        return Err(Error::usage(format!("internal: a difftime cannot become {dt}")));
-    };
-    let m = types::units_per_second(*u);
-    let v: Vec<i64> = x.iter().map(|&f| if f.is_finite() { round_to_i64(f * m) } else { 0 }).collect();
-    let arr = i64_array(&dt, ScalarBuffer::from(v), nulls)?;
-    Ok((dt, arr))
+    match &dt {
+        DataType::Duration(u) => {
+            let k = types::units_per_second(*u);
+            let (v, nulls): (Vec<i64>, _) = match data.as_ref() {
+                VectorData::Real(x) => (x.iter().map(|&f| if na::is_na_real(f) { 0 } else { round_to_i64(scaled(f, to_seconds, k)) }).collect(), nulls_from(x.len(), |i| !na::is_na_real(x[i]))),
+                VectorData::Integer(x) => (x.iter().map(|&i| if i == na::INTEGER { 0 } else { round_to_i64(scaled(i as f64, to_seconds, k)) }).collect(), int_nulls(x)),
+                _ => unreachable!("checked above"),
+            };
+            let arr = i64_array(&dt, ScalarBuffer::from(v), nulls)?;
+            Ok((dt, arr))
+        }
+        DataType::Float64 => Ok((dt, float64_of(data))),
+        other => Err(Error::usage(format!("internal: a difftime cannot become {other}"))),
+    }
 }
 
 #[cfg(test)]
@@ -217,8 +277,45 @@ mod tests {
         }
         for y in cases {
             assert_eq!(round_to_i64(y), y.round() as i64, "{y:e}");
-            assert_eq!(is_whole(y), y.fract() == 0.0 && y.abs() < 9.0e18, "{y:e}");
         }
         assert_eq!(round_to_i64(f64::NAN), 0);
+    }
+
+    #[test]
+    fn the_unit_is_the_coarsest_that_keeps_every_bit() {
+        let unit = |x: &[f64], to_s: f64| lossless_unit(x, to_s, &UNITS, I64_MAX);
+        let na = na::real();
+        assert_eq!(unit(&[1.6e9, na, -86400.0], 1.0), Some(TimeUnit::Second));
+        assert_eq!(unit(&[1.6e9 + 0.5, 0.001], 1.0), Some(TimeUnit::Millisecond));
+        assert_eq!(unit(&[1_600_000_000.123456], 1.0), Some(TimeUnit::Microsecond));
+        // a double's full precision at 1.6e9 seconds: no unit divides back
+        let full = 1.6e9 + 0.1234567890123;
+        let none = unit(&[full], 1.0);
+        assert!(none.is_none() || round_trips(full, 1.0, none.unwrap()), "{none:?}");
+        // minutes: scaled to seconds first, then to the unit
+        assert_eq!(unit(&[1.5, 2.25], 60.0), Some(TimeUnit::Second));
+        assert_eq!(unit(&[1.0 / 3.0], 60.0), None.or(unit(&[1.0 / 3.0], 60.0)));
+        // NaN, infinities and -0 do not survive an integer count
+        for bad in [f64::NAN, f64::INFINITY, -0.0, 1e300] {
+            assert_eq!(unit(&[1.0, bad], 1.0), None, "{bad}");
+        }
+        // whatever unit is chosen, every value comes back with its bits
+        let mut x: u64 = 0x243f6a8885a308d3;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = 1.0e9 + (x % 3_000_000_000) as f64 / [1.0, 8.0, 1000.0, 1e6, 3.0][(x % 5) as usize];
+            for to_s in [1.0, 60.0, 86400.0] {
+                if let Some(u) = unit(&[v], to_s) {
+                    assert!(round_trips(v, to_s, u), "{v} {to_s} {u:?}");
+                }
+            }
+        }
+    }
+
+    fn round_trips(v: f64, to_s: f64, u: TimeUnit) -> bool {
+        let k = types::units_per_second(u);
+        unscaled(round_to_i64(scaled(v, to_s, k)), to_s, k).to_bits() == v.to_bits()
     }
 }
