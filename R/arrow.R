@@ -10,19 +10,31 @@
 #' @section Type mapping: logical -> boolean; integer -> int32; double ->
 #'   float64 (`NA` -> null, `NaN` stays NaN); character -> utf8 (transcoded
 #'   to UTF-8; large_utf8 beyond 2 GiB); factor -> dictionary with the
-#'   narrowest index (ordered for ordered factors); Date -> date32 (date64
-#'   when days are fractional); POSIXct -> timestamp in microseconds with
-#'   the `tzone` attribute as time zone (the session's zone when missing, as
-#'   arrow R does); difftime -> duration; hms -> time32/time64; integer64 ->
-#'   int64; raw -> uint8; complex -> struct of re/im; list -> list of the
-#'   elements' common type; data-frame columns -> struct. Where arrow R
-#'   truncates (fractional Dates, sub-second hms and difftime), rdarrow uses
-#'   a finer unit instead. Other attributes (classes, labels, character row
-#'   names, ...) go into the schema metadata under the key `"r"` in arrow
-#'   R's format, so `as.data.frame()` in arrow restores them.
+#'   narrowest index (ordered for ordered factors); Date -> date32;
+#'   POSIXct -> timestamp with the `tzone` attribute as time zone (the
+#'   session's zone when missing, as arrow R does); difftime -> duration;
+#'   hms -> time32/time64; integer64 -> int64; raw -> uint8; complex ->
+#'   struct of re/im; list -> list of the elements' common type;
+#'   data-frame columns -> struct.
+#'
+#'   Every value keeps its bits: a time takes the coarsest unit (seconds,
+#'   milli-, micro-, nanoseconds) at which every value comes back exactly,
+#'   and when none does (fractional Dates, full-precision POSIXct), its
+#'   doubles go as float64 with the class kept in the metadata, so arrow R
+#'   still shows the original class. Other attributes (classes, labels,
+#'   character row names, names, dimensions, ...) go into the schema
+#'   metadata under the key `"r"` in arrow R's format, so `as.data.frame()`
+#'   in arrow restores them, and [arrow_to_rdata()] gives back an object
+#'   `identical()` to the original: a vector, matrix, array, `ts` or
+#'   `table` comes back as itself (a matrix goes as one column per matrix
+#'   column, any other vector as one column named after the object).
+#'
+#'   A data frame whose row names disagree in length with its columns is
+#'   converted by its columns, as arrow R does, with a warning.
 #' @param file Path to an `.RData`/`.rda`/`.rds` file.
 #' @param object Name of the object to convert; `NULL` takes the file's
-#'   only data frame (an error lists the candidates otherwise).
+#'   only data frame, else its only object that converts (a vector,
+#'   factor, matrix, ...); an error lists the candidates otherwise.
 #' @param col_select Column names or positions to keep, or `NULL` for all.
 #' @param chunk_size Rows per record batch; `NULL` for a single batch.
 #' @return An external pointer of class
