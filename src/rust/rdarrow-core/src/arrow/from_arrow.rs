@@ -548,7 +548,8 @@ mod tests {
         let doc = doc_with(v, m.refs);
         let t = table_from_object(&doc, &doc.root, &TableOptions { object_name: "v".into(), ..Default::default() }).unwrap();
         let md = &t.schema.metadata()["r"];
-        assert!(md.len() < 100_000, "compressed: {} bytes", md.len());
+        // compressed (the names alone take 15 bytes each in ASCII)
+        assert!(md.len() < n * 10, "compressed: {} bytes", md.len());
         let back = object_from_batches(&t.schema, &t.batches).unwrap();
         match &back.object {
             RObject::Vector(b) => match &b.data {

@@ -138,9 +138,10 @@ impl ColumnMeta {
             .filter(|(n, _)| !removed.contains(&n.as_str()) && n != ".internal.selfref" && !(top && plain_frame && n == "class"))
             .cloned()
             .collect();
-        // character row names are data: kept (arrow R restores them)
+        // row names other than the automatic ones are data: kept (arrow R
+        // restores them)
         if self.has("data.frame") {
-            if let Some(rn) = self.attribute("row.names").filter(|r| r.as_strings().is_some()) {
+            if let Some(rn) = self.attribute("row.names").filter(|r| !is_automatic_row_names(r)) {
                 kept.push(("row.names".into(), rn.clone()));
             }
         }
@@ -170,6 +171,12 @@ impl ColumnMeta {
         let attributes = attr_list(m, kept);
         Some(m.named_list(&["attributes", "columns"], vec![attributes, columns]))
     }
+}
+
+/// R's compact form of the row names 1..n, `c(NA_integer_, -n)`: what a
+/// data frame made from Arrow has (with the table's row count).
+fn is_automatic_row_names(rn: &RObject) -> bool {
+    matches!(rn, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x.len() == 2 && x[0] == crate::tree::na::INTEGER && x[1] <= 0))
 }
 
 fn attr_list(m: &mut ObjectMaker, attrs: Vec<(String, RObject)>) -> RObject {
@@ -216,7 +223,12 @@ const SHAPE_ELEMENT: &str = "rdarrow";
 /// became `types`; None when there is nothing to keep.
 pub fn r_metadata(refs: &RefTable, shape: &Shape, frame: Option<&ColumnMeta>, names: &[&str], cols: &[ColumnMeta], types: &[DataType]) -> Result<Option<String>> {
     let mut m = ObjectMaker::with_refs(refs.clone());
-    let top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
+    let mut top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
+    if let Shape::Frame { row_names: Some(_) } = shape {
+        // row names that disagree with the columns would break arrow R's
+        // data frame: they travel in rdarrow's element only
+        top.retain(|(n, _)| n != "row.names");
+    }
     let col_md: Vec<Option<RObject>> = cols.iter().zip(types).map(|(c, dt)| c.r_node(&mut m, Some(dt))).collect();
     let element = shape.element(&mut m);
     if top.is_empty() && col_md.iter().all(|c| c.is_none()) && element.is_none() {

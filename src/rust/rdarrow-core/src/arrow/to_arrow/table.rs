@@ -369,7 +369,12 @@ pub fn read_table(path: &std::path::Path, object: Option<&str>, stream_name: &st
     let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
     let (name, obj) = doc.take_table_object(object, stream_name)?;
     opts.object_name = if name.is_empty() { "value".into() } else { name.clone() };
-    let table = table_from_owned(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })?;
+    let mut table = table_from_owned(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })?;
+    if !name.is_empty() {
+        for w in &mut table.warnings {
+            *w = format!("object '{name}': {w}");
+        }
+    }
     Ok((name, table))
 }
 
