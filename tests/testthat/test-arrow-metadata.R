@@ -12,7 +12,9 @@ test_that("a plain data frame has no r metadata", {
   df <- data.frame(a = 1:2, b = c("x", "y"), f = factor(c("u", "v")))
   tab <- to_py_table(df)
   expect_null(py_fun("r_metadata")(tab$schema))
-  expect_null(md_of(data.frame(a = 1:3, row.names = c(5L, 10L, 20L))))
+  # integer row names other than 1..n are data: kept, as character ones are
+  rn <- md_of(data.frame(a = 1:3, row.names = c(5L, 10L, 20L)))$attributes$row.names
+  expect_identical(rn, c(5L, 10L, 20L))
 })
 
 test_that("a custom top-level attribute is kept, names/row.names/class are not", {

@@ -190,7 +190,8 @@ impl Document {
         (0..objs.len())
             .filter(|&i| {
                 let o = objs[i].1;
-                matches!(arrow::types::RKind::of(&o.class_attr(&self.refs), o.sxptype(&self.refs)), Some(k) if k != arrow::types::RKind::Null)
+                !arrow::to_arrow::is_s4(o)
+                    && matches!(arrow::types::RKind::of(&o.class_attr(&self.refs), o.sxptype(&self.refs)), Some(k) if k != arrow::types::RKind::Null)
             })
             .collect()
     }

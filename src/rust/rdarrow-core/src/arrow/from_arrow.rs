@@ -80,12 +80,14 @@ fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RFrame, Optio
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let mut frame = data_frame(&mut m, &names, cols, nrow);
     let mut shape = None;
+    // the values first (a complex column from its struct, ...), then the
+    // attributes that go on them
+    if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
+        super::metadata::apply_fidelity_notes(&mut m, &mut frame, notes);
+    }
     if let Some(md) = schema.metadata().get("r") {
         (frame, shape) = super::metadata::apply_r_metadata(&mut m, frame, md)?;
         crate::validate::check_for_r(&frame, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
-    }
-    if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
-        super::metadata::apply_fidelity_notes(&mut m, &mut frame, notes);
     }
     let refs = m.refs.clone();
     Ok((RFrame { object: frame, refs }, shape, m))
@@ -371,6 +373,21 @@ fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Res
     let mut levels: Vec<String> = Vec::new();
     let mut index: std::collections::HashMap<String, i32> = std::collections::HashMap::new();
     let mut codes: Vec<i32> = Vec::new();
+    // one dictionary for every batch (as rdarrow and arrow R write a
+    // factor): its values are the levels as they are, duplicates included
+    let same = parts.windows(2).all(|w| w[0].as_any_dictionary().values() == w[1].as_any_dictionary().values());
+    if same && !parts.is_empty() {
+        let values = arrow_cast::cast(parts[0].as_any_dictionary().values().as_ref(), &DataType::Utf8).map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
+        let values = values.as_string::<i32>();
+        if values.null_count() == 0 {
+            for a in parts {
+                let keys = arrow_cast_keys(a.as_any_dictionary().keys())?;
+                codes.extend(keys.iter().enumerate().map(|(j, &k)| if a.is_null(j) || k < 0 || k as usize >= values.len() { na::INTEGER } else { k + 1 }));
+            }
+            let lv = build::strings((0..values.len()).map(|j| Some(values.value(j).as_bytes())));
+            return Ok(Some(m.vector(int_vec(codes), vec![("levels", lv), ("class", classes(kind))])));
+        }
+    }
     for a in parts {
         let d = a.as_any_dictionary();
         let values = arrow_cast::cast(d.values().as_ref(), &DataType::Utf8).map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;

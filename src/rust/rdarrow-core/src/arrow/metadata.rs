@@ -41,6 +41,9 @@ pub struct ColumnMeta {
     /// A list whose elements mix logical, integer and double vectors (they
     /// convert to the common type): each element's type.
     item_types: Option<Vec<u8>>,
+    /// A list whose elements have attributes (names, dimensions, row
+    /// names, ...): each element's (arrow R's row-level metadata).
+    items: Option<Vec<ColumnMeta>>,
 }
 
 impl ColumnMeta {
@@ -77,7 +80,19 @@ impl ColumnMeta {
             }
             _ => None,
         };
-        ColumnMeta { classes, sxptype, attrs, columns, item_types }
+        let items = match (kind, items) {
+            (Some(RKind::List), Some(items)) => {
+                let metas: Vec<ColumnMeta> = items.iter().map(|it| ColumnMeta::of(it, refs)).collect();
+                metas.iter().any(|m| !m.is_empty()).then_some(metas)
+            }
+            _ => None,
+        };
+        ColumnMeta { classes, sxptype, attrs, columns, item_types, items }
+    }
+
+    /// Whether nothing about this value needs keeping.
+    fn is_empty(&self) -> bool {
+        self.attrs.is_empty() && self.columns.is_none() && self.items.is_none()
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -113,20 +128,23 @@ impl ColumnMeta {
             (Some(k), Some(dt)) => types::type_says_kind(k, dt),
             _ => true,
         };
-        // arrow R's remove_attributes(), for the types that say the kind
+        // arrow R's remove_attributes(), for the types that say the kind;
+        // a class the type does not say (a subclass: "IDate", "labelled")
+        // stays
+        let canonical = self.kind().is_some_and(|k| self.classes.iter().map(String::as_str).eq(k.classes().iter().copied()));
         let removed: &[&str] = if self.classes == ["tbl_df", "tbl", "data.frame"] {
             &["class", "row.names", "names"]
         } else if self.has("data.frame") {
             &["row.names", "names"]
         } else if self.has("factor") {
-            &["class", "levels"]
+            if canonical { &["class", "levels"] } else { &["levels"] }
         } else if !says {
             &[]
         } else if self.has("POSIXct") {
-            &["class", "tzone"]
+            if canonical { &["class", "tzone"] } else { &["tzone"] }
         } else if self.has("hms") || self.has("difftime") {
-            &["class", "units"]
-        } else if self.has("integer64") || self.has("Date") {
+            if canonical { &["class", "units"] } else { &["units"] }
+        } else if (self.has("integer64") || self.has("Date")) && canonical {
             &["class"]
         } else {
             &[]
@@ -165,8 +183,18 @@ impl ColumnMeta {
                 let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
                 m.named_list(&names, nodes.into_iter().map(|c| c.unwrap_or(RObject::Null)).collect())
             }
-            None if kept.is_empty() => return None,
-            None => RObject::Null,
+            None => match &self.items {
+                Some(items) => {
+                    let item_type = match dt {
+                        Some(DataType::List(f) | DataType::LargeList(f)) => Some(f.data_type()),
+                        _ => None,
+                    };
+                    let nodes: Vec<RObject> = items.iter().map(|it| it.r_node(m, item_type).unwrap_or(RObject::Null)).collect();
+                    m.vector(VectorData::List(nodes), vec![])
+                }
+                None if kept.is_empty() => return None,
+                None => RObject::Null,
+            },
         };
         let attributes = attr_list(m, kept);
         Some(m.named_list(&["attributes", "columns"], vec![attributes, columns]))
@@ -188,10 +216,11 @@ fn attr_list(m: &mut ObjectMaker, attrs: Vec<(String, RObject)>) -> RObject {
 /// What the table was made from, for the way back.
 #[derive(Debug, Clone)]
 pub enum Shape {
-    /// A data frame: its columns are the table's. `row_names`: its row
-    /// names when their length disagrees with the columns (the table has
-    /// the columns' rows).
-    Frame { row_names: Option<RObject> },
+    /// A data frame: its columns are the table's. `attrs`: what Arrow's
+    /// field names and arrow R cannot take: row names whose length
+    /// disagrees with the columns (the table has the columns' rows), names
+    /// that are `NA`.
+    Frame { attrs: Vec<(String, RObject)> },
     /// One vector, the table's only column; `attrs`: those a data frame's
     /// column cannot carry for arrow R (`dim`, `dimnames`).
     Vector { attrs: Vec<(String, RObject)> },
@@ -205,8 +234,8 @@ impl Shape {
     /// that needs nothing restored).
     fn element(&self, m: &mut ObjectMaker) -> Option<RObject> {
         let (object, attrs) = match self {
-            Shape::Frame { row_names: None } => return None,
-            Shape::Frame { row_names: Some(rn) } => ("data.frame", vec![("row.names".to_string(), rn.clone())]),
+            Shape::Frame { attrs } if attrs.is_empty() => return None,
+            Shape::Frame { attrs } => ("data.frame", attrs.clone()),
             Shape::Vector { attrs } => ("vector", attrs.clone()),
             Shape::Matrix { attrs } => ("matrix", attrs.clone()),
         };
@@ -224,10 +253,10 @@ const SHAPE_ELEMENT: &str = "rdarrow";
 pub fn r_metadata(refs: &RefTable, shape: &Shape, frame: Option<&ColumnMeta>, names: &[&str], cols: &[ColumnMeta], types: &[DataType]) -> Result<Option<String>> {
     let mut m = ObjectMaker::with_refs(refs.clone());
     let mut top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
-    if let Shape::Frame { row_names: Some(_) } = shape {
+    if let Shape::Frame { attrs } = shape {
         // row names that disagree with the columns would break arrow R's
         // data frame: they travel in rdarrow's element only
-        top.retain(|(n, _)| n != "row.names");
+        top.retain(|(n, _)| !attrs.iter().any(|(a, _)| a == n));
     }
     let col_md: Vec<Option<RObject>> = cols.iter().zip(types).map(|(c, dt)| c.r_node(&mut m, Some(dt))).collect();
     let element = shape.element(&mut m);
@@ -240,7 +269,9 @@ pub fn r_metadata(refs: &RefTable, shape: &Shape, frame: Option<&ColumnMeta>, na
         Some(e) => m.named_list(&["attributes", "columns", SHAPE_ELEMENT], vec![attributes, columns, e]),
         None => m.named_list(&["attributes", "columns"], vec![attributes, columns]),
     };
-    let header = StreamHeader::utf8_v3(Format::Ascii);
+    // doubles in hex (`serialize(ascii = NA)`): R's `%.16g` would lose
+    // their last bits (a `ts`'s `tsp`); R and arrow R read both
+    let header = StreamHeader { ascii_hex: true, ..StreamHeader::utf8_v3(Format::Ascii) };
     let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
     Ok(Some(String::from_utf8_lossy(&compress_large(bytes, &header)?).into_owned()))
 }
@@ -308,6 +339,26 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                     set_vector_attribute(m, target, &name, value.clone());
                 }
             }
+            // a list column's elements, by position (arrow R's row-level
+            // metadata)
+            "columns" if !target.inherits(&m.refs, "data.frame") => {
+                let subs: Vec<&RObject> = match part {
+                    RObject::Vector(v) => match &v.data {
+                        VectorData::List(l) => l.iter().collect(),
+                        _ => Vec::new(),
+                    },
+                    _ => Vec::new(),
+                };
+                if let RObject::Vector(v) = target {
+                    if let VectorData::List(items) = &mut v.data {
+                        for (item, sub) in items.iter_mut().zip(subs) {
+                            if !matches!(sub, RObject::Null) {
+                                apply(m, item, sub);
+                            }
+                        }
+                    }
+                }
+            }
             "columns" => {
                 let col_names: Vec<String> = match target.attribute(&m.refs, "names").and_then(|n| n.as_strings()) {
                     Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
@@ -356,34 +407,57 @@ pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Re
 /// Give a data frame made from Arrow data back the shape of the object it
 /// was made from (the `rdarrow` element of its `"r"` metadata): a vector
 /// (its one column), a matrix (its columns bound), or a data frame whose
-/// row names disagree with its columns.
+/// row names disagree with its columns. A table changed since (columns
+/// added or dropped, rows filtered) no longer fits the shape: it stays
+/// the data frame.
 pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> Result<RObject> {
     let refs = m.refs.clone();
     let parts = list_entries(element, &refs);
     let object = parts.iter().find(|(k, _)| k == "object").and_then(|(_, v)| v.as_strings()).and_then(|s| s.get(0).map(|b| b.to_vec()));
     let attrs: Vec<(String, RObject)> = parts.iter().find(|(k, _)| k == "attributes").map(|(_, v)| list_entries(v, &refs).into_iter().map(|(n, v)| (n, v.clone())).collect()).unwrap_or_default();
-    let bad = |what: &str| crate::Error::corrupt(format!("the \"r\" schema metadata: {what}"));
-    let columns = |frame: RObject| -> Result<Vec<RObject>> {
-        match frame {
-            RObject::Vector(v) => match v.data {
-                VectorData::List(items) => Ok(items),
-                _ => Err(bad("the table is not a data frame")),
-            },
-            _ => Err(bad("the table is not a data frame")),
-        }
+    let cols = match &frame {
+        RObject::Vector(v) => match &v.data {
+            VectorData::List(items) => items.len(),
+            _ => return Ok(frame),
+        },
+        _ => return Ok(frame),
     };
     let mut out = match object.as_deref() {
         Some(b"data.frame") => frame,
-        Some(b"vector") => {
-            let mut cols = columns(frame)?;
-            if cols.len() != 1 {
-                return Err(bad(&format!("a vector's table has {} columns, not one", cols.len())));
+        Some(b"vector") if cols == 1 => match frame {
+            RObject::Vector(v) => match v.data {
+                VectorData::List(mut items) => items.pop().unwrap_or(RObject::Null),
+                _ => unreachable!("a list, checked above"),
+            },
+            _ => unreachable!("a vector, checked above"),
+        },
+        Some(b"matrix") => {
+            let RObject::Vector(v) = &frame else { unreachable!("a vector, checked above") };
+            let VectorData::List(items) = &v.data else { unreachable!("a list, checked above") };
+            match bind_columns(items.clone()) {
+                Some(bound) => bound,
+                None => return Ok(frame),
             }
-            cols.pop().unwrap_or(RObject::Null)
         }
-        Some(b"matrix") => bind_columns(columns(frame)?).ok_or_else(|| bad("a matrix's columns differ in type"))?,
-        _ => return Err(bad("its rdarrow element names no known object")),
+        _ => return Ok(frame),
     };
+    // dimensions that no longer fit the values (rows were filtered)
+    let len = crate::summary::r_length(&out, &refs);
+    if let Some((_, dim)) = attrs.iter().find(|(n, _)| n == "dim") {
+        let cells = match dim {
+            RObject::Vector(d) => match &d.data {
+                VectorData::Integer(x) => x.iter().map(|&i| i.max(0) as u64).product::<u64>(),
+                VectorData::Real(x) => x.iter().map(|&f| f.max(0.0) as u64).product::<u64>(),
+                _ => u64::MAX,
+            },
+            _ => u64::MAX,
+        };
+        if cells != len {
+            return Err(crate::Error::usage(format!(
+                "the table was made from an array of {cells} cells but holds {len} values; convert it as a data frame (as.data.frame())"
+            )));
+        }
+    }
     for (name, value) in attrs {
         set_vector_attribute(m, &mut out, &name, value);
     }
@@ -461,7 +535,8 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
 /// without changing what arrow R shows: one fact per line about a
 /// top-level column, `tzone-missing\t<col>`, `tzone-empty\t<col>`,
 /// `units\t<col>\t<unit>` (a difftime not in seconds), `integer64\t<col>`,
-/// `date-integer\t<col>`, `complex\t<col>` (a struct of `re` and `im`),
+/// `integer\t<col>` (a time stored as integers), `complex\t<col>` (a
+/// struct of `re` and `im`), `raw\t<col>`, `null\t<col>` (a `NULL`),
 /// `list-logical\t<col>\t<positions>` and `list-integer\t<col>\t<positions>`
 /// (1-based, comma-separated: the elements of a list column converted to
 /// a wider type), and `frame-class\t<classes>` (a tibble's).
@@ -491,8 +566,9 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
                 }
             }
             (Some(RKind::Integer64), _) => out.push_str(&format!("integer64\t{name}\n")),
-            (Some(RKind::Date), DataType::Date32) if c.sxptype == sxp::INT => out.push_str(&format!("date-integer\t{name}\n")),
             (Some(RKind::Complex), _) => out.push_str(&format!("complex\t{name}\n")),
+            (Some(RKind::Raw), _) => out.push_str(&format!("raw\t{name}\n")),
+            (Some(RKind::Null), _) => out.push_str(&format!("null\t{name}\n")),
             (Some(RKind::List), DataType::List(item)) => {
                 if let Some(t) = &c.item_types {
                     let wide = match item.data_type() {
@@ -512,6 +588,10 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
                 }
             }
             _ => {}
+        }
+        // times stored as integers come back as integers (after their units)
+        if matches!(c.kind(), Some(RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms)) && c.sxptype == sxp::INT {
+            out.push_str(&format!("integer\t{name}\n"));
         }
     }
     out
@@ -588,7 +668,17 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
                     item.data = if parts[0] == "list-logical" { VectorData::Logical(narrowed.into()) } else { VectorData::Integer(narrowed.into()) };
                 }
             }
-            "date-integer" => {
+            "raw" => {
+                if let RObject::Vector(cv) = col {
+                    if let VectorData::Integer(x) = &cv.data {
+                        let bytes: Vec<u8> = x.iter().map(|&i| i as u8).collect();
+                        cv.data = VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes));
+                    }
+                }
+            }
+            "null" => *col = RObject::Null,
+            // "date-integer": the name files of earlier releases have
+            "integer" | "date-integer" => {
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Real(x) = &cv.data {
                         let v: Vec<i32> = x.iter().map(|&f| if f.is_nan() { i32::MIN } else { f as i32 }).collect();

@@ -82,6 +82,12 @@ pub(super) fn strings_of(obj: Option<&RObject>) -> Vec<String> {
     strings_in(obj, &RefTable::default())
 }
 
+/// Whether `obj` is an S4 object (a vector with the S4 bit: its class
+/// and slots have no Arrow equivalent).
+pub(crate) fn is_s4(obj: &RObject) -> bool {
+    matches!(obj, RObject::Vector(v) if v.flags.levels & levels::S4_OBJECT != 0)
+}
+
 /// The error for an R value with no Arrow equivalent.
 pub(super) fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
     Error::unsupported(format!(
@@ -184,10 +190,13 @@ impl<'d> Converter<'d> {
         }
     }
 
-    /// The zone of a POSIXct column: its `tzone`, else the default zone.
+    /// The zone of a POSIXct column: its `tzone` (none when it is ""),
+    /// else the default zone (as arrow R does).
     fn zone_of(&self, attrs: Option<&RObject>) -> Option<String> {
-        let tz = strings_of(attr(attrs, self.refs, "tzone")).into_iter().next().filter(|s| !s.is_empty());
-        tz.or_else(|| self.default_tz.map(|s| s.to_string()))
+        match strings_of(attr(attrs, self.refs, "tzone")).into_iter().next() {
+            Some(tz) => Some(tz).filter(|t| !t.is_empty()),
+            None => self.default_tz.map(|s| s.to_string()),
+        }
     }
 
     pub fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
@@ -208,6 +217,9 @@ impl<'d> Converter<'d> {
             }
         }
         let refs = self.refs;
+        if is_s4(obj) {
+            return Err(not_convertible("the value", obj, refs));
+        }
         let classes = obj.class_attr(refs);
         if RKind::of(&classes, obj.sxptype(refs)) == Some(RKind::DataFrame) {
             return self.struct_column(obj, name);

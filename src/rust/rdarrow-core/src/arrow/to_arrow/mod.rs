@@ -15,5 +15,6 @@ mod table;
 mod temporal;
 
 pub use early::{ConvertedColumn, EarlyColumns};
+pub(crate) use column::is_s4;
 pub(crate) use table::names_of;
 pub use table::{read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions};

@@ -100,6 +100,9 @@ fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
 
 fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
+    if super::column::is_s4(obj) {
+        return Err(not_convertible("the object", obj, refs));
+    }
     let (names, nrow, matrix_columns): (Vec<String>, usize, Option<Vec<RObject>>);
     let mut warnings = Vec::new();
     let shape;
@@ -115,19 +118,22 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
         // columns decide (as arrow R does); the row names travel for the
         // way back
         let lengths: Vec<usize> = items.iter().map(|c| column_rows(c, refs)).collect();
+        let mut attrs = Vec::new();
         match lengths.first() {
             Some(&len) if len != rows && lengths.iter().all(|&l| l == len) => {
                 warnings.push(format!(
                     "the data frame's row names say {rows} rows but its columns hold {len}; converted by its columns"
                 ));
                 nrow = len;
-                shape = metadata::Shape::Frame { row_names: obj.attribute(refs, "row.names").cloned() };
+                attrs.extend(obj.attribute(refs, "row.names").map(|rn| ("row.names".to_string(), rn.clone())));
             }
-            _ => {
-                nrow = rows;
-                shape = metadata::Shape::Frame { row_names: None };
-            }
+            _ => nrow = rows,
         }
+        // an NA name becomes the field name "NA": the names travel
+        if let Some(nm) = obj.attribute(refs, "names").filter(|n| n.as_strings().is_some_and(|s| (0..s.len()).any(|i| s.get(i).is_none()))) {
+            attrs.push(("names".to_string(), nm.clone()));
+        }
+        shape = metadata::Shape::Frame { attrs };
         matrix_columns = None;
     } else if obj.attribute(refs, "dim").is_some_and(|d| crate::summary::r_length(d, refs) == 2) && obj.attributes().is_some() {
         // a matrix: one column per matrix column
