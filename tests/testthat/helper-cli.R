@@ -1,7 +1,8 @@
 # The `rdarrow` command-line tool (crate src/rust/rdarrow-cli) for the tests
-# that run it (test-cli.R, test-lossless-circle.R): the binary is built once
-# per session with cargo from the source tree; the tests skip where that is
-# not possible (no cargo, or an installed package without its sources).
+# that run it (test-cli.R, test-dataset.R, test-lossless-circle.R): the
+# binary is built once per session with cargo from the source tree; the
+# tests skip where that is not possible (no cargo, or an installed package
+# without its sources).
 
 cli_binary <- function() {
   cached <- getOption("rdarrow.test_cli")

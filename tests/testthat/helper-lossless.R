@@ -11,11 +11,13 @@
 #   e.rds rdarrow to-arrow -> rdarrow to-rdata -o <.rds> -> readRDS()
 #
 # Everything here uses base R and rdarrow only (arrow R where a route
-# needs it), no testthat: the corpus tests source this file into a child R
-# process (lc_helper_file()) and run the same functions there.
+# needs it), no testthat: the corpus tests source this file (with
+# helper-corpus.R) into a child R process (lc_helper_files()) and run the
+# same functions there.
 
-lc_helper_file <- function() {
-  normalizePath(file.path(testthat::test_path(), "helper-lossless.R"))
+# The files a corpus child sys.source()s: helper-corpus.R and this file.
+lc_helper_files <- function() {
+  c(corpus_helper_file(), normalizePath(file.path(testthat::test_path(), "helper-lossless.R")))
 }
 
 lc_route_labels <- c(

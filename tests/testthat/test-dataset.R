@@ -214,51 +214,15 @@ test_that("argument and directory errors are rdarrow_errors", {
   expect_equal(list.files(out), "keep.txt")
 })
 
-# The CLI binary, built once per session (shared with test-cli.R through an
-# option when both run).
-dataset_cli <- function() {
-  cached <- getOption("rdarrow.test_cli")
-  if (!is.null(cached)) {
-    if (identical(cached, "")) skip("the rdarrow binary could not be built")
-    return(cached)
-  }
-  root <- normalizePath(file.path(testthat::test_path(), "..", ".."), mustWork = FALSE)
-  if (!file.exists(file.path(root, "src", "rust", "rdarrow-cli", "Cargo.toml"))) {
-    skip("the rdarrow-cli sources are not available")
-  }
-  cargo <- Sys.which("cargo")
-  if (!nzchar(cargo)) {
-    home_cargo <- file.path(Sys.getenv("HOME"), ".cargo", "bin", "cargo")
-    cargo <- if (file.exists(home_cargo)) home_cargo else ""
-  }
-  if (!nzchar(cargo)) skip("cargo is not available")
-  out <- suppressWarnings(system2(
-    cargo,
-    c("build", "--release", "-p", "rdarrow-cli", "--manifest-path",
-      shQuote(file.path(root, "src", "rust", "Cargo.toml"))),
-    stdout = TRUE, stderr = TRUE
-  ))
-  bin <- file.path(root, "src", "rust", "target", "release", "rdarrow")
-  status <- attr(out, "status")
-  if ((!is.null(status) && status != 0) || !file.exists(bin)) {
-    options(rdarrow.test_cli = "")
-    fail(paste(c("cargo build -p rdarrow-cli failed:", tail(out, 30)), collapse = "\n"))
-    skip("the rdarrow binary could not be built")
-  }
-  options(rdarrow.test_cli = bin)
-  bin
-}
-
+# (cli_binary() and run_cli() are in helper-cli.R)
 test_that("the CLI's to-dataset writes the same dataset", {
   fx <- ds_fixture()
-  bin <- dataset_cli()
+  cli_binary()
   from_r <- file.path(fx$dir, "from_r")
   from_cli <- file.path(fx$dir, "from_cli")
   rdata_to_dataset(fx$files, from_r, partitioning = "grp")
-  err <- tempfile()
-  status <- system2(bin, shQuote(c("to-dataset", fx$files, "-o", from_cli, "--partitioning", "grp")),
-                    stdout = FALSE, stderr = err)
-  expect_equal(status, 0L)
+  r <- run_cli(c("to-dataset", fx$files, "-o", from_cli, "--partitioning", "grp"))
+  expect_equal(r$status, 0L)
   files <- sort(list.files(from_r, recursive = TRUE))
   expect_equal(sort(list.files(from_cli, recursive = TRUE)), files)
   expect_equal(unname(tools::md5sum(file.path(from_cli, files))),
@@ -266,19 +230,17 @@ test_that("the CLI's to-dataset writes the same dataset", {
 
   # without partitioning, feather
   plain <- file.path(fx$dir, "cli_plain")
-  status <- system2(bin, shQuote(c("to-dataset", fx$files, "-o", plain, "--format", "feather")),
-                    stdout = FALSE, stderr = err)
-  expect_equal(status, 0L)
+  r <- run_cli(c("to-dataset", fx$files, "-o", plain, "--format", "feather"))
+  expect_equal(r$status, 0L)
   expect_equal(sort(list.files(plain)), c("part-0.feather", "part-1.feather", "part-2.feather"))
 
   # a schema that does not unify: exit status 1, the file and column named
   bad <- data.frame(id = 1, grp = factor("a"), val = 1, txt = "k")
   fbad <- file.path(fx$dir, "cli_bad.RData")
   save(bad, file = fbad)
-  status <- system2(bin, shQuote(c("to-dataset", fx$files, fbad, "-o", file.path(fx$dir, "cli_bad"))),
-                    stdout = FALSE, stderr = err)
-  expect_equal(status, 1L)
-  msg <- paste(readLines(err), collapse = "\n")
+  r <- run_cli(c("to-dataset", fx$files, fbad, "-o", file.path(fx$dir, "cli_bad")))
+  expect_equal(r$status, 1L)
+  msg <- paste(r$stderr, collapse = "\n")
   expect_match(msg, "cli_bad\\.RData.*column 'id'")
   expect_false(dir.exists(file.path(fx$dir, "cli_bad")))
 

@@ -133,34 +133,19 @@ test_that("an object saved alone in an .rds file comes back identical() (object 
 # "not_convertible" or "unloadable", message) are saved file by file.
 lc_corpus_child <- function(files, root, progress, helper, cli, routes) {
   h <- new.env()
-  sys.source(helper, envir = h)
+  for (p in helper) sys.source(p, envir = h)
   quietly <- function(expr) suppressMessages(suppressWarnings(expr))
-  rows <- list()
-  add <- function(f, o, route, status, message) {
-    rows[[length(rows) + 1L]] <<- data.frame(
-      file = sub(root, "", f, fixed = TRUE), object = o, route = route, status = status,
-      message = message, stringsAsFactors = FALSE)
-  }
-  work <- tempfile("lc-corpus-")
-  dir.create(work)
   # each file's rows are saved as soon as it is done, so that they survive
   # a crash of this process (see lc_run_in_children())
-  flush <- function() {
-    if (length(rows)) {
-      saveRDS(do.call(rbind, rows),
-              tempfile("rows-", tmpdir = paste0(progress, "-rows"), fileext = ".rds"))
-      rows <<- list()
-    }
-  }
+  rows <- h$corpus_rows(root, progress)
+  add <- rows$add
+  work <- tempfile("lc-corpus-")
+  dir.create(work)
   for (f in files) {
-    flush()
-    cat(f, "\n", sep = "", file = progress, append = TRUE)
-    env <- new.env()
-    kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
-    if (is.null(kind)) {
-      kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
-                       error = function(e) NULL)
-    }
+    rows$flush()
+    opened <- h$corpus_open(f, progress)
+    env <- opened$env
+    kind <- opened$kind
     if (is.null(kind)) {
       add(f, NA_character_, NA_character_, "unloadable", "R cannot load() or readRDS() it")
       next
@@ -204,7 +189,7 @@ lc_corpus_child <- function(files, root, progress, helper, cli, routes) {
     }
   }
   unlink(work, recursive = TRUE)
-  flush()
+  rows$flush()
   invisible(NULL)
 }
 
@@ -224,7 +209,7 @@ test_that("every object of the peer corpus that converts comes back identical() 
   expect_gt(length(files), 100L)
   routes <- if (is.null(cli)) c("a", "c") else c("a", "c", "e")
   res <- lc_run_in_children(lc_corpus_child, files, root,
-                            list(helper = lc_helper_file(), cli = cli, routes = routes))
+                            list(helper = lc_helper_files(), cli = cli, routes = routes))
   unloadable <- unique(res$file[res$status == "unloadable"])
   crashed <- res[res$route %in% "all", , drop = FALSE]
   for (route in routes) {
@@ -250,6 +235,21 @@ test_that("every object of the peer corpus that converts comes back identical() 
 # ---------------------------------------------------------------------------
 # Part 4: which object is converted when none is named
 
+# rdata_to_ipc(src) (no object named) -> ipc_to_rdata(<.rds>) -> readRDS()
+# must give back `ref`; `what` starts the failure message.
+lc_expect_ipc_object_null <- function(src, ref, dir, out, what) {
+  ipc <- file.path(dir, "v.arrow")
+  out <- file.path(dir, out)
+  got <- tryCatch({
+    rdata_to_ipc(src, ipc)
+    ipc_to_rdata(ipc, out)
+    readRDS(out)
+  }, error = function(e) e)
+  expect(!inherits(got, "error") && lc_identical(got, ref), sprintf(
+    "%s: %s", what,
+    if (inherits(got, "error")) conditionMessage(got) else lc_first_diff(got, ref)))
+}
+
 test_that("object = NULL takes the file's only convertible object", {
   dir <- local_tempdir()
   # one integer vector and a function (which does not convert)
@@ -271,16 +271,8 @@ test_that("object = NULL takes the file's only convertible object", {
                                          lc_first_diff(got, ref)))
   }
   # rdata_to_ipc() chooses the same way
-  ipc <- file.path(dir, "v.arrow")
-  out <- file.path(dir, "v.rds")
-  got <- tryCatch({
-    rdata_to_ipc(f, ipc)
-    ipc_to_rdata(ipc, out)
-    readRDS(out)
-  }, error = function(e) e)
-  expect(!inherits(got, "error") && lc_identical(got, ref), sprintf(
-    "rdata_to_ipc() of a file with one vector and a function: %s",
-    if (inherits(got, "error")) conditionMessage(got) else lc_first_diff(got, ref)))
+  lc_expect_ipc_object_null(f, ref, dir, "v.rds",
+                            "rdata_to_ipc() of a file with one vector and a function")
 })
 
 test_that("an .rds file holding one vector converts with object = NULL (rdata_to_ipc() too)", {
@@ -291,16 +283,8 @@ test_that("an .rds file holding one vector converts with object = NULL (rdata_to
   s <- tryCatch(rdata_to_arrow(rds), error = function(e) e)
   expect(!inherits(s, "error"), paste("rdata_to_arrow(<.rds of a vector>):",
                                       if (inherits(s, "error")) conditionMessage(s) else ""))
-  ipc <- file.path(dir, "v.arrow")
-  out <- file.path(dir, "out.rds")
-  got <- tryCatch({
-    rdata_to_ipc(rds, ipc)
-    ipc_to_rdata(ipc, out)
-    readRDS(out)
-  }, error = function(e) e)
-  expect(!inherits(got, "error") && lc_identical(got, ref), sprintf(
-    "rdata_to_ipc(<.rds of a vector>) -> ipc_to_rdata(): %s",
-    if (inherits(got, "error")) conditionMessage(got) else lc_first_diff(got, ref)))
+  lc_expect_ipc_object_null(rds, ref, dir, "out.rds",
+                            "rdata_to_ipc(<.rds of a vector>) -> ipc_to_rdata()")
 })
 
 test_that("object = NULL with several convertible objects is an error listing them", {

@@ -186,33 +186,18 @@ test_that("a data frame whose row names disagree with its columns converts by it
 # "unloadable", message) are saved file by file.
 nw_corpus_child <- function(files, root, progress, helper) {
   h <- new.env()
-  sys.source(helper, envir = h)
+  for (p in helper) sys.source(p, envir = h)
   quietly <- function(expr) suppressMessages(suppressWarnings(expr))
   is_df <- function(x) isTRUE(tryCatch(quietly(inherits(x, "data.frame")), error = function(e) FALSE))
-  rows <- list()
-  add <- function(f, o, status, message) {
-    rows[[length(rows) + 1L]] <<- data.frame(
-      file = sub(root, "", f, fixed = TRUE), object = o, route = NA_character_, status = status,
-      message = message, stringsAsFactors = FALSE)
-  }
   # each file's rows are saved as soon as it is done, so that they survive
   # a crash of this process (see lc_run_in_children())
-  flush <- function() {
-    if (length(rows)) {
-      saveRDS(do.call(rbind, rows),
-              tempfile("rows-", tmpdir = paste0(progress, "-rows"), fileext = ".rds"))
-      rows <<- list()
-    }
-  }
+  rows <- h$corpus_rows(root, progress)
+  add <- function(f, o, status, message) rows$add(f, o, NA_character_, status, message)
   for (f in files) {
-    flush()
-    cat(f, "\n", sep = "", file = progress, append = TRUE)
-    env <- new.env()
-    kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
-    if (is.null(kind)) {
-      kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
-                       error = function(e) NULL)
-    }
+    rows$flush()
+    opened <- h$corpus_open(f, progress)
+    env <- opened$env
+    kind <- opened$kind
     if (is.null(kind)) {
       add(f, NA_character_, "unloadable", "R cannot load() or readRDS() it")
       next
@@ -240,7 +225,7 @@ nw_corpus_child <- function(files, root, progress, helper) {
       add(f, o, v$status, v$message)
     }
   }
-  flush()
+  rows$flush()
   invisible(NULL)
 }
 
@@ -253,7 +238,7 @@ test_that("every data frame of the peer corpus converts no worse than arrow R do
   root <- paste0(normalizePath(dir), "/")
   files <- lc_corpus_files(normalizePath(dir))
   expect_gt(length(files), 100L)
-  res <- lc_run_in_children(nw_corpus_child, files, root, list(helper = lc_helper_file()))
+  res <- lc_run_in_children(nw_corpus_child, files, root, list(helper = lc_helper_files()))
   res$status[res$route %in% "all"] <- "crashed"
   frames <- res[!res$status %in% c("unloadable", "crashed"), , drop = FALSE]
   n <- function(s) sum(frames$status == s)

@@ -10,7 +10,6 @@ use extendr_api::prelude::*;
 use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
 use rdarrow_core::arrow::from_arrow::{frame_from_batches, object_from_batches, RFrame};
 use rdarrow_core::write::{write_object_file, ObjectFileOptions};
-use rdarrow_core::tree::RObject;
 use rdarrow_core::{Compression, Error};
 use std::path::Path;
 

@@ -23,7 +23,6 @@ use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
 use rdarrow_core::layout::{Layout, StringItem, StringSource};
 use rdarrow_core::altrep;
-use rdarrow_core::tree::levels::UNWRITTEN_CHARSXP_BITS;
 use rdarrow_core::tree::{pack, sxp, Flags, SpecialValue};
 use rdarrow_core::write::Emit;
 use std::collections::HashMap;

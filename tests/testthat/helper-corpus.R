@@ -1,0 +1,51 @@
+# Helpers for the tests that work through the peer corpus (RDARROW_PEERS_DIR)
+# file by file in child R processes: test-arrow-peers.R,
+# test-lossless-circle.R and test-never-worse-than-arrow.R.
+#
+# Everything here uses base R only, no testthat: the child processes
+# sys.source() this file (corpus_helper_file()) and call these functions
+# there (a function handed to callr::r() loses its environment, so the
+# helpers of the parent are not visible to it).
+
+corpus_helper_file <- function() {
+  normalizePath(file.path(testthat::test_path(), "helper-corpus.R"))
+}
+
+# Start on corpus file `f`: append its path to `progress` (so that the
+# parent can tell which file a crashed child was working on), then read it
+# the way R does: load() it, or else readRDS() it (into object "value").
+# Returns list(env = the objects, kind = "rda", "rds", or NULL when R can
+# do neither).
+corpus_open <- function(f, progress) {
+  cat(f, "\n", sep = "", file = progress, append = TRUE)
+  quietly <- function(expr) suppressMessages(suppressWarnings(expr))
+  env <- new.env()
+  kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
+  if (is.null(kind)) {
+    kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
+                     error = function(e) NULL)
+  }
+  list(env = env, kind = kind)
+}
+
+# The result rows of a child run by lc_run_in_children() (file, object,
+# route, status, message; the file relative to `root`): add() collects a
+# row, flush() saves the rows collected so far into the folder
+# paste0(progress, "-rows"), so that they survive a crash of the child.
+corpus_rows <- function(root, progress) {
+  rows <- list()
+  list(
+    add = function(f, object, route, status, message) {
+      rows[[length(rows) + 1L]] <<- data.frame(
+        file = sub(root, "", f, fixed = TRUE), object = object, route = route, status = status,
+        message = message, stringsAsFactors = FALSE)
+    },
+    flush = function() {
+      if (length(rows)) {
+        saveRDS(do.call(rbind, rows),
+                tempfile("rows-", tmpdir = paste0(progress, "-rows"), fileext = ".rds"))
+        rows <<- list()
+      }
+    }
+  )
+}
