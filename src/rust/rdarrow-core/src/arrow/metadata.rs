@@ -163,6 +163,16 @@ impl ColumnMeta {
                 kept.push(("row.names".into(), rn.clone()));
             }
         }
+        // a timestamp's zone is the `tzone` only when that is a zone: no
+        // `tzone` (the zone is then the session's, as arrow R gives it) and
+        // "" travel here, where arrow R restores them too
+        if self.has("POSIXct") && says && removed.contains(&"tzone") {
+            match self.attribute("tzone") {
+                None => kept.push(("tzone".into(), RObject::Null)),
+                Some(tz) if tz.as_strings().is_some_and(|t| t.get(0).is_none_or(|z| z.is_empty())) => kept.push(("tzone".into(), tz.clone())),
+                _ => {}
+            }
+        }
         kept
     }
 
@@ -533,7 +543,8 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
 
 /// The schema metadata key for what arrow R's `"r"` metadata cannot hold
 /// without changing what arrow R shows: one fact per line about a
-/// top-level column, `tzone-missing\t<col>`, `tzone-empty\t<col>`,
+/// top-level column (`tzone-missing\t<col>` and `tzone-empty\t<col>` in
+/// files of earlier releases, whose `"r"` did not say it),
 /// `units\t<col>\t<unit>` (a difftime not in seconds), `integer64\t<col>`,
 /// `integer\t<col>` (a time stored as integers), `complex\t<col>` (a
 /// struct of `re` and `im`), `raw\t<col>`, `null\t<col>` (a `NULL`),
@@ -555,11 +566,6 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
     for ((name, c), dt) in names.iter().zip(cols).zip(types) {
         let attr_str = |n: &str| c.attribute(n).and_then(|a| a.as_strings()).map(|s| String::from_utf8_lossy(s.get(0).unwrap_or(b"")).into_owned());
         match (c.kind(), dt) {
-            (Some(RKind::PosixCt), DataType::Timestamp(..)) => match attr_str("tzone") {
-                None => out.push_str(&format!("tzone-missing\t{name}\n")),
-                Some(t) if t.is_empty() => out.push_str(&format!("tzone-empty\t{name}\n")),
-                _ => {}
-            },
             (Some(RKind::Difftime), DataType::Duration(_)) => {
                 if let Some(u) = attr_str("units").filter(|u| u != "secs") {
                     out.push_str(&format!("units\t{name}\t{u}\n"));
