@@ -124,6 +124,18 @@ lc_objects <- function(n = 50L) {
     o$df_tibble <- tibble::tibble(a = seq_len(n), b = sample(c("x", NA, "z"), n, TRUE),
                                   c = na_at(runif(n), 3L))
   }
+  if (requireNamespace("data.table", quietly = TRUE)) {
+    # its self reference is a pointer load() gives as nil
+    o$df_data_table <- data.table::data.table(k = sample(c("b", "a", NA), n, TRUE), v = na_at(runif(n), 4L))
+    data.table::setkeyv(o$df_data_table, "k")
+  }
+  # row names after subsetting: integers, not 1..n
+  o$df_int_row_names <- data.frame(a = seq_len(2L * n), b = runif(2L * n))[seq(2L, 2L * n, by = 2L), ]
+  # a time without a zone inside a data-frame column
+  d <- data.frame(id = seq_len(n))
+  d$sub <- data.frame(t = .POSIXct(na_at(1.6e9 + seq_len(n) / 4, 3L)),
+                      e = .POSIXct(1.6e9 + seq_len(n) * 1.0, tz = ""))
+  o$df_nested_no_tzone <- d
   o$df_row_names <- data.frame(a = seq_len(n), b = sample(c("x", "y", NA), n, TRUE),
                                row.names = paste0("r", seq_len(n), c("", "\u00e9")),
                                stringsAsFactors = FALSE)

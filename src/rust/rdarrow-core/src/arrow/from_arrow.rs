@@ -44,9 +44,14 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
 /// `"r"` metadata records ([`super::metadata::Shape`]).
 pub fn object_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
     let (frame, shape, mut m) = convert(schema, batches)?;
-    let Some(shape) = shape else { return Ok(frame) };
-    let object = super::metadata::restore_shape(&mut m, frame.object, &shape)?;
-    crate::validate::check_for_r(&object, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
+    let mut object = frame.object;
+    if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
+        super::metadata::restore_selfref(&mut m, &mut object, notes);
+    }
+    if let Some(shape) = shape {
+        object = super::metadata::restore_shape(&mut m, object, &shape)?;
+        crate::validate::check_for_r(&object, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
+    }
     Ok(RFrame { object, refs: m.refs })
 }
 

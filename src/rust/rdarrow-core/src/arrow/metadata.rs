@@ -474,6 +474,18 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
     Ok(out)
 }
 
+/// The object the notes `notes` ([`FIDELITY_KEY`]) describe as a
+/// data.table gets its self reference back, as `load()` gives it: a
+/// pointer to nothing (data.table renews it when the table next changes).
+/// Only for the object written back to a file: R's data frame view (as
+/// arrow R's) has none.
+pub fn restore_selfref(m: &mut ObjectMaker, frame: &mut RObject, notes: &str) {
+    if notes.lines().any(|l| l == "frame-selfref") {
+        let id = m.refs.push(RefEntry::ExternalPointer(Box::new(ExternalPointer { flags: Flags::default(), protected: RObject::Null, tag: RObject::Null, attributes: None })));
+        set_vector_attribute(m, frame, ".internal.selfref", RObject::Ref(id));
+    }
+}
+
 /// Matrix columns (vectors of one type) bound into one vector, column
 /// after column; None when their types differ.
 fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
@@ -550,7 +562,8 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
 /// struct of `re` and `im`), `raw\t<col>`, `null\t<col>` (a `NULL`),
 /// `list-logical\t<col>\t<positions>` and `list-integer\t<col>\t<positions>`
 /// (1-based, comma-separated: the elements of a list column converted to
-/// a wider type), and `frame-class\t<classes>` (a tibble's).
+/// a wider type), `frame-class\t<classes>` (a tibble's) and `frame-selfref`
+/// (a data.table's self reference, which metadata cannot hold).
 pub const FIDELITY_KEY: &str = "rdarrow";
 
 /// The facts to record for top-level columns `names` of `cols`, which
@@ -561,6 +574,9 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
     if let Some(f) = frame {
         if f.classes == ["tbl_df", "tbl", "data.frame"] {
             out.push_str("frame-class\ttbl_df\ttbl\tdata.frame\n");
+        }
+        if f.attribute(".internal.selfref").is_some() {
+            out.push_str("frame-selfref\n");
         }
     }
     for ((name, c), dt) in names.iter().zip(cols).zip(types) {
@@ -616,6 +632,7 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             set_vector_attribute(m, frame, "class", class);
             continue;
         }
+
         let Some(i) = parts.get(1).and_then(|n| names.iter().position(|x| x == n)) else { continue };
         let RObject::Vector(v) = frame else { return };
         let VectorData::List(items) = &mut v.data else { return };
