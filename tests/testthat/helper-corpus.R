@@ -2,10 +2,28 @@
 # file by file in child R processes: test-arrow-peers.R,
 # test-lossless-circle.R and test-never-worse-than-arrow.R.
 #
-# Everything here uses base R only, no testthat: the child processes
+# Everything the child processes call uses base R only, no testthat: they
 # sys.source() this file (corpus_helper_file()) and call these functions
 # there (a function handed to callr::r() loses its environment, so the
 # helpers of the parent are not visible to it).
+
+# The corpus folder (normalized), or a skip saying which test needs it
+# (CI always sets RDARROW_PEERS_DIR: tools/test.sh). Called in the test
+# process only.
+corpus_dir <- function(what) {
+  dir <- Sys.getenv("RDARROW_PEERS_DIR")
+  if (!nzchar(dir)) testthat::skip(sprintf("RDARROW_PEERS_DIR is not set: %s", what))
+  if (!dir.exists(dir)) testthat::skip(sprintf("RDARROW_PEERS_DIR=%s does not exist", dir))
+  normalizePath(dir)
+}
+
+# The corpus's data files (its expected-value, licence and notes files left
+# out), sorted.
+corpus_files <- function(dir) {
+  files <- list.files(dir, recursive = TRUE, full.names = TRUE)
+  skip <- "\\.(csv|md|txt|json|py|R|jl|rs|java)$|(^|/)(LICENSE|COPYING|README)[^/]*$"
+  sort(files[!grepl(skip, files, ignore.case = TRUE)])
+}
 
 corpus_helper_file <- function() {
   normalizePath(file.path(testthat::test_path(), "helper-corpus.R"))

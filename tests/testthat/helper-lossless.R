@@ -220,11 +220,6 @@ lc_save <- function(objs, file) {
 # ---------------------------------------------------------------------------
 # The peer corpus (RDARROW_PEERS_DIR), worked through in child R processes
 
-lc_corpus_files <- function(dir) {
-  files <- list.files(dir, recursive = TRUE, full.names = TRUE)
-  skip <- "\\.(csv|md|txt|json|py|R|jl|rs|java)$|(^|/)(LICENSE|COPYING|README)[^/]*$"
-  sort(files[!grepl(skip, files, ignore.case = TRUE)])
-}
 
 # Run `child` over `files` in child R processes. The child appends each
 # file's path to `progress` before working on it and saves the rows of

@@ -132,11 +132,6 @@ peer_check_files <- function(files, root, progress, helper) {
   if (length(res)) do.call(rbind, res) else row(character(), character(), character(), character())
 }
 
-arrow_peer_files <- function(dir) {
-  files <- list.files(dir, recursive = TRUE, full.names = TRUE)
-  skip <- "\\.(csv|md|txt|json|py|R|jl|rs|java)$|(^|/)(LICENSE|COPYING|README)[^/]*$"
-  sort(files[!grepl(skip, files, ignore.case = TRUE)])
-}
 
 # Run peer_check_files() in child processes; a crash becomes a failure row
 # for the file being converted, and the run goes on with the next file.
@@ -169,13 +164,11 @@ run_peer_checks <- function(files, root) {
 }
 
 test_that("every data frame in the peer corpus converts and imports into pyarrow", {
-  dir <- Sys.getenv("RDARROW_PEERS_DIR")
-  if (!nzchar(dir)) skip("RDARROW_PEERS_DIR is not set")
-  if (!dir.exists(dir)) skip(sprintf("RDARROW_PEERS_DIR=%s does not exist", dir))
+  dir <- corpus_dir("the peer corpus conversions into pyarrow are not run")
   skip_if_no_pyarrow()
   skip_if_not_installed("callr")
-  root <- paste0(normalizePath(dir), "/")
-  files <- arrow_peer_files(normalizePath(dir))
+  root <- paste0(dir, "/")
+  files <- corpus_files(dir)
   expect_gt(length(files), 0L)
 
   res <- run_peer_checks(files, root)

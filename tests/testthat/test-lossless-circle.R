@@ -194,9 +194,7 @@ lc_corpus_child <- function(files, root, progress, helper, cli, routes) {
 }
 
 test_that("every object of the peer corpus that converts comes back identical() (routes a, c, e)", {
-  dir <- Sys.getenv("RDARROW_PEERS_DIR")
-  if (!nzchar(dir)) skip("RDARROW_PEERS_DIR is not set: the peer corpus round trips are not run")
-  if (!dir.exists(dir)) skip(sprintf("RDARROW_PEERS_DIR=%s does not exist", dir))
+  dir <- corpus_dir("the peer corpus round trips are not run")
   skip_if_not_installed("callr")
   # without the command line (no cargo), routes a and c still run
   no_cli <- NULL
@@ -204,8 +202,8 @@ test_that("every object of the peer corpus that converts comes back identical() 
     no_cli <<- conditionMessage(e)
     NULL
   })
-  root <- paste0(normalizePath(dir), "/")
-  files <- lc_corpus_files(normalizePath(dir))
+  root <- paste0(dir, "/")
+  files <- corpus_files(dir)
   expect_gt(length(files), 100L)
   routes <- if (is.null(cli)) c("a", "c") else c("a", "c", "e")
   res <- lc_run_in_children(lc_corpus_child, files, root,

@@ -146,8 +146,7 @@ test_that("a list column mixing integer and double vectors converts as arrow R c
 
 test_that("a data frame whose row names disagree with its columns converts by its columns, with a warning", {
   skip_if_not_installed("arrow")
-  dir <- Sys.getenv("RDARROW_PEERS_DIR")
-  if (!nzchar(dir)) skip("RDARROW_PEERS_DIR is not set: vignette_row_names_mismatch_v3.rds is in the peer corpus")
+  dir <- corpus_dir("vignette_row_names_mismatch_v3.rds is in the peer corpus")
   f <- list.files(dir, "^vignette_row_names_mismatch_v3\\.rds$", recursive = TRUE, full.names = TRUE)
   expect_length(f, 1L)
   if (length(f) != 1L) return()
@@ -230,13 +229,11 @@ nw_corpus_child <- function(files, root, progress, helper) {
 }
 
 test_that("every data frame of the peer corpus converts no worse than arrow R does", {
-  dir <- Sys.getenv("RDARROW_PEERS_DIR")
-  if (!nzchar(dir)) skip("RDARROW_PEERS_DIR is not set: the peer corpus comparison with arrow R is not run")
-  if (!dir.exists(dir)) skip(sprintf("RDARROW_PEERS_DIR=%s does not exist", dir))
+  dir <- corpus_dir("the peer corpus comparison with arrow R is not run")
   skip_if_not_installed("arrow")
   skip_if_not_installed("callr")
-  root <- paste0(normalizePath(dir), "/")
-  files <- lc_corpus_files(normalizePath(dir))
+  root <- paste0(dir, "/")
+  files <- corpus_files(dir)
   expect_gt(length(files), 100L)
   res <- lc_run_in_children(nw_corpus_child, files, root, list(helper = lc_helper_files()))
   res$status[res$route %in% "all"] <- "crashed"
