@@ -36,15 +36,14 @@ fn concat(arrays: &[ArrayRef]) -> Result<ArrayRef> {
 /// `as.data.frame()` does; the shape of an object that was not a data
 /// frame is not restored: see [`object_from_batches`]).
 pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
-    convert(schema, batches).map(|(f, _, _)| f)
+    convert(schema, batches).map(|(object, _, m)| RFrame { object, refs: m.refs })
 }
 
 /// Convert a schema and its batches back to the R object they were made
 /// from: a data frame, or the vector or matrix whose shape rdarrow's
 /// `"r"` metadata records ([`super::metadata::Shape`]).
 pub fn object_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
-    let (frame, shape, mut m) = convert(schema, batches)?;
-    let mut object = frame.object;
+    let (mut object, shape, mut m) = convert(schema, batches)?;
     if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
         super::metadata::restore_selfref(&mut m, &mut object, notes);
     }
@@ -57,7 +56,7 @@ pub fn object_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Resul
 
 /// The data frame, the shape element of the `"r"` metadata and the object
 /// maker (whose symbols the frame uses).
-fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RFrame, Option<RObject>, ObjectMaker)> {
+fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RObject, Option<RObject>, ObjectMaker)> {
     let mut m = ObjectMaker::default();
     let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut cols = Vec::with_capacity(schema.fields().len());
@@ -94,8 +93,7 @@ fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RFrame, Optio
         (frame, shape) = super::metadata::apply_r_metadata(&mut m, frame, md)?;
         crate::validate::check_for_r(&frame, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
     }
-    let refs = m.refs.clone();
-    Ok((RFrame { object: frame, refs }, shape, m))
+    Ok((frame, shape, m))
 }
 
 /// A zero-row array of a column's type. Arrow panics on types it cannot

@@ -47,14 +47,20 @@ pub struct ColumnMeta {
 }
 
 impl ColumnMeta {
-    /// The metadata of `obj` (a data frame's columns included).
-    pub fn of(obj: &RObject, refs: &RefTable) -> ColumnMeta {
+    /// The metadata of `obj` itself: its class, type and attributes (not
+    /// its columns or elements).
+    pub fn own(obj: &RObject, refs: &RefTable) -> ColumnMeta {
         let attrs = match obj.attributes() {
             Some(a) => pairlist_entries(a, refs).into_iter().filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), v.clone()))).collect(),
             None => Vec::new(),
         };
-        let classes = obj.class_attr(refs);
-        let sxptype = obj.sxptype(refs);
+        ColumnMeta { classes: obj.class_attr(refs), sxptype: obj.sxptype(refs), attrs, ..Default::default() }
+    }
+
+    /// The metadata of `obj` with those of a data frame's columns and a
+    /// list's elements.
+    pub fn of(obj: &RObject, refs: &RefTable) -> ColumnMeta {
+        let own = ColumnMeta::own(obj, refs);
         let items = match obj {
             RObject::Vector(v) => match &v.data {
                 VectorData::List(l) => Some(l),
@@ -62,7 +68,7 @@ impl ColumnMeta {
             },
             _ => None,
         };
-        let kind = RKind::of(&classes, sxptype);
+        let kind = own.kind();
         let columns = match (kind, items) {
             (Some(RKind::DataFrame), Some(items)) => {
                 let names = crate::arrow::to_arrow::names_of(obj, refs);
@@ -87,7 +93,7 @@ impl ColumnMeta {
             }
             _ => None,
         };
-        ColumnMeta { classes, sxptype, attrs, columns, item_types, items }
+        ColumnMeta { columns, item_types, items, ..own }
     }
 
     /// Whether nothing about this value needs keeping.

@@ -198,12 +198,17 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
     let mut shape = shape;
     if let metadata::Shape::Vector { attrs } = &mut shape {
         // a data frame's column cannot have dimensions (arrow R applies
-        // the column's attributes to one): they travel on their own
+        // the column's attributes to one): they travel on their own (the
+        // vector's one column may be selected more than once)
         for m in &mut col_meta {
-            *attrs = m.take(&["dim", "dimnames"]);
+            let dims = m.take(&["dim", "dimnames"]);
+            if attrs.is_empty() {
+                *attrs = dims;
+            }
         }
     }
-    let frame_meta = is_df.then(|| metadata::ColumnMeta::of(obj, refs));
+    // the frame's own attributes (its columns' are in `col_meta`)
+    let frame_meta = is_df.then(|| metadata::ColumnMeta::own(obj, refs));
     let ordered = sel_cols.iter().map(|c| c.inherits(refs, "ordered")).collect();
     let names = idx.iter().map(|&i| names[i].clone()).collect();
     Ok(TablePlan { is_df, nrow, idx, names, ordered, shape, frame_meta, col_meta, warnings, matrix_columns })

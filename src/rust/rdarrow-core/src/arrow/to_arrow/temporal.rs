@@ -33,10 +33,11 @@ pub(crate) fn round_to_i64(y: f64) -> i64 {
     }
 }
 
-/// Values scaled by `mult` and rounded to i64, with R's NA as null. Owned
-/// doubles that nothing else shares are scaled in their own buffer.
-pub(super) fn to_scaled_i64(data: Cow<'_, VectorData>, mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
-    let scale = |f: f64| if f.is_finite() { round_to_i64(f * mult) } else { 0 };
+/// Values (in units of `to_seconds` seconds) as counts of `1/k` seconds
+/// ([`scaled`], rounded to i64), with R's NA as null. Owned doubles that
+/// nothing else shares are scaled in their own buffer.
+pub(super) fn to_scaled_i64(data: Cow<'_, VectorData>, to_seconds: f64, k: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
+    let scale = |f: f64| if f.is_finite() { round_to_i64(scaled(f, to_seconds, k)) } else { 0 };
     let x = match data {
         Cow::Owned(VectorData::Real(x)) => match x.into_inner().into_vec::<f64>() {
             Ok(mut values) => {
@@ -53,8 +54,8 @@ pub(super) fn to_scaled_i64(data: Cow<'_, VectorData>, mult: f64) -> (ScalarBuff
                 ScalarBuffer::<f64>::new(shared, 0, n)
             }
         },
-        Cow::Owned(VectorData::Integer(x)) => return scaled_ints(&x, mult),
-        Cow::Borrowed(VectorData::Integer(x)) => return scaled_ints(x, mult),
+        Cow::Owned(VectorData::Integer(x)) => return scaled_ints(&x, to_seconds, k),
+        Cow::Borrowed(VectorData::Integer(x)) => return scaled_ints(x, to_seconds, k),
         Cow::Borrowed(VectorData::Real(x)) => x.clone(),
         _ => return (ScalarBuffer::from(Vec::<i64>::new()), None),
     };
@@ -66,8 +67,8 @@ pub(super) fn to_scaled_i64(data: Cow<'_, VectorData>, mult: f64) -> (ScalarBuff
     (ScalarBuffer::from(v), nulls)
 }
 
-fn scaled_ints(x: &[i32], mult: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
-    let v: Vec<i64> = x.iter().map(|&i| if i == na::INTEGER { 0 } else { round_to_i64(i as f64 * mult) }).collect();
+fn scaled_ints(x: &[i32], to_seconds: f64, k: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
+    let v: Vec<i64> = x.iter().map(|&i| if i == na::INTEGER { 0 } else { round_to_i64(scaled(i as f64, to_seconds, k)) }).collect();
     (ScalarBuffer::from(v), int_nulls(x))
 }
 
@@ -190,7 +191,7 @@ pub(super) fn date_time(data: Cow<'_, VectorData>, zone: Option<String>, fixed: 
     let dt = types::arrow_type(RKind::PosixCt, &Facts { zone, unit, ..Default::default() });
     match &dt {
         DataType::Timestamp(unit, _) => {
-            let (v, n) = to_scaled_i64(data, types::units_per_second(*unit));
+            let (v, n) = to_scaled_i64(data, 1.0, types::units_per_second(*unit));
             let arr = i64_array(&dt, v, n)?;
             Ok((dt, arr))
         }
@@ -246,13 +247,9 @@ pub(super) fn duration(data: Cow<'_, VectorData>, units: &str) -> Result<(DataTy
     let dt = types::arrow_type(RKind::Difftime, &Facts { unit, ..Default::default() });
     match &dt {
         DataType::Duration(u) => {
-            let k = types::units_per_second(*u);
-            let (v, nulls): (Vec<i64>, _) = match data.as_ref() {
-                VectorData::Real(x) => (x.iter().map(|&f| if na::is_na_real(f) { 0 } else { round_to_i64(scaled(f, to_seconds, k)) }).collect(), nulls_from(x.len(), |i| !na::is_na_real(x[i]))),
-                VectorData::Integer(x) => (x.iter().map(|&i| if i == na::INTEGER { 0 } else { round_to_i64(scaled(i as f64, to_seconds, k)) }).collect(), int_nulls(x)),
-                _ => unreachable!("checked above"),
-            };
-            let arr = i64_array(&dt, ScalarBuffer::from(v), nulls)?;
+            // every value is R's NA or finite: the unit keeps it
+            let (v, nulls) = to_scaled_i64(data, to_seconds, types::units_per_second(*u));
+            let arr = i64_array(&dt, v, nulls)?;
             Ok((dt, arr))
         }
         DataType::Float64 => Ok((dt, float64_of(data))),
