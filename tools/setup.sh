@@ -96,10 +96,10 @@ echo "==> $(cargo --version), $(rustc --version)"
 # and another pyarrow crashes.
 pyarrow_version=25.0.1
 venv="$(pwd)/.venv"
-if ! "$venv/bin/python" -c "import pyarrow, polars; assert pyarrow.__version__ == '$pyarrow_version'" >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c "import pyarrow, polars, duckdb; assert pyarrow.__version__ == '$pyarrow_version'" >/dev/null 2>&1; then
   echo "==> Python environment with pyarrow $pyarrow_version in $venv"
   /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "pyarrow==$pyarrow_version" polars
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "pyarrow==$pyarrow_version" polars duckdb
 else
   echo "==> Python environment: pyarrow $pyarrow_version present in $venv"
 fi

@@ -10,9 +10,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use progress::{Progress, Spinner};
 use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
 use rdarrow_core::arrow::from_arrow::object_from_batches;
-use rdarrow_core::write::{write_object_file, ObjectFileOptions};
-use rdarrow_core::arrow::ipc::{read_ipc_bytes, read_ipc_file, write_ipc, write_ipc_file, IpcCompression, IpcFormat};
+use rdarrow_core::arrow::ipc::{
+    read_ipc_bytes, read_ipc_file, write_ipc, write_ipc_file, IpcCompression, IpcFormat,
+};
 use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
+use rdarrow_core::write::{write_object_file, ObjectFileOptions};
 use rdarrow_core::{Compression, Error, ReadOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -207,14 +209,25 @@ fn main() -> ExitCode {
 // --- ls ----------------------------------------------------------------------
 
 fn ls(a: LsArgs) -> Outcome {
-    let (_, infos) = rdarrow_core::list_file(&a.file, &ReadOptions::default(), &stream_name(&a.file)).map_err(|e| data_error(&a.file, e))?;
-    let num = |x: f64| if x.fract() == 0.0 && x.abs() < 9.0e15 { format!("{}", x as i64) } else { format!("{x}") };
+    let (_, infos) =
+        rdarrow_core::list_file(&a.file, &ReadOptions::default(), &stream_name(&a.file))
+            .map_err(|e| data_error(&a.file, e))?;
+    let num = |x: f64| {
+        if x.fract() == 0.0 && x.abs() < 9.0e15 {
+            format!("{}", x as i64)
+        } else {
+            format!("{x}")
+        }
+    };
     let mut out = std::io::stdout().lock();
     let res = if a.json {
         let rows: Vec<serde_json::Value> = infos
             .iter()
             .map(|i| {
-                let opt = |x: Option<f64>| x.map(|v| serde_json::json!(v as i64)).unwrap_or(serde_json::Value::Null);
+                let opt = |x: Option<f64>| {
+                    x.map(|v| serde_json::json!(v as i64))
+                        .unwrap_or(serde_json::Value::Null)
+                };
                 serde_json::json!({
                     "name": i.name,
                     "class": i.class,
@@ -226,10 +239,13 @@ fn ls(a: LsArgs) -> Outcome {
                 })
             })
             .collect();
-        let text = serde_json::to_string_pretty(&serde_json::Value::Array(rows)).unwrap_or_else(|_| "[]".into());
+        let text = serde_json::to_string_pretty(&serde_json::Value::Array(rows))
+            .unwrap_or_else(|_| "[]".into());
         writeln!(out, "{text}")
     } else {
-        let header = ["name", "class", "type", "length", "rows", "columns", "bytes"];
+        let header = [
+            "name", "class", "type", "length", "rows", "columns", "bytes",
+        ];
         let dash = |x: Option<f64>| x.map(num).unwrap_or_else(|| "-".to_string());
         let rows: Vec<[String; 7]> = infos
             .iter()
@@ -279,7 +295,8 @@ fn ls(a: LsArgs) -> Outcome {
         }
         out.write_all(text.as_bytes())
     };
-    res.and_then(|_| out.flush()).map_err(|e| Failure::Data(format!("cannot write the listing: {e}")))
+    res.and_then(|_| out.flush())
+        .map_err(|e| Failure::Data(format!("cannot write the listing: {e}")))
 }
 
 // --- to-arrow ----------------------------------------------------------------
@@ -287,14 +304,20 @@ fn ls(a: LsArgs) -> Outcome {
 fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
     let to_stdout = a.output.as_deref() == Some(Path::new("-"));
     if to_stdout && std::io::stdout().is_terminal() {
-        return Err(Failure::Usage("refusing to write Arrow data to a terminal; redirect standard output or use -o FILE".into()));
+        return Err(Failure::Usage(
+            "refusing to write Arrow data to a terminal; redirect standard output or use -o FILE"
+                .into(),
+        ));
     }
     let out = match &a.output {
         Some(p) => p.clone(),
         None => a.file.with_extension("arrow"),
     };
     if !to_stdout && out == a.file {
-        return Err(Failure::Usage(format!("the output would overwrite the input '{}'; choose another with -o", a.file.display())));
+        return Err(Failure::Usage(format!(
+            "the output would overwrite the input '{}'; choose another with -o",
+            a.file.display()
+        )));
     }
     let format = match a.format {
         IpcKind::File => IpcFormat::File,
@@ -302,12 +325,22 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
     };
     let spin = progress.spinner(format!("reading {}", a.file.display()));
     let opts = TableOptions {
-        col_select: a.columns.clone().map(|c| c.into_iter().map(ColumnRef::Name).collect()),
+        col_select: a
+            .columns
+            .clone()
+            .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         chunk_size: a.chunk_size.map(|c| c as usize),
         default_tz: local_tz(),
         ..Default::default()
     };
-    let table = read_table(&a.file, a.object.as_deref(), &stream_name(&a.file), opts, ReadOptions::default()).map(|(_, t)| t);
+    let table = read_table(
+        &a.file,
+        a.object.as_deref(),
+        &stream_name(&a.file),
+        opts,
+        ReadOptions::default(),
+    )
+    .map(|(_, t)| t);
     let table = table.map_err(|e| {
         spin.clear();
         data_error(&a.file, e)
@@ -316,28 +349,57 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
         spin.clear();
         eprintln!("rdarrow: warning: {}: {w}", a.file.display());
     }
-    spin.set_message(format!("writing {}", if to_stdout { "to standard output".to_string() } else { out.display().to_string() }));
+    spin.set_message(format!(
+        "writing {}",
+        if to_stdout {
+            "to standard output".to_string()
+        } else {
+            out.display().to_string()
+        }
+    ));
     let res = if to_stdout {
         let stdout = std::io::stdout().lock();
         match format {
             // the file format needs its footer's offsets: build it in memory
-            IpcFormat::File => write_ipc(&table, Vec::new(), format, a.compression.ipc()).and_then(|buf| {
-                let mut s = stdout;
-                s.write_all(&buf).and_then(|_| s.flush()).map_err(|e| Error::io(&e, "cannot write to standard output"))
+            IpcFormat::File => {
+                write_ipc(&table, Vec::new(), format, a.compression.ipc()).and_then(|buf| {
+                    let mut s = stdout;
+                    s.write_all(&buf)
+                        .and_then(|_| s.flush())
+                        .map_err(|e| Error::io(&e, "cannot write to standard output"))
+                })
+            }
+            IpcFormat::Stream => write_ipc(
+                &table,
+                std::io::BufWriter::with_capacity(1 << 20, stdout),
+                format,
+                a.compression.ipc(),
+            )
+            .and_then(|mut w| {
+                w.flush()
+                    .map_err(|e| Error::io(&e, "cannot write to standard output"))
             }),
-            IpcFormat::Stream => write_ipc(&table, std::io::BufWriter::with_capacity(1 << 20, stdout), format, a.compression.ipc())
-                .and_then(|mut w| w.flush().map_err(|e| Error::io(&e, "cannot write to standard output"))),
         }
     } else {
         write_ipc_file(&table, &out, format, a.compression.ipc())
     };
     spin.clear();
-    res.map_err(|e| if to_stdout { Failure::Data(e.to_string()) } else { data_error(&out, e) })?;
+    res.map_err(|e| {
+        if to_stdout {
+            Failure::Data(e.to_string())
+        } else {
+            data_error(&out, e)
+        }
+    })?;
     progress.note(format!(
         "wrote {} rows, {} columns to {}",
         table.num_rows(),
         table.schema.fields().len(),
-        if to_stdout { "standard output".to_string() } else { out.display().to_string() }
+        if to_stdout {
+            "standard output".to_string()
+        } else {
+            out.display().to_string()
+        }
     ));
     Ok(())
 }
@@ -363,7 +425,10 @@ fn local_tz() -> Option<String> {
             return Some(s[i + "zoneinfo/".len()..].to_string());
         }
     }
-    std::fs::read_to_string("/etc/timezone").ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    std::fs::read_to_string("/etc/timezone")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 // --- to-rdata ----------------------------------------------------------------
@@ -377,7 +442,9 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
             .lock()
             .read_to_end(&mut buf)
             .map_err(|e| Error::io(&e, "cannot read standard input"))
-            .and_then(|_| read_ipc_bytes(buf, "standard input", ReadOptions::default().memory_limit()))
+            .and_then(|_| {
+                read_ipc_bytes(buf, "standard input", ReadOptions::default().memory_limit())
+            })
     } else {
         read_ipc_file(&a.arrow_file, ReadOptions::default().memory_limit())
     };
@@ -385,14 +452,24 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
         spin.clear();
         data_error(&a.arrow_file, e)
     })?;
-    let rds = a.output.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("rds"));
+    let rds = a
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("rds"));
     let name = match (&a.name, from_stdin) {
         (Some(n), _) => n.clone(),
         (None, true) => "data".to_string(),
-        (None, false) => a.arrow_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "data".into()),
+        (None, false) => a
+            .arrow_file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "data".into()),
     };
     if name.is_empty() {
-        return Err(Failure::Usage("the object name (--name) must not be empty".into()));
+        return Err(Failure::Usage(
+            "the object name (--name) must not be empty".into(),
+        ));
     }
     let compression = match a.compress {
         RCompress::Gzip => Compression::Gzip,
@@ -400,8 +477,19 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
         RCompress::Xz => Compression::Xz,
         RCompress::None => Compression::None,
     };
-    let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let opts = ObjectFileOptions { name: name.clone(), compression, level: a.level, threads, rds, ..ObjectFileOptions::default() };
+    let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let opts = ObjectFileOptions {
+        name: name.clone(),
+        compression,
+        level: a.level,
+        threads,
+        rds,
+        ..ObjectFileOptions::default()
+    };
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     spin.set_message(format!("writing {}", a.output.display()));
     let res = object_from_batches(&schema, &batches).and_then(|f| {
@@ -415,7 +503,11 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
         a.output.display(),
         rows,
         schema.fields().len(),
-        if rds { String::new() } else { format!(" as '{name}'") }
+        if rds {
+            String::new()
+        } else {
+            format!(" as '{name}'")
+        }
     ));
     Ok(())
 }
@@ -424,7 +516,12 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
 
 fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
     let opts = DatasetOptions {
-        partitioning: a.partitioning.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+        partitioning: a
+            .partitioning
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
         format: match a.format {
             DsFormat::Arrow => DatasetFormat::Arrow,
             DsFormat::Feather => DatasetFormat::Feather,
@@ -444,7 +541,10 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
         }
         DatasetEvent::Object { name, rows, .. } => {
             if let Some(s) = &current {
-                s.set_message(format!("writing {} ({rows} rows)", if name.is_empty() { "the object" } else { name }));
+                s.set_message(format!(
+                    "writing {} ({rows} rows)",
+                    if name.is_empty() { "the object" } else { name }
+                ));
             }
         }
         DatasetEvent::InputDone { .. } => {

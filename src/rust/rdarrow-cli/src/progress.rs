@@ -13,18 +13,26 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(enabled: bool) -> Self {
-        Progress { multi: enabled.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())) }
+        Progress {
+            multi: enabled.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
+        }
     }
 
     /// A spinner with `message`, counting the bytes the engine processes.
     pub fn spinner(&self, message: String) -> Spinner {
         let Some(multi) = &self.multi else {
-            return Spinner { pb: ProgressBar::hidden(), stop: Arc::new(AtomicBool::new(true)), ticker: None };
+            return Spinner {
+                pb: ProgressBar::hidden(),
+                stop: Arc::new(AtomicBool::new(true)),
+                ticker: None,
+            };
         };
         let pb = multi.add(ProgressBar::new_spinner());
         pb.set_style(
-            ProgressStyle::with_template("{spinner:.green} {msg} {bytes} ({binary_bytes_per_sec}, {elapsed})")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ProgressStyle::with_template(
+                "{spinner:.green} {msg} {bytes} ({binary_bytes_per_sec}, {elapsed})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         pb.set_message(message);
         pb.enable_steady_tick(Duration::from_millis(100));
@@ -47,12 +55,16 @@ impl Progress {
 
     /// A bar over `len` items.
     pub fn bar(&self, len: u64, unit: &str) -> ProgressBar {
-        let Some(multi) = &self.multi else { return ProgressBar::hidden() };
+        let Some(multi) = &self.multi else {
+            return ProgressBar::hidden();
+        };
         let pb = multi.add(ProgressBar::new(len));
         pb.set_style(
-            ProgressStyle::with_template(&format!("[{{bar:30.cyan/blue}}] {{pos}}/{{len}} {unit} ({{elapsed}})"))
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            ProgressStyle::with_template(&format!(
+                "[{{bar:30.cyan/blue}}] {{pos}}/{{len}} {unit} ({{elapsed}})"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         pb
     }

@@ -37,7 +37,11 @@ fn state_pair(state: &RObject) -> Option<(&RObject, &RObject)> {
     match state {
         RObject::Pairlist(p) if !p.cells.is_empty() => {
             let first = &p.cells[0].car;
-            let rest = if p.cells.len() > 1 { &p.cells[1].car } else { &p.tail };
+            let rest = if p.cells.len() > 1 {
+                &p.cells[1].car
+            } else {
+                &p.tail
+            };
             Some((first, rest))
         }
         _ => None,
@@ -72,7 +76,10 @@ pub const BASE_CLASSES: [(&str, u8); 10] = [
 /// The type of vector a base R ALTREP class stands for (`None`: not one
 /// of base R's classes).
 pub fn base_class_type(name: &[u8]) -> Option<u8> {
-    BASE_CLASSES.iter().find(|(n, _)| n.as_bytes() == name).map(|&(_, t)| t)
+    BASE_CLASSES
+        .iter()
+        .find(|(n, _)| n.as_bytes() == name)
+        .map(|&(_, t)| t)
 }
 
 /// Whether R itself serializes ALTREP objects of this class (base R's
@@ -113,7 +120,9 @@ fn value_length(obj: &RObject, refs: &RefTable) -> Option<u64> {
 }
 
 fn bad_state(class: &str) -> Error {
-    Error::corrupt(format!("the state of an ALTREP '{class}' object is malformed"))
+    Error::corrupt(format!(
+        "the state of an ALTREP '{class}' object is malformed"
+    ))
 }
 
 /// Expand an ALTREP node into ordinary vector data (without attributes),
@@ -132,13 +141,21 @@ pub fn expand_within(a: &Altrep, refs: &RefTable, max_memory: u64) -> Result<Vec
             check_sequence(a, refs)?;
             check_memory(n, 4, max_memory)?;
             let (n, n1, inc) = (n as usize, n1 as i64, inc as i64);
-            Ok(VectorData::Integer(ScalarBuffer::from((0..n).map(|i| (n1 + inc * i as i64) as i32).collect::<Vec<_>>())))
+            Ok(VectorData::Integer(ScalarBuffer::from(
+                (0..n)
+                    .map(|i| (n1 + inc * i as i64) as i32)
+                    .collect::<Vec<_>>(),
+            )))
         }
         b"compact_realseq" => {
             let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
             check_sequence(a, refs)?;
             check_memory(n, 8, max_memory)?;
-            Ok(VectorData::Real(ScalarBuffer::from((0..n as usize).map(|i| n1 + inc * i as f64).collect::<Vec<_>>())))
+            Ok(VectorData::Real(ScalarBuffer::from(
+                (0..n as usize)
+                    .map(|i| n1 + inc * i as f64)
+                    .collect::<Vec<_>>(),
+            )))
         }
         b"deferred_string" => {
             let (arg, info) = state_pair(&a.state).ok_or_else(|| bad_state(&class_name))?;
@@ -149,13 +166,19 @@ pub fn expand_within(a: &Altrep, refs: &RefTable, max_memory: u64) -> Result<Vec
                 },
                 _ => 0,
             };
-            let out_dec = info.attribute(refs, "OutDec").and_then(|o| o.as_strings()).and_then(|s| s.get(0).map(|b| b.to_vec()));
+            let out_dec = info
+                .attribute(refs, "OutDec")
+                .and_then(|o| o.as_strings())
+                .and_then(|s| s.get(0).map(|b| b.to_vec()));
             let values = match arg {
                 RObject::Altrep(inner) => expand(inner, refs)?,
                 RObject::Vector(v) => v.data.clone(),
                 _ => return Err(bad_state(&class_name)),
             };
-            Ok(VectorData::Character(deferred_strings(&values, scipen, out_dec.as_deref()).ok_or_else(|| bad_state(&class_name))?))
+            Ok(VectorData::Character(
+                deferred_strings(&values, scipen, out_dec.as_deref())
+                    .ok_or_else(|| bad_state(&class_name))?,
+            ))
         }
         c if c.starts_with(b"wrap_") => {
             let (x, _meta) = state_pair(&a.state).ok_or_else(|| bad_state(&class_name))?;
@@ -181,15 +204,20 @@ pub fn check_sequence(a: &Altrep, refs: &RefTable) -> Result<()> {
     let class_name = String::from_utf8_lossy(class.unwrap_or(b"?")).into_owned();
     let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
     if !(0.0..=(1u64 << 52) as f64).contains(&n) || n.fract() != 0.0 {
-        return Err(Error::corrupt(format!("invalid ALTREP sequence length {n}")));
+        return Err(Error::corrupt(format!(
+            "invalid ALTREP sequence length {n}"
+        )));
     }
     if inc != 1.0 && inc != -1.0 {
-        return Err(Error::corrupt(format!("invalid ALTREP sequence increment {inc} (R writes 1 or -1)")));
+        return Err(Error::corrupt(format!(
+            "invalid ALTREP sequence increment {inc} (R writes 1 or -1)"
+        )));
     }
     if class == Some(b"compact_intseq") {
         let last = n1 + inc * (n - 1.0).max(0.0);
         let int_range = (i32::MIN as f64 + 1.0)..=(i32::MAX as f64);
-        if n > 0.0 && (n1.fract() != 0.0 || !int_range.contains(&n1) || !int_range.contains(&last)) {
+        if n > 0.0 && (n1.fract() != 0.0 || !int_range.contains(&n1) || !int_range.contains(&last))
+        {
             return Err(bad_state(&class_name));
         }
     }
@@ -210,7 +238,11 @@ fn check_memory(n: f64, width: u64, limit: u64) -> Result<()> {
 }
 
 /// `as.character()` of numbers, as R's deferred strings produce them.
-fn deferred_strings(values: &VectorData, scipen: i32, out_dec: Option<&[u8]>) -> Option<StringVector> {
+fn deferred_strings(
+    values: &VectorData,
+    scipen: i32,
+    out_dec: Option<&[u8]>,
+) -> Option<StringVector> {
     let n = values.len() as usize;
     let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
     offsets.push(0);
@@ -235,15 +267,33 @@ fn deferred_strings(values: &VectorData, scipen: i32, out_dec: Option<&[u8]>) ->
         offsets.push(data.len() as i32);
     };
     match values {
-        VectorData::Integer(x) => x.iter().for_each(|&v| push(if v == na::INTEGER { None } else { Some(v.to_string()) })),
-        VectorData::Real(x) => x.iter().for_each(|&v| push(if na::is_na_real(v) { None } else { Some(format_real_15(v, scipen)) })),
+        VectorData::Integer(x) => x.iter().for_each(|&v| {
+            push(if v == na::INTEGER {
+                None
+            } else {
+                Some(v.to_string())
+            })
+        }),
+        VectorData::Real(x) => x.iter().for_each(|&v| {
+            push(if na::is_na_real(v) {
+                None
+            } else {
+                Some(format_real_15(v, scipen))
+            })
+        }),
         _ => return None,
     }
     Some(StringVector {
         // SAFETY: offsets are non-decreasing and end at data.len().
-        offsets: StringOffsets::Small(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
+        offsets: StringOffsets::Small(unsafe {
+            OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets))
+        }),
         data: Buffer::from_vec(data),
-        validity: if any_na { Some(NullBuffer::new(valid.finish())) } else { None },
+        validity: if any_na {
+            Some(NullBuffer::new(valid.finish()))
+        } else {
+            None
+        },
         levels: StringLevels::Uniform(levels::ASCII),
     })
 }

@@ -24,7 +24,9 @@ impl ObjectMaker {
         let mut symbols = HashMap::new();
         for (i, e) in refs.entries.iter().enumerate() {
             if let RefEntry::Symbol(CharItem { bytes: Some(b), .. }) = e {
-                symbols.entry(String::from_utf8_lossy(b).into_owned()).or_insert(RefId(i as u32));
+                symbols
+                    .entry(String::from_utf8_lossy(b).into_owned())
+                    .or_insert(RefId(i as u32));
             }
         }
         ObjectMaker { refs, symbols }
@@ -34,8 +36,15 @@ impl ObjectMaker {
         if let Some(id) = self.symbols.get(name) {
             return RObject::Ref(*id);
         }
-        let lv = if name.is_ascii() { levels::ASCII } else { levels::UTF8 };
-        let id = self.refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(name.as_bytes().to_vec()) }));
+        let lv = if name.is_ascii() {
+            levels::ASCII
+        } else {
+            levels::UTF8
+        };
+        let id = self.refs.push(RefEntry::Symbol(CharItem {
+            levels: lv,
+            bytes: Some(name.as_bytes().to_vec()),
+        }));
         self.symbols.insert(name.to_string(), id);
         RObject::Ref(id)
     }
@@ -47,9 +56,18 @@ impl ObjectMaker {
         }
         let cells = items
             .into_iter()
-            .map(|(n, v)| Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(self.symbol(n)), car: v })
+            .map(|(n, v)| Cell {
+                sxptype: sxp::LIST,
+                flags: Flags::default(),
+                attributes: None,
+                tag: Some(self.symbol(n)),
+                car: v,
+            })
             .collect();
-        Some(RObject::Pairlist(Box::new(Pairlist { cells, tail: RObject::Null })))
+        Some(RObject::Pairlist(Box::new(Pairlist {
+            cells,
+            tail: RObject::Null,
+        })))
     }
 
     /// A vector with these attributes; the object bit is set when there is
@@ -57,7 +75,11 @@ impl ObjectMaker {
     pub fn vector(&mut self, data: VectorData, attrs: Vec<(&str, RObject)>) -> RObject {
         let object = attrs.iter().any(|(n, _)| *n == "class");
         let attributes = self.tagged_pairlist(attrs);
-        RObject::Vector(Box::new(Vector { flags: Flags { levels: 0, object }, data, attributes }))
+        RObject::Vector(Box::new(Vector {
+            flags: Flags { levels: 0, object },
+            data,
+            attributes,
+        }))
     }
 
     /// `list(name1 = v1, ...)`.
@@ -81,7 +103,11 @@ pub fn strings<'a>(items: impl IntoIterator<Item = Option<&'a [u8]>>) -> RObject
         match s {
             Some(b) => {
                 data.extend_from_slice(b);
-                lv.push(if b.is_ascii() { levels::ASCII } else { levels::UTF8 });
+                lv.push(if b.is_ascii() {
+                    levels::ASCII
+                } else {
+                    levels::UTF8
+                });
                 valid.push(true);
             }
             None => {
@@ -93,11 +119,19 @@ pub fn strings<'a>(items: impl IntoIterator<Item = Option<&'a [u8]>>) -> RObject
     }
     let offsets = if data.len() <= i32::MAX as usize {
         // SAFETY: non-decreasing offsets ending at data.len().
-        StringOffsets::Small(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets.iter().map(|&o| o as i32).collect::<Vec<_>>())) })
+        StringOffsets::Small(unsafe {
+            OffsetBuffer::new_unchecked(ScalarBuffer::from(
+                offsets.iter().map(|&o| o as i32).collect::<Vec<_>>(),
+            ))
+        })
     } else {
         StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) })
     };
-    let validity = if valid.iter().all(|&v| v) { None } else { Some(NullBuffer::from(valid)) };
+    let validity = if valid.iter().all(|&v| v) {
+        None
+    } else {
+        Some(NullBuffer::from(valid))
+    };
     let levels = match lv.first() {
         Some(&f) if lv.iter().all(|&l| l == f) => StringLevels::Uniform(f),
         None => StringLevels::Uniform(0),
@@ -105,15 +139,28 @@ pub fn strings<'a>(items: impl IntoIterator<Item = Option<&'a [u8]>>) -> RObject
     };
     RObject::Vector(Box::new(Vector {
         flags: Flags::default(),
-        data: VectorData::Character(StringVector { offsets, data: Buffer::from_vec(data), validity, levels }),
+        data: VectorData::Character(StringVector {
+            offsets,
+            data: Buffer::from_vec(data),
+            validity,
+            levels,
+        }),
         attributes: None,
     }))
 }
 
 pub fn ints(v: Vec<i32>) -> RObject {
-    RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Integer(ScalarBuffer::from(v)), attributes: None }))
+    RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data: VectorData::Integer(ScalarBuffer::from(v)),
+        attributes: None,
+    }))
 }
 
 pub fn reals(v: Vec<f64>) -> RObject {
-    RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Real(ScalarBuffer::from(v)), attributes: None }))
+    RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data: VectorData::Real(ScalarBuffer::from(v)),
+        attributes: None,
+    }))
 }

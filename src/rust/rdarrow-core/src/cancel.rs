@@ -45,7 +45,10 @@ pub fn interrupted() -> bool {
 #[inline]
 pub fn check() -> Result<()> {
     if interrupted() {
-        return Err(Error::new(ErrorKind::Interrupted, "interrupted by the user"));
+        return Err(Error::new(
+            ErrorKind::Interrupted,
+            "interrupted by the user",
+        ));
     }
     Ok(())
 }

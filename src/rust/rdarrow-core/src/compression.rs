@@ -39,7 +39,10 @@ impl Compression {
             Compression::Xz
         } else if prefix.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
             Compression::Zstd
-        } else if prefix.len() >= 6 && prefix[4] == 0x78 && matches!(prefix[5], 0x01 | 0x5e | 0x9c | 0xda) {
+        } else if prefix.len() >= 6
+            && prefix[4] == 0x78
+            && matches!(prefix[5], 0x01 | 0x5e | 0x9c | 0xda)
+        {
             Compression::LazyLoadZlib
         } else if prefix.len() >= 3 && prefix[0] == 0x5D && prefix[1] == 0 && prefix[2] == 0 {
             Compression::Lzma
@@ -88,7 +91,9 @@ impl Compression {
 pub const LZMA_MEMLIMIT: u64 = 512 << 20;
 
 /// Wrap a buffered source in the decompressor its first bytes call for.
-pub fn decompressor<R: BufRead + Send + 'static>(mut src: R) -> io::Result<(Compression, Box<dyn Read + Send>)> {
+pub fn decompressor<R: BufRead + Send + 'static>(
+    mut src: R,
+) -> io::Result<(Compression, Box<dyn Read + Send>)> {
     let prefix = src.fill_buf()?;
     let kind = Compression::detect(prefix);
     let reader: Box<dyn Read + Send> = match kind {
@@ -96,12 +101,16 @@ pub fn decompressor<R: BufRead + Send + 'static>(mut src: R) -> io::Result<(Comp
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(src)),
         Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(src)),
         Compression::Xz => {
-            let stream = liblzma::stream::Stream::new_auto_decoder(LZMA_MEMLIMIT, liblzma::stream::CONCATENATED)
-                .map_err(io::Error::other)?;
+            let stream = liblzma::stream::Stream::new_auto_decoder(
+                LZMA_MEMLIMIT,
+                liblzma::stream::CONCATENATED,
+            )
+            .map_err(io::Error::other)?;
             Box::new(liblzma::bufread::XzDecoder::new_stream(src, stream))
         }
         Compression::Lzma => {
-            let stream = liblzma::stream::Stream::new_lzma_decoder(LZMA_MEMLIMIT).map_err(io::Error::other)?;
+            let stream = liblzma::stream::Stream::new_lzma_decoder(LZMA_MEMLIMIT)
+                .map_err(io::Error::other)?;
             Box::new(liblzma::bufread::XzDecoder::new_stream(src, stream))
         }
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(src)?),
@@ -133,35 +142,46 @@ impl PipelinedReader {
     pub fn new(mut inner: Box<dyn Read + Send>) -> io::Result<Self> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(PIPE_DEPTH);
         let (recycle, recycled) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIPE_DEPTH + 2);
-        std::thread::Builder::new().name("rdarrow-decompress".into()).spawn(move || loop {
-            let mut buf = recycled.try_recv().unwrap_or_else(|_| vec![0u8; PIPE_CHUNK]);
-            let mut filled = 0;
-            let res = loop {
-                match inner.read(&mut buf[filled..]) {
-                    Ok(0) => break Ok(()),
-                    Ok(n) => {
-                        filled += n;
-                        if filled == buf.len() {
-                            break Ok(());
+        std::thread::Builder::new()
+            .name("rdarrow-decompress".into())
+            .spawn(move || loop {
+                let mut buf = recycled
+                    .try_recv()
+                    .unwrap_or_else(|_| vec![0u8; PIPE_CHUNK]);
+                let mut filled = 0;
+                let res = loop {
+                    match inner.read(&mut buf[filled..]) {
+                        Ok(0) => break Ok(()),
+                        Ok(n) => {
+                            filled += n;
+                            if filled == buf.len() {
+                                break Ok(());
+                            }
                         }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => break Err(e),
                     }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => break Err(e),
+                };
+                let eof = filled < buf.len();
+                if filled > 0 && tx.send(Ok((buf, filled))).is_err() {
+                    return; // the reader is gone
                 }
-            };
-            let eof = filled < buf.len();
-            if filled > 0 && tx.send(Ok((buf, filled))).is_err() {
-                return; // the reader is gone
-            }
-            if let Err(e) = res {
-                let _ = tx.send(Err(e));
-                return;
-            }
-            if eof {
-                return;
-            }
-        })?;
-        Ok(PipelinedReader { rx, recycle, current: Vec::new(), filled: 0, pos: 0, done: false })
+                if let Err(e) = res {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if eof {
+                    return;
+                }
+            })?;
+        Ok(PipelinedReader {
+            rx,
+            recycle,
+            current: Vec::new(),
+            filled: 0,
+            pos: 0,
+            done: false,
+        })
     }
 }
 
@@ -227,29 +247,63 @@ impl<W: Write> Compressor<W> {
     /// A compressor for at most `input_len` bytes (when known): xz then
     /// sizes its dictionary to the input, not to the preset (64 MiB at level
     /// 9, about 670 MiB of encoder memory), with the same output ratio.
-    pub fn for_input(sink: W, kind: Compression, level: Option<u32>, input_len: Option<usize>) -> io::Result<Self> {
+    pub fn for_input(
+        sink: W,
+        kind: Compression,
+        level: Option<u32>,
+        input_len: Option<usize>,
+    ) -> io::Result<Self> {
         let level = level.unwrap_or(kind.default_level());
         if let (Compression::Xz, Some(len)) = (kind, input_len) {
-            let mut opts = liblzma::stream::LzmaOptions::new_preset(level.min(9)).map_err(io::Error::other)?;
+            let mut opts =
+                liblzma::stream::LzmaOptions::new_preset(level.min(9)).map_err(io::Error::other)?;
             // the presets' dictionary sizes (xz(1))
-            let preset_dict: u32 = [256 << 10, 1 << 20, 2 << 20, 4 << 20, 4 << 20, 8 << 20, 8 << 20, 16 << 20, 32 << 20, 64 << 20]
-                [level.min(9) as usize];
-            let dict = u32::try_from(len.max(4096)).unwrap_or(u32::MAX).min(preset_dict);
+            let preset_dict: u32 = [
+                256 << 10,
+                1 << 20,
+                2 << 20,
+                4 << 20,
+                4 << 20,
+                8 << 20,
+                8 << 20,
+                16 << 20,
+                32 << 20,
+                64 << 20,
+            ][level.min(9) as usize];
+            let dict = u32::try_from(len.max(4096))
+                .unwrap_or(u32::MAX)
+                .min(preset_dict);
             opts.dict_size(dict);
             let mut filters = liblzma::stream::Filters::new();
             filters.lzma2(&opts);
-            let stream = liblzma::stream::Stream::new_stream_encoder(&filters, liblzma::stream::Check::Crc64)
-                .map_err(io::Error::other)?;
-            return Ok(Compressor::Xz(liblzma::write::XzEncoder::new_stream(sink, stream)));
+            let stream = liblzma::stream::Stream::new_stream_encoder(
+                &filters,
+                liblzma::stream::Check::Crc64,
+            )
+            .map_err(io::Error::other)?;
+            return Ok(Compressor::Xz(liblzma::write::XzEncoder::new_stream(
+                sink, stream,
+            )));
         }
         Ok(match kind {
             Compression::None => Compressor::None(sink),
-            Compression::Gzip => Compressor::Gzip(flate2::write::GzEncoder::new(sink, flate2::Compression::new(level.min(9)))),
-            Compression::Bzip2 => Compressor::Bzip2(bzip2::write::BzEncoder::new(sink, bzip2::Compression::new(level.clamp(1, 9)))),
+            Compression::Gzip => Compressor::Gzip(flate2::write::GzEncoder::new(
+                sink,
+                flate2::Compression::new(level.min(9)),
+            )),
+            Compression::Bzip2 => Compressor::Bzip2(bzip2::write::BzEncoder::new(
+                sink,
+                bzip2::Compression::new(level.clamp(1, 9)),
+            )),
             Compression::Xz => Compressor::Xz(liblzma::write::XzEncoder::new(sink, level.min(9))),
-            Compression::Zstd => Compressor::Zstd(zstd::stream::write::Encoder::new(sink, level as i32)?),
+            Compression::Zstd => {
+                Compressor::Zstd(zstd::stream::write::Encoder::new(sink, level as i32)?)
+            }
             Compression::Lzma | Compression::LazyLoadZlib => {
-                return Err(io::Error::new(io::ErrorKind::Unsupported, "this compression is read-only; write gzip, bzip2, xz or zstd"))
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "this compression is read-only; write gzip, bzip2, xz or zstd",
+                ))
             }
         })
     }
@@ -291,7 +345,9 @@ mod tests {
     use super::*;
 
     fn roundtrip(kind: Compression) {
-        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_be_bytes()).collect();
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_be_bytes())
+            .collect();
         let mut c = Compressor::new(Vec::new(), kind, None).unwrap();
         c.write_all(&data[..200_000]).unwrap();
         let mut bytes = c.finish().unwrap();
@@ -320,7 +376,13 @@ mod tests {
 
     #[test]
     fn concatenated_members_round_trip() {
-        for k in [Compression::None, Compression::Gzip, Compression::Bzip2, Compression::Xz, Compression::Zstd] {
+        for k in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Bzip2,
+            Compression::Xz,
+            Compression::Zstd,
+        ] {
             roundtrip(k);
         }
     }

@@ -16,7 +16,9 @@ pub enum CharEncoding {
 
 /// True when the stream's native encoding name means UTF-8.
 pub fn is_utf8_name(name: &[u8]) -> bool {
-    let n = String::from_utf8_lossy(name).to_ascii_lowercase().replace(['-', '_'], "");
+    let n = String::from_utf8_lossy(name)
+        .to_ascii_lowercase()
+        .replace(['-', '_'], "");
     n == "utf8"
 }
 
@@ -30,7 +32,10 @@ pub fn decode_named(bytes: &[u8], name: &[u8]) -> Option<String> {
         return String::from_utf8(bytes.to_vec()).ok();
     }
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-    if matches!(lower.as_str(), "latin1" | "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "l1") {
+    if matches!(
+        lower.as_str(),
+        "latin1" | "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "l1"
+    ) {
         return Some(bytes.iter().map(|&b| b as char).collect());
     }
     let label = match lower.as_str() {
@@ -59,7 +64,11 @@ pub fn decode_named(bytes: &[u8], name: &[u8]) -> Option<String> {
 ///
 /// Strings flagged as bytes, and native strings that cannot be
 /// transcoded, are returned as they are with `Bytes`/`Native`.
-pub fn to_utf8<'a>(bytes: &'a [u8], lv: u16, native: Option<&[u8]>) -> (CharEncoding, Cow<'a, [u8]>) {
+pub fn to_utf8<'a>(
+    bytes: &'a [u8],
+    lv: u16,
+    native: Option<&[u8]>,
+) -> (CharEncoding, Cow<'a, [u8]>) {
     if lv & levels::UTF8 != 0 {
         return (CharEncoding::Utf8, Cow::Borrowed(bytes));
     }

@@ -71,7 +71,13 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), offset: None, object: None, limit: None }
+        Error {
+            kind,
+            message: message.into(),
+            offset: None,
+            object: None,
+            limit: None,
+        }
     }
     pub fn at(mut self, offset: u64) -> Self {
         if self.offset.is_none() {
@@ -96,20 +102,29 @@ impl Error {
     }
     /// A limit that protects the session, naming which one.
     pub fn limit_of(limit: LimitKind, message: impl Into<String>) -> Self {
-        Error { limit: Some(limit), ..Error::new(ErrorKind::Limit, message) }
+        Error {
+            limit: Some(limit),
+            ..Error::new(ErrorKind::Limit, message)
+        }
     }
     pub fn usage(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Usage, message)
     }
     /// A broken invariant of rdarrow itself.
     pub fn internal(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Internal, format!("internal error: {}", message.into()))
+        Error::new(
+            ErrorKind::Internal,
+            format!("internal error: {}", message.into()),
+        )
     }
     pub fn io(err: &std::io::Error, what: &str) -> Self {
         if err.kind() == std::io::ErrorKind::Interrupted && crate::cancel::interrupted() {
             Error::new(ErrorKind::Interrupted, "interrupted by the user")
         } else if err.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::new(ErrorKind::Truncated, format!("{what}: unexpected end of data (the file is truncated)"))
+            Error::new(
+                ErrorKind::Truncated,
+                format!("{what}: unexpected end of data (the file is truncated)"),
+            )
         } else {
             Error::new(ErrorKind::Io, format!("{what}: {err}"))
         }
@@ -120,7 +135,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.message)?;
         match (&self.object, self.offset) {
-            (Some(o), Some(off)) => write!(f, " (in object '{o}', at byte {off} of the decompressed stream)"),
+            (Some(o), Some(off)) => write!(
+                f,
+                " (in object '{o}', at byte {off} of the decompressed stream)"
+            ),
             (Some(o), None) => write!(f, " (in object '{o}')"),
             (None, Some(off)) => write!(f, " (at byte {off} of the decompressed stream)"),
             (None, None) => Ok(()),

@@ -29,10 +29,12 @@ impl AlignedBuf {
     /// At least `len` bytes (rounded up to the alignment).
     pub fn new(len: usize) -> Self {
         let len = len.max(DIRECT_ALIGN).next_multiple_of(DIRECT_ALIGN);
-        let layout = std::alloc::Layout::from_size_align(len, DIRECT_ALIGN).expect("a valid buffer layout");
+        let layout =
+            std::alloc::Layout::from_size_align(len, DIRECT_ALIGN).expect("a valid buffer layout");
         // SAFETY: a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = std::ptr::NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr =
+            std::ptr::NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         AlignedBuf { ptr, len }
     }
 
@@ -45,7 +47,12 @@ impl AlignedBuf {
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), std::alloc::Layout::from_size_align_unchecked(self.len, DIRECT_ALIGN)) }
+        unsafe {
+            std::alloc::dealloc(
+                self.ptr.as_ptr(),
+                std::alloc::Layout::from_size_align_unchecked(self.len, DIRECT_ALIGN),
+            )
+        }
     }
 }
 
@@ -64,7 +71,11 @@ pub fn set_direct(file: &File, on: bool) -> bool {
             if flags < 0 {
                 return false;
             }
-            let flags = if on { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
+            let flags = if on {
+                flags | libc::O_DIRECT
+            } else {
+                flags & !libc::O_DIRECT
+            };
             libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags) == 0
         }
     }
@@ -83,7 +94,12 @@ pub fn hand_to_disk(file: &File, start: u64, len: u64) {
         // advisory: a failure here leaves the work to fsync
         // SAFETY: a valid descriptor and a range of the file.
         unsafe {
-            libc::sync_file_range(file.as_raw_fd(), start as libc::off64_t, len as libc::off64_t, libc::SYNC_FILE_RANGE_WRITE);
+            libc::sync_file_range(
+                file.as_raw_fd(),
+                start as libc::off64_t,
+                len as libc::off64_t,
+                libc::SYNC_FILE_RANGE_WRITE,
+            );
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -94,7 +110,13 @@ pub fn hand_to_disk(file: &File, start: u64, len: u64) {
 /// padded with zeros to the alignment; `block` must be aligned and have
 /// room for the padding), else through the page cache and handed to the
 /// disk. A file system that refuses a direct write turns `direct` off.
-pub fn write_block(file: &File, block: &mut [u8], len: usize, offset: u64, direct: &std::sync::atomic::AtomicBool) -> std::io::Result<()> {
+pub fn write_block(
+    file: &File,
+    block: &mut [u8],
+    len: usize,
+    offset: u64,
+    direct: &std::sync::atomic::AtomicBool,
+) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
     use std::sync::atomic::Ordering;
     if direct.load(Ordering::Relaxed) {
@@ -128,7 +150,13 @@ pub struct WritebackFile<'a> {
 
 impl<'a> WritebackFile<'a> {
     pub fn new(file: &'a File) -> Self {
-        WritebackFile { file, staged: None, staged_len: 0, written: 0, direct: std::sync::atomic::AtomicBool::new(false) }
+        WritebackFile {
+            file,
+            staged: None,
+            staged_len: 0,
+            written: 0,
+            direct: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     /// The file, for writers that place blocks at their own offsets
@@ -138,11 +166,19 @@ impl<'a> WritebackFile<'a> {
     }
 
     fn write_staged(&mut self) -> std::io::Result<()> {
-        let Some(buf) = self.staged.as_mut() else { return Ok(()) };
+        let Some(buf) = self.staged.as_mut() else {
+            return Ok(());
+        };
         if self.staged_len == 0 {
             return Ok(());
         }
-        write_block(self.file, buf.as_mut_slice(), self.staged_len, self.written, &self.direct)?;
+        write_block(
+            self.file,
+            buf.as_mut_slice(),
+            self.staged_len,
+            self.written,
+            &self.direct,
+        )?;
         self.written += self.staged_len as u64;
         self.staged_len = 0;
         Ok(())
@@ -150,7 +186,8 @@ impl<'a> WritebackFile<'a> {
 
     /// Write what is staged; the file then has exactly the bytes given.
     pub fn finish(&mut self) -> std::io::Result<()> {
-        let padded = self.direct.load(std::sync::atomic::Ordering::Relaxed) && self.staged_len % DIRECT_ALIGN != 0;
+        let padded = self.direct.load(std::sync::atomic::Ordering::Relaxed)
+            && self.staged_len % DIRECT_ALIGN != 0;
         self.write_staged()?;
         if padded {
             self.file.set_len(self.written)?;
@@ -164,7 +201,9 @@ impl<'a> WritebackFile<'a> {
 
 impl Write for WritebackFile<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let staged = self.staged.get_or_insert_with(|| AlignedBuf::new(FILE_BLOCK));
+        let staged = self
+            .staged
+            .get_or_insert_with(|| AlignedBuf::new(FILE_BLOCK));
         let k = (FILE_BLOCK - self.staged_len).min(buf.len());
         staged.as_mut_slice()[self.staged_len..self.staged_len + k].copy_from_slice(&buf[..k]);
         self.staged_len += k;
@@ -187,23 +226,37 @@ impl Write for WritebackFile<'_> {
 /// temporary name; the result is made durable (fsync) and renamed into
 /// place only when `fill` succeeds, and the temporary file is removed
 /// otherwise.
-pub fn atomic_write(path: &Path, fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+pub fn atomic_write(
+    path: &Path,
+    fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>,
+) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.rdarrow-{}.tmp",
-        path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        path.file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         std::process::id()
     ));
     let result = (|| -> Result<()> {
         let f = File::create(&tmp).map_err(|e| {
-            let why = if dir.is_dir() { "no file can be created in its folder" } else { "its folder does not exist" };
+            let why = if dir.is_dir() {
+                "no file can be created in its folder"
+            } else {
+                "its folder does not exist"
+            };
             Error::io(&e, &format!("cannot write '{}' ({why})", path.display()))
         })?;
         let mut out = WritebackFile::new(&f);
         fill(&mut out)?;
         out.finish().map_err(|e| Error::io(&e, "cannot write"))?;
-        f.sync_all().map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(&e, &format!("cannot rename into '{}'", path.display())))
+        f.sync_all()
+            .map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
+        std::fs::rename(&tmp, path)
+            .map_err(|e| Error::io(&e, &format!("cannot rename into '{}'", path.display())))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -227,7 +280,16 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rdarrow-file-out-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.bin");
-        for size in [0usize, 1, 4095, 4096, FILE_BLOCK - 1, FILE_BLOCK, FILE_BLOCK + 1, 3 * FILE_BLOCK + 12_345] {
+        for size in [
+            0usize,
+            1,
+            4095,
+            4096,
+            FILE_BLOCK - 1,
+            FILE_BLOCK,
+            FILE_BLOCK + 1,
+            3 * FILE_BLOCK + 12_345,
+        ] {
             let data: Vec<u8> = (0..size).map(|i| (i * 131 % 251) as u8).collect();
             atomic_write(&path, |f| {
                 // uneven pieces, as a buffered writer above would give
@@ -239,13 +301,18 @@ mod tests {
             .unwrap();
             assert!(std::fs::read(&path).unwrap() == data, "{size} bytes");
         }
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "only the file remains");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "only the file remains"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_failed_fill_leaves_the_old_file_and_no_temporary_file() {
-        let dir = std::env::temp_dir().join(format!("rdarrow-file-out-fail-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("rdarrow-file-out-fail-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.bin");
         std::fs::write(&path, b"old").unwrap();

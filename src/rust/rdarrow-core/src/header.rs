@@ -17,7 +17,9 @@ pub fn check_version(version: i32) -> Result<()> {
     if VERSIONS.contains(&version) {
         Ok(())
     } else {
-        Err(Error::usage(format!("version must be 2 or 3, not {version}")))
+        Err(Error::usage(format!(
+            "version must be 2 or 3, not {version}"
+        )))
     }
 }
 
@@ -76,7 +78,10 @@ pub enum Container {
 impl Container {
     /// A `save()` file of this format and version.
     pub fn rdata(format: Format, version: i32) -> Container {
-        Container::RData { format: format.letter(), version: b'0' + version as u8 }
+        Container::RData {
+            format: format.letter(),
+            version: b'0' + version as u8,
+        }
     }
 
     /// The magic `save()` writes first (`RDX3\n`, `RDA2\n`, ...), or
@@ -171,23 +176,38 @@ pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
         return Err(Error::new(ErrorKind::NotRData, "the file is empty"));
     }
     let mut container = Container::Stream;
-    if head.len() >= 5 && head.starts_with(b"RD") && Format::from_letter(head[2]).is_some() && head[4] == b'\n' {
+    if head.len() >= 5
+        && head.starts_with(b"RD")
+        && Format::from_letter(head[2]).is_some()
+        && head[4] == b'\n'
+    {
         match head[3] {
             v if VERSIONS.iter().any(|&k| v == b'0' + k as u8) => {}
-            b'1' => {
-                return Err(Error::unsupported(
-                    "this is a version-1 save file (R < 1.4); re-save it with a current R to read it",
+            b'1' => return Err(Error::unsupported(
+                "this is a version-1 save file (R < 1.4); re-save it with a current R to read it",
+            )),
+            v => {
+                return Err(Error::new(
+                    ErrorKind::NotRData,
+                    format!("unknown save() file version '{}'", v as char),
                 ))
             }
-            v => return Err(Error::new(ErrorKind::NotRData, format!("unknown save() file version '{}'", v as char))),
         }
-        container = Container::RData { format: head[2], version: head[3] };
+        container = Container::RData {
+            format: head[2],
+            version: head[3],
+        };
         inp.consume(5);
     }
     let line = inp.peek(3)?.to_vec();
-    let partial_line = line.len() < 2 && line.first().is_none_or(|&c| Format::from_letter(c).is_some());
+    let partial_line = line.len() < 2
+        && line
+            .first()
+            .is_none_or(|&c| Format::from_letter(c).is_some());
     if partial_line && (container != Container::Stream || !line.is_empty()) {
-        return Err(Error::new(ErrorKind::Truncated, "the file ends inside its header").at(inp.offset()));
+        return Err(
+            Error::new(ErrorKind::Truncated, "the file ends inside its header").at(inp.offset()),
+        );
     }
     let mut leading_newline = false;
     let fmt = match line.as_slice() {
@@ -218,12 +238,17 @@ pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
     let writer_version = inp.read_int()?;
     let min_reader_version = inp.read_int()?;
     if check_version(version).is_err() {
-        return Err(Error::unsupported(format!("unsupported serialization format version {version} (R writes versions 2 and 3)")).at(inp.offset()));
+        return Err(Error::unsupported(format!(
+            "unsupported serialization format version {version} (R writes versions 2 and 3)"
+        ))
+        .at(inp.offset()));
     }
     let native_encoding = if version >= 3 {
         let n = inp.read_int()?;
         if !(0..=256).contains(&n) {
-            return Err(Error::corrupt(format!("invalid native encoding name length {n}")).at(inp.offset()));
+            return Err(
+                Error::corrupt(format!("invalid native encoding name length {n}")).at(inp.offset()),
+            );
         }
         let mut enc = Vec::new();
         inp.read_string_into(n as usize, &mut enc)?;
@@ -247,7 +272,11 @@ pub fn read_header(inp: &mut Input) -> Result<(Container, StreamHeader)> {
 }
 
 /// Write the container magic and the serialization header.
-pub fn write_header<W: Write>(out: &mut Output<W>, container: Container, h: &StreamHeader) -> Result<()> {
+pub fn write_header<W: Write>(
+    out: &mut Output<W>,
+    container: Container,
+    h: &StreamHeader,
+) -> Result<()> {
     if let Some(magic) = container.magic() {
         out.bytes(&magic)?;
     }
@@ -265,4 +294,3 @@ pub fn write_header<W: Write>(out: &mut Output<W>, container: Container, h: &Str
     }
     Ok(())
 }
-

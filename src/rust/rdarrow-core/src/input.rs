@@ -54,7 +54,11 @@ pub struct Input {
 }
 
 fn truncated(offset: u64) -> Error {
-    Error::new(ErrorKind::Truncated, "unexpected end of data: the file is truncated or the stream is incomplete").at(offset)
+    Error::new(
+        ErrorKind::Truncated,
+        "unexpected end of data: the file is truncated or the stream is incomplete",
+    )
+    .at(offset)
 }
 
 impl Input {
@@ -99,8 +103,16 @@ impl Input {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     let off = self.offset();
-                    let kind = if e.kind() == std::io::ErrorKind::UnexpectedEof { ErrorKind::Truncated } else { ErrorKind::Corrupt };
-                    return Err(Error::new(kind, format!("cannot decompress or read the data: {e}")).at(off));
+                    let kind = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                        ErrorKind::Truncated
+                    } else {
+                        ErrorKind::Corrupt
+                    };
+                    return Err(Error::new(
+                        kind,
+                        format!("cannot decompress or read the data: {e}"),
+                    )
+                    .at(off));
                 }
             }
         }
@@ -185,7 +197,10 @@ impl Input {
         // numeric type for which every byte pattern is valid; read_exact only
         // writes into the slice, and set_len happens after it is fully written.
         unsafe {
-            let dst = std::slice::from_raw_parts_mut(v.as_mut_ptr().add(start) as *mut u8, k * std::mem::size_of::<T>());
+            let dst = std::slice::from_raw_parts_mut(
+                v.as_mut_ptr().add(start) as *mut u8,
+                k * std::mem::size_of::<T>(),
+            );
             self.read_exact(dst)?;
             v.set_len(start + k);
         }
@@ -207,7 +222,8 @@ impl Input {
             if self.base + left > *len {
                 return Err(truncated(*len));
             }
-            file.seek(SeekFrom::Start(self.base + left)).map_err(|e| Error::io(&e, "seek"))?;
+            file.seek(SeekFrom::Start(self.base + left))
+                .map_err(|e| Error::io(&e, "seek"))?;
             self.base += left;
             return Ok(());
         }
@@ -274,7 +290,9 @@ impl Input {
                 break;
             }
             if self.word.len() >= 127 {
-                return Err(Error::corrupt("ASCII token longer than 127 characters").at(self.offset()));
+                return Err(
+                    Error::corrupt("ASCII token longer than 127 characters").at(self.offset())
+                );
             }
             self.word.push(c);
             self.pos += 1;
@@ -309,7 +327,11 @@ impl Input {
                 let off = self.offset();
                 let w = self.read_word()?;
                 parse_ascii_int(w).ok_or_else(|| {
-                    Error::corrupt(format!("expected an integer, found '{}'", String::from_utf8_lossy(w))).at(off)
+                    Error::corrupt(format!(
+                        "expected an integer, found '{}'",
+                        String::from_utf8_lossy(w)
+                    ))
+                    .at(off)
                 })
             }
         }
@@ -334,7 +356,11 @@ impl Input {
                 let w = self.read_word()?;
                 let hex = w.starts_with(b"0x") || w.starts_with(b"-0x") || w.starts_with(b"+0x");
                 let v = parse_ascii_double(w).ok_or_else(|| {
-                    Error::corrupt(format!("expected a number, found '{}'", String::from_utf8_lossy(w))).at(off)
+                    Error::corrupt(format!(
+                        "expected a number, found '{}'",
+                        String::from_utf8_lossy(w)
+                    ))
+                    .at(off)
                 })?;
                 if hex {
                     self.saw_hex_double = true;
@@ -434,7 +460,9 @@ impl Input {
                         let b = std::str::from_utf8(w)
                             .ok()
                             .and_then(|s| u8::from_str_radix(s, 16).ok())
-                            .ok_or_else(|| Error::corrupt("expected a hex byte in a raw vector").at(off))?;
+                            .ok_or_else(|| {
+                                Error::corrupt("expected a hex byte in a raw vector").at(off)
+                            })?;
                         v.push(b);
                     }
                 }
@@ -458,7 +486,9 @@ impl Input {
                 Ok(())
             }
             _ => {
-                let bytes = n.checked_mul(width).ok_or_else(|| Error::corrupt("vector length overflows").at(self.offset()))?;
+                let bytes = n
+                    .checked_mul(width)
+                    .ok_or_else(|| Error::corrupt("vector length overflows").at(self.offset()))?;
                 self.check_remaining(bytes, "a vector")?;
                 self.skip(bytes)
             }
@@ -646,7 +676,6 @@ pub fn parse_ascii_int(w: &[u8]) -> Option<i32> {
     i32::try_from(v).ok()
 }
 
-
 /// Parse an ASCII double: `NA`, `NaN`, `Inf`, `-Inf`, decimal or C99 hex.
 pub fn parse_ascii_double(w: &[u8]) -> Option<f64> {
     match w {
@@ -728,14 +757,23 @@ mod tests {
     fn ascii_doubles() {
         assert_eq!(parse_ascii_double(b"0x1.8p+1"), Some(3.0));
         assert_eq!(parse_ascii_double(b"-0x1p-2"), Some(-0.25));
-        assert_eq!(parse_ascii_double(b"0x0.0000000000001p-1022"), Some(f64::from_bits(1)));
+        assert_eq!(
+            parse_ascii_double(b"0x0.0000000000001p-1022"),
+            Some(f64::from_bits(1))
+        );
         for x in [-1e-310, 5e-324, 2.2250738585072014e-308, 0.1, -1.0 / 3.0] {
             let hex = crate::write::ascii_double(x, true);
             assert_eq!(parse_ascii_double(hex.trim().as_bytes()), Some(x), "{hex}");
         }
-        assert_eq!(parse_ascii_double(b"0x1.fffffffffffffp+1023"), Some(f64::MAX));
+        assert_eq!(
+            parse_ascii_double(b"0x1.fffffffffffffp+1023"),
+            Some(f64::MAX)
+        );
         assert_eq!(parse_ascii_double(b"1e-05"), Some(1e-5));
-        assert_eq!(parse_ascii_double(b"NA").unwrap().to_bits(), crate::tree::na::REAL_BITS);
+        assert_eq!(
+            parse_ascii_double(b"NA").unwrap().to_bits(),
+            crate::tree::na::REAL_BITS
+        );
         assert_eq!(parse_ascii_double(b"-Inf"), Some(f64::NEG_INFINITY));
         assert!(parse_ascii_double(b"abc").is_none());
     }

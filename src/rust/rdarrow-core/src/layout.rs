@@ -93,7 +93,11 @@ pub enum Piece<'a> {
     /// Doubles (and complex numbers as pairs), written big-endian.
     Float64(Shared<'a, f64>),
     /// Elements `start..end` of a character vector.
-    Strings { source: Arc<dyn StringSource + 'a>, start: usize, end: usize },
+    Strings {
+        source: Arc<dyn StringSource + 'a>,
+        start: usize,
+        end: usize,
+    },
     /// The integers `first + i * step` for `i` in `0..len` (a compact
     /// sequence written as the vector it stands for).
     IntSequence { first: i32, step: i32, len: usize },
@@ -150,7 +154,12 @@ impl<'a> Layout<'a> {
     }
 
     /// A numeric vector: encoded at once when short, else kept as it is.
-    fn numbers<T: ArrowNativeType, const W: usize>(&mut self, v: Shared<'a, T>, encode: fn(T) -> [u8; W], piece: fn(Shared<'a, T>) -> Piece<'a>) {
+    fn numbers<T: ArrowNativeType, const W: usize>(
+        &mut self,
+        v: Shared<'a, T>,
+        encode: fn(T) -> [u8; W],
+        piece: fn(Shared<'a, T>) -> Piece<'a>,
+    ) {
         if v.len() < SHORT_VECTOR {
             let e = self.encoded();
             v.iter().for_each(|&x| e.extend_from_slice(&encode(x)));
@@ -208,7 +217,11 @@ impl<'a> Layout<'a> {
         let mut start = 0;
         while start < n {
             let end = (start + STRING_RUN).min(n);
-            self.pieces.push(Piece::Strings { source: source.clone(), start, end });
+            self.pieces.push(Piece::Strings {
+                source: source.clone(),
+                start,
+                end,
+            });
             start = end;
         }
     }
@@ -216,7 +229,9 @@ impl<'a> Layout<'a> {
     /// Measure the pieces (string runs on `threads` threads); the layout
     /// can then be rendered.
     pub fn finish(mut self, threads: usize) -> Self {
-        let runs: Vec<usize> = (0..self.pieces.len()).filter(|&i| self.pieces[i].fixed_size().is_none()).collect();
+        let runs: Vec<usize> = (0..self.pieces.len())
+            .filter(|&i| self.pieces[i].fixed_size().is_none())
+            .collect();
         let mut run_sizes = vec![0u64; runs.len()];
         let next = AtomicUsize::new(0);
         let pieces = &self.pieces;
@@ -231,15 +246,23 @@ impl<'a> Layout<'a> {
                     }
                     for (j, &p) in runs.iter().enumerate().skip(k).take(chunk) {
                         if let Piece::Strings { source, start, end } = &pieces[p] {
-                            out.push((j, (*start..*end).map(|i| source.item(i).size()).sum::<u64>()));
+                            out.push((
+                                j,
+                                (*start..*end).map(|i| source.item(i).size()).sum::<u64>(),
+                            ));
                         }
                     }
                 }
             };
-            let helpers: Vec<_> =
-                (1..threads.max(1).min(runs.len().div_ceil(chunk).max(1))).map(|_| scope.spawn(measure)).collect();
+            let helpers: Vec<_> = (1..threads.max(1).min(runs.len().div_ceil(chunk).max(1)))
+                .map(|_| scope.spawn(measure))
+                .collect();
             let mine = measure();
-            for (j, s) in helpers.into_iter().flat_map(|h| h.join().unwrap_or_default()).chain(mine) {
+            for (j, s) in helpers
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .chain(mine)
+            {
                 run_sizes[j] = s;
             }
         });
@@ -248,7 +271,9 @@ impl<'a> Layout<'a> {
         let mut at = 0u64;
         for p in &self.pieces {
             self.starts.push(at);
-            at += p.fixed_size().unwrap_or_else(|| run_sizes.next().unwrap_or(0));
+            at += p
+                .fixed_size()
+                .unwrap_or_else(|| run_sizes.next().unwrap_or(0));
         }
         self.len = at;
         self
@@ -267,7 +292,10 @@ impl<'a> Layout<'a> {
     pub fn render(&self, offset: u64, out: &mut [u8]) {
         let mut at = offset;
         let mut filled = 0;
-        let mut p = self.starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let mut p = self
+            .starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
         while filled < out.len() && p < self.pieces.len() {
             let skip = at - self.starts[p];
             let n = render_piece(&self.pieces[p], skip, &mut out[filled..]);
@@ -295,7 +323,12 @@ fn encode_char_head(c: StringItem<'_>, out: &mut [u8; 8]) {
 
 /// Write the bytes of `count` fixed-width elements (element `i` encoded by
 /// `encode(i)`) from byte `skip` on into `out`; returns the bytes written.
-fn render_elements<const W: usize>(count: usize, skip: u64, out: &mut [u8], encode: impl Fn(usize) -> [u8; W]) -> usize {
+fn render_elements<const W: usize>(
+    count: usize,
+    skip: u64,
+    out: &mut [u8],
+    encode: impl Fn(usize) -> [u8; W],
+) -> usize {
     let total = (count * W) as u64;
     let n = ((total - skip) as usize).min(out.len());
     let (mut i, mut done) = ((skip / W as u64) as usize, 0usize);
@@ -327,14 +360,18 @@ fn render_piece(piece: &Piece<'_>, skip: u64, out: &mut [u8]) -> usize {
         Piece::Encoded(v) => copy_from(v, skip, out),
         Piece::Bytes(v) => copy_from(v, skip, out),
         Piece::Int32(v) => render_elements::<4>(v.len(), skip, out, |i| v[i].to_be_bytes()),
-        Piece::Float64(v) => render_elements::<8>(v.len(), skip, out, |i| v[i].to_bits().to_be_bytes()),
-        Piece::IntSequence { first, step, len } => {
-            render_elements::<4>(*len, skip, out, |i| first.wrapping_add((i as i32).wrapping_mul(*step)).to_be_bytes())
+        Piece::Float64(v) => {
+            render_elements::<8>(v.len(), skip, out, |i| v[i].to_bits().to_be_bytes())
         }
+        Piece::IntSequence { first, step, len } => render_elements::<4>(*len, skip, out, |i| {
+            first
+                .wrapping_add((i as i32).wrapping_mul(*step))
+                .to_be_bytes()
+        }),
         // as R expands a compact double sequence: first + i * step
-        Piece::RealSequence { first, step, len } => {
-            render_elements::<8>(*len, skip, out, |i| (first + i as f64 * step).to_bits().to_be_bytes())
-        }
+        Piece::RealSequence { first, step, len } => render_elements::<8>(*len, skip, out, |i| {
+            (first + i as f64 * step).to_bits().to_be_bytes()
+        }),
         Piece::Strings { source, start, end } => {
             let mut pos = 0u64;
             let mut done = 0usize;
@@ -413,13 +450,21 @@ fn block_count(layout: &Layout<'_>) -> u64 {
 
 fn block_range(layout: &Layout<'_>, idx: u64) -> (u64, usize) {
     let start = idx * BLOCK_SIZE as u64;
-    (start, (layout.len() - start).min(BLOCK_SIZE as u64) as usize)
+    (
+        start,
+        (layout.len() - start).min(BLOCK_SIZE as u64) as usize,
+    )
 }
 
 /// Uncompressed: workers render blocks and write each at its offset, a
 /// file of a block or more around the page cache (see [`crate::file_out`];
 /// the last block padded, and the file cut to its length after).
-fn write_in_place(file: &std::fs::File, layout: &Layout<'_>, threads: usize, on_progress: &mut dyn FnMut(u64)) -> Result<()> {
+fn write_in_place(
+    file: &std::fs::File,
+    layout: &Layout<'_>,
+    threads: usize,
+    on_progress: &mut dyn FnMut(u64),
+) -> Result<()> {
     let blocks = block_count(layout);
     let next = AtomicU64::new(0);
     let done_bytes = AtomicU64::new(0);
@@ -467,7 +512,9 @@ fn write_in_place(file: &std::fs::File, layout: &Layout<'_>, threads: usize, on_
             }
             main.unpark();
         };
-        let workers: Vec<_> = (0..threads.min(blocks.max(1) as usize)).map(|_| scope.spawn(work)).collect();
+        let workers: Vec<_> = (0..threads.min(blocks.max(1) as usize))
+            .map(|_| scope.spawn(work))
+            .collect();
         while !workers.iter().all(|w| w.is_finished()) {
             std::thread::park_timeout(Duration::from_millis(20));
             on_progress(done_bytes.load(Ordering::Relaxed));
@@ -485,7 +532,8 @@ fn write_in_place(file: &std::fs::File, layout: &Layout<'_>, threads: usize, on_
         set_direct(file, false);
     }
     // the padding of the last direct block, and the size fallocate set
-    file.set_len(layout.len()).map_err(|e| Error::io(&e, "cannot write"))
+    file.set_len(layout.len())
+        .map_err(|e| Error::io(&e, "cannot write"))
 }
 
 /// Blocks rendered and compressed by workers, handed to the writer in order.
@@ -510,7 +558,12 @@ fn write_compressed<W: Write>(
 ) -> Result<()> {
     let blocks = block_count(layout).max(1);
     let window = 2 * threads as u64 + 1;
-    let state = Mutex::new(Pipeline { next_take: 0, next_write: 0, finished: BTreeMap::new(), failure: None });
+    let state = Mutex::new(Pipeline {
+        next_take: 0,
+        next_write: 0,
+        finished: BTreeMap::new(),
+        failure: None,
+    });
     let changed = Condvar::new();
     let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
     let fail = |e: Error| {
@@ -524,7 +577,10 @@ fn write_compressed<W: Write>(
             loop {
                 let idx = {
                     let mut s = lock();
-                    while s.failure.is_none() && s.next_take < blocks && s.next_take >= s.next_write + window {
+                    while s.failure.is_none()
+                        && s.next_take < blocks
+                        && s.next_take >= s.next_write + window
+                    {
                         s = changed.wait(s).unwrap_or_else(|p| p.into_inner());
                     }
                     if s.failure.is_some() || s.next_take >= blocks {
@@ -546,7 +602,9 @@ fn write_compressed<W: Write>(
                 }
             }
         };
-        let workers: Vec<_> = (0..threads.min(blocks as usize)).map(|_| scope.spawn(work)).collect();
+        let workers: Vec<_> = (0..threads.min(blocks as usize))
+            .map(|_| scope.spawn(work))
+            .collect();
         let mut written = 0u64;
         let out = (|| -> Result<()> {
             for idx in 0..blocks {
@@ -564,13 +622,17 @@ fn write_compressed<W: Write>(
                         if cancel::interrupted() {
                             return Err(interrupted_error());
                         }
-                        s = changed.wait_timeout(s, Duration::from_millis(20)).map(|(g, _)| g).unwrap_or_else(|p| p.into_inner().0);
+                        s = changed
+                            .wait_timeout(s, Duration::from_millis(20))
+                            .map(|(g, _)| g)
+                            .unwrap_or_else(|p| p.into_inner().0);
                         drop(s);
                         on_progress(written);
                         s = lock();
                     }
                 };
-                sink.write_all(&member).map_err(|e| Error::io(&e, "cannot write"))?;
+                sink.write_all(&member)
+                    .map_err(|e| Error::io(&e, "cannot write"))?;
                 let len = block_range(layout, idx).1 as u64;
                 written += len;
                 cancel::advance(len);
@@ -606,7 +668,10 @@ mod tests {
             self.0.len()
         }
         fn item(&self, i: usize) -> StringItem<'_> {
-            StringItem { flags: 0x0004_0009, bytes: self.0[i].as_deref() }
+            StringItem {
+                flags: 0x0004_0009,
+                bytes: self.0[i].as_deref(),
+            }
         }
     }
 
@@ -614,8 +679,11 @@ mod tests {
     fn reference(ints: &[i32], doubles: &[f64], words: &Words, raw: &[u8]) -> Vec<u8> {
         let mut v = b"RDX3\nX\n".to_vec();
         v.extend_from_slice(&(ints.len() as i32).to_be_bytes());
-        ints.iter().for_each(|x| v.extend_from_slice(&x.to_be_bytes()));
-        doubles.iter().for_each(|x| v.extend_from_slice(&x.to_bits().to_be_bytes()));
+        ints.iter()
+            .for_each(|x| v.extend_from_slice(&x.to_be_bytes()));
+        doubles
+            .iter()
+            .for_each(|x| v.extend_from_slice(&x.to_bits().to_be_bytes()));
         for w in &words.0 {
             v.extend_from_slice(&0x0004_0009i32.to_be_bytes());
             match w {
@@ -628,27 +696,41 @@ mod tests {
         }
         v.extend_from_slice(raw);
         (0..ints.len() as i32).for_each(|i| v.extend_from_slice(&(7 - 2 * i).to_be_bytes()));
-        (0..ints.len()).for_each(|i| v.extend_from_slice(&(0.5 + i as f64).to_bits().to_be_bytes()));
+        (0..ints.len())
+            .for_each(|i| v.extend_from_slice(&(0.5 + i as f64).to_bits().to_be_bytes()));
         v.extend_from_slice(&(crate::tree::sxp::NILVALUE as i32).to_be_bytes());
         v
     }
 
     fn sample(n: usize) -> (Vec<i32>, Vec<f64>, Arc<Words>, Vec<u8>) {
-        let ints: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(2_654_435_761u32 as i32)).collect();
+        let ints: Vec<i32> = (0..n as i32)
+            .map(|i| i.wrapping_mul(2_654_435_761u32 as i32))
+            .collect();
         let mut doubles: Vec<f64> = (0..n).map(|i| i as f64 / 7.0 - 3.0).collect();
         if n > 3 {
             doubles[3] = crate::tree::na::real();
         }
         let words = Words(
             (0..n)
-                .map(|i| if i % 17 == 5 { None } else { Some(format!("w{}{}", i, "é".repeat(i % 5)).into_bytes()) })
+                .map(|i| {
+                    if i % 17 == 5 {
+                        None
+                    } else {
+                        Some(format!("w{}{}", i, "é".repeat(i % 5)).into_bytes())
+                    }
+                })
                 .collect(),
         );
         let raw: Vec<u8> = (0..n).map(|i| (i * 31) as u8).collect();
         (ints, doubles, Arc::new(words), raw)
     }
 
-    fn laid_out<'a>(ints: &'a [i32], doubles: &'a [f64], words: &Arc<Words>, raw: &'a [u8]) -> Layout<'a> {
+    fn laid_out<'a>(
+        ints: &'a [i32],
+        doubles: &'a [f64],
+        words: &Arc<Words>,
+        raw: &'a [u8],
+    ) -> Layout<'a> {
         let mut l = Layout::new();
         l.put(b"RDX3\nX\n");
         crate::write::Emit::length(&mut l, ints.len() as u64).unwrap();
@@ -691,9 +773,12 @@ mod tests {
     #[test]
     fn large_uncompressed_files_are_written_exactly() {
         // large enough for direct I/O, with a last block that is not aligned
-        let dir = std::env::temp_dir().join(format!("rdarrow-layout-direct-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("rdarrow-layout-direct-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let ints: Vec<i32> = (0..(3 * BLOCK_SIZE / 4 + 12_345)).map(|i| i as i32 ^ 0x5a5a).collect();
+        let ints: Vec<i32> = (0..(3 * BLOCK_SIZE / 4 + 12_345))
+            .map(|i| i as i32 ^ 0x5a5a)
+            .collect();
         let (_, doubles, words, raw) = sample(1001);
         let expected = reference(&ints, &doubles, &words, &raw);
         assert!(expected.len() > 3 * BLOCK_SIZE && expected.len() % DIRECT_ALIGN != 0);
@@ -701,8 +786,19 @@ mod tests {
         let path = dir.join("big");
         std::fs::write(&path, b"old").unwrap();
         for threads in [1, 2] {
-            write_layout_file(&path, &layout, Compression::None, None, threads, &mut |_| {}).unwrap();
-            assert!(std::fs::read(&path).unwrap() == expected, "{threads} threads");
+            write_layout_file(
+                &path,
+                &layout,
+                Compression::None,
+                None,
+                threads,
+                &mut |_| {},
+            )
+            .unwrap();
+            assert!(
+                std::fs::read(&path).unwrap() == expected,
+                "{threads} threads"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -716,19 +812,32 @@ mod tests {
         let expected = reference(&ints, &doubles, &words, &raw);
         assert!(expected.len() > 2 * BLOCK_SIZE);
         let layout = laid_out(&ints, &doubles, &words, &raw);
-        for kind in [Compression::None, Compression::Gzip, Compression::Bzip2, Compression::Xz, Compression::Zstd] {
-            let mut streamed = crate::parallel::ParallelCompressor::new(Vec::new(), kind, Some(1), 2).unwrap();
+        for kind in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Bzip2,
+            Compression::Xz,
+            Compression::Zstd,
+        ] {
+            let mut streamed =
+                crate::parallel::ParallelCompressor::new(Vec::new(), kind, Some(1), 2).unwrap();
             streamed.write_all(&expected).unwrap();
             let streamed = streamed.finish().unwrap();
             for threads in [1, 2, 3] {
                 let path = dir.join(format!("out-{kind:?}-{threads}"));
                 let mut ticks = 0;
-                write_layout_file(&path, &layout, kind, Some(1), threads, &mut |_| ticks += 1).unwrap();
+                write_layout_file(&path, &layout, kind, Some(1), threads, &mut |_| ticks += 1)
+                    .unwrap();
                 let bytes = std::fs::read(&path).unwrap();
-                assert!(bytes == streamed, "{kind:?} with {threads} threads differs from the streaming writer");
+                assert!(
+                    bytes == streamed,
+                    "{kind:?} with {threads} threads differs from the streaming writer"
+                );
                 if kind == Compression::Gzip {
                     let mut back = Vec::new();
-                    flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut back).unwrap();
+                    flate2::read::MultiGzDecoder::new(&bytes[..])
+                        .read_to_end(&mut back)
+                        .unwrap();
                     assert!(back == expected);
                 }
             }

@@ -19,6 +19,7 @@ pub mod input;
 pub mod layout;
 pub mod parallel;
 pub mod read;
+pub mod spill;
 pub mod summary;
 pub mod tree;
 pub mod validate;
@@ -27,8 +28,8 @@ pub mod write;
 pub use compression::Compression;
 pub use error::{Error, ErrorKind, Result};
 pub use file_out::{atomic_write, WritebackFile};
-pub use input::Format;
 pub use header::{Container, StreamHeader};
+pub use input::Format;
 pub use read::{ColumnHook, ObjectFilter, ObjectSpan, ReadOptions};
 pub use tree::{RObject, RefTable};
 
@@ -58,12 +59,17 @@ impl Document {
     /// object of an RDS stream (with an empty name).
     pub fn objects(&self) -> Vec<(Vec<u8>, &RObject)> {
         match (self.container, &self.root) {
-            (Container::RData { .. }, RObject::Pairlist(_)) => tree::pairlist_entries(&self.root, &self.refs)
-                .into_iter()
-                .map(|(n, v)| (n.unwrap_or(b"").to_vec(), v))
-                .collect(),
+            (Container::RData { .. }, RObject::Pairlist(_)) => {
+                tree::pairlist_entries(&self.root, &self.refs)
+                    .into_iter()
+                    .map(|(n, v)| (n.unwrap_or(b"").to_vec(), v))
+                    .collect()
+            }
             (Container::RData { .. }, RObject::Vector(v)) => {
-                let names = self.root.attribute(&self.refs, "names").and_then(|n| n.as_strings());
+                let names = self
+                    .root
+                    .attribute(&self.refs, "names")
+                    .and_then(|n| n.as_strings());
                 match (&v.data, names) {
                     (tree::VectorData::List(items), Some(names)) => items
                         .iter()
@@ -82,11 +88,17 @@ impl Document {
     pub fn take_objects(&mut self) -> Vec<(Vec<u8>, RObject)> {
         let names: Vec<Vec<u8>> = self.objects().into_iter().map(|(n, _)| n).collect();
         let named_list = matches!(&self.root, RObject::Vector(v) if matches!(v.data, tree::VectorData::List(_)))
-            && self.root.attribute(&self.refs, "names").and_then(|n| n.as_strings()).is_some();
+            && self
+                .root
+                .attribute(&self.refs, "names")
+                .and_then(|n| n.as_strings())
+                .is_some();
         let values: Vec<RObject> = match (self.container, &mut self.root) {
-            (Container::RData { .. }, RObject::Pairlist(p)) => {
-                p.cells.iter_mut().map(|c| std::mem::replace(&mut c.car, RObject::Null)).collect()
-            }
+            (Container::RData { .. }, RObject::Pairlist(p)) => p
+                .cells
+                .iter_mut()
+                .map(|c| std::mem::replace(&mut c.car, RObject::Null))
+                .collect(),
             (Container::RData { .. }, RObject::Vector(v)) if named_list => match &mut v.data {
                 tree::VectorData::List(items) => std::mem::take(items),
                 _ => unreachable!(),
@@ -109,7 +121,10 @@ impl Document {
         if self.is_rds() {
             return vec![stream_name.to_string()];
         }
-        self.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect()
+        self.objects()
+            .iter()
+            .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+            .collect()
     }
 
     /// The positions of the objects named `wanted`, in the order asked;
@@ -118,16 +133,31 @@ impl Document {
         let names = self.object_names(stream_name);
         let missing: Vec<&String> = wanted.iter().filter(|w| !names.contains(w)).collect();
         if !missing.is_empty() {
-            let what = if missing.len() == 1 { "object" } else { "objects" };
-            return Err(Error::usage(format!("{what} {} not found in the file; {}", quoted(&missing), holds(&names))));
+            let what = if missing.len() == 1 {
+                "object"
+            } else {
+                "objects"
+            };
+            return Err(Error::usage(format!(
+                "{what} {} not found in the file; {}",
+                quoted(&missing),
+                holds(&names)
+            )));
         }
-        Ok(wanted.iter().filter_map(|w| names.iter().position(|n| n == w)).collect())
+        Ok(wanted
+            .iter()
+            .filter_map(|w| names.iter().position(|n| n == w))
+            .collect())
     }
 
     /// The object to turn into one table: the one named `object`, else
     /// the file's only data frame, else its only object that converts
     /// ([`Document::convertible`]); an `.rds` stream's one object.
-    pub fn choose_table_object(&self, object: Option<&str>, stream_name: &str) -> Result<(String, usize)> {
+    pub fn choose_table_object(
+        &self,
+        object: Option<&str>,
+        stream_name: &str,
+    ) -> Result<(String, usize)> {
         if let Some(name) = object {
             let at = self.find_objects(&[name.to_string()], stream_name)?[0];
             return Ok((name.to_string(), at));
@@ -152,16 +182,27 @@ impl Document {
             }
             n => {
                 let cands: Vec<&String> = frames.iter().map(|&i| &names[i]).collect();
-                Err(Error::usage(format!("the file holds {n} data frames; choose one by name: {}", quoted(&cands))))
+                Err(Error::usage(format!(
+                    "the file holds {n} data frames; choose one by name: {}",
+                    quoted(&cands)
+                )))
             }
         }
     }
 
     /// As [`Document::choose_table_object`], moving the object out (the
     /// document keeps its reference table; its other objects are dropped).
-    pub fn take_table_object(&mut self, object: Option<&str>, stream_name: &str) -> Result<(String, RObject)> {
+    pub fn take_table_object(
+        &mut self,
+        object: Option<&str>,
+        stream_name: &str,
+    ) -> Result<(String, RObject)> {
         let (name, at) = self.choose_table_object(object, stream_name)?;
-        let obj = self.take_objects_at(&[at], stream_name).pop().map(|(_, o)| o).unwrap_or(RObject::Null);
+        let obj = self
+            .take_objects_at(&[at], stream_name)
+            .pop()
+            .map(|(_, o)| o)
+            .unwrap_or(RObject::Null);
         Ok((name, obj))
     }
 
@@ -199,18 +240,33 @@ impl Document {
     /// The positions of the top-level data frames.
     fn data_frames(&self) -> Vec<usize> {
         let objs = self.objects();
-        (0..objs.len()).filter(|&i| objs[i].1.inherits(&self.refs, "data.frame")).collect()
+        (0..objs.len())
+            .filter(|&i| objs[i].1.inherits(&self.refs, "data.frame"))
+            .collect()
     }
 
     /// Move the objects at `positions` out of the document (the others
     /// are dropped; the reference table stays), with their names as
     /// [`Document::object_names`] gives them.
-    pub fn take_objects_at(&mut self, positions: &[usize], stream_name: &str) -> Vec<(String, RObject)> {
+    pub fn take_objects_at(
+        &mut self,
+        positions: &[usize],
+        stream_name: &str,
+    ) -> Vec<(String, RObject)> {
         let names = self.object_names(stream_name);
-        let mut objs: Vec<Option<RObject>> = self.take_objects().into_iter().map(|(_, o)| Some(o)).collect();
+        let mut objs: Vec<Option<RObject>> = self
+            .take_objects()
+            .into_iter()
+            .map(|(_, o)| Some(o))
+            .collect();
         positions
             .iter()
-            .filter_map(|&i| Some((names.get(i)?.clone(), objs.get_mut(i)?.take().unwrap_or(RObject::Null))))
+            .filter_map(|&i| {
+                Some((
+                    names.get(i)?.clone(),
+                    objs.get_mut(i)?.take().unwrap_or(RObject::Null),
+                ))
+            })
             .collect()
     }
 }
@@ -218,17 +274,26 @@ impl Document {
 /// The name R users give the one object of an `.rds` file: the file's
 /// base name without its extension.
 pub fn stream_object_name(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// `'a', 'b'`
 fn quoted<S: AsRef<str>>(names: &[S]) -> String {
-    names.iter().map(|s| format!("'{}'", s.as_ref())).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|s| format!("'{}'", s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The error when a file holds no data frame and none was named.
 fn no_data_frame(names: &[String]) -> Error {
-    Error::usage(format!("the file holds no data frame; choose an object by name: {}", holds(names)))
+    Error::usage(format!(
+        "the file holds no data frame; choose an object by name: {}",
+        holds(names)
+    ))
 }
 
 /// What a file holds, for error messages.
@@ -254,34 +319,55 @@ impl Wanted {
 
 impl ObjectFilter for Wanted {
     fn decode(&mut self, name: &[u8]) -> bool {
-        name.is_empty() || self.0.as_ref().is_none_or(|w| w.iter().any(|n| n.as_bytes() == name))
+        name.is_empty()
+            || self
+                .0
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|n| n.as_bytes() == name))
     }
 }
 
-fn open_input(path: &Path) -> Result<(Compression, Input)> {
-    let mut file = File::open(path).map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
-    let len = file.metadata().map_err(|e| Error::io(&e, "cannot stat the file"))?.len();
-    let mut prefix = [0u8; 6];
+/// Read the first bytes of a file (fewer at its end); how many.
+fn read_prefix(file: &mut File, prefix: &mut [u8]) -> Result<usize> {
     let mut got = 0;
     while got < prefix.len() {
-        let n = file.read(&mut prefix[got..]).map_err(|e| Error::io(&e, "cannot read the file"))?;
+        let n = file
+            .read(&mut prefix[got..])
+            .map_err(|e| Error::io(&e, "cannot read the file"))?;
         if n == 0 {
             break;
         }
         got += n;
     }
+    Ok(got)
+}
+
+fn open_input(path: &Path) -> Result<(Compression, Input)> {
+    let mut file = File::open(path)
+        .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(&e, "cannot stat the file"))?
+        .len();
+    let mut prefix = [0u8; 6];
+    let got = read_prefix(&mut file, &mut prefix)?;
     if got == 0 {
-        return Err(Error::new(ErrorKind::NotRData, format!("'{}' is empty", path.display())));
+        return Err(Error::new(
+            ErrorKind::NotRData,
+            format!("'{}' is empty", path.display()),
+        ));
     }
     let kind = Compression::detect(&prefix[..got]);
     use std::io::Seek;
-    file.seek(std::io::SeekFrom::Start(0)).map_err(|e| Error::io(&e, "cannot seek"))?;
+    file.seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| Error::io(&e, "cannot seek"))?;
     let src = if kind == Compression::None {
         Source::File { file, len }
     } else {
         let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
             .map_err(|e| Error::io(&e, "cannot start decompression"))?;
-        let piped = compression::PipelinedReader::new(r).map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+        let piped = compression::PipelinedReader::new(r)
+            .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
         Source::Stream(Box::new(piped))
     };
     Ok((kind, Input::new(src)))
@@ -292,27 +378,40 @@ fn input_from_bytes(bytes: Vec<u8>) -> Result<(Compression, Input)> {
     if kind == Compression::None {
         return Ok((kind, Input::from_bytes(bytes)));
     }
-    let (_, r) = compression::decompressor(std::io::Cursor::new(bytes)).map_err(|e| Error::io(&e, "cannot start decompression"))?;
+    let (_, r) = compression::decompressor(std::io::Cursor::new(bytes))
+        .map_err(|e| Error::io(&e, "cannot start decompression"))?;
     Ok((kind, Input::new(Source::Stream(r))))
 }
 
 /// Stack for the parsing thread: deep (but bounded) nesting recurses.
 const PARSE_STACK: usize = 1 << 30;
 
-fn parse(kind: Compression, inp: Input, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
+fn parse(
+    kind: Compression,
+    inp: Input,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+) -> Result<Document> {
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("rdarrow-parse".into())
             .stack_size(PARSE_STACK)
             .spawn_scoped(scope, move || parse_here(kind, inp, opts, filter));
         match handle {
-            Ok(h) => h.join().unwrap_or_else(|_| Err(Error::internal("the parser panicked"))),
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("the parser panicked"))),
             Err(e) => Err(Error::io(&e, "cannot start the parsing thread")),
         }
     })
 }
 
-fn parse_here(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
+fn parse_here(
+    kind: Compression,
+    mut inp: Input,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+) -> Result<Document> {
     let (container, mut header) = header::read_header(&mut inp)?;
     let (root, refs, spans) = read::read_body(&mut inp, container, &header, opts, filter)?;
     header.ascii_hex = inp.saw_hex_double;
@@ -321,7 +420,15 @@ fn parse_here(kind: Compression, mut inp: Input, opts: &ReadOptions, filter: &mu
         inp.skip_ascii_whitespace()?;
     }
     let stream_len = inp.offset();
-    Ok(Document { compression: kind, container, header, root, refs, spans, stream_len })
+    Ok(Document {
+        compression: kind,
+        container,
+        header,
+        root,
+        refs,
+        spans,
+        stream_len,
+    })
 }
 
 /// Read a file completely.
@@ -331,9 +438,68 @@ pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Document>
 
 /// Read a file, decoding only the top-level objects `filter` accepts
 /// (the others are parsed with their payloads skipped).
-pub fn read_file_filtered(path: impl AsRef<Path>, opts: &ReadOptions, filter: &mut (dyn ObjectFilter + Send)) -> Result<Document> {
+pub fn read_file_filtered(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+) -> Result<Document> {
     let (kind, inp) = open_input(path.as_ref())?;
     parse(kind, inp, opts, filter)
+}
+
+/// Read a file with the payloads of its data frames' atomic columns left
+/// in the stream ([`ReadOptions::defer_columns`]), decoding only the
+/// top-level objects `filter` accepts. A compressed file's decompressed
+/// stream is copied to a spill file in `spill_dir` as it is read (see
+/// [`spill`]); the store reads the deferred payloads back by range.
+pub fn read_file_deferred(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+    spill_dir: &Path,
+) -> Result<(Document, spill::PayloadStore)> {
+    let path = path.as_ref();
+    let opts = ReadOptions {
+        defer_columns: true,
+        column_hook: None,
+        ..opts.clone()
+    };
+    let mut file = File::open(path)
+        .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+    let mut prefix = [0u8; 6];
+    let got = read_prefix(&mut file, &mut prefix)?;
+    if got == 0 {
+        return Err(Error::new(
+            ErrorKind::NotRData,
+            format!("'{}' is empty", path.display()),
+        ));
+    }
+    let kind = Compression::detect(&prefix[..got]);
+    if kind == Compression::None {
+        let (_, inp) = open_input(path)?;
+        let doc = parse(kind, inp, &opts, filter)?;
+        let again = File::open(path)
+            .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+        let store = spill::PayloadStore::in_file(again, doc.header.format);
+        return Ok((doc, store));
+    }
+    use std::io::Seek;
+    file.seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| Error::io(&e, "cannot seek"))?;
+    let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
+        .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+    let (tee, spill) = spill::Tee::new(r, spill_dir)?;
+    let piped = compression::PipelinedReader::new(Box::new(tee))
+        .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+    let doc = parse(
+        kind,
+        Input::new(Source::Stream(Box::new(piped))),
+        &opts,
+        filter,
+    )
+    .map_err(|e| spill.failure().unwrap_or(e))?;
+    let store = spill.into_store(doc.header.format)?;
+    Ok((doc, store))
 }
 
 /// Read an in-memory file or `serialize()` result (compressed or not).
@@ -346,14 +512,21 @@ pub fn read_bytes(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Document> {
 /// reader refuses such names), so an object name holding one is an error.
 fn check_name_for_r(name: &str) -> Result<()> {
     if name.contains('\0') {
-        return Err(Error::corrupt("the object's name holds an embedded NUL byte, which R strings cannot hold").in_object(&name.replace('\0', "\\0")));
+        return Err(Error::corrupt(
+            "the object's name holds an embedded NUL byte, which R strings cannot hold",
+        )
+        .in_object(&name.replace('\0', "\\0")));
     }
     Ok(())
 }
 
 /// List the objects of a file without decoding payloads; an `.rds`
 /// stream's one object is named `stream_name`.
-pub fn list_file(path: impl AsRef<Path>, opts: &ReadOptions, stream_name: &str) -> Result<(Document, Vec<summary::ObjectInfo>)> {
+pub fn list_file(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    stream_name: &str,
+) -> Result<(Document, Vec<summary::ObjectInfo>)> {
     let doc = read_file_filtered(path, opts, &mut |_: &[u8]| false)?;
     let mut infos = summary::describe(&doc);
     if doc.is_rds() {
@@ -364,7 +537,10 @@ pub fn list_file(path: impl AsRef<Path>, opts: &ReadOptions, stream_name: &str) 
     for i in &infos {
         check_name_for_r(&i.name)?;
         if i.class.contains('\0') {
-            return Err(Error::corrupt("the object's class holds an embedded NUL byte, which R strings cannot hold").in_object(&i.name));
+            return Err(Error::corrupt(
+                "the object's class holds an embedded NUL byte, which R strings cannot hold",
+            )
+            .in_object(&i.name));
         }
     }
     Ok((doc, infos))
@@ -374,7 +550,12 @@ pub fn list_file(path: impl AsRef<Path>, opts: &ReadOptions, stream_name: &str) 
 /// those named in `wanted` (an error names the missing ones), each
 /// checked to be safe for R. An `.rds` stream's one object is named
 /// `stream_name`. The document keeps the reference table.
-pub fn read_for_r(path: impl AsRef<Path>, wanted: Option<&[String]>, stream_name: &str, opts: &ReadOptions) -> Result<(Document, Vec<(String, RObject)>)> {
+pub fn read_for_r(
+    path: impl AsRef<Path>,
+    wanted: Option<&[String]>,
+    stream_name: &str,
+    opts: &ReadOptions,
+) -> Result<(Document, Vec<(String, RObject)>)> {
     let mut doc = read_file_filtered(path, opts, &mut Wanted(wanted.map(<[String]>::to_vec)))?;
     let names = doc.object_names(stream_name);
     let at: Vec<usize> = match wanted {
@@ -385,7 +566,8 @@ pub fn read_for_r(path: impl AsRef<Path>, wanted: Option<&[String]>, stream_name
         let objs = doc.objects();
         for &i in &at {
             check_name_for_r(&names[i])?;
-            validate::check_for_r_within(objs[i].1, &doc.refs, opts.memory_limit()).map_err(|e| e.in_object(&names[i]))?;
+            validate::check_for_r_within(objs[i].1, &doc.refs, opts.memory_limit())
+                .map_err(|e| e.in_object(&names[i]))?;
         }
     }
     let taken = doc.take_objects_at(&at, stream_name);
@@ -432,7 +614,13 @@ pub fn object_to_rds(doc: &Document, obj: &RObject) -> Result<Vec<u8>> {
 /// As [`object_to_rds`], for any node of a stream with this header and
 /// reference table.
 pub fn node_to_rds(header: &StreamHeader, refs: &tree::RefTable, obj: &RObject) -> Result<Vec<u8>> {
-    write::write_stream(Vec::new(), Container::Stream, &header.standalone_xdr(), obj, refs)
+    write::write_stream(
+        Vec::new(),
+        Container::Stream,
+        &header.standalone_xdr(),
+        obj,
+        refs,
+    )
 }
 
 /// Change the format and/or version a document will be written in.
@@ -448,12 +636,32 @@ pub fn convert_document(doc: &mut Document, format: Format, version: i32) -> Res
 
 /// Write a document to `path` with compression; the file appears only when
 /// complete (written beside it under a temporary name, then renamed).
-pub fn write_file(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>) -> Result<()> {
+pub fn write_file(
+    doc: &Document,
+    path: impl AsRef<Path>,
+    compression: Compression,
+    level: Option<u32>,
+) -> Result<()> {
     write_file_threads(doc, path, compression, level, 1)
 }
 
 /// As [`write_file`], compressing independent blocks on `threads` threads
 /// (the bytes written do not depend on `threads`).
-pub fn write_file_threads(doc: &Document, path: impl AsRef<Path>, compression: Compression, level: Option<u32>, threads: usize) -> Result<()> {
-    write::write_tree_file(path.as_ref(), doc.container, &doc.header, &doc.root, &doc.refs, compression, level, threads)
+pub fn write_file_threads(
+    doc: &Document,
+    path: impl AsRef<Path>,
+    compression: Compression,
+    level: Option<u32>,
+    threads: usize,
+) -> Result<()> {
+    write::write_tree_file(
+        path.as_ref(),
+        doc.container,
+        &doc.header,
+        &doc.root,
+        &doc.refs,
+        compression,
+        level,
+        threads,
+    )
 }

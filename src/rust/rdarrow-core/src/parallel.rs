@@ -34,26 +34,44 @@ pub struct ParallelCompressor<W: Write> {
 /// One block as an independent gzip member, by libdeflate (whole-buffer
 /// compression, about twice zlib's speed at the same level).
 fn gzip_block(data: &[u8], level: u32) -> io::Result<Vec<u8>> {
-    let lvl = libdeflater::CompressionLvl::new(level.min(12) as i32).map_err(|e| io::Error::other(format!("{e:?}")))?;
+    let lvl = libdeflater::CompressionLvl::new(level.min(12) as i32)
+        .map_err(|e| io::Error::other(format!("{e:?}")))?;
     let mut c = libdeflater::Compressor::new(lvl);
     let mut out = vec![0u8; c.gzip_compress_bound(data.len())];
-    let n = c.gzip_compress(data, &mut out).map_err(|e| io::Error::other(format!("cannot compress: {e:?}")))?;
+    let n = c
+        .gzip_compress(data, &mut out)
+        .map_err(|e| io::Error::other(format!("cannot compress: {e:?}")))?;
     out.truncate(n);
     Ok(out)
 }
 
-pub(crate) fn compress_block(data: &[u8], kind: Compression, level: Option<u32>) -> io::Result<Vec<u8>> {
+pub(crate) fn compress_block(
+    data: &[u8],
+    kind: Compression,
+    level: Option<u32>,
+) -> io::Result<Vec<u8>> {
     if kind == Compression::Gzip {
         if crate::cancel::interrupted() {
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted by the user"));
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "interrupted by the user",
+            ));
         }
         return gzip_block(data, level.unwrap_or(kind.default_level()));
     }
-    let mut c = Compressor::for_input(Vec::with_capacity(data.len() / 3), kind, level, Some(data.len()))?;
+    let mut c = Compressor::for_input(
+        Vec::with_capacity(data.len() / 3),
+        kind,
+        level,
+        Some(data.len()),
+    )?;
     // fed in pieces so an interrupt is seen quickly; the output is the same
     for piece in data.chunks(1 << 18) {
         if crate::cancel::interrupted() {
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted by the user"));
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "interrupted by the user",
+            ));
         }
         c.write_all(piece)?;
     }
@@ -71,24 +89,32 @@ impl<W: Write> ParallelCompressor<W> {
             for i in 0..threads {
                 let rx = job_rx.clone();
                 let tx = done_tx.clone();
-                workers.push(std::thread::Builder::new().name(format!("rdarrow-compress-{i}")).spawn(move || loop {
-                    let job = { rx.lock().map(|r| r.recv()) };
-                    match job {
-                        Ok(Ok((idx, data))) => {
-                            if tx.send((idx, compress_block(&data, kind, level))).is_err() {
-                                return;
+                workers.push(
+                    std::thread::Builder::new()
+                        .name(format!("rdarrow-compress-{i}"))
+                        .spawn(move || loop {
+                            let job = { rx.lock().map(|r| r.recv()) };
+                            match job {
+                                Ok(Ok((idx, data))) => {
+                                    if tx.send((idx, compress_block(&data, kind, level))).is_err() {
+                                        return;
+                                    }
+                                }
+                                _ => return,
                             }
-                        }
-                        _ => return,
-                    }
-                })?);
+                        })?,
+                );
             }
         }
         Ok(ParallelCompressor {
             sink,
             kind,
             level,
-            block: Vec::with_capacity(if kind == Compression::None { 0 } else { BLOCK_SIZE }),
+            block: Vec::with_capacity(if kind == Compression::None {
+                0
+            } else {
+                BLOCK_SIZE
+            }),
             jobs: Some(job_tx),
             results: done_rx,
             workers,
@@ -109,7 +135,10 @@ impl<W: Write> ParallelCompressor<W> {
     }
 
     fn collect_one(&mut self) -> io::Result<()> {
-        let (idx, res) = self.results.recv().map_err(|_| io::Error::other("a compression thread stopped"))?;
+        let (idx, res) = self
+            .results
+            .recv()
+            .map_err(|_| io::Error::other("a compression thread stopped"))?;
         self.in_flight -= 1;
         self.pending.insert(idx, res?);
         self.write_ready()
@@ -185,7 +214,9 @@ mod tests {
 
     #[test]
     fn output_is_independent_of_threads_and_reads_back() {
-        let data: Vec<u8> = (0..(BLOCK_SIZE * 2 + 12345)).map(|i| (i % 251) as u8 ^ (i / 7919) as u8).collect();
+        let data: Vec<u8> = (0..(BLOCK_SIZE * 2 + 12345))
+            .map(|i| (i % 251) as u8 ^ (i / 7919) as u8)
+            .collect();
         for kind in [Compression::Gzip, Compression::Bzip2, Compression::Xz] {
             let mut outs = Vec::new();
             for threads in [1, 2, 3] {
@@ -195,7 +226,8 @@ mod tests {
             }
             assert_eq!(outs[0], outs[1]);
             assert_eq!(outs[0], outs[2]);
-            let (detected, mut r) = crate::compression::decompressor(std::io::Cursor::new(outs[0].clone())).unwrap();
+            let (detected, mut r) =
+                crate::compression::decompressor(std::io::Cursor::new(outs[0].clone())).unwrap();
             assert_eq!(detected, kind);
             let mut back = Vec::new();
             r.read_to_end(&mut back).unwrap();

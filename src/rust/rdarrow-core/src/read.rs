@@ -25,11 +25,20 @@ pub struct ReadOptions {
     pub max_memory: Option<u64>,
     /// Work to do on each column as soon as it has been read.
     pub column_hook: Option<ColumnHook>,
+    /// Leave the payloads of the atomic columns of top-level lists (data
+    /// frames) in the stream ([`VectorData::Deferred`]), to be read by
+    /// row range later (binary and XDR streams; ASCII ones decode).
+    pub defer_columns: bool,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { max_depth: 20_000, max_memory: None, column_hook: None }
+        ReadOptions {
+            max_depth: 20_000,
+            max_memory: None,
+            column_hook: None,
+            defer_columns: false,
+        }
     }
 }
 
@@ -46,6 +55,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("max_depth", &self.max_depth)
             .field("max_memory", &self.max_memory)
             .field("column_hook", &self.column_hook.is_some())
+            .field("defer_columns", &self.defer_columns)
             .finish()
     }
 }
@@ -53,7 +63,12 @@ impl std::fmt::Debug for ReadOptions {
 /// The machine's physical memory, in bytes.
 pub fn physical_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.
-    let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
     if pages > 0 && size > 0 {
         pages as u64 * size as u64
     } else {
@@ -99,6 +114,9 @@ pub(crate) struct Parser<'a> {
     decoded: u64,
     max_decoded: u64,
     column_hook: Option<(ColumnHook, StreamHeader)>,
+    defer_columns: bool,
+    /// Reading the elements of a top-level list (a data frame's columns).
+    in_columns: bool,
 }
 
 fn is_pairlist_type(t: u8) -> bool {
@@ -119,6 +137,8 @@ impl<'a> Parser<'a> {
             decoded: 0,
             max_decoded: opts.memory_limit(),
             column_hook: None,
+            defer_columns: opts.defer_columns,
+            in_columns: false,
         }
     }
 
@@ -147,7 +167,10 @@ impl<'a> Parser<'a> {
     fn item_with_flags(&mut self, flags: i32) -> Result<RObject> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            let msg = format!("objects are nested more than {} levels deep", self.max_depth);
+            let msg = format!(
+                "objects are nested more than {} levels deep",
+                self.max_depth
+            );
             return Err(self.err(Error::limit_of(LimitKind::Depth, msg)));
         }
         let r = self.dispatch(flags);
@@ -171,7 +194,12 @@ impl<'a> Parser<'a> {
     }
 
     fn dispatch(&mut self, flags: i32) -> Result<RObject> {
-        let NodeWord { sxptype: t, flags: fl, has_attr, has_tag } = unpack(flags);
+        let NodeWord {
+            sxptype: t,
+            flags: fl,
+            has_attr,
+            has_tag,
+        } = unpack(flags);
         if let Some(special) = SpecialValue::from_code(t) {
             return Ok(RObject::Special(special));
         }
@@ -310,27 +338,39 @@ impl<'a> Parser<'a> {
 
     /// A CHARSXP whose flags have been read.
     fn char_item(&mut self, flags: i32) -> Result<CharItem> {
-        let NodeWord { sxptype: t, flags: fl, .. } = unpack(flags);
+        let NodeWord {
+            sxptype: t,
+            flags: fl,
+            ..
+        } = unpack(flags);
         if t != sxp::CHAR {
             return Err(self.corrupt(format!("expected a string (CHARSXP), found node type {t}")));
         }
         let len = self.inp.read_int()?;
         if len == -1 {
-            return Ok(CharItem { levels: fl.levels, bytes: None });
+            return Ok(CharItem {
+                levels: fl.levels,
+                bytes: None,
+            });
         }
         if len < 0 {
             return Err(self.corrupt(format!("negative string length {len}")));
         }
         let mut bytes = Vec::new();
         self.inp.read_string_into(len as usize, &mut bytes)?;
-        Ok(CharItem { levels: fl.levels, bytes: Some(bytes) })
+        Ok(CharItem {
+            levels: fl.levels,
+            bytes: Some(bytes),
+        })
     }
 
     /// PACKAGESXP / NAMESPACESXP / PERSISTSXP payload.
     fn string_list(&mut self) -> Result<Vec<CharItem>> {
         let names = self.inp.read_int()?;
         if names != 0 {
-            return Err(self.corrupt("names in persistent strings are not supported (R cannot read them either)"));
+            return Err(self.corrupt(
+                "names in persistent strings are not supported (R cannot read them either)",
+            ));
         }
         let n = self.length()?;
         let mut out = Vec::with_capacity(n.min(64) as usize);
@@ -345,11 +385,22 @@ impl<'a> Parser<'a> {
         let mut cells = Vec::new();
         let mut flags = first_flags;
         loop {
-            let NodeWord { sxptype: t, flags: fl, has_attr, has_tag } = unpack(flags);
+            let NodeWord {
+                sxptype: t,
+                flags: fl,
+                has_attr,
+                has_tag,
+            } = unpack(flags);
             let attributes = self.opt_attributes(has_attr)?;
             let tag = if has_tag { Some(self.item()?) } else { None };
             let car = self.item()?;
-            cells.push(Cell { sxptype: t, flags: fl, attributes, tag, car });
+            cells.push(Cell {
+                sxptype: t,
+                flags: fl,
+                attributes,
+                tag,
+                car,
+            });
             let next = self.inp.read_int()?;
             if is_pairlist_type(unpack(next).sxptype) {
                 flags = next;
@@ -363,6 +414,26 @@ impl<'a> Parser<'a> {
     fn vector(&mut self, t: u8, fl: Flags, has_attr: bool) -> Result<RObject> {
         let len = self.length()?;
         let skip = self.skip_payload(len) && !matches!(t, sxp::VEC | sxp::EXPR);
+        let defer = self.defer_columns
+            && self.in_columns
+            && self.depth == 2
+            && self.in_attr == 0
+            && self.in_env == 0
+            && !self.skipping
+            && self.inp.format != crate::Format::Ascii
+            && matches!(
+                t,
+                sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::RAW
+            );
+        if defer {
+            let data = self.deferred(t, len)?;
+            let attributes = self.opt_attributes(has_attr)?;
+            return Ok(RObject::Vector(Box::new(Vector {
+                flags: fl,
+                data,
+                attributes,
+            })));
+        }
         if !skip {
             let width: u64 = match t {
                 sxp::LGL | sxp::INT => 4,
@@ -391,29 +462,35 @@ impl<'a> Parser<'a> {
             VectorData::Skipped { sxptype: t, len }
         } else {
             match t {
-                sxp::LGL => VectorData::Logical(ScalarBuffer::from(self.inp.read_ints(len).map_err(|e| self.err(e))?)),
-                sxp::INT => VectorData::Integer(ScalarBuffer::from(self.inp.read_ints(len).map_err(|e| self.err(e))?)),
-                sxp::REAL => VectorData::Real(ScalarBuffer::from(self.inp.read_doubles(len).map_err(|e| self.err(e))?)),
+                sxp::LGL => VectorData::Logical(ScalarBuffer::from(
+                    self.inp.read_ints(len).map_err(|e| self.err(e))?,
+                )),
+                sxp::INT => VectorData::Integer(ScalarBuffer::from(
+                    self.inp.read_ints(len).map_err(|e| self.err(e))?,
+                )),
+                sxp::REAL => VectorData::Real(ScalarBuffer::from(
+                    self.inp.read_doubles(len).map_err(|e| self.err(e))?,
+                )),
                 sxp::CPLX => {
-                    let n = len.checked_mul(2).ok_or_else(|| self.corrupt("complex vector length overflows"))?;
-                    VectorData::Complex(ScalarBuffer::from(self.inp.read_doubles(n).map_err(|e| self.err(e))?))
+                    let n = len
+                        .checked_mul(2)
+                        .ok_or_else(|| self.corrupt("complex vector length overflows"))?;
+                    VectorData::Complex(ScalarBuffer::from(
+                        self.inp.read_doubles(n).map_err(|e| self.err(e))?,
+                    ))
                 }
-                sxp::RAW => VectorData::Raw(Buffer::from_vec(self.inp.read_raw(len).map_err(|e| self.err(e))?)),
+                sxp::RAW => VectorData::Raw(Buffer::from_vec(
+                    self.inp.read_raw(len).map_err(|e| self.err(e))?,
+                )),
                 sxp::STR => VectorData::Character(self.strings(len)?),
                 sxp::VEC | sxp::EXPR => {
                     let mut items = Vec::with_capacity(len.min(1 << 16) as usize);
-                    for i in 0..len {
-                        if i & 0xffff == 0xffff {
-                            crate::cancel::check().map_err(|e| self.err(e))?;
-                        }
-                        items.push(self.item()?);
-                        // a column of a top-level list (data frame), read
-                        if self.depth == 1 && !self.skipping && self.in_attr == 0 && self.in_env == 0 && t == sxp::VEC {
-                            if let (Some((hook, header)), Some(last)) = (&self.column_hook, items.last_mut()) {
-                                hook(last, &self.refs, header);
-                            }
-                        }
-                    }
+                    let outer = self.in_columns;
+                    self.in_columns =
+                        self.depth == 1 && t == sxp::VEC && self.in_attr == 0 && self.in_env == 0;
+                    let r = self.items(t, len, &mut items);
+                    self.in_columns = outer;
+                    r?;
                     if t == sxp::VEC {
                         VectorData::List(items)
                     } else {
@@ -424,14 +501,71 @@ impl<'a> Parser<'a> {
             }
         };
         let attributes = self.opt_attributes(has_attr)?;
-        Ok(RObject::Vector(Box::new(Vector { flags: fl, data, attributes })))
+        Ok(RObject::Vector(Box::new(Vector {
+            flags: fl,
+            data,
+            attributes,
+        })))
+    }
+
+    /// The elements of a list or expression vector.
+    fn items(&mut self, t: u8, len: u64, items: &mut Vec<RObject>) -> Result<()> {
+        for i in 0..len {
+            if i & 0xffff == 0xffff {
+                crate::cancel::check().map_err(|e| self.err(e))?;
+            }
+            items.push(self.item()?);
+            // a column of a top-level list (data frame), read
+            if self.depth == 1
+                && !self.skipping
+                && self.in_attr == 0
+                && self.in_env == 0
+                && t == sxp::VEC
+            {
+                if let (Some((hook, header)), Some(last)) = (&self.column_hook, items.last_mut()) {
+                    hook(last, &self.refs, header);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A payload left in the stream: its place, and for strings a mark
+    /// every [`Deferred::STRIDE`] elements.
+    fn deferred(&mut self, t: u8, len: u64) -> Result<VectorData> {
+        let start = self.inp.offset();
+        let mut marks = Vec::new();
+        match t {
+            sxp::LGL | sxp::INT => self.inp.skip_fixed(len, 4, false)?,
+            sxp::REAL => self.inp.skip_fixed(len, 8, true)?,
+            sxp::CPLX => self.inp.skip_fixed(len.saturating_mul(2), 8, true)?,
+            sxp::RAW => self.inp.skip_fixed(len, 1, false)?,
+            _ => {
+                for i in 0..len {
+                    if i % Deferred::STRIDE == 0 {
+                        marks.push(self.inp.offset());
+                    }
+                    self.skip_strings(1)?;
+                }
+            }
+        }
+        Ok(VectorData::Deferred(Deferred {
+            sxptype: t,
+            len,
+            start,
+            end: self.inp.offset(),
+            marks: marks.into(),
+        }))
     }
 
     fn skip_strings(&mut self, n: u64) -> Result<()> {
         for i in 0..n {
             let (f, len) = self.inp.skip_charsxp().map_err(|e| self.err(e))?;
             if (f as u32 & 0xff) as u8 != sxp::CHAR {
-                return Err(self.corrupt(format!("element {} of a character vector is not a string", i + 1)));
+                return Err(self.corrupt(format!(
+                    "element {} of a character vector is not a string",
+                    i + 1
+                )));
             }
             if len < -1 {
                 return Err(self.corrupt(format!("negative string length {len}")));
@@ -442,7 +576,8 @@ impl<'a> Parser<'a> {
 
     /// A character vector: offsets + bytes + validity + levels.
     fn strings(&mut self, n: u64) -> Result<StringVector> {
-        let n = usize::try_from(n).map_err(|_| self.err(Error::limit("character vector too long")))?;
+        let n =
+            usize::try_from(n).map_err(|_| self.err(Error::limit("character vector too long")))?;
         let cap = n.min(1 << 16);
         let mut offsets: Vec<i32> = Vec::with_capacity(cap + 1);
         let mut large: Option<Vec<i64>> = None;
@@ -456,9 +591,16 @@ impl<'a> Parser<'a> {
                 offsets.reserve_exact((n - i).min(i.max(1 << 16)));
             }
             let (f, len) = self.inp.next_charsxp(&mut data).map_err(|e| self.err(e))?;
-            let NodeWord { sxptype: t, flags: fl, .. } = unpack(f);
+            let NodeWord {
+                sxptype: t,
+                flags: fl,
+                ..
+            } = unpack(f);
             if t != sxp::CHAR {
-                return Err(self.corrupt(format!("element {} of a character vector is not a string (node type {t})", i + 1)));
+                return Err(self.corrupt(format!(
+                    "element {} of a character vector is not a string (node type {t})",
+                    i + 1
+                )));
             }
             match first_levels {
                 None => first_levels = Some(fl.levels),
@@ -500,21 +642,33 @@ impl<'a> Parser<'a> {
         let data = Buffer::from_vec(data);
         let offsets = match large {
             // SAFETY: offsets start at 0 and never decrease; they end at data.len().
-            Some(l) => StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(l)) }),
-            None => StringOffsets::Small(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
+            Some(l) => {
+                StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(l)) })
+            }
+            None => StringOffsets::Small(unsafe {
+                OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets))
+            }),
         };
         let levels = match per_element {
             Some(v) => StringLevels::PerElement(v.into()),
             None => StringLevels::Uniform(first_levels.unwrap_or(0)),
         };
         let validity = validity.map(|mut b| NullBuffer::new(b.finish()));
-        Ok(StringVector { offsets, data, validity, levels })
+        Ok(StringVector {
+            offsets,
+            data,
+            validity,
+            levels,
+        })
     }
 
     fn bytecode(&mut self) -> Result<Bytecode> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            return Err(self.err(Error::limit_of(LimitKind::Depth, "byte code nested too deeply")));
+            return Err(self.err(Error::limit_of(
+                LimitKind::Depth,
+                "byte code nested too deeply",
+            )));
         }
         let code = self.item()?;
         let n = self.inp.read_int()?;
@@ -526,13 +680,23 @@ impl<'a> Parser<'a> {
             let type_code = self.inp.read_int()?;
             let c = match type_code {
                 x if x == sxp::BCODE as i32 => BcConst::Code(self.bytecode()?),
-                x if [sxp::LANG, sxp::LIST, sxp::BCREPDEF, sxp::BCREPREF, sxp::ATTRLANG, sxp::ATTRLIST]
-                    .iter()
-                    .any(|&t| t as i32 == x) =>
+                x if [
+                    sxp::LANG,
+                    sxp::LIST,
+                    sxp::BCREPDEF,
+                    sxp::BCREPREF,
+                    sxp::ATTRLANG,
+                    sxp::ATTRLIST,
+                ]
+                .iter()
+                .any(|&t| t as i32 == x) =>
                 {
                     BcConst::Lang(self.bc_lang(type_code)?)
                 }
-                _ => BcConst::Item { type_code, value: self.item()? },
+                _ => BcConst::Item {
+                    type_code,
+                    value: self.item()?,
+                },
             };
             consts.push(c);
         }
@@ -543,18 +707,33 @@ impl<'a> Parser<'a> {
     fn bc_lang(&mut self, type_code: i32) -> Result<BcLang> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            return Err(self.err(Error::limit_of(LimitKind::Depth, "byte-code constants nested too deeply")));
+            return Err(self.err(Error::limit_of(
+                LimitKind::Depth,
+                "byte-code constants nested too deeply",
+            )));
         }
         let r = match type_code {
             x if x == sxp::BCREPREF as i32 => BcLang::Ref(self.inp.read_int()?),
-            x if [sxp::BCREPDEF, sxp::LANG, sxp::LIST, sxp::ATTRLANG, sxp::ATTRLIST].iter().any(|&t| t as i32 == x) => {
+            x if [
+                sxp::BCREPDEF,
+                sxp::LANG,
+                sxp::LIST,
+                sxp::ATTRLANG,
+                sxp::ATTRLIST,
+            ]
+            .iter()
+            .any(|&t| t as i32 == x) =>
+            {
                 let (def, t) = if x == sxp::BCREPDEF as i32 {
                     let pos = self.inp.read_int()?;
                     (Some(pos), self.inp.read_int()?)
                 } else {
                     (None, x)
                 };
-                if ![sxp::LANG, sxp::LIST, sxp::ATTRLANG, sxp::ATTRLIST].iter().any(|&k| k as i32 == t) {
+                if ![sxp::LANG, sxp::LIST, sxp::ATTRLANG, sxp::ATTRLIST]
+                    .iter()
+                    .any(|&k| k as i32 == t)
+                {
                     return Err(self.corrupt(format!("invalid byte-code cell type {t}")));
                 }
                 let attributes = if t == sxp::ATTRLANG as i32 || t == sxp::ATTRLIST as i32 {
@@ -567,13 +746,31 @@ impl<'a> Parser<'a> {
                 let car = self.bc_lang(car_t)?;
                 let cdr_t = self.inp.read_int()?;
                 let cdr = self.bc_lang(cdr_t)?;
-                BcLang::Cell(Box::new(BcCell { def, type_code: t, attributes, tag, car, cdr }))
+                BcLang::Cell(Box::new(BcCell {
+                    def,
+                    type_code: t,
+                    attributes,
+                    tag,
+                    car,
+                    cdr,
+                }))
             }
-            pad => BcLang::Item { pad, value: self.item()? },
+            pad => BcLang::Item {
+                pad,
+                value: self.item()?,
+            },
         };
         self.depth -= 1;
         Ok(r)
     }
+}
+
+/// `n` strings of a character vector's payload, after skipping `skip`
+/// (a deferred payload read back by range).
+pub(crate) fn strings_at(inp: &mut Input, skip: u64, n: u64) -> Result<StringVector> {
+    let mut p = Parser::new(inp, &ReadOptions::default());
+    p.skip_strings(skip)?;
+    p.strings(n)
 }
 
 /// Read the body of a stream after its header.
@@ -599,7 +796,12 @@ pub(crate) fn read_body(
         let mut cells = Vec::new();
         let mut flags = first;
         loop {
-            let NodeWord { sxptype: t, flags: fl, has_attr, has_tag } = unpack(flags);
+            let NodeWord {
+                sxptype: t,
+                flags: fl,
+                has_attr,
+                has_tag,
+            } = unpack(flags);
             let attributes = p.opt_attributes(has_attr)?;
             let tag = if has_tag { Some(p.item()?) } else { None };
             let name: Vec<u8> = match &tag {
@@ -610,11 +812,24 @@ pub(crate) fn read_body(
             p.skipping = !decode;
             p.object = Some(String::from_utf8_lossy(&name).into_owned());
             let obj_start = p.inp.offset();
-            let car = p.item().map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
-            spans.push(ObjectSpan { name, start: obj_start, end: p.inp.offset(), decoded: decode });
+            let car = p
+                .item()
+                .map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
+            spans.push(ObjectSpan {
+                name,
+                start: obj_start,
+                end: p.inp.offset(),
+                decoded: decode,
+            });
             p.skipping = false;
             p.object = None;
-            cells.push(Cell { sxptype: t, flags: fl, attributes, tag, car });
+            cells.push(Cell {
+                sxptype: t,
+                flags: fl,
+                attributes,
+                tag,
+                car,
+            });
             let next = p.inp.read_int()?;
             if is_pairlist_type(unpack(next).sxptype) {
                 flags = next;
@@ -627,7 +842,12 @@ pub(crate) fn read_body(
         let decode = filter.decode(b"");
         p.skipping = !decode;
         let root = p.item_with_flags(first)?;
-        spans.push(ObjectSpan { name: Vec::new(), start, end: p.inp.offset(), decoded: decode });
+        spans.push(ObjectSpan {
+            name: Vec::new(),
+            start,
+            end: p.inp.offset(),
+            decoded: decode,
+        });
         root
     };
     Ok((root, p.refs, spans))
@@ -641,7 +861,12 @@ mod tests {
     /// An XDR version-3 stream header followed by `body` ints.
     fn xdr_stream(body: &[i32]) -> Vec<u8> {
         let mut out = crate::write::Output::new(Vec::new(), crate::Format::Xdr, false);
-        crate::header::write_header(&mut out, Container::Stream, &StreamHeader::utf8_v3(crate::Format::Xdr)).unwrap();
+        crate::header::write_header(
+            &mut out,
+            Container::Stream,
+            &StreamHeader::utf8_v3(crate::Format::Xdr),
+        )
+        .unwrap();
         let mut v = out.finish().unwrap();
         for i in body {
             v.extend(i.to_be_bytes());
@@ -677,7 +902,12 @@ mod tests {
             },
             other => panic!("{other:?}"),
         }
-        let names = doc.root.attribute(&doc.refs, "names").unwrap().as_strings().unwrap();
+        let names = doc
+            .root
+            .attribute(&doc.refs, "names")
+            .unwrap()
+            .as_strings()
+            .unwrap();
         assert_eq!(names.get(1), Some(&b"b"[..]));
         assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
     }
@@ -694,7 +924,10 @@ mod tests {
     fn huge_declared_length_fails_before_allocating() {
         // a long vector of 2^40 doubles with 8 bytes behind it
         let err = parse(xdr_stream(&[14, -1, 256, 0, 0, 0])).unwrap_err();
-        assert!(matches!(err.kind, ErrorKind::Truncated | ErrorKind::Limit), "{err}");
+        assert!(
+            matches!(err.kind, ErrorKind::Truncated | ErrorKind::Limit),
+            "{err}"
+        );
         // within the memory limit, still refused: the bytes are not there
         let err = parse(xdr_stream(&[14, 1 << 24, 0, 0])).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Truncated, "{err}");
@@ -707,7 +940,14 @@ mod tests {
             body.extend([19, 1]); // list of one element
         }
         body.push(254);
-        let err = read_bytes(xdr_stream(&body), &ReadOptions { max_depth: 50, ..Default::default() }).unwrap_err();
+        let err = read_bytes(
+            xdr_stream(&body),
+            &ReadOptions {
+                max_depth: 50,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert_eq!(err.kind, ErrorKind::Limit);
         assert!(parse(xdr_stream(&body)).is_ok());
     }
@@ -723,7 +963,10 @@ mod tests {
         let doc = parse(bytes.clone()).unwrap();
         match doc.refs.get(RefId(0)) {
             Some(RefEntry::Environment(e)) => {
-                assert!(matches!(e.enclosure, RObject::Special(SpecialValue::GlobalEnv)));
+                assert!(matches!(
+                    e.enclosure,
+                    RObject::Special(SpecialValue::GlobalEnv)
+                ));
                 let frame = crate::tree::pairlist_entries(&e.frame, &doc.refs);
                 assert_eq!(frame[0].0, Some(&b"self"[..]));
                 assert!(matches!(frame[0].1, RObject::Ref(RefId(0))));
@@ -735,8 +978,14 @@ mod tests {
 
     #[test]
     fn not_r_data_is_recognised() {
-        assert_eq!(parse(b"a,b\n1,2\n".to_vec()).unwrap_err().kind, ErrorKind::NotRData);
-        assert_eq!(parse(b"\x89PNG\r\n\x1a\n".to_vec()).unwrap_err().kind, ErrorKind::NotRData);
+        assert_eq!(
+            parse(b"a,b\n1,2\n".to_vec()).unwrap_err().kind,
+            ErrorKind::NotRData
+        );
+        assert_eq!(
+            parse(b"\x89PNG\r\n\x1a\n".to_vec()).unwrap_err().kind,
+            ErrorKind::NotRData
+        );
         assert_eq!(parse(Vec::new()).unwrap_err().kind, ErrorKind::NotRData);
     }
 

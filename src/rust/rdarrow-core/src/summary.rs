@@ -50,9 +50,18 @@ pub fn describe(doc: &Document) -> Vec<ObjectInfo> {
 /// to by name only (their contents belong to the reading session).
 fn listed_length(obj: &RObject, refs: &RefTable) -> Option<f64> {
     match obj {
-        RObject::Special(SpecialValue::GlobalEnv | SpecialValue::BaseEnv | SpecialValue::BaseNamespace) => None,
+        RObject::Special(
+            SpecialValue::GlobalEnv | SpecialValue::BaseEnv | SpecialValue::BaseNamespace,
+        ) => None,
         RObject::Special(SpecialValue::EmptyEnv) => Some(0.0),
-        RObject::Ref(id) if matches!(refs.get(*id), Some(RefEntry::Namespace(_) | RefEntry::Package(_))) => None,
+        RObject::Ref(id)
+            if matches!(
+                refs.get(*id),
+                Some(RefEntry::Namespace(_) | RefEntry::Package(_))
+            ) =>
+        {
+            None
+        }
         _ => Some(r_length(obj, refs) as f64),
     }
 }
@@ -110,7 +119,9 @@ fn dims(obj: &RObject, refs: &RefTable) -> (Option<f64>, Option<f64>) {
         let ncol = r_length(obj, refs) as f64;
         let nrow = obj.attribute(refs, "row.names").map(|rn| match rn {
             RObject::Vector(v) => match &v.data {
-                VectorData::Integer(x) if x.len() == 2 && x[0] == i32::MIN => x[1].unsigned_abs() as f64,
+                VectorData::Integer(x) if x.len() == 2 && x[0] == i32::MIN => {
+                    x[1].unsigned_abs() as f64
+                }
                 d => d.len() as f64,
             },
             other => other.vector_len(refs) as f64,
@@ -119,7 +130,9 @@ fn dims(obj: &RObject, refs: &RefTable) -> (Option<f64>, Option<f64>) {
     }
     if let Some(RObject::Vector(d)) = obj.attribute(refs, "dim") {
         match &d.data {
-            VectorData::Integer(x) if x.len() == 2 => return (Some(x[0] as f64), Some(x[1] as f64)),
+            VectorData::Integer(x) if x.len() == 2 => {
+                return (Some(x[0] as f64), Some(x[1] as f64))
+            }
             VectorData::Real(x) if x.len() == 2 => return (Some(x[0]), Some(x[1])),
             _ => {}
         }

@@ -230,7 +230,10 @@ pub fn unpack(w: i32) -> NodeWord {
     let f = w as u32;
     NodeWord {
         sxptype: (f & word::TYPE_MASK) as u8,
-        flags: Flags { levels: (f >> word::LEVELS_SHIFT) as u16, object: f & word::IS_OBJECT != 0 },
+        flags: Flags {
+            levels: (f >> word::LEVELS_SHIFT) as u16,
+            object: f & word::IS_OBJECT != 0,
+        },
         has_attr: f & word::HAS_ATTR != 0,
         has_tag: f & word::HAS_TAG != 0,
     }
@@ -241,7 +244,8 @@ pub fn unpack(w: i32) -> NodeWord {
 /// when R writes a bare `REFSXP` word followed by the index.
 #[inline]
 pub fn pack_reference(index: u32) -> Option<i32> {
-    (index <= word::MAX_PACKED_REF).then(|| ((index << word::REF_INDEX_SHIFT) | sxp::REFSXP as u32) as i32)
+    (index <= word::MAX_PACKED_REF)
+        .then(|| ((index << word::REF_INDEX_SHIFT) | sxp::REFSXP as u32) as i32)
 }
 
 /// The index packed into a `REFSXP` word (0: the index follows).
@@ -360,11 +364,35 @@ pub enum VectorData {
     List(Vec<RObject>),
     Expression(Vec<RObject>),
     /// The payload was skipped (listing only): its type and length.
-    Skipped { sxptype: u8, len: u64 },
+    Skipped {
+        sxptype: u8,
+        len: u64,
+    },
+    /// The payload was left in the stream, to be read by element range
+    /// later (see [`crate::spill`]).
+    Deferred(Deferred),
     /// The payload was converted to Arrow while the file was read (see
     /// `arrow::EarlyColumns`): the column's array, and the type and length
     /// it stood for.
     Arrow(crate::arrow::ConvertedColumn),
+}
+
+/// A vector payload left in the decompressed stream: where its elements
+/// start and end and, for strings (whose elements vary in size), where
+/// every [`Deferred::STRIDE`]th element starts.
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    pub sxptype: u8,
+    pub len: u64,
+    /// Stream offsets of the first element and of the byte after the last.
+    pub start: u64,
+    pub end: u64,
+    /// Strings: the offset of element `k * STRIDE` at `marks[k]`.
+    pub marks: std::sync::Arc<[u64]>,
+}
+
+impl Deferred {
+    pub const STRIDE: u64 = 4096;
 }
 
 impl VectorData {
@@ -379,6 +407,7 @@ impl VectorData {
             VectorData::List(_) => sxp::VEC,
             VectorData::Expression(_) => sxp::EXPR,
             VectorData::Skipped { sxptype, .. } => *sxptype,
+            VectorData::Deferred(d) => d.sxptype,
             VectorData::Arrow(c) => c.sxptype,
         }
     }
@@ -391,6 +420,7 @@ impl VectorData {
             VectorData::Character(v) => v.len() as u64,
             VectorData::List(v) | VectorData::Expression(v) => v.len() as u64,
             VectorData::Skipped { len, .. } => *len,
+            VectorData::Deferred(d) => d.len,
             VectorData::Arrow(c) => c.len,
         }
     }
@@ -529,7 +559,10 @@ pub enum BcLang {
     Ref(i32),
     Cell(Box<BcCell>),
     /// A non-cell item preceded by its type word (R writes 0).
-    Item { pad: i32, value: RObject },
+    Item {
+        pad: i32,
+        value: RObject,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -684,7 +717,10 @@ impl RObject {
         if !explicit.is_empty() {
             return explicit;
         }
-        let dim_len = self.attribute(refs, "dim").map(|d| d.vector_len(refs)).unwrap_or(0);
+        let dim_len = self
+            .attribute(refs, "dim")
+            .map(|d| d.vector_len(refs))
+            .unwrap_or(0);
         if dim_len == 2 {
             return vec!["matrix".to_string(), "array".to_string()];
         } else if dim_len > 0 {
@@ -754,7 +790,9 @@ pub fn class_attr_of(attrs: Option<&RObject>, refs: &RefTable) -> Vec<String> {
             None => return Vec::new(),
         },
     };
-    (0..strings.len()).map(|i| String::from_utf8_lossy(strings.get(i).unwrap_or(b"NA")).into_owned()).collect()
+    (0..strings.len())
+        .map(|i| String::from_utf8_lossy(strings.get(i).unwrap_or(b"NA")).into_owned())
+        .collect()
 }
 
 /// Look up a tagged element of a pairlist by its tag's name.
@@ -769,7 +807,10 @@ pub fn pairlist_get<'a>(list: &'a RObject, refs: &RefTable, name: &[u8]) -> Opti
 }
 
 /// The (name, value) pairs of a tagged pairlist; untagged cells have no name.
-pub fn pairlist_entries<'a>(list: &'a RObject, refs: &'a RefTable) -> Vec<(Option<&'a [u8]>, &'a RObject)> {
+pub fn pairlist_entries<'a>(
+    list: &'a RObject,
+    refs: &'a RefTable,
+) -> Vec<(Option<&'a [u8]>, &'a RObject)> {
     match list {
         RObject::Pairlist(p) => p
             .cells
@@ -891,7 +932,13 @@ impl RefTable {
 }
 
 /// Set (replace or append) a named attribute in an attribute pairlist.
-pub fn set_attribute(attrs: &mut Option<RObject>, tag: RObject, name: &[u8], refs: &RefTable, value: RObject) {
+pub fn set_attribute(
+    attrs: &mut Option<RObject>,
+    tag: RObject,
+    name: &[u8],
+    refs: &RefTable,
+    value: RObject,
+) {
     if let Some(RObject::Pairlist(p)) = attrs {
         for c in &mut p.cells {
             if let Some(RObject::Ref(id)) = &c.tag {
@@ -901,11 +948,23 @@ pub fn set_attribute(attrs: &mut Option<RObject>, tag: RObject, name: &[u8], ref
                 }
             }
         }
-        p.cells.push(Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(tag), car: value });
+        p.cells.push(Cell {
+            sxptype: sxp::LIST,
+            flags: Flags::default(),
+            attributes: None,
+            tag: Some(tag),
+            car: value,
+        });
         return;
     }
     *attrs = Some(RObject::Pairlist(Box::new(Pairlist {
-        cells: vec![Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(tag), car: value }],
+        cells: vec![Cell {
+            sxptype: sxp::LIST,
+            flags: Flags::default(),
+            attributes: None,
+            tag: Some(tag),
+            car: value,
+        }],
         tail: RObject::Null,
     })));
 }
@@ -913,7 +972,9 @@ pub fn set_attribute(attrs: &mut Option<RObject>, tag: RObject, name: &[u8], ref
 /// Remove a named attribute.
 pub fn remove_attribute(attrs: &mut Option<RObject>, name: &[u8], refs: &RefTable) {
     if let Some(RObject::Pairlist(p)) = attrs {
-        p.cells.retain(|c| !matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(name)));
+        p.cells.retain(
+            |c| !matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(name)),
+        );
         if p.cells.is_empty() {
             *attrs = None;
         }
@@ -938,21 +999,58 @@ mod tests {
 
     #[test]
     fn flags_words_unpack_to_what_was_packed() {
-        for (t, levels, object, has_attr, has_tag) in [(sxp::INT, 0, false, true, false), (sxp::CHAR, levels::UTF8, false, false, false), (sxp::LIST, 0xffff, true, true, true)] {
+        for (t, levels, object, has_attr, has_tag) in [
+            (sxp::INT, 0, false, true, false),
+            (sxp::CHAR, levels::UTF8, false, false, false),
+            (sxp::LIST, 0xffff, true, true, true),
+        ] {
             let w = pack(t, Flags { levels, object }, has_attr, has_tag);
-            assert_eq!(unpack(w), NodeWord { sxptype: t, flags: Flags { levels, object }, has_attr, has_tag });
+            assert_eq!(
+                unpack(w),
+                NodeWord {
+                    sxptype: t,
+                    flags: Flags { levels, object },
+                    has_attr,
+                    has_tag
+                }
+            );
         }
         // a factor (INTSXP, object bit, attributes) as R writes it: 0x30d
-        assert_eq!(pack(sxp::INT, Flags { levels: 0, object: true }, true, false), 0x30d);
+        assert_eq!(
+            pack(
+                sxp::INT,
+                Flags {
+                    levels: 0,
+                    object: true
+                },
+                true,
+                false
+            ),
+            0x30d
+        );
         // an ASCII CHARSXP: 0x40009
-        assert_eq!(pack(sxp::CHAR, Flags { levels: levels::ASCII, object: false }, false, false), 0x40009);
+        assert_eq!(
+            pack(
+                sxp::CHAR,
+                Flags {
+                    levels: levels::ASCII,
+                    object: false
+                },
+                false,
+                false
+            ),
+            0x40009
+        );
     }
 
     #[test]
     fn references_pack_while_their_index_fits() {
         assert_eq!(pack_reference(1), Some(0x1ff));
         assert_eq!(unpack_reference(0x1ff), 1);
-        assert_eq!(pack_reference(word::MAX_PACKED_REF).map(unpack_reference), Some(word::MAX_PACKED_REF));
+        assert_eq!(
+            pack_reference(word::MAX_PACKED_REF).map(unpack_reference),
+            Some(word::MAX_PACKED_REF)
+        );
         assert_eq!(pack_reference(word::MAX_PACKED_REF + 1), None);
     }
 

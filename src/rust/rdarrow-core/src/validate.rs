@@ -15,7 +15,10 @@ fn bad(what: &str) -> Error {
 
 fn is_symbol(o: &RObject, refs: &RefTable) -> bool {
     matches!(o, RObject::Ref(id) if matches!(refs.get(*id), Some(RefEntry::Symbol(_))))
-        || matches!(o, RObject::Special(SpecialValue::MissingArg | SpecialValue::UnboundValue))
+        || matches!(
+            o,
+            RObject::Special(SpecialValue::MissingArg | SpecialValue::UnboundValue)
+        )
 }
 
 fn is_environment(o: &RObject, refs: &RefTable) -> bool {
@@ -23,7 +26,12 @@ fn is_environment(o: &RObject, refs: &RefTable) -> bool {
         RObject::Special(s) => !matches!(s, SpecialValue::MissingArg | SpecialValue::UnboundValue),
         RObject::Ref(id) => matches!(
             refs.get(*id),
-            Some(RefEntry::Environment(_) | RefEntry::Package(_) | RefEntry::Namespace(_) | RefEntry::Persistent(_))
+            Some(
+                RefEntry::Environment(_)
+                    | RefEntry::Package(_)
+                    | RefEntry::Namespace(_)
+                    | RefEntry::Persistent(_)
+            )
         ),
         RObject::Null => true,
         _ => false,
@@ -54,7 +62,11 @@ impl<'r> Validator<'r> {
     /// `max_memory`: the read's memory limit, which expanding an ALTREP
     /// object to check it must respect.
     pub fn new(refs: &'r RefTable, max_memory: u64) -> Self {
-        Validator { refs, seen_env: vec![false; refs.entries.len()], max_memory }
+        Validator {
+            refs,
+            seen_env: vec![false; refs.entries.len()],
+            max_memory,
+        }
     }
 
     fn attributes(&mut self, a: Option<&RObject>) -> Result<()> {
@@ -62,7 +74,9 @@ impl<'r> Validator<'r> {
             None | Some(RObject::Null) => Ok(()),
             Some(RObject::Pairlist(p)) => {
                 for c in &p.cells {
-                    if c.sxptype != sxp::LIST || !c.tag.as_ref().is_some_and(|t| is_symbol(t, self.refs)) {
+                    if c.sxptype != sxp::LIST
+                        || !c.tag.as_ref().is_some_and(|t| is_symbol(t, self.refs))
+                    {
                         return Err(bad("an attribute list whose cells are not tagged by names"));
                     }
                     self.tag(c.tag.as_ref())?;
@@ -80,7 +94,9 @@ impl<'r> Validator<'r> {
     /// A tag's name (a symbol's print name must be a string R can hold).
     fn tag(&mut self, t: Option<&RObject>) -> Result<()> {
         match t {
-            Some(RObject::Ref(id)) if matches!(self.refs.get(*id), Some(RefEntry::Symbol(_))) => self.reference(*id),
+            Some(RObject::Ref(id)) if matches!(self.refs.get(*id), Some(RefEntry::Symbol(_))) => {
+                self.reference(*id)
+            }
             _ => Ok(()),
         }
     }
@@ -104,7 +120,9 @@ impl<'r> Validator<'r> {
                         }
                         self.tag(Some(t))?;
                     }
-                    if c.sxptype == sxp::CLO && !matches!(c.car, RObject::Null | RObject::Pairlist(_)) {
+                    if c.sxptype == sxp::CLO
+                        && !matches!(c.car, RObject::Null | RObject::Pairlist(_))
+                    {
                         return Err(bad("a function whose formals are not a pairlist"));
                     }
                     self.object(&c.car)?;
@@ -119,7 +137,9 @@ impl<'r> Validator<'r> {
                         }
                     }
                     // one scan of the contiguous string bytes
-                    VectorData::Character(sv) if sv.data.as_slice().contains(&0) => return Err(embedded_nul()),
+                    VectorData::Character(sv) if sv.data.as_slice().contains(&0) => {
+                        return Err(embedded_nul())
+                    }
                     _ => {}
                 }
                 self.attributes(v.attributes.as_ref())
@@ -168,7 +188,9 @@ impl<'r> Validator<'r> {
             }
             Some(RefEntry::WeakRef(w)) => self.attributes(w.attributes.as_ref()),
             Some(RefEntry::Symbol(c)) => no_nul(c),
-            Some(RefEntry::Package(v) | RefEntry::Namespace(v) | RefEntry::Persistent(v)) => v.iter().try_for_each(no_nul),
+            Some(RefEntry::Package(v) | RefEntry::Namespace(v) | RefEntry::Persistent(v)) => {
+                v.iter().try_for_each(no_nul)
+            }
             Some(RefEntry::Pending) | None => Err(bad("a reference to an incomplete object")),
         }
     }
@@ -179,7 +201,9 @@ impl<'r> Validator<'r> {
             RObject::Null => Ok(()),
             RObject::Pairlist(p) => {
                 for c in &p.cells {
-                    if c.sxptype != sxp::LIST || !c.tag.as_ref().is_some_and(|t| is_symbol(t, self.refs)) {
+                    if c.sxptype != sxp::LIST
+                        || !c.tag.as_ref().is_some_and(|t| is_symbol(t, self.refs))
+                    {
                         return Err(bad("an environment binding without a name"));
                     }
                     self.tag(c.tag.as_ref())?;
@@ -235,38 +259,62 @@ impl<'r> Validator<'r> {
             return Err(bad("an unknown wrapper ALTREP class"));
         };
         if base != Some(expected_base) {
-            return Err(bad("an ALTREP object whose base type does not match its class"));
+            return Err(bad(
+                "an ALTREP object whose base type does not match its class",
+            ));
         }
         // expanding checks the state's shape and values (a sequence is
         // checked without expanding: R keeps it compact, whatever its length)
-        let invalid = |e: Error| bad(&format!("an ALTREP object with an invalid state ({})", e.message));
+        let invalid = |e: Error| {
+            bad(&format!(
+                "an ALTREP object with an invalid state ({})",
+                e.message
+            ))
+        };
         let data_type = if class.is_some_and(altrep::is_compact_sequence) {
             altrep::check_sequence(a, self.refs).map_err(invalid)?;
             expected_base
         } else {
-            altrep::expand_within(a, self.refs, self.max_memory).map_err(invalid)?.sxptype()
+            altrep::expand_within(a, self.refs, self.max_memory)
+                .map_err(invalid)?
+                .sxptype()
         };
         if data_type != expected_base {
             return Err(bad("an ALTREP object whose state has the wrong type"));
         }
         match &a.state {
             RObject::Pairlist(p) => {
-                let meta = if p.cells.len() > 1 { &p.cells[1].car } else { &p.tail };
+                let meta = if p.cells.len() > 1 {
+                    &p.cells[1].car
+                } else {
+                    &p.tail
+                };
                 let meta_ok = match class.unwrap() {
-                    b"deferred_string" => matches!(meta, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if !x.is_empty())),
-                    _ => matches!(meta, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x.len() == 2)),
+                    b"deferred_string" => {
+                        matches!(meta, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if !x.is_empty()))
+                    }
+                    _ => {
+                        matches!(meta, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x.len() == 2))
+                    }
                 };
                 if !meta_ok {
                     return Err(bad("an ALTREP object whose metadata is malformed"));
                 }
                 let inner = &p.cells[0].car;
                 let numbers = match inner {
-                    RObject::Vector(v) => matches!(v.data, VectorData::Integer(_) | VectorData::Real(_)) && v.attributes.is_none(),
-                    RObject::Altrep(ia) => matches!(altrep::base_type(ia), Some(sxp::INT | sxp::REAL)),
+                    RObject::Vector(v) => {
+                        matches!(v.data, VectorData::Integer(_) | VectorData::Real(_))
+                            && v.attributes.is_none()
+                    }
+                    RObject::Altrep(ia) => {
+                        matches!(altrep::base_type(ia), Some(sxp::INT | sxp::REAL))
+                    }
                     _ => false,
                 };
                 if class.unwrap() == b"deferred_string" && !numbers {
-                    return Err(bad("a deferred string whose numbers are not a plain vector"));
+                    return Err(bad(
+                        "a deferred string whose numbers are not a plain vector",
+                    ));
                 }
                 if let RObject::Vector(v) = inner {
                     if class.unwrap() != b"deferred_string" && v.data.sxptype() != expected_base {

@@ -5,9 +5,9 @@
 
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+use crate::header::{write_header, Container, StreamHeader};
 use crate::input::Format;
 use crate::layout::{Layout, StringItem, StringSource};
-use crate::header::{write_header, Container, StreamHeader};
 use crate::tree::*;
 use arrow_buffer::{Buffer, ScalarBuffer};
 use std::io::Write;
@@ -30,7 +30,13 @@ fn io_err(e: std::io::Error) -> Error {
 
 impl<W: Write> Output<W> {
     pub fn new(sink: W, format: Format, hex_doubles: bool) -> Self {
-        Output { sink, buf: Vec::with_capacity(OUT_BUF), format, hex_doubles, written: 0 }
+        Output {
+            sink,
+            buf: Vec::with_capacity(OUT_BUF),
+            format,
+            hex_doubles,
+            written: 0,
+        }
     }
 
     #[inline]
@@ -127,7 +133,9 @@ impl<W: Write> Output<W> {
 
     fn raw_slice(&mut self, v: &[u8]) -> Result<()> {
         match self.format {
-            Format::Ascii => v.iter().try_for_each(|b| self.bytes(format!("{b:02x}\n").as_bytes())),
+            Format::Ascii => v
+                .iter()
+                .try_for_each(|b| self.bytes(format!("{b:02x}\n").as_bytes())),
             _ => self.bytes(v),
         }
     }
@@ -150,7 +158,9 @@ impl<W: Write> Output<W> {
                         b'?' => out.extend_from_slice(b"\\?"),
                         b'\'' => out.extend_from_slice(b"\\'"),
                         b'"' => out.extend_from_slice(b"\\\""),
-                        c if c <= 32 || c > 126 => out.extend_from_slice(format!("\\{c:03o}").as_bytes()),
+                        c if c <= 32 || c > 126 => {
+                            out.extend_from_slice(format!("\\{c:03o}").as_bytes())
+                        }
                         c => out.push(c),
                     }
                 }
@@ -160,7 +170,6 @@ impl<W: Write> Output<W> {
             _ => self.bytes(s),
         }
     }
-
 }
 
 /// Where the serializer's items go: a byte stream ([`Output`], every
@@ -214,7 +223,15 @@ pub trait Emit {
 
 /// The flags word of a CHARSXP with these levels.
 fn charsxp_flags(levels: u16) -> i32 {
-    pack(sxp::CHAR, Flags { levels, object: false }, false, false)
+    pack(
+        sxp::CHAR,
+        Flags {
+            levels,
+            object: false,
+        },
+        false,
+        false,
+    )
 }
 
 impl<W: Write> Emit for Output<W> {
@@ -243,7 +260,10 @@ impl StringSource for StringVector {
         self.len()
     }
     fn item(&self, i: usize) -> StringItem<'_> {
-        StringItem { flags: charsxp_flags(self.levels(i)), bytes: self.get(i) }
+        StringItem {
+            flags: charsxp_flags(self.levels(i)),
+            bytes: self.get(i),
+        }
     }
 }
 
@@ -298,7 +318,14 @@ pub fn ascii_double(d: f64, hex: bool) -> String {
     let mut buf = [0u8; 64];
     // SAFETY: the format takes exactly one double; buf is large enough for
     // any %.16g or %a rendering and snprintf NUL-terminates within it.
-    let n = unsafe { libc::snprintf(buf.as_mut_ptr() as *mut libc::c_char, buf.len(), fmt.as_ptr() as *const libc::c_char, d) };
+    let n = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr() as *mut libc::c_char,
+            buf.len(),
+            fmt.as_ptr() as *const libc::c_char,
+            d,
+        )
+    };
     String::from_utf8_lossy(&buf[..(n.max(0) as usize).min(buf.len() - 1)]).into_owned()
 }
 
@@ -314,7 +341,13 @@ pub struct Serializer<'r, E: Emit> {
 
 impl<'r, E: Emit> Serializer<'r, E> {
     pub fn new(out: E, refs: &'r RefTable) -> Self {
-        Serializer { out, refs, out_index: vec![0; refs.entries.len()], count: 0, expand_altrep: false }
+        Serializer {
+            out,
+            refs,
+            out_index: vec![0; refs.entries.len()],
+            count: 0,
+            expand_altrep: false,
+        }
     }
 
     fn attrs(&mut self, a: &Option<RObject>) -> Result<()> {
@@ -337,10 +370,12 @@ impl<'r, E: Emit> Serializer<'r, E> {
 
     fn reference(&mut self, id: RefId) -> Result<()> {
         let slot = id.0 as usize;
-        let entry = self
-            .refs
-            .get(id)
-            .ok_or_else(|| Error::internal(format!("reference {} has no entry in the reference table", id.0 + 1)))?;
+        let entry = self.refs.get(id).ok_or_else(|| {
+            Error::internal(format!(
+                "reference {} has no entry in the reference table",
+                id.0 + 1
+            ))
+        })?;
         if self.out_index[slot] != 0 {
             return self.out.reference(self.out_index[slot]);
         }
@@ -363,16 +398,20 @@ impl<'r, E: Emit> Serializer<'r, E> {
             RefEntry::Namespace(s) => self.string_list(sxp::NAMESPACE, s),
             RefEntry::Persistent(s) => self.string_list(sxp::PERSIST, s),
             RefEntry::ExternalPointer(p) => {
-                self.out.int(pack(sxp::EXTPTR, p.flags, p.attributes.is_some(), false))?;
+                self.out
+                    .int(pack(sxp::EXTPTR, p.flags, p.attributes.is_some(), false))?;
                 self.item(&p.protected)?;
                 self.item(&p.tag)?;
                 self.attrs(&p.attributes)
             }
             RefEntry::WeakRef(w) => {
-                self.out.int(pack(sxp::WEAKREF, w.flags, w.attributes.is_some(), false))?;
+                self.out
+                    .int(pack(sxp::WEAKREF, w.flags, w.attributes.is_some(), false))?;
                 self.attrs(&w.attributes)
             }
-            RefEntry::Pending => Err(Error::internal("an environment in the reference table was never completed")),
+            RefEntry::Pending => Err(Error::internal(
+                "an environment in the reference table was never completed",
+            )),
         }
     }
 
@@ -384,7 +423,12 @@ impl<'r, E: Emit> Serializer<'r, E> {
             RObject::Ref(id) => self.reference(*id),
             RObject::Pairlist(p) => {
                 for c in &p.cells {
-                    self.out.int(pack(c.sxptype, c.flags, c.attributes.is_some(), c.tag.is_some()))?;
+                    self.out.int(pack(
+                        c.sxptype,
+                        c.flags,
+                        c.attributes.is_some(),
+                        c.tag.is_some(),
+                    ))?;
                     self.attrs(&c.attributes)?;
                     if let Some(t) = &c.tag {
                         self.item(t)?;
@@ -396,17 +440,20 @@ impl<'r, E: Emit> Serializer<'r, E> {
             RObject::Vector(v) => self.vector(v),
             RObject::Char(c) => self.char_item(c),
             RObject::Primitive(p) => {
-                self.out.int(pack(p.sxptype, p.flags, p.attributes.is_some(), false))?;
+                self.out
+                    .int(pack(p.sxptype, p.flags, p.attributes.is_some(), false))?;
                 self.out.int(p.name.len() as i32)?;
                 self.out.string(&p.name)?;
                 self.attrs(&p.attributes)
             }
             RObject::S4(s) => {
-                self.out.int(pack(sxp::S4, s.flags, s.attributes.is_some(), false))?;
+                self.out
+                    .int(pack(sxp::S4, s.flags, s.attributes.is_some(), false))?;
                 self.attrs(&s.attributes)
             }
             RObject::Bytecode(b) => {
-                self.out.int(pack(sxp::BCODE, b.flags, b.attributes.is_some(), false))?;
+                self.out
+                    .int(pack(sxp::BCODE, b.flags, b.attributes.is_some(), false))?;
                 self.out.int(b.reps_len)?;
                 self.bytecode(&b.code)?;
                 self.attrs(&b.attributes)
@@ -417,7 +464,11 @@ impl<'r, E: Emit> Serializer<'r, E> {
                     RObject::Null => None,
                     other => Some(other.clone()),
                 };
-                self.vector(&Vector { flags: a.flags, data, attributes })
+                self.vector(&Vector {
+                    flags: a.flags,
+                    data,
+                    attributes,
+                })
             }
             RObject::Altrep(a) => {
                 self.out.int(pack(sxp::ALTREP, a.flags, false, false))?;
@@ -430,10 +481,13 @@ impl<'r, E: Emit> Serializer<'r, E> {
 
     fn vector(&mut self, v: &Vector) -> Result<()> {
         let t = v.data.sxptype();
-        if let VectorData::Skipped { .. } = v.data {
-            return Err(Error::internal("cannot write an object whose payload was skipped"));
+        if let VectorData::Skipped { .. } | VectorData::Deferred(_) = v.data {
+            return Err(Error::internal(
+                "cannot write an object whose payload was skipped",
+            ));
         }
-        self.out.int(pack(t, v.flags, v.attributes.is_some(), false))?;
+        self.out
+            .int(pack(t, v.flags, v.attributes.is_some(), false))?;
         self.out.length(v.data.len())?;
         match &v.data {
             VectorData::Logical(x) | VectorData::Integer(x) => self.out.ints(x)?,
@@ -445,8 +499,10 @@ impl<'r, E: Emit> Serializer<'r, E> {
                     self.item(it)?;
                 }
             }
-            VectorData::Skipped { .. } => unreachable!(),
-            VectorData::Arrow(_) => return Err(Error::usage("cannot write a column converted to Arrow")),
+            VectorData::Skipped { .. } | VectorData::Deferred(_) => unreachable!(),
+            VectorData::Arrow(_) => {
+                return Err(Error::usage("cannot write a column converted to Arrow"))
+            }
         }
         self.attrs(&v.attributes)
     }
@@ -496,7 +552,13 @@ impl<'r, E: Emit> Serializer<'r, E> {
 }
 
 /// Serialize `root` (with its reference table) to `sink`, uncompressed.
-pub fn write_stream<W: Write>(sink: W, container: Container, header: &StreamHeader, root: &RObject, refs: &RefTable) -> Result<W> {
+pub fn write_stream<W: Write>(
+    sink: W,
+    container: Container,
+    header: &StreamHeader,
+    root: &RObject,
+    refs: &RefTable,
+) -> Result<W> {
     let mut out = Output::new(sink, header.format, header.ascii_hex);
     write_header(&mut out, container, header)?;
     let mut s = Serializer::new(out, refs);
@@ -507,7 +569,13 @@ pub fn write_stream<W: Write>(sink: W, container: Container, header: &StreamHead
 
 /// The stream laid out for the parallel writer (XDR only): container
 /// magic, header and items, the tree's vectors shared, never copied.
-pub fn layout_stream(container: Container, header: &StreamHeader, root: &RObject, refs: &RefTable, threads: usize) -> Result<Layout<'static>> {
+pub fn layout_stream(
+    container: Container,
+    header: &StreamHeader,
+    root: &RObject,
+    refs: &RefTable,
+    threads: usize,
+) -> Result<Layout<'static>> {
     if header.format != Format::Xdr {
         return Err(Error::internal("only XDR streams are laid out"));
     }
@@ -537,11 +605,23 @@ pub fn write_tree_file(
     if header.format == Format::Xdr {
         // laid out, then rendered and written on all cores
         let layout = layout_stream(container, header, root, refs, threads)?;
-        return crate::layout::write_layout_file(path, &layout, compression, level, threads, &mut |_| {});
+        return crate::layout::write_layout_file(
+            path,
+            &layout,
+            compression,
+            level,
+            threads,
+            &mut |_| {},
+        );
     }
     crate::atomic_write(path, |f| {
-        let c = crate::parallel::ParallelCompressor::new(std::io::BufWriter::with_capacity(1 << 20, f), compression, level, threads)
-            .map_err(|e| Error::io(&e, "cannot start compression"))?;
+        let c = crate::parallel::ParallelCompressor::new(
+            std::io::BufWriter::with_capacity(1 << 20, f),
+            compression,
+            level,
+            threads,
+        )
+        .map_err(|e| Error::io(&e, "cannot start compression"))?;
         let c = write_stream(c, container, header, root, refs)?;
         let w = c.finish().map_err(|e| {
             if e.kind() == std::io::ErrorKind::Interrupted {
@@ -550,7 +630,9 @@ pub fn write_tree_file(
                 Error::io(&e, "cannot compress")
             }
         })?;
-        w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
+        w.into_inner()
+            .map_err(|e| Error::io(e.error(), "cannot write"))
+            .map(|_| ())
     })
 }
 
@@ -612,17 +694,47 @@ impl ObjectFileOptions {
 /// Write an object (with its reference table), such as the data frame
 /// made from Arrow data, as `.RData` (one object named `o.name`) or
 /// `.rds`; the file appears only when complete.
-pub fn write_object_file(path: &Path, object: RObject, mut refs: RefTable, o: &ObjectFileOptions) -> Result<()> {
+pub fn write_object_file(
+    path: &Path,
+    object: RObject,
+    mut refs: RefTable,
+    o: &ObjectFileOptions,
+) -> Result<()> {
     let header = StreamHeader::new(o.format(), o.version, o.writer_version)?;
     let root = if o.rds {
         object
     } else {
-        let lv = if o.name.is_ascii() { levels::ASCII } else { levels::UTF8 };
-        let sym = refs.push(RefEntry::Symbol(CharItem { levels: lv, bytes: Some(o.name.as_bytes().to_vec()) }));
-        let cell = Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: Some(RObject::Ref(sym)), car: object };
-        RObject::Pairlist(Box::new(Pairlist { cells: vec![cell], tail: RObject::Null }))
+        let lv = if o.name.is_ascii() {
+            levels::ASCII
+        } else {
+            levels::UTF8
+        };
+        let sym = refs.push(RefEntry::Symbol(CharItem {
+            levels: lv,
+            bytes: Some(o.name.as_bytes().to_vec()),
+        }));
+        let cell = Cell {
+            sxptype: sxp::LIST,
+            flags: Flags::default(),
+            attributes: None,
+            tag: Some(RObject::Ref(sym)),
+            car: object,
+        };
+        RObject::Pairlist(Box::new(Pairlist {
+            cells: vec![cell],
+            tail: RObject::Null,
+        }))
     };
-    write_tree_file(path, o.container(), &header, &root, &refs, o.compression, o.level, o.threads.max(1))
+    write_tree_file(
+        path,
+        o.container(),
+        &header,
+        &root,
+        &refs,
+        o.compression,
+        o.level,
+        o.threads.max(1),
+    )
 }
 
 #[cfg(test)]
@@ -632,9 +744,15 @@ mod tests {
     #[test]
     fn ascii_doubles_match_c() {
         assert_eq!(ascii_double(0.1, false), "0.1\n");
-        assert_eq!(ascii_double(1e-5, false), "1.000000000000000e-05\n".replace("1.000000000000000e-05", "1e-05"));
+        assert_eq!(
+            ascii_double(1e-5, false),
+            "1.000000000000000e-05\n".replace("1.000000000000000e-05", "1e-05")
+        );
         assert_eq!(ascii_double(3.0, true), "0x1.8p+1\n");
-        assert_eq!(ascii_double(f64::from_bits(crate::tree::na::REAL_BITS), false), "NA\n");
+        assert_eq!(
+            ascii_double(f64::from_bits(crate::tree::na::REAL_BITS), false),
+            "NA\n"
+        );
         assert_eq!(ascii_double(f64::NAN, false), "NaN\n");
     }
 }

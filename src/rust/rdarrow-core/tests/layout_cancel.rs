@@ -1,7 +1,7 @@
 //! An interrupted layout write leaves the old file and no temporary file.
 //! (Its own test binary: cancellation is process-wide.)
 
-use rdarrow_core::layout::{write_layout_file, StringItem, Layout, StringSource};
+use rdarrow_core::layout::{write_layout_file, Layout, StringItem, StringSource};
 use rdarrow_core::{Compression, ErrorKind};
 use std::sync::Arc;
 
@@ -12,7 +12,10 @@ impl StringSource for Words {
         self.0.len()
     }
     fn item(&self, i: usize) -> StringItem<'_> {
-        StringItem { flags: 0x0004_0009, bytes: Some(self.0[i].as_bytes()) }
+        StringItem {
+            flags: 0x0004_0009,
+            bytes: Some(self.0[i].as_bytes()),
+        }
     }
 }
 
@@ -33,9 +36,18 @@ fn a_cancelled_write_leaves_the_old_file_and_no_temporary_file() {
         rdarrow_core::cancel::cancel();
         let err = write_layout_file(&path, &layout, kind, None, 2, &mut |_| {}).unwrap_err();
         rdarrow_core::cancel::reset();
-        assert_eq!(err.kind, ErrorKind::Interrupted, "{kind:?}: {}", err.message);
+        assert_eq!(
+            err.kind,
+            ErrorKind::Interrupted,
+            "{kind:?}: {}",
+            err.message
+        );
         assert_eq!(std::fs::read(&path).unwrap(), b"old contents");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "a temporary file remains");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "a temporary file remains"
+        );
     }
     // and the same layout written without interruption replaces it
     write_layout_file(&path, &layout, Compression::Gzip, None, 2, &mut |_| {}).unwrap();

@@ -22,7 +22,10 @@ fn data_files(dir: &Path, out: &mut Vec<PathBuf>) {
             data_files(&p, out);
         } else {
             let name = p.file_name().unwrap().to_string_lossy().to_lowercase();
-            let skip = name.starts_with("readme") || [".md", ".csv", ".txt", "license", "license_librdata"].iter().any(|s| name.ends_with(s));
+            let skip = name.starts_with("readme")
+                || [".md", ".csv", ".txt", "license", "license_librdata"]
+                    .iter()
+                    .any(|s| name.ends_with(s));
             if !skip {
                 out.push(p);
             }
@@ -39,7 +42,11 @@ fn every_peer_file_parses_and_reserializes_exactly() {
     let mut files = Vec::new();
     data_files(&dir, &mut files);
     files.sort();
-    assert!(files.len() > 500, "expected the full corpus, found {} files", files.len());
+    assert!(
+        files.len() > 500,
+        "expected the full corpus, found {} files",
+        files.len()
+    );
     let mut failures = Vec::new();
     let mut exact = 0;
     for f in &files {
@@ -53,24 +60,50 @@ fn every_peer_file_parses_and_reserializes_exactly() {
         };
         let mut want = decompress_bytes(bytes).unwrap();
         if doc.header.crlf {
-            want = String::from_utf8_lossy(&want).replace("\r\n", "\n").into_bytes();
+            want = String::from_utf8_lossy(&want)
+                .replace("\r\n", "\n")
+                .into_bytes();
         }
         let got = write_document(&doc, Vec::new()).unwrap();
         if doc.header.format == Format::Xdr {
             // the same stream laid out for the parallel writer
-            let laid_out = write::layout_stream(doc.container, &doc.header, &doc.root, &doc.refs, 2).unwrap().to_vec();
+            let laid_out =
+                write::layout_stream(doc.container, &doc.header, &doc.root, &doc.refs, 2)
+                    .unwrap()
+                    .to_vec();
             if laid_out != want {
-                let at = laid_out.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(laid_out.len().min(want.len()));
-                failures.push(format!("{}: laid-out stream differs at byte {at}", f.display()));
+                let at = laid_out
+                    .iter()
+                    .zip(&want)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(laid_out.len().min(want.len()));
+                failures.push(format!(
+                    "{}: laid-out stream differs at byte {at}",
+                    f.display()
+                ));
             }
         }
         if got == want {
             exact += 1;
         } else {
-            let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
-            failures.push(format!("{}: re-serialization differs at byte {at} (got {} bytes, want {})", f.display(), got.len(), want.len()));
+            let at = got
+                .iter()
+                .zip(&want)
+                .position(|(a, b)| a != b)
+                .unwrap_or(got.len().min(want.len()));
+            failures.push(format!(
+                "{}: re-serialization differs at byte {at} (got {} bytes, want {})",
+                f.display(),
+                got.len(),
+                want.len()
+            ));
         }
     }
     eprintln!("peer corpus: {} files, {} byte-exact", files.len(), exact);
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

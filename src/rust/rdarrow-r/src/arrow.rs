@@ -6,11 +6,14 @@ use crate::errors::error_value;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::Array;
 use extendr_api::prelude::*;
-use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
+use extendr_ffi::{
+    R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
+    Rboolean, SEXP,
+};
 use rdarrow_core::arrow::ipc::{into_ffi_stream, write_ipc_file, IpcCompression, IpcFormat};
 use rdarrow_core::arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
-use rdarrow_core::ReadOptions;
 use rdarrow_core::Error;
+use rdarrow_core::ReadOptions;
 
 /// Finalizer: release the stream if no consumer took it, then free it.
 extern "C" fn release_stream(x: SEXP) {
@@ -33,8 +36,18 @@ pub struct Request {
     pub stream_name: String,
 }
 
-pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: &str, stream_name: &str) -> std::result::Result<Request, Error> {
-    let object = if object.is_null() { None } else { object.as_str().map(|s| s.to_string()) };
+pub fn request(
+    object: &Robj,
+    col_select: &Robj,
+    chunk_size: &Robj,
+    default_tz: &str,
+    stream_name: &str,
+) -> std::result::Result<Request, Error> {
+    let object = if object.is_null() {
+        None
+    } else {
+        object.as_str().map(|s| s.to_string())
+    };
     let col_select = if col_select.is_null() {
         None
     } else if let Some(v) = col_select.as_str_vector() {
@@ -42,18 +55,49 @@ pub fn request(object: &Robj, col_select: &Robj, chunk_size: &Robj, default_tz: 
     } else if let Some(v) = col_select.as_real_vector() {
         Some(v.iter().map(|&p| ColumnRef::Position(p as usize)).collect())
     } else if let Some(v) = col_select.as_integer_vector() {
-        Some(v.iter().map(|&p| ColumnRef::Position(p.max(0) as usize)).collect())
+        Some(
+            v.iter()
+                .map(|&p| ColumnRef::Position(p.max(0) as usize))
+                .collect(),
+        )
     } else {
-        return Err(Error::usage("`col_select` must be column names or positions"));
+        return Err(Error::usage(
+            "`col_select` must be column names or positions",
+        ));
     };
-    let chunk_size = if chunk_size.is_null() { None } else { chunk_size.as_real().map(|c| c as usize) };
+    let chunk_size = if chunk_size.is_null() {
+        None
+    } else {
+        chunk_size.as_real().map(|c| c as usize)
+    };
     let default_tz = (!default_tz.is_empty()).then(|| default_tz.to_string());
-    Ok(Request { object, col_select, chunk_size, default_tz, stream_name: stream_name.to_string() })
+    Ok(Request {
+        object,
+        col_select,
+        chunk_size,
+        default_tz,
+        stream_name: stream_name.to_string(),
+    })
 }
 
-pub fn make_table(path: &str, req: &Request, read: ReadOptions) -> std::result::Result<(String, ArrowTable), Error> {
-    let opts = TableOptions { col_select: req.col_select.clone(), chunk_size: req.chunk_size, default_tz: req.default_tz.clone(), ..Default::default() };
-    read_table(std::path::Path::new(path), req.object.as_deref(), &req.stream_name, opts, read)
+pub fn make_table(
+    path: &str,
+    req: &Request,
+    read: ReadOptions,
+) -> std::result::Result<(String, ArrowTable), Error> {
+    let opts = TableOptions {
+        col_select: req.col_select.clone(),
+        chunk_size: req.chunk_size,
+        default_tz: req.default_tz.clone(),
+        ..Default::default()
+    };
+    read_table(
+        std::path::Path::new(path),
+        req.object.as_deref(),
+        &req.stream_name,
+        opts,
+        read,
+    )
 }
 
 /// The addresses of the first data buffer of each column (for checking
@@ -66,7 +110,10 @@ fn buffer_addresses(table: &ArrowTable) -> Vec<f64> {
             .map(|c| {
                 let d = c.to_data();
                 let i = if d.buffers().len() > 1 { 1 } else { 0 };
-                d.buffers().get(i).map(|b| b.as_ptr() as usize as f64).unwrap_or(f64::NAN)
+                d.buffers()
+                    .get(i)
+                    .map(|b| b.as_ptr() as usize as f64)
+                    .unwrap_or(f64::NAN)
             })
             .collect(),
         None => Vec::new(),
@@ -75,16 +122,31 @@ fn buffer_addresses(table: &ArrowTable) -> Vec<f64> {
 
 /// Convert an object of a file to an Arrow C stream in an external pointer.
 /// Returns list(stream, object, nrow, schema, addresses) or an error value.
-pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
+pub fn to_arrow(
+    path: &str,
+    object: Robj,
+    col_select: Robj,
+    chunk_size: Robj,
+    default_tz: &str,
+    stream_name: &str,
+    max_depth: i32,
+) -> Robj {
     let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
     let read = crate::options(max_depth);
-    let res = crate::job::run("Converting", || req.and_then(|req| make_table(path, &req, read)));
+    let res = crate::job::run("Converting", || {
+        req.and_then(|req| make_table(path, &req, read))
+    });
     let (name, table) = match res {
         Ok(x) => x,
         Err(e) => return error_value(&e),
     };
     let nrow = table.num_rows() as f64;
-    let schema: Vec<String> = table.schema.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect();
+    let schema: Vec<String> = table
+        .schema
+        .fields()
+        .iter()
+        .map(|f| format!("{}: {}", f.name(), f.data_type()))
+        .collect();
     let addresses = buffer_addresses(&table);
     let warnings = table.warnings.clone();
     let stream = Box::new(into_ffi_stream(table));
@@ -94,13 +156,32 @@ pub fn to_arrow(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, de
         R_RegisterCFinalizerEx(s, Some(release_stream), Rboolean::TRUE);
         robj
     };
-    list!(stream = xptr, object = name, nrow = nrow, schema = schema, addresses = addresses, warnings = warnings).into()
+    list!(
+        stream = xptr,
+        object = name,
+        nrow = nrow,
+        schema = schema,
+        addresses = addresses,
+        warnings = warnings
+    )
+    .into()
 }
 
 /// Write an object of a file as an Arrow IPC file or stream; returns the
 /// conversion's warnings (a character vector) or an error value.
 #[allow(clippy::too_many_arguments)]
-pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
+pub fn to_ipc(
+    path: &str,
+    sink: &str,
+    object: Robj,
+    col_select: Robj,
+    format: &str,
+    compression: &str,
+    chunk_size: Robj,
+    default_tz: &str,
+    stream_name: &str,
+    max_depth: i32,
+) -> Robj {
     let fmt = match format {
         "file" => IpcFormat::File,
         "stream" => IpcFormat::Stream,
@@ -115,7 +196,10 @@ pub fn to_ipc(path: &str, sink: &str, object: Robj, col_select: Robj, format: &s
     let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
     let read = crate::options(max_depth);
     let res = crate::job::run("Writing Arrow IPC", || {
-        req.and_then(|req| make_table(path, &req, read)).and_then(|(_, t)| write_ipc_file(&t, std::path::Path::new(sink), fmt, comp).map(|_| t.warnings))
+        req.and_then(|req| make_table(path, &req, read))
+            .and_then(|(_, t)| {
+                write_ipc_file(&t, std::path::Path::new(sink), fmt, comp).map(|_| t.warnings)
+            })
     });
     match res {
         Ok(warnings) => warnings.into(),

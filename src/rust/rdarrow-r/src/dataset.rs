@@ -10,11 +10,23 @@ use std::path::PathBuf;
 
 /// Write `files` as a dataset in `path`. Returns list(files, objects, rows)
 /// (files relative to `path`) or an `rdarrow_error_value`.
-pub fn to_dataset(files: Vec<String>, path: &str, partitioning: Vec<String>, format: &str, object: Robj, default_tz: &str, max_depth: i32) -> Robj {
+pub fn to_dataset(
+    files: Vec<String>,
+    path: &str,
+    partitioning: Vec<String>,
+    format: &str,
+    object: Robj,
+    default_tz: &str,
+    max_depth: i32,
+) -> Robj {
     let Some(format) = DatasetFormat::from_name(format) else {
         return error_value(&Error::usage(format!("unknown dataset format '{format}'")));
     };
-    let object = if object.is_null() { None } else { object.as_str().map(|s| s.to_string()) };
+    let object = if object.is_null() {
+        None
+    } else {
+        object.as_str().map(|s| s.to_string())
+    };
     let opts = DatasetOptions {
         partitioning,
         format,
@@ -27,10 +39,16 @@ pub fn to_dataset(files: Vec<String>, path: &str, partitioning: Vec<String>, for
     };
     let inputs: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
     let dir = PathBuf::from(path);
-    let res = crate::job::run("Writing the dataset", || write_dataset(&inputs, &dir, &opts, &mut |_| {}));
+    let res = crate::job::run("Writing the dataset", || {
+        write_dataset(&inputs, &dir, &opts, &mut |_| {})
+    });
     match res {
         Ok(s) => list!(
-            files = s.files.iter().map(|f| f.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+            files = s
+                .files
+                .iter()
+                .map(|f| f.to_string_lossy().into_owned())
+                .collect::<Vec<_>>(),
             objects = s.objects as f64,
             rows = s.rows as f64
         )

@@ -3,11 +3,14 @@
 
 use crate::errors::error_value;
 use crate::to_r::{BuildError, RBuilder};
-use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::SchemaRef;
 use extendr_api::prelude::*;
-use extendr_ffi::{R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx, Rboolean, SEXP};
+use extendr_ffi::{
+    R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
+    Rboolean, SEXP,
+};
 use rdarrow_core::arrow::from_arrow::{frame_from_batches, object_from_batches, RFrame};
 use rdarrow_core::write::{write_object_file, ObjectFileOptions};
 use rdarrow_core::{Compression, Error};
@@ -26,7 +29,9 @@ pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
     }
     // `release` is the 4th pointer of the C struct; NULL = consumed.
     if unsafe { *(p as *const usize).add(3) } == 0 {
-        return Err(Error::usage("this Arrow stream was already consumed (streams are single-use)"));
+        return Err(Error::usage(
+            "this Arrow stream was already consumed (streams are single-use)",
+        ));
     }
     let reader = unsafe { RecordBatchStreamReader::from_raw(p) }.map_err(arrow_err)?;
     let schema = reader.schema();
@@ -41,8 +46,18 @@ pub fn read_ipc(path: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBat
 
 /// How to write the R data file, from the R wrapper's arguments.
 #[allow(clippy::too_many_arguments)]
-pub fn write_opts(name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Result<ObjectFileOptions, Error> {
-    let compression = Compression::from_name(compress).ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
+pub fn write_opts(
+    name: &str,
+    compress: &str,
+    level: i32,
+    version: i32,
+    ascii: bool,
+    threads: i32,
+    rds: bool,
+    writer_version: i32,
+) -> Result<ObjectFileOptions, Error> {
+    let compression = Compression::from_name(compress)
+        .ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
     rdarrow_core::header::check_version(version)?;
     Ok(ObjectFileOptions {
         name: name.to_string(),
@@ -56,9 +71,15 @@ pub fn write_opts(name: &str, compress: &str, level: i32, version: i32, ascii: b
     })
 }
 
-pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), Error>, o: &ObjectFileOptions) -> Robj {
+pub fn frame_to_file(
+    path: &str,
+    batches: Result<(SchemaRef, Vec<RecordBatch>), Error>,
+    o: &ObjectFileOptions,
+) -> Robj {
     let res = crate::job::run("Writing", || {
-        batches.and_then(|(schema, batches)| object_from_batches(&schema, &batches)).and_then(|f: RFrame| write_object_file(Path::new(path), f.object, f.refs, o))
+        batches
+            .and_then(|(schema, batches)| object_from_batches(&schema, &batches))
+            .and_then(|f: RFrame| write_object_file(Path::new(path), f.object, f.refs, o))
     });
     match res {
         Ok(()) => path.into(),
@@ -69,16 +90,24 @@ pub fn frame_to_file(path: &str, batches: Result<(SchemaRef, Vec<RecordBatch>), 
 /// An R data frame built from the stream.
 pub fn stream_to_df(x: &Robj) -> Robj {
     let imported = import_stream(x);
-    let frame = match crate::job::run("Converting", || imported.and_then(|(s, b)| frame_from_batches(&s, &b))) {
+    let frame = match crate::job::run("Converting", || {
+        imported.and_then(|(s, b)| frame_from_batches(&s, &b))
+    }) {
         Ok(f) => f,
         Err(e) => return error_value(&e),
     };
     let mut obj = frame.object;
-    let builder = RBuilder { refs: &frame.refs, native_encoding: None, header: None };
+    let builder = RBuilder {
+        refs: &frame.refs,
+        native_encoding: None,
+        header: None,
+    };
     match unsafe { builder.build(&mut obj) } {
         Ok(sexp) => unsafe { Robj::from_sexp(sexp) },
         Err(BuildError::Engine(e)) => error_value(&e),
-        Err(BuildError::Fallback) => error_value(&Error::limit("the data is nested too deeply to build")),
+        Err(BuildError::Fallback) => {
+            error_value(&Error::limit("the data is nested too deeply to build"))
+        }
     }
 }
 

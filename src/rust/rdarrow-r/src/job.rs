@@ -23,7 +23,8 @@ fn progress_wanted() -> bool {
 fn call_r(f: &str, args: &[Robj]) -> Option<Robj> {
     let fun = eval_string(f).ok()?;
     let fun = fun.as_function()?;
-    fun.call(Pairlist::from_pairs(args.iter().map(|a| ("", a.clone())))).ok()
+    fun.call(Pairlist::from_pairs(args.iter().map(|a| ("", a.clone()))))
+        .ok()
 }
 
 /// A progress display (cli) for work that has taken more than two
@@ -40,7 +41,13 @@ impl Progress {
     /// `show`: whether the session wants progress (see [`progress_wanted`]).
     pub fn new(label: &str, show: bool) -> Self {
         let now = Instant::now();
-        Progress { label: label.to_string(), show, start: now, last: now, bar: None }
+        Progress {
+            label: label.to_string(),
+            show,
+            start: now,
+            last: now,
+            bar: None,
+        }
     }
 
     /// As [`Progress::new`], asking R whether progress is wanted.
@@ -50,7 +57,10 @@ impl Progress {
 
     /// `done` bytes so far (shown at most every 50 ms).
     pub fn tick(&mut self, done: f64) {
-        if !self.show || self.start.elapsed() < PROGRESS_AFTER || self.last.elapsed() < Duration::from_millis(50) {
+        if !self.show
+            || self.start.elapsed() < PROGRESS_AFTER
+            || self.last.elapsed() < Duration::from_millis(50)
+        {
             return;
         }
         self.last = Instant::now();
@@ -81,7 +91,9 @@ pub fn consume_interrupt() {
 pub fn watch_interrupts() {
     rdarrow_core::cancel::reset();
     // SAFETY: R's interrupt flag is a process-wide int that lives forever.
-    unsafe { rdarrow_core::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending)) };
+    unsafe {
+        rdarrow_core::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending))
+    };
 }
 
 /// Run `work` on a worker thread; the main thread polls for its end.

@@ -22,12 +22,19 @@ use to_r::{BuildError, RBuilder};
 /// (bytes of vector data one read may decode; unset = the machine's
 /// memory). Main thread only: it asks R.
 pub(crate) fn options(max_depth: i32) -> ReadOptions {
-    ReadOptions { max_depth: max_depth.max(1) as usize, max_memory: memory_option(), column_hook: None }
+    ReadOptions {
+        max_depth: max_depth.max(1) as usize,
+        max_memory: memory_option(),
+        column_hook: None,
+    }
 }
 
 /// R's `rdarrow.max_memory` option (unset: `None`). Main thread only.
 fn memory_option() -> Option<u64> {
-    let max_memory = eval_string("getOption('rdarrow.max_memory', 0)").ok().and_then(|v| v.as_real()).unwrap_or(0.0);
+    let max_memory = eval_string("getOption('rdarrow.max_memory', 0)")
+        .ok()
+        .and_then(|v| v.as_real())
+        .unwrap_or(0.0);
     (max_memory > 0.0).then_some(max_memory as u64)
 }
 
@@ -45,14 +52,19 @@ fn rdarrow_engine_version() -> &'static str {
 #[extendr]
 fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32) -> Robj {
     let opts = options(max_depth);
-    match job::run("Listing", || rdarrow_core::list_file(path, &opts, stream_name)) {
+    match job::run("Listing", || {
+        rdarrow_core::list_file(path, &opts, stream_name)
+    }) {
         Err(e) => error_value(&e),
         Ok((_, infos)) => {
             let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
             list!(
                 name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
                 class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),
-                type_name = infos.iter().map(|i| i.type_name.clone()).collect::<Vec<_>>(),
+                type_name = infos
+                    .iter()
+                    .map(|i| i.type_name.clone())
+                    .collect::<Vec<_>>(),
                 length = infos.iter().map(|i| na(i.length)).collect::<Vec<_>>(),
                 nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
                 ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
@@ -68,17 +80,28 @@ fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32) -> Robj {
 /// unserializer.
 /// @noRd
 #[extendr]
-fn rdata_read_impl(path: &str, objects: Nullable<Vec<String>>, stream_name: &str, max_depth: i32) -> Robj {
+fn rdata_read_impl(
+    path: &str,
+    objects: Nullable<Vec<String>>,
+    stream_name: &str,
+    max_depth: i32,
+) -> Robj {
     let wanted = match objects {
         Nullable::NotNull(v) => Some(v),
         Nullable::Null => None,
     };
     let opts = options(max_depth);
-    let (doc, objs) = match job::run("Reading", || rdarrow_core::read_for_r(path, wanted.as_deref(), stream_name, &opts)) {
+    let (doc, objs) = match job::run("Reading", || {
+        rdarrow_core::read_for_r(path, wanted.as_deref(), stream_name, &opts)
+    }) {
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };
-    let builder = RBuilder { refs: &doc.refs, native_encoding: doc.header.native_encoding.as_deref(), header: Some(&doc.header) };
+    let builder = RBuilder {
+        refs: &doc.refs,
+        native_encoding: doc.header.native_encoding.as_deref(),
+        header: Some(&doc.header),
+    };
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
@@ -86,11 +109,15 @@ fn rdata_read_impl(path: &str, objects: Nullable<Vec<String>>, stream_name: &str
         let built = if builder.plain(&obj) {
             match unsafe { builder.build(&mut obj) } {
                 Ok(sexp) => Ok((unsafe { Robj::from_sexp(sexp) }, false)),
-                Err(BuildError::Fallback) => Err(rdarrow_core::Error::limit_of(LimitKind::Depth, "object too deeply nested to build")),
+                Err(BuildError::Fallback) => Err(rdarrow_core::Error::limit_of(
+                    LimitKind::Depth,
+                    "object too deeply nested to build",
+                )),
                 Err(BuildError::Engine(e)) => Err(e),
             }
         } else {
-            rdarrow_core::object_to_rds(&doc, &obj).map(|bytes| (Raw::from_bytes(&bytes).into(), true))
+            rdarrow_core::object_to_rds(&doc, &obj)
+                .map(|bytes| (Raw::from_bytes(&bytes).into(), true))
         };
         match built {
             Ok((value, fell_back)) => {
@@ -101,7 +128,12 @@ fn rdata_read_impl(path: &str, objects: Nullable<Vec<String>>, stream_name: &str
             Err(e) => return error_value(&e.in_object(&name)),
         }
     }
-    list!(values = List::from_values(values), fallback = fallback, names = names).into()
+    list!(
+        values = List::from_values(values),
+        fallback = fallback,
+        names = names
+    )
+    .into()
 }
 
 /// Parse a file completely without building R objects; returns the size of
@@ -130,7 +162,10 @@ fn rdata_decompress_impl(path: &str) -> Robj {
 /// @noRd
 #[extendr]
 fn rdata_decompressed_impl(path: &str) -> Robj {
-    match std::fs::read(path).map_err(|e| rdarrow_core::Error::io(&e, "cannot read")).and_then(rdarrow_core::decompress_bytes) {
+    match std::fs::read(path)
+        .map_err(|e| rdarrow_core::Error::io(&e, "cannot read"))
+        .and_then(rdarrow_core::decompress_bytes)
+    {
         Ok(b) => Raw::from_bytes(&b).into(),
         Err(e) => error_value(&e),
     }
@@ -159,7 +194,15 @@ fn rdata_reserialize_impl(path: &str, max_depth: i32) -> Robj {
 /// compression.
 /// @noRd
 #[extendr]
-fn rdata_rewrite_impl(path: &str, out: &str, format: &str, version: i32, compress: &str, level: i32, max_depth: i32) -> Robj {
+fn rdata_rewrite_impl(
+    path: &str,
+    out: &str,
+    format: &str,
+    version: i32,
+    compress: &str,
+    level: i32,
+    max_depth: i32,
+) -> Robj {
     let mut doc = match read_doc(path, max_depth) {
         Ok(d) => d,
         Err(e) => return e,
@@ -168,13 +211,22 @@ fn rdata_rewrite_impl(path: &str, out: &str, format: &str, version: i32, compres
         "xdr" => Format::Xdr,
         "ascii" => Format::Ascii,
         "binary" => Format::Binary,
-        other => return error_value(&rdarrow_core::Error::usage(format!("unknown format '{other}'"))),
+        other => {
+            return error_value(&rdarrow_core::Error::usage(format!(
+                "unknown format '{other}'"
+            )))
+        }
     };
     let Some(comp) = Compression::from_name(compress) else {
-        return error_value(&rdarrow_core::Error::usage(format!("unknown compression '{compress}'")));
+        return error_value(&rdarrow_core::Error::usage(format!(
+            "unknown compression '{compress}'"
+        )));
     };
     let level = if level < 0 { None } else { Some(level as u32) };
-    let r = job::run("Writing", || rdarrow_core::convert_document(&mut doc, fmt, version).and_then(|_| rdarrow_core::write_file(&doc, out, comp, level)));
+    let r = job::run("Writing", || {
+        rdarrow_core::convert_document(&mut doc, fmt, version)
+            .and_then(|_| rdarrow_core::write_file(&doc, out, comp, level))
+    });
     match r {
         Ok(()) => out.into(),
         Err(e) => error_value(&e),
@@ -184,16 +236,54 @@ fn rdata_rewrite_impl(path: &str, out: &str, format: &str, version: i32, compres
 /// Convert an object of a file to an Arrow C stream.
 /// @noRd
 #[extendr]
-fn rdata_to_arrow_impl(path: &str, object: Robj, col_select: Robj, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
-    arrow::to_arrow(path, object, col_select, chunk_size, default_tz, stream_name, max_depth)
+fn rdata_to_arrow_impl(
+    path: &str,
+    object: Robj,
+    col_select: Robj,
+    chunk_size: Robj,
+    default_tz: &str,
+    stream_name: &str,
+    max_depth: i32,
+) -> Robj {
+    arrow::to_arrow(
+        path,
+        object,
+        col_select,
+        chunk_size,
+        default_tz,
+        stream_name,
+        max_depth,
+    )
 }
 
 /// Write an object of a file as Arrow IPC.
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn rdata_to_ipc_impl(path: &str, sink: &str, object: Robj, col_select: Robj, format: &str, compression: &str, chunk_size: Robj, default_tz: &str, stream_name: &str, max_depth: i32) -> Robj {
-    arrow::to_ipc(path, sink, object, col_select, format, compression, chunk_size, default_tz, stream_name, max_depth)
+fn rdata_to_ipc_impl(
+    path: &str,
+    sink: &str,
+    object: Robj,
+    col_select: Robj,
+    format: &str,
+    compression: &str,
+    chunk_size: Robj,
+    default_tz: &str,
+    stream_name: &str,
+    max_depth: i32,
+) -> Robj {
+    arrow::to_ipc(
+        path,
+        sink,
+        object,
+        col_select,
+        format,
+        compression,
+        chunk_size,
+        default_tz,
+        stream_name,
+        max_depth,
+    )
 }
 
 /// Whether a stream external pointer still holds an unreleased stream.
@@ -221,8 +311,28 @@ fn xptr_address_impl(x: Robj) -> String {
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn arrow_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
-    match from_arrow::write_opts(name, compress, level, version, ascii, threads, rds, writer_version) {
+fn arrow_to_rdata_impl(
+    x: Robj,
+    file: &str,
+    name: &str,
+    compress: &str,
+    level: i32,
+    version: i32,
+    ascii: bool,
+    threads: i32,
+    rds: bool,
+    writer_version: i32,
+) -> Robj {
+    match from_arrow::write_opts(
+        name,
+        compress,
+        level,
+        version,
+        ascii,
+        threads,
+        rds,
+        writer_version,
+    ) {
         Ok(o) => {
             let batches = from_arrow::import_stream(&x);
             from_arrow::frame_to_file(file, batches, &o)
@@ -235,11 +345,41 @@ fn arrow_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn ipc_to_rdata_impl(path: &str, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
-    match from_arrow::write_opts(name, compress, level, version, ascii, threads, rds, writer_version) {
+fn ipc_to_rdata_impl(
+    path: &str,
+    file: &str,
+    name: &str,
+    compress: &str,
+    level: i32,
+    version: i32,
+    ascii: bool,
+    threads: i32,
+    rds: bool,
+    writer_version: i32,
+) -> Robj {
+    match from_arrow::write_opts(
+        name,
+        compress,
+        level,
+        version,
+        ascii,
+        threads,
+        rds,
+        writer_version,
+    ) {
         Ok(o) => {
-            let max_memory = ReadOptions { max_memory: memory_option(), ..Default::default() }.memory_limit();
-            from_arrow::frame_to_file(file, job::run("Reading Arrow IPC", || from_arrow::read_ipc(path, max_memory)), &o)
+            let max_memory = ReadOptions {
+                max_memory: memory_option(),
+                ..Default::default()
+            }
+            .memory_limit();
+            from_arrow::frame_to_file(
+                file,
+                job::run("Reading Arrow IPC", || {
+                    from_arrow::read_ipc(path, max_memory)
+                }),
+                &o,
+            )
         }
         Err(e) => error_value(&e),
     }
@@ -249,8 +389,28 @@ fn ipc_to_rdata_impl(path: &str, file: &str, name: &str, compress: &str, level: 
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn object_to_rdata_impl(x: Robj, file: &str, name: &str, compress: &str, level: i32, version: i32, ascii: bool, threads: i32, rds: bool, writer_version: i32) -> Robj {
-    match from_arrow::write_opts(name, compress, level, version, ascii, threads, rds, writer_version) {
+fn object_to_rdata_impl(
+    x: Robj,
+    file: &str,
+    name: &str,
+    compress: &str,
+    level: i32,
+    version: i32,
+    ascii: bool,
+    threads: i32,
+    rds: bool,
+    writer_version: i32,
+) -> Robj {
+    match from_arrow::write_opts(
+        name,
+        compress,
+        level,
+        version,
+        ascii,
+        threads,
+        rds,
+        writer_version,
+    ) {
         Ok(o) => save_r::save_object(x, file, &o),
         Err(e) => error_value(&e),
     }
@@ -281,16 +441,38 @@ fn new_stream_impl() -> Robj {
 /// Write the data frames of R data files as an Arrow dataset directory.
 /// @noRd
 #[extendr]
-fn rdata_to_dataset_impl(files: Vec<String>, path: &str, partitioning: Vec<String>, format: &str, object: Robj, default_tz: &str, max_depth: i32) -> Robj {
-    dataset::to_dataset(files, path, partitioning, format, object, default_tz, max_depth)
+fn rdata_to_dataset_impl(
+    files: Vec<String>,
+    path: &str,
+    partitioning: Vec<String>,
+    format: &str,
+    object: Robj,
+    default_tz: &str,
+    max_depth: i32,
+) -> Robj {
+    dataset::to_dataset(
+        files,
+        path,
+        partitioning,
+        format,
+        object,
+        default_tz,
+        max_depth,
+    )
 }
 
 /// The engine's node-type table: every code, named as R's sources name it.
 /// @noRd
 #[extendr]
 fn sxp_codes_impl() -> Robj {
-    let codes: Vec<i32> = rdarrow_core::tree::sxp::ALL.iter().map(|&(_, c)| c as i32).collect();
-    let names: Vec<&str> = rdarrow_core::tree::sxp::ALL.iter().map(|&(n, _)| n).collect();
+    let codes: Vec<i32> = rdarrow_core::tree::sxp::ALL
+        .iter()
+        .map(|&(_, c)| c as i32)
+        .collect();
+    let names: Vec<&str> = rdarrow_core::tree::sxp::ALL
+        .iter()
+        .map(|&(n, _)| n)
+        .collect();
     let mut v: Robj = codes.into();
     let _ = v.set_names(names);
     v
@@ -300,7 +482,10 @@ fn sxp_codes_impl() -> Robj {
 /// @noRd
 #[extendr]
 fn pack_flags_impl(sxptype: i32, levels: i32, object: bool, attr: bool, tag: bool) -> i32 {
-    let flags = rdarrow_core::tree::Flags { levels: levels as u16, object };
+    let flags = rdarrow_core::tree::Flags {
+        levels: levels as u16,
+        object,
+    };
     rdarrow_core::tree::pack(sxptype as u8, flags, attr, tag)
 }
 

@@ -21,8 +21,8 @@
 
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
-use rdarrow_core::layout::{Layout, StringItem, StringSource};
 use rdarrow_core::altrep;
+use rdarrow_core::layout::{Layout, StringItem, StringSource};
 use rdarrow_core::tree::{pack, sxp, Flags, SpecialValue};
 use rdarrow_core::write::Emit;
 use std::collections::HashMap;
@@ -74,12 +74,26 @@ unsafe fn node_type(x: SEXP) -> u8 {
 /// The flags word R writes before node `kind` (R's levels are the node's
 /// 16 general-purpose bits).
 fn pack_flags(kind: u8, levs: c_int, is_object: bool, has_attr: bool, has_tag: bool) -> i32 {
-    pack(kind, Flags { levels: levs as u16, object: is_object }, has_attr, has_tag)
+    pack(
+        kind,
+        Flags {
+            levels: levs as u16,
+            object: is_object,
+        },
+        has_attr,
+        has_tag,
+    )
 }
 
 /// The flags word R writes for sxp::CHAR `c`.
 unsafe fn charsxp_flags(c: SEXP) -> i32 {
-    pack_flags(sxp::CHAR, levels(c) & !CHARSXP_UNWRITTEN_LEVELS, false, false, false)
+    pack_flags(
+        sxp::CHAR,
+        levels(c) & !CHARSXP_UNWRITTEN_LEVELS,
+        false,
+        false,
+        false,
+    )
 }
 
 /// A character vector's elements, read in place.
@@ -106,11 +120,21 @@ impl StringSource for RStrings {
         unsafe {
             let c = *self.elements.add(i);
             if c == self.na {
-                return StringItem { flags: self.na_flags, bytes: None };
+                return StringItem {
+                    flags: self.na_flags,
+                    bytes: None,
+                };
             }
             let n = LENGTH(c) as usize;
-            let bytes = if n == 0 { &[][..] } else { std::slice::from_raw_parts(R_CHAR(c) as *const u8, n) };
-            StringItem { flags: charsxp_flags(c), bytes: Some(bytes) }
+            let bytes = if n == 0 {
+                &[][..]
+            } else {
+                std::slice::from_raw_parts(R_CHAR(c) as *const u8, n)
+            };
+            StringItem {
+                flags: charsxp_flags(c),
+                bytes: Some(bytes),
+            }
         }
     }
 }
@@ -130,8 +154,14 @@ enum Values<'a> {
     Bytes(&'a [u8]),
     /// A character vector or list that is not ALTREP (elements read in place).
     Elements(SEXP),
-    IntSequence { first: i32, step: i32 },
-    RealSequence { first: f64, step: f64 },
+    IntSequence {
+        first: i32,
+        step: i32,
+    },
+    RealSequence {
+        first: f64,
+        step: f64,
+    },
 }
 
 /// A payload borrowed from R for the life of the object.
@@ -168,7 +198,9 @@ const UNKNOWN_SORTEDNESS: i32 = i32::MIN;
 /// for (R >= 4.1, PR#18142): its wrapped vector is not ALTREP and its
 /// metadata says nothing (sortedness unknown, no-NA flag unset).
 unsafe fn is_plain_wrapper(s: SEXP) -> bool {
-    let Some((class, package)) = altrep_class(s) else { return false };
+    let Some((class, package)) = altrep_class(s) else {
+        return false;
+    };
     if package != "base" || !is_wrapper(&class) || ALTREP(R_altrep_data1(s)) != 0 {
         return false;
     }
@@ -208,7 +240,10 @@ unsafe fn values_of<'a>(s: SEXP, kind: u8, n: usize) -> Option<Values<'a>> {
         }
         let expanded = R_altrep_data2(s);
         if expanded != R_NilValue {
-            return if node_type(expanded) == kind && ALTREP(expanded) == 0 && XLENGTH(expanded) as usize == n {
+            return if node_type(expanded) == kind
+                && ALTREP(expanded) == 0
+                && XLENGTH(expanded) as usize == n
+            {
                 values_of(expanded, kind, n)
             } else {
                 None
@@ -224,8 +259,14 @@ unsafe fn values_of<'a>(s: SEXP, kind: u8, n: usize) -> Option<Values<'a>> {
             return None;
         }
         return match kind {
-            sxp::INT => Some(Values::IntSequence { first: v[1] as i32, step: v[2] as i32 }),
-            sxp::REAL => Some(Values::RealSequence { first: v[1], step: v[2] }),
+            sxp::INT => Some(Values::IntSequence {
+                first: v[1] as i32,
+                step: v[2] as i32,
+            }),
+            sxp::REAL => Some(Values::RealSequence {
+                first: v[1],
+                step: v[2],
+            }),
             _ => None,
         };
     }
@@ -284,13 +325,32 @@ impl<'a> Walk<'a> {
             }
             let has_tag = match kind {
                 sxp::LIST | sxp::LANG => TAG(s) != R_NilValue,
-                sxp::CHAR | sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::VEC | sxp::EXPR | sxp::RAW | sxp::S4 => false,
+                sxp::CHAR
+                | sxp::LGL
+                | sxp::INT
+                | sxp::REAL
+                | sxp::CPLX
+                | sxp::STR
+                | sxp::VEC
+                | sxp::EXPR
+                | sxp::RAW
+                | sxp::S4 => false,
                 _ => return None,
             };
             let attrib = ATTRIB(s);
             let has_attr = kind != sxp::CHAR && attrib != R_NilValue;
-            let levs = if kind == sxp::CHAR { levels(s) & !CHARSXP_UNWRITTEN_LEVELS } else { levels(s) };
-            self.out.int(pack_flags(kind, levs, object_bit(s) != 0, has_attr, has_tag));
+            let levs = if kind == sxp::CHAR {
+                levels(s) & !CHARSXP_UNWRITTEN_LEVELS
+            } else {
+                levels(s)
+            };
+            self.out.int(pack_flags(
+                kind,
+                levs,
+                object_bit(s) != 0,
+                has_attr,
+                has_tag,
+            ));
             match kind {
                 sxp::LIST | sxp::LANG => {
                     if has_attr {
@@ -311,11 +371,19 @@ impl<'a> Walk<'a> {
                         let n = LENGTH(s) as usize;
                         self.out.int(n as i32);
                         if n > 0 {
-                            self.out.put(std::slice::from_raw_parts(R_CHAR(s) as *const u8, n));
+                            self.out
+                                .put(std::slice::from_raw_parts(R_CHAR(s) as *const u8, n));
                         }
                     }
                 }
-                sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW | sxp::STR | sxp::VEC | sxp::EXPR => {
+                sxp::LGL
+                | sxp::INT
+                | sxp::REAL
+                | sxp::CPLX
+                | sxp::RAW
+                | sxp::STR
+                | sxp::VEC
+                | sxp::EXPR => {
                     let n = XLENGTH(s) as usize;
                     self.out.length(n as u64).ok()?;
                     self.values(values_of(s, kind, n)?, n, depth)?;
@@ -339,7 +407,12 @@ impl<'a> Walk<'a> {
             Values::RealSequence { first, step } => self.out.real_sequence(first, step, n),
             Values::Elements(v) if node_type(v) == sxp::STR => {
                 if n > 0 {
-                    let strings = RStrings { elements: STRING_PTR_RO(v), count: n, na: R_NaString, na_flags: charsxp_flags(R_NaString) };
+                    let strings = RStrings {
+                        elements: STRING_PTR_RO(v),
+                        count: n,
+                        na: R_NaString,
+                        na_flags: charsxp_flags(R_NaString),
+                    };
                     self.out.strings(Arc::new(strings));
                 }
             }
@@ -388,8 +461,17 @@ impl<'a> Walk<'a> {
 /// # Safety
 /// `object` must stay protected and unchanged for as long as the layout is
 /// used (its payloads are borrowed from R), and no R code may modify it.
-pub unsafe fn layout_object<'a>(object: &'a Robj, prefix: &[u8], version: i32, threads: usize) -> Option<Layout<'a>> {
-    let mut walk = Walk { out: Layout::new(), symbols: HashMap::new(), version };
+pub unsafe fn layout_object<'a>(
+    object: &'a Robj,
+    prefix: &[u8],
+    version: i32,
+    threads: usize,
+) -> Option<Layout<'a>> {
+    let mut walk = Walk {
+        out: Layout::new(),
+        symbols: HashMap::new(),
+        version,
+    };
     walk.out.put(prefix);
     walk.item(object.get(), 0)?;
     Some(walk.out.finish(threads))

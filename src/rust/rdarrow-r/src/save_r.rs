@@ -5,10 +5,10 @@
 //! `saveRDS()` would write, compressed on all cores.
 
 use crate::errors::error_value;
-use rdarrow_core::write::ObjectFileOptions;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_Serialize, R_outpstream_st, R_pstream_format_t, Rboolean, SEXP};
 use rdarrow_core::parallel::ParallelCompressor;
+use rdarrow_core::write::ObjectFileOptions;
 use rdarrow_core::{Error, ErrorKind, WritebackFile};
 use std::io::{BufWriter, Write};
 use std::os::raw::{c_int, c_void};
@@ -25,7 +25,10 @@ extern "C" {
         persist_hook: Option<unsafe extern "C" fn(SEXP, SEXP) -> SEXP>,
         persist_data: SEXP,
     );
-    fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> Rboolean;
+    fn R_ToplevelExec(
+        fun: Option<unsafe extern "C" fn(*mut c_void)>,
+        data: *mut c_void,
+    ) -> Rboolean;
     fn R_CheckUserInterrupt();
 }
 
@@ -91,12 +94,26 @@ fn io_error(e: std::io::Error) -> Error {
 /// Serialize `object` (the pairlist `save()` writes, or the one object of
 /// an `.rds`) into `file`, atomically. Main thread only.
 fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<(), Error> {
-    let format = if o.ascii { R_pstream_format_t::R_pstream_ascii_format } else { R_pstream_format_t::R_pstream_xdr_format };
+    let format = if o.ascii {
+        R_pstream_format_t::R_pstream_ascii_format
+    } else {
+        R_pstream_format_t::R_pstream_xdr_format
+    };
     crate::job::watch_interrupts();
     rdarrow_core::atomic_write(std::path::Path::new(file), |f| {
-        let out = ParallelCompressor::new(BufWriter::with_capacity(1 << 20, f), o.compression, o.level, o.threads)
-            .map_err(|e| Error::io(&e, "cannot start compression"))?;
-        let mut sink = Sink { out, failure: None, written: 0, progress: crate::job::Progress::for_session("Writing") };
+        let out = ParallelCompressor::new(
+            BufWriter::with_capacity(1 << 20, f),
+            o.compression,
+            o.level,
+            o.threads,
+        )
+        .map_err(|e| Error::io(&e, "cannot start compression"))?;
+        let mut sink = Sink {
+            out,
+            failure: None,
+            written: 0,
+            progress: crate::job::Progress::for_session("Writing"),
+        };
         if let Some(magic) = o.container().magic() {
             sink.out.write_all(&magic).map_err(io_error)?;
         }
@@ -112,7 +129,10 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
                 None,
                 extendr_ffi::R_NilValue,
             );
-            let mut job = Job { object: object.get(), stream: stream.as_mut_ptr() };
+            let mut job = Job {
+                object: object.get(),
+                stream: stream.as_mut_ptr(),
+            };
             R_ToplevelExec(Some(serialize_job), &mut job as *mut Job as *mut c_void)
         };
         let failed = completed == Rboolean::FALSE || sink.failure.is_some();
@@ -121,11 +141,13 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
             rdarrow_core::cancel::cancel();
         }
         if completed == Rboolean::FALSE {
-            return Err(if rdarrow_core::cancel::interrupted() || sink.failure.is_none() {
-                Error::new(ErrorKind::Interrupted, "interrupted by the user")
-            } else {
-                io_error(sink.failure.take().expect("a failure"))
-            });
+            return Err(
+                if rdarrow_core::cancel::interrupted() || sink.failure.is_none() {
+                    Error::new(ErrorKind::Interrupted, "interrupted by the user")
+                } else {
+                    io_error(sink.failure.take().expect("a failure"))
+                },
+            );
         }
         if let Some(e) = sink.failure.take() {
             return Err(io_error(e));
@@ -134,7 +156,9 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
         let w = out.finish().map_err(io_error);
         progress.done();
         let w = w?;
-        w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
+        w.into_inner()
+            .map_err(|e| Error::io(e.error(), "cannot write"))
+            .map(|_| ())
     })
 }
 
@@ -142,10 +166,12 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
 /// R's version, the oldest reader, the native encoding): what
 /// `serialize(NULL, NULL)` writes before its one item.
 fn r_header(version: i32) -> Result<Vec<u8>, Error> {
-    let bytes = eval_string(&format!("base::serialize(NULL, NULL, xdr = TRUE, version = {version}L)"))
-        .ok()
-        .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
-        .ok_or_else(|| Error::new(ErrorKind::Io, "cannot ask R for its serialization header"))?;
+    let bytes = eval_string(&format!(
+        "base::serialize(NULL, NULL, xdr = TRUE, version = {version}L)"
+    ))
+    .ok()
+    .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
+    .ok_or_else(|| Error::new(ErrorKind::Io, "cannot ask R for its serialization header"))?;
     // the item: NULL's code, 254
     Ok(bytes[..bytes.len().saturating_sub(4)].to_vec())
 }
@@ -153,8 +179,15 @@ fn r_header(version: i32) -> Result<Vec<u8>, Error> {
 /// The container magic (for `save()` files) and R's header.
 fn stream_prefix(o: &ObjectFileOptions) -> Result<Vec<u8>, Error> {
     // the native walk writes XDR
-    let xdr = ObjectFileOptions { ascii: false, ..o.clone() };
-    let mut prefix = xdr.container().magic().map(|m| m.to_vec()).unwrap_or_default();
+    let xdr = ObjectFileOptions {
+        ascii: false,
+        ..o.clone()
+    };
+    let mut prefix = xdr
+        .container()
+        .magic()
+        .map(|m| m.to_vec())
+        .unwrap_or_default();
     prefix.extend(r_header(o.version)?);
     Ok(prefix)
 }
@@ -167,7 +200,9 @@ fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool
     // dropped at the end of this function; the only R code that runs
     // meanwhile is the progress display, whose garbage collections never
     // free or move protected objects nor change what the writers read.
-    let Some(layout) = (unsafe { crate::save_native::layout_object(object, &prefix, o.version, o.threads) }) else {
+    let Some(layout) =
+        (unsafe { crate::save_native::layout_object(object, &prefix, o.version, o.threads) })
+    else {
         return Ok(false);
     };
     crate::job::watch_interrupts();
@@ -187,9 +222,12 @@ fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool
 /// The stream of `object` as the native walk lays it out (header
 /// included), or NULL when the walk leaves it to R's serializer.
 pub fn serialize_native(x: Robj, version: i32) -> Robj {
-    let Ok(prefix) = r_header(version) else { return ().into() };
+    let Ok(prefix) = r_header(version) else {
+        return ().into();
+    };
     // SAFETY: `x` is held here and no R code runs until the layout is dropped.
-    let bytes = unsafe { crate::save_native::layout_object(&x, &prefix, version, 2) }.map(|l| l.to_vec());
+    let bytes =
+        unsafe { crate::save_native::layout_object(&x, &prefix, version, 2) }.map(|l| l.to_vec());
     match bytes {
         Some(b) => Raw::from_bytes(&b).into(),
         None => ().into(),
@@ -204,7 +242,11 @@ pub fn save_object(x: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
     } else {
         Pairlist::from_pairs([(o.name.as_str(), x)]).into()
     };
-    let native = if o.ascii { Ok(false) } else { write_native(&object, file, o) };
+    let native = if o.ascii {
+        Ok(false)
+    } else {
+        write_native(&object, file, o)
+    };
     let res = match native {
         Ok(true) => Ok(()),
         Ok(false) => write_serialized(&object, file, o),

@@ -4,14 +4,14 @@
 //! environments, promises, byte code, external pointers, namespaces) are
 //! reported as `Fallback`: the R side unserializes their stand-alone stream.
 
-use extendr_ffi::{
-    cetype_t, R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MissingArg, R_NaString, R_NilValue,
-    R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons, Rf_mkCharLenCE, Rf_protect, Rf_unprotect,
-    SETCDR, SETLEVELS, SET_ATTRIB, SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, COMPLEX, INTEGER, LOGICAL,
-    RAW, REAL, SEXP, SEXPTYPE,
-};
 use extendr_api::prelude::{Raw, Robj};
 use extendr_api::{GetSexp, Operators};
+use extendr_ffi::{
+    cetype_t, R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MissingArg, R_NaString,
+    R_NilValue, R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons, Rf_mkCharLenCE,
+    Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR, SETLEVELS, SET_ATTRIB,
+    SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
+};
 use rdarrow_core::encoding::{to_utf8, CharEncoding};
 use rdarrow_core::tree::*;
 use rdarrow_core::Error;
@@ -83,16 +83,23 @@ pub struct RBuilder<'d> {
     pub header: Option<&'d rdarrow_core::StreamHeader>,
 }
 
-
 impl<'d> RBuilder<'d> {
     /// A CHARSXP with the encoding R's reader would give it.
     unsafe fn charsxp(&self, bytes: Option<&[u8]>, lv: u16) -> SEXP {
-        let Some(bytes) = bytes else { return R_NaString };
+        let Some(bytes) = bytes else {
+            return R_NaString;
+        };
         let (enc, b) = to_utf8(bytes, lv, self.native_encoding);
         let ce = match enc {
             CharEncoding::Utf8 => cetype_t::CE_UTF8,
             // keep latin1 strings in latin1, as R does
-            CharEncoding::Latin1 => return Rf_mkCharLenCE(bytes.as_ptr() as *const _, bytes.len() as i32, cetype_t::CE_LATIN1),
+            CharEncoding::Latin1 => {
+                return Rf_mkCharLenCE(
+                    bytes.as_ptr() as *const _,
+                    bytes.len() as i32,
+                    cetype_t::CE_LATIN1,
+                )
+            }
             CharEncoding::Bytes => cetype_t::CE_BYTES,
             CharEncoding::Native => cetype_t::CE_NATIVE,
         };
@@ -134,7 +141,9 @@ impl<'d> RBuilder<'d> {
             RObject::Vector(v) => {
                 attrs_plain(v.attributes.as_ref())
                     && match &v.data {
-                        VectorData::List(items) | VectorData::Expression(items) => items.iter().all(|i| self.plain_at(i, depth)),
+                        VectorData::List(items) | VectorData::Expression(items) => {
+                            items.iter().all(|i| self.plain_at(i, depth))
+                        }
                         _ => true,
                     }
             }
@@ -142,7 +151,9 @@ impl<'d> RBuilder<'d> {
             // R's own unserializer rebuilds ALTREP nodes (see `altrep`)
             RObject::Altrep(a) => {
                 self.header.is_some()
-                    && rdarrow_core::altrep::class_of(a, self.refs).0.is_some_and(rdarrow_core::altrep::is_base_class)
+                    && rdarrow_core::altrep::class_of(a, self.refs)
+                        .0
+                        .is_some_and(rdarrow_core::altrep::is_base_class)
                     && self.plain_at(&a.state, depth)
                     && self.plain_at(&a.attributes, depth)
             }
@@ -190,10 +201,12 @@ impl<'d> RBuilder<'d> {
     /// here. Any failure makes the whole object fall back.
     unsafe fn altrep(&self, node: &RObject) -> Result<SEXP> {
         let header = self.header.ok_or(BuildError::Fallback)?;
-        let bytes = rdarrow_core::node_to_rds(header, self.refs, node).map_err(|_| BuildError::Fallback)?;
+        let bytes =
+            rdarrow_core::node_to_rds(header, self.refs, node).map_err(|_| BuildError::Fallback)?;
         let raw: Robj = Raw::from_bytes(&bytes).into();
         drop(bytes);
-        let value = extendr_api::call!("base::unserialize", raw).map_err(|_| BuildError::Fallback)?;
+        let value =
+            extendr_api::call!("base::unserialize", raw).map_err(|_| BuildError::Fallback)?;
         // unprotected once `value` drops: the caller attaches it to a
         // protected parent (or protects it) before allocating again
         Ok(value.get())
@@ -211,7 +224,10 @@ impl<'d> RBuilder<'d> {
     }
 
     unsafe fn pairlist(&self, p: &mut Pairlist) -> Result<SEXP> {
-        if p.cells.iter().any(|c| !matches!(c.sxptype, sxp::LIST | sxp::LANG)) {
+        if p.cells
+            .iter()
+            .any(|c| !matches!(c.sxptype, sxp::LIST | sxp::LANG))
+        {
             return Err(BuildError::Fallback);
         }
         // one protection for the growing list, whatever its length (long
@@ -220,7 +236,11 @@ impl<'d> RBuilder<'d> {
         let mut head = g.protect(self.build(&mut p.tail)?);
         for c in p.cells.iter_mut().rev() {
             let car = Rf_protect(self.build(&mut c.car)?);
-            let cell = if c.sxptype == sxp::LANG { Rf_lcons(car, head) } else { Rf_cons(car, head) };
+            let cell = if c.sxptype == sxp::LANG {
+                Rf_lcons(car, head)
+            } else {
+                Rf_cons(car, head)
+            };
             // drop `car` and the old head (the top two), keep the new head
             Rf_unprotect(2);
             head = Rf_protect(cell);
@@ -233,7 +253,12 @@ impl<'d> RBuilder<'d> {
         Ok(head)
     }
 
-    unsafe fn vector(&self, flags: Flags, data: &mut VectorData, attributes: Option<&mut RObject>) -> Result<SEXP> {
+    unsafe fn vector(
+        &self,
+        flags: Flags,
+        data: &mut VectorData,
+        attributes: Option<&mut RObject>,
+    ) -> Result<SEXP> {
         rdarrow_core::cancel::check()?;
         let mut g = Guard(0);
         let n = data.len() as R_xlen_t;
@@ -271,7 +296,11 @@ impl<'d> RBuilder<'d> {
                 x
             }
             VectorData::List(_) | VectorData::Expression(_) => {
-                let t = if data.sxptype() == sxp::VEC { SEXPTYPE::VECSXP } else { SEXPTYPE::EXPRSXP };
+                let t = if data.sxptype() == sxp::VEC {
+                    SEXPTYPE::VECSXP
+                } else {
+                    SEXPTYPE::EXPRSXP
+                };
                 let x = g.protect(Rf_allocVector(t, n));
                 let items = match data {
                     VectorData::List(items) | VectorData::Expression(items) => items,
@@ -282,13 +311,22 @@ impl<'d> RBuilder<'d> {
                 }
                 x
             }
-            VectorData::Skipped { .. } => {
-                return Err(BuildError::Engine(Error::internal("this object's payload was skipped")))
+            VectorData::Skipped { .. } | VectorData::Deferred(_) => {
+                return Err(BuildError::Engine(Error::internal(
+                    "this object's payload was skipped",
+                )))
             }
-            VectorData::Arrow(_) => return Err(BuildError::Engine(Error::usage("internal: this object's payload was converted to Arrow"))),
+            VectorData::Arrow(_) => {
+                return Err(BuildError::Engine(Error::usage(
+                    "internal: this object's payload was converted to Arrow",
+                )))
+            }
         };
         // the payload now lives in R: release ours
-        *data = VectorData::Skipped { sxptype: data.sxptype(), len: n as u64 };
+        *data = VectorData::Skipped {
+            sxptype: data.sxptype(),
+            len: n as u64,
+        };
         self.finish(x, flags, attributes)?;
         Ok(x)
     }

@@ -100,11 +100,23 @@ pub struct DatasetOptions {
 #[derive(Debug)]
 pub enum DatasetEvent<'a> {
     /// Input `index` (0-based) of `count` is being read.
-    Input { index: usize, count: usize, path: &'a Path },
+    Input {
+        index: usize,
+        count: usize,
+        path: &'a Path,
+    },
     /// An object was converted and is being written.
-    Object { path: &'a Path, name: &'a str, rows: usize },
+    Object {
+        path: &'a Path,
+        name: &'a str,
+        rows: usize,
+    },
     /// Input `index` is done; `files` output files were written for it.
-    InputDone { index: usize, files: usize, rows: u64 },
+    InputDone {
+        index: usize,
+        files: usize,
+        rows: u64,
+    },
 }
 
 /// What [`write_dataset`] wrote.
@@ -150,7 +162,11 @@ pub fn write_dataset(
     let res = write_all(inputs, opts, &mut out, progress);
     match res {
         Ok(mut summary) => {
-            summary.files = out.written.iter().map(|p| p.strip_prefix(dir).unwrap_or(p).to_path_buf()).collect();
+            summary.files = out
+                .written
+                .iter()
+                .map(|p| p.strip_prefix(dir).unwrap_or(p).to_path_buf())
+                .collect();
             Ok(summary)
         }
         Err(e) => {
@@ -169,7 +185,9 @@ fn check_options(inputs: &[PathBuf], opts: &DatasetOptions) -> Result<()> {
             return Err(Error::usage("a partition column name is empty"));
         }
         if opts.partitioning[..i].contains(p) {
-            return Err(Error::usage(format!("partition column '{p}' is given twice")));
+            return Err(Error::usage(format!(
+                "partition column '{p}' is given twice"
+            )));
         }
     }
     if opts.chunk_size == Some(0) {
@@ -198,11 +216,14 @@ impl Output {
         let mut created = Vec::new();
         match std::fs::metadata(dir) {
             Ok(m) if !m.is_dir() => {
-                return Err(Error::usage(format!("'{}' exists and is not a directory", dir.display())));
+                return Err(Error::usage(format!(
+                    "'{}' exists and is not a directory",
+                    dir.display()
+                )));
             }
             Ok(_) => {
-                let mut entries =
-                    std::fs::read_dir(dir).map_err(|e| Error::io(&e, &format!("cannot list '{}'", dir.display())))?;
+                let mut entries = std::fs::read_dir(dir)
+                    .map_err(|e| Error::io(&e, &format!("cannot list '{}'", dir.display())))?;
                 if entries.next().is_some() {
                     return Err(Error::usage(format!(
                         "'{}' is not empty: write a dataset into a new or empty directory",
@@ -218,8 +239,12 @@ impl Output {
                     missing.push(d.to_path_buf());
                     p = d.parent();
                 }
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| Error::io(&e, &format!("cannot create the directory '{}'", dir.display())))?;
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    Error::io(
+                        &e,
+                        &format!("cannot create the directory '{}'", dir.display()),
+                    )
+                })?;
                 missing.reverse();
                 created = missing;
             }
@@ -227,7 +252,9 @@ impl Output {
         let threads = if opts.threads > 0 {
             opts.threads
         } else {
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
         };
         Ok(Output {
             dir: dir.to_path_buf(),
@@ -252,7 +279,12 @@ impl Output {
                 missing.push(x.to_path_buf());
                 p = x.parent();
             }
-            std::fs::create_dir_all(&d).map_err(|e| Error::io(&e, &format!("cannot create the directory '{}'", d.display())))?;
+            std::fs::create_dir_all(&d).map_err(|e| {
+                Error::io(
+                    &e,
+                    &format!("cannot create the directory '{}'", d.display()),
+                )
+            })?;
             missing.reverse();
             self.created.extend(missing);
         }
@@ -275,10 +307,17 @@ impl Output {
     fn write_batch(&self, schema: &SchemaRef, batch: RecordBatch, path: &Path) -> Result<()> {
         let n = batch.num_rows();
         let batches = match self.chunk_size {
-            Some(c) if c > 0 && n > c => (0..n).step_by(c).map(|off| batch.slice(off, c.min(n - off))).collect(),
+            Some(c) if c > 0 && n > c => (0..n)
+                .step_by(c)
+                .map(|off| batch.slice(off, c.min(n - off)))
+                .collect(),
             _ => vec![batch],
         };
-        let table = ArrowTable { schema: schema.clone(), batches, warnings: Vec::new() };
+        let table = ArrowTable {
+            schema: schema.clone(),
+            batches,
+            warnings: Vec::new(),
+        };
         write_ipc_file(&table, path, IpcFormat::File, self.compression)
     }
 }
@@ -303,40 +342,70 @@ fn write_all(
     let mut rows = 0u64;
     for (index, path) in inputs.iter().enumerate() {
         crate::cancel::check()?;
-        progress(DatasetEvent::Input { index, count: inputs.len(), path });
+        progress(DatasetEvent::Input {
+            index,
+            count: inputs.len(),
+            path,
+        });
         let label = path.display().to_string();
         let before = out.written.len();
         let mut file_rows = 0u64;
         let mut doc = read_input(path, opts).map_err(|e| in_file(e, &label))?;
         let stem = crate::stream_object_name(path);
-        let selected = select_objects(&mut doc, opts.object.as_deref(), &stem).map_err(|e| in_file(e, &label))?;
+        let selected = select_objects(&mut doc, opts.object.as_deref(), &stem)
+            .map_err(|e| in_file(e, &label))?;
         for (name, mut obj) in selected {
-            let at = |e: Error| if name.is_empty() { e } else { e.in_object(&name) };
+            let at = |e: Error| {
+                if name.is_empty() {
+                    e
+                } else {
+                    e.in_object(&name)
+                }
+            };
             drop_row_names(&mut obj, &doc);
-            let (data, keys) = object_tables(&doc, &obj, &name, opts, reference.as_ref()).map_err(|e| at(in_file(e, &label)))?;
+            let (data, keys) = object_tables(&doc, &obj, &name, opts, reference.as_ref())
+                .map_err(|e| at(in_file(e, &label)))?;
             drop(obj);
             if reference.is_none() {
                 reference = Some(Reference {
                     file: label.clone(),
                     data: data.schema.fields().iter().cloned().collect(),
-                    keys: keys.as_ref().map(|k| k.schema.fields().iter().cloned().collect()).unwrap_or_default(),
+                    keys: keys
+                        .as_ref()
+                        .map(|k| k.schema.fields().iter().cloned().collect())
+                        .unwrap_or_default(),
                 });
             }
             let n = data.num_rows();
-            progress(DatasetEvent::Object { path, name: &name, rows: n });
-            write_object(out, data, keys, &opts.partitioning).map_err(|e| at(in_file(e, &label)))?;
+            progress(DatasetEvent::Object {
+                path,
+                name: &name,
+                rows: n,
+            });
+            write_object(out, data, keys, &opts.partitioning)
+                .map_err(|e| at(in_file(e, &label)))?;
             objects += 1;
             file_rows += n as u64;
         }
         drop(doc);
         rows += file_rows;
-        progress(DatasetEvent::InputDone { index, files: out.written.len() - before, rows: file_rows });
+        progress(DatasetEvent::InputDone {
+            index,
+            files: out.written.len() - before,
+            rows: file_rows,
+        });
     }
     let (schema, partition_fields) = match reference {
         Some(r) => (Some(Arc::new(Schema::new(r.data))), r.keys),
         None => (None, Vec::new()),
     };
-    Ok(DatasetSummary { files: Vec::new(), objects, rows, schema, partition_fields })
+    Ok(DatasetSummary {
+        files: Vec::new(),
+        objects,
+        rows,
+        schema,
+        partition_fields,
+    })
 }
 
 /// Name the input in an error, unless the message names it already.
@@ -348,7 +417,11 @@ fn in_file(mut e: Error, label: &str) -> Error {
 }
 
 fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
-    crate::read_file_filtered(path, &opts.read, &mut crate::Wanted::one(opts.object.as_deref()))
+    crate::read_file_filtered(
+        path,
+        &opts.read,
+        &mut crate::Wanted::one(opts.object.as_deref()),
+    )
 }
 
 fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
@@ -356,7 +429,11 @@ fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
 }
 
 /// The objects an input contributes (see [`Document::choose_frames`]).
-fn select_objects(doc: &mut Document, wanted: Option<&str>, stream_name: &str) -> Result<Vec<(String, RObject)>> {
+fn select_objects(
+    doc: &mut Document,
+    wanted: Option<&str>,
+    stream_name: &str,
+) -> Result<Vec<(String, RObject)>> {
     let at = doc.choose_frames(wanted, stream_name)?;
     Ok(doc.take_objects_at(&at, stream_name))
 }
@@ -367,21 +444,40 @@ fn drop_row_names(obj: &mut RObject, doc: &Document) {
     if !is_data_frame(obj, doc) {
         return;
     }
-    let n = match obj.attribute(&doc.refs, "row.names").and_then(|r| r.as_strings()) {
+    let n = match obj
+        .attribute(&doc.refs, "row.names")
+        .and_then(|r| r.as_strings())
+    {
         Some(s) => s.len(),
         None => return,
     };
     if let RObject::Vector(v) = obj {
         let compact = crate::build::ints(vec![i32::MIN, -(n as i32)]);
-        set_attribute(&mut v.attributes, RObject::Null, b"row.names", &doc.refs, compact);
+        set_attribute(
+            &mut v.attributes,
+            RObject::Null,
+            b"row.names",
+            &doc.refs,
+            compact,
+        );
     }
 }
 
 /// The column names of an object as a table.
-fn column_names(doc: &Document, obj: &RObject, name: &str, opts: &DatasetOptions) -> Result<Vec<String>> {
+fn column_names(
+    doc: &Document,
+    obj: &RObject,
+    name: &str,
+    opts: &DatasetOptions,
+) -> Result<Vec<String>> {
     if is_data_frame(obj, doc) {
-        if let Some(s) = obj.attribute(&doc.refs, "names").and_then(|n| n.as_strings()) {
-            return Ok((0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned()).collect());
+        if let Some(s) = obj
+            .attribute(&doc.refs, "names")
+            .and_then(|n| n.as_strings())
+        {
+            return Ok((0..s.len())
+                .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned())
+                .collect());
         }
     }
     // a vector or matrix: convert to learn its columns
@@ -394,7 +490,11 @@ fn table_options(name: &str, opts: &DatasetOptions, cols: Option<Vec<ColumnRef>>
         col_select: cols,
         chunk_size: None,
         default_tz: opts.default_tz.clone(),
-        object_name: if name.is_empty() { "value".to_string() } else { name.to_string() },
+        object_name: if name.is_empty() {
+            "value".to_string()
+        } else {
+            name.to_string()
+        },
         // one schema for every file: arrow R's unit
         time_unit: Some(arrow_schema::TimeUnit::Microsecond),
     }
@@ -413,7 +513,9 @@ fn object_tables(
     let names = column_names(doc, obj, name, opts)?;
     for (i, n) in names.iter().enumerate() {
         if names[..i].contains(n) {
-            return Err(Error::usage(format!("column name '{n}' is used twice; a dataset's columns need distinct names")));
+            return Err(Error::usage(format!(
+                "column name '{n}' is used twice; a dataset's columns need distinct names"
+            )));
         }
     }
     let pos = |n: &str| names.iter().position(|x| x == n);
@@ -426,7 +528,11 @@ fn object_tables(
         }
     }
     let data_names: Vec<String> = match reference {
-        None => names.iter().filter(|n| !opts.partitioning.contains(n)).cloned().collect(),
+        None => names
+            .iter()
+            .filter(|n| !opts.partitioning.contains(n))
+            .cloned()
+            .collect(),
         Some(r) => {
             let ref_names: Vec<&String> = r.data.iter().map(|f| f.name()).collect();
             if let Some(missing) = ref_names.iter().find(|n| pos(n).is_none()) {
@@ -435,7 +541,10 @@ fn object_tables(
                     r.file
                 )));
             }
-            if let Some(extra) = names.iter().find(|n| !opts.partitioning.contains(n) && !ref_names.contains(n)) {
+            if let Some(extra) = names
+                .iter()
+                .find(|n| !opts.partitioning.contains(n) && !ref_names.contains(n))
+            {
                 return Err(Error::usage(format!(
                     "column '{extra}' is not in '{}'; all inputs of a dataset need the same columns",
                     r.file
@@ -444,13 +553,25 @@ fn object_tables(
             ref_names.into_iter().cloned().collect()
         }
     };
-    let select = |cols: &[String]| -> Vec<ColumnRef> { cols.iter().map(|n| ColumnRef::Position(pos(n).unwrap() + 1)).collect() };
-    let data = table_from_object(doc, obj, &table_options(name, opts, Some(select(&data_names))))?;
+    let select = |cols: &[String]| -> Vec<ColumnRef> {
+        cols.iter()
+            .map(|n| ColumnRef::Position(pos(n).unwrap() + 1))
+            .collect()
+    };
+    let data = table_from_object(
+        doc,
+        obj,
+        &table_options(name, opts, Some(select(&data_names))),
+    )?;
     let data = normalise(data)?;
     let keys = if opts.partitioning.is_empty() {
         None
     } else {
-        let k = table_from_object(doc, obj, &table_options(name, opts, Some(select(&opts.partitioning))))?;
+        let k = table_from_object(
+            doc,
+            obj,
+            &table_options(name, opts, Some(select(&opts.partitioning))),
+        )?;
         Some(normalise(k)?)
     };
     if let Some(r) = reference {
@@ -487,7 +608,9 @@ fn check_fields(got: &Fields, want: &[FieldRef], ref_file: &str) -> Result<()> {
 /// The type a column is written with: dictionaries get int32 indices.
 fn normal_type(dt: &DataType) -> DataType {
     match dt {
-        DataType::Dictionary(_, v) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(normal_type(v))),
+        DataType::Dictionary(_, v) => {
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(normal_type(v)))
+        }
         DataType::List(f) => DataType::List(normal_field(f)),
         DataType::LargeList(f) => DataType::LargeList(normal_field(f)),
         DataType::Struct(fs) => DataType::Struct(fs.iter().map(normal_field).collect()),
@@ -506,10 +629,17 @@ fn normal_field(f: &FieldRef) -> FieldRef {
 fn normalise(t: ArrowTable) -> Result<ArrowTable> {
     let fields = t.schema.fields();
     let normal: Vec<FieldRef> = fields.iter().map(normal_field).collect();
-    if normal.iter().zip(fields.iter()).all(|(a, b)| Arc::ptr_eq(a, b)) {
+    if normal
+        .iter()
+        .zip(fields.iter())
+        .all(|(a, b)| Arc::ptr_eq(a, b))
+    {
         return Ok(t);
     }
-    let schema = Arc::new(Schema::new_with_metadata(normal.clone(), t.schema.metadata().clone()));
+    let schema = Arc::new(Schema::new_with_metadata(
+        normal.clone(),
+        t.schema.metadata().clone(),
+    ));
     let mut batches = Vec::with_capacity(t.batches.len());
     for b in &t.batches {
         let cols = b
@@ -521,19 +651,32 @@ fn normalise(t: ArrowTable) -> Result<ArrowTable> {
                     Ok(c.clone())
                 } else {
                     arrow_cast::cast(c, f.data_type()).map_err(|e| {
-                        Error::unsupported(format!("column '{}': cannot convert {} to {}: {e}", f.name(), c.data_type(), f.data_type()))
+                        Error::unsupported(format!(
+                            "column '{}': cannot convert {} to {}: {e}",
+                            f.name(),
+                            c.data_type(),
+                            f.data_type()
+                        ))
                     })
                 }
             })
             .collect::<Result<Vec<_>>>()?;
         batches.push(batch(&schema, cols, b.num_rows())?);
     }
-    Ok(ArrowTable { schema, batches, warnings: t.warnings })
+    Ok(ArrowTable {
+        schema,
+        batches,
+        warnings: t.warnings,
+    })
 }
 
 fn batch(schema: &SchemaRef, cols: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-    RecordBatch::try_new_with_options(schema.clone(), cols, &RecordBatchOptions::new().with_row_count(Some(rows)))
-        .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))
+    RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))
 }
 
 /// The single batch of a table (tables are converted unchunked).
@@ -547,7 +690,12 @@ fn one_batch(t: &ArrowTable) -> Result<RecordBatch> {
 }
 
 /// Write one object: one file, or one file per partition.
-fn write_object(out: &mut Output, data: ArrowTable, keys: Option<ArrowTable>, partitioning: &[String]) -> Result<()> {
+fn write_object(
+    out: &mut Output,
+    data: ArrowTable,
+    keys: Option<ArrowTable>,
+    partitioning: &[String],
+) -> Result<()> {
     let schema = data.schema.clone();
     let batch_all = one_batch(&data)?;
     drop(data);
@@ -580,8 +728,12 @@ fn write_object(out: &mut Output, data: ArrowTable, keys: Option<ArrowTable>, pa
         let res = crate::cancel::check().and_then(|_| {
             let b = match rows {
                 None => batch_all.clone(),
-                Some(r) => arrow_select::take::take_record_batch(&batch_all, &UInt32Array::from(r.clone()))
-                    .map_err(|e| Error::corrupt(format!("cannot split the rows by partition: {e}")))?,
+                Some(r) => {
+                    arrow_select::take::take_record_batch(&batch_all, &UInt32Array::from(r.clone()))
+                        .map_err(|e| {
+                            Error::corrupt(format!("cannot split the rows by partition: {e}"))
+                        })?
+                }
             };
             out.write_batch(&schema, b, path)
         });
@@ -648,7 +800,11 @@ fn partition_rows(keys: &RecordBatch, partitioning: &[String]) -> Result<Vec<(Pa
         .into_iter()
         .zip(rows)
         .map(|(segs, r)| {
-            let dir: PathBuf = segs.iter().enumerate().map(|(c, &s)| segments[c][s as usize].as_str()).collect();
+            let dir: PathBuf = segs
+                .iter()
+                .enumerate()
+                .map(|(c, &s)| segments[c][s as usize].as_str())
+                .collect();
             (dir, r)
         })
         .collect())
@@ -670,19 +826,28 @@ fn segment_ids(col: &ArrayRef, name: &str) -> Result<(Vec<u32>, Vec<String>)> {
     };
     if let DataType::Dictionary(_, _) = col.data_type() {
         let d = col.as_any_dictionary();
-        let keys = arrow_cast::cast(d.keys(), &DataType::Int32).map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
+        let keys = arrow_cast::cast(d.keys(), &DataType::Int32)
+            .map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
         let keys = keys.as_primitive::<Int32Type>();
         let values = value_strings(d.values(), name)?;
         let level_ids: Vec<u32> = (0..values.len())
             .map(|i| {
-                let s = if values.is_null(i) { HIVE_NULL.to_string() } else { hive_escape(values.value(i)) };
+                let s = if values.is_null(i) {
+                    HIVE_NULL.to_string()
+                } else {
+                    hive_escape(values.value(i))
+                };
                 id_of(&s, &mut segs)
             })
             .collect();
         let mut null_id = None;
         let mut ids = Vec::with_capacity(n);
         for i in 0..n {
-            if col.is_null(i) || keys.is_null(i) || keys.value(i) < 0 || keys.value(i) as usize >= level_ids.len() {
+            if col.is_null(i)
+                || keys.is_null(i)
+                || keys.value(i) < 0
+                || keys.value(i) as usize >= level_ids.len()
+            {
                 let id = *null_id.get_or_insert_with(|| id_of(HIVE_NULL, &mut segs));
                 ids.push(id);
             } else {
@@ -715,20 +880,38 @@ fn segment_ids(col: &ArrayRef, name: &str) -> Result<(Vec<u32>, Vec<String>)> {
 /// A column's values as strings, as arrow renders partition values.
 fn value_strings(col: &ArrayRef, name: &str) -> Result<StringArray> {
     let dt = col.data_type();
-    let cannot = |why: String| Error::unsupported(format!("cannot partition by column '{name}' of type {dt}: {why}"));
+    let cannot = |why: String| {
+        Error::unsupported(format!(
+            "cannot partition by column '{name}' of type {dt}: {why}"
+        ))
+    };
     match dt {
         DataType::Utf8 => Ok(col.as_string::<i32>().clone()),
         DataType::Float16 | DataType::Float32 | DataType::Float64 => {
             let f = arrow_cast::cast(col, &DataType::Float64).map_err(|e| cannot(e.to_string()))?;
             let f = f.as_primitive::<arrow_array::types::Float64Type>();
-            Ok((0..f.len()).map(|i| (!f.is_null(i)).then(|| format_float(f.value(i)))).collect())
+            Ok((0..f.len())
+                .map(|i| (!f.is_null(i)).then(|| format_float(f.value(i))))
+                .collect())
         }
         DataType::Dictionary(_, _) => {
-            let plain = arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
+            let plain =
+                arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
             Ok(plain.as_string::<i32>().clone())
         }
-        dt if dt.is_nested() || matches!(dt, DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)) => {
-            Err(cannot("partition values must be strings, factors, numbers, logicals, dates or times".to_string()))
+        dt if dt.is_nested()
+            || matches!(
+                dt,
+                DataType::Binary
+                    | DataType::LargeBinary
+                    | DataType::BinaryView
+                    | DataType::FixedSizeBinary(_)
+            ) =>
+        {
+            Err(cannot(
+                "partition values must be strings, factors, numbers, logicals, dates or times"
+                    .to_string(),
+            ))
         }
         _ => {
             let s = arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
@@ -769,12 +952,30 @@ mod tests {
 
     #[test]
     fn partitions_group_rows_in_order() {
-        let g: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("b"), None, Some("a"), Some("x y")]));
-        let h: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![Some(1), Some(1), Some(2), Some(2), None]));
-        let schema = Arc::new(Schema::new(vec![Field::new("g", DataType::Utf8, true), Field::new("h", DataType::Int32, true)]));
+        let g: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("a"),
+            Some("b"),
+            None,
+            Some("a"),
+            Some("x y"),
+        ]));
+        let h: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![
+            Some(1),
+            Some(1),
+            Some(2),
+            Some(2),
+            None,
+        ]));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("g", DataType::Utf8, true),
+            Field::new("h", DataType::Int32, true),
+        ]));
         let b = RecordBatch::try_new(schema, vec![g, h]).unwrap();
         let parts = partition_rows(&b, &["g".into(), "h".into()]).unwrap();
-        let got: Vec<(String, Vec<u32>)> = parts.into_iter().map(|(p, r)| (p.to_string_lossy().into_owned(), r)).collect();
+        let got: Vec<(String, Vec<u32>)> = parts
+            .into_iter()
+            .map(|(p, r)| (p.to_string_lossy().into_owned(), r))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -789,10 +990,20 @@ mod tests {
 
     #[test]
     fn dictionaries_normalise_to_int32() {
-        let d: arrow_array::DictionaryArray<arrow_array::types::Int8Type> = vec!["a", "b", "a"].into_iter().collect();
-        let schema = Arc::new(Schema::new(vec![Field::new("f", d.data_type().clone(), true)]));
+        let d: arrow_array::DictionaryArray<arrow_array::types::Int8Type> =
+            vec!["a", "b", "a"].into_iter().collect();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "f",
+            d.data_type().clone(),
+            true,
+        )]));
         let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(d)]).unwrap();
-        let t = normalise(ArrowTable { schema, batches: vec![b], warnings: Vec::new() }).unwrap();
+        let t = normalise(ArrowTable {
+            schema,
+            batches: vec![b],
+            warnings: Vec::new(),
+        })
+        .unwrap();
         assert_eq!(
             t.schema.field(0).data_type(),
             &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))

@@ -21,7 +21,9 @@ pub struct RFrame {
 }
 
 fn err_type(col: &str, dt: &DataType) -> Error {
-    Error::unsupported(format!("column '{col}' has Arrow type {dt}, which has no R equivalent"))
+    Error::unsupported(format!(
+        "column '{col}' has Arrow type {dt}, which has no R equivalent"
+    ))
 }
 
 fn concat(arrays: &[ArrayRef]) -> Result<ArrayRef> {
@@ -29,14 +31,18 @@ fn concat(arrays: &[ArrayRef]) -> Result<ArrayRef> {
         return Ok(arrays[0].clone());
     }
     let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
-    arrow_select::concat::concat(&refs).map_err(|e| Error::corrupt(format!("cannot join the record batches: {e}")))
+    arrow_select::concat::concat(&refs)
+        .map_err(|e| Error::corrupt(format!("cannot join the record batches: {e}")))
 }
 
 /// Convert a schema and its batches to an R data frame (as arrow R's
 /// `as.data.frame()` does; the shape of an object that was not a data
 /// frame is not restored: see [`object_from_batches`]).
 pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
-    convert(schema, batches).map(|(object, _, m)| RFrame { object, refs: m.refs })
+    convert(schema, batches).map(|(object, _, m)| RFrame {
+        object,
+        refs: m.refs,
+    })
 }
 
 /// Convert a schema and its batches back to the R object they were made
@@ -49,14 +55,21 @@ pub fn object_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Resul
     }
     if let Some(shape) = shape {
         object = super::metadata::restore_shape(&mut m, object, &shape)?;
-        crate::validate::check_for_r(&object, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
+        crate::validate::check_for_r(&object, &m.refs)
+            .map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
     }
-    Ok(RFrame { object, refs: m.refs })
+    Ok(RFrame {
+        object,
+        refs: m.refs,
+    })
 }
 
 /// The data frame, the shape element of the `"r"` metadata and the object
 /// maker (whose symbols the frame uses).
-fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RObject, Option<RObject>, ObjectMaker)> {
+fn convert(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<(RObject, Option<RObject>, ObjectMaker)> {
     let mut m = ObjectMaker::default();
     let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut cols = Vec::with_capacity(schema.fields().len());
@@ -67,14 +80,22 @@ fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RObject, Opti
             cols.push(factor);
             continue;
         }
-        let arr = if parts.is_empty() { empty_column(f)? } else { concat(&parts)? };
+        let arr = if parts.is_empty() {
+            empty_column(f)?
+        } else {
+            concat(&parts)?
+        };
         cols.push(column(&mut m, f, arr.as_ref())?);
     }
     // R strings cannot hold a NUL byte (R refuses such a file): say which column
     for (f, col) in schema.fields().iter().zip(&cols) {
         let named = f.name().contains('\0');
         if named || crate::validate::check_for_r(col, &m.refs).is_err() {
-            let what = if named { "its name holds" } else { "it holds a string with" };
+            let what = if named {
+                "its name holds"
+            } else {
+                "it holds a string with"
+            };
             return Err(Error::unsupported(format!(
                 "column '{}': {what} an embedded NUL byte, which R strings cannot hold",
                 f.name().replace('\0', "\\0")
@@ -91,7 +112,8 @@ fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RObject, Opti
     }
     if let Some(md) = schema.metadata().get("r") {
         (frame, shape) = super::metadata::apply_r_metadata(&mut m, frame, md)?;
-        crate::validate::check_for_r(&frame, &m.refs).map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
+        crate::validate::check_for_r(&frame, &m.refs)
+            .map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
     }
     Ok((frame, shape, m))
 }
@@ -101,7 +123,11 @@ fn convert(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<(RObject, Opti
 /// IPC schema can declare): that is a corrupt-input error here.
 fn empty_column(f: &arrow_schema::Field) -> Result<ArrayRef> {
     crate::error::catch_quietly(|| arrow_array::new_empty_array(f.data_type())).map_err(|_| {
-        Error::corrupt(format!("column '{}' has an invalid Arrow type {}", f.name(), f.data_type()))
+        Error::corrupt(format!(
+            "column '{}' has an invalid Arrow type {}",
+            f.name(),
+            f.data_type()
+        ))
     })
 }
 
@@ -110,7 +136,10 @@ fn data_frame(m: &mut ObjectMaker, names: &[&str], cols: Vec<RObject>, nrow: usi
     let nm = build::strings(names.iter().map(|s| Some(s.as_bytes())));
     let class = classes(RKind::DataFrame);
     let rn = build::ints(vec![na::INTEGER, -(nrow as i32)]);
-    m.vector(VectorData::List(cols), vec![("names", nm), ("class", class), ("row.names", rn)])
+    m.vector(
+        VectorData::List(cols),
+        vec![("names", nm), ("class", class), ("row.names", rn)],
+    )
 }
 
 /// The class attribute of an R vector of `kind`.
@@ -118,18 +147,40 @@ fn classes(kind: RKind) -> RObject {
     build::strings(kind.classes().iter().map(|s| Some(s.as_bytes())))
 }
 
-fn ints_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> i32) -> Vec<i32> {
+fn ints_with_nulls<T: ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    f: impl Fn(T::Native) -> i32,
+) -> Vec<i32> {
     if a.null_count() == 0 {
         return a.values().iter().map(|&x| f(x)).collect();
     }
-    (0..a.len()).map(|i| if a.is_null(i) { na::INTEGER } else { f(a.value(i)) }).collect()
+    (0..a.len())
+        .map(|i| {
+            if a.is_null(i) {
+                na::INTEGER
+            } else {
+                f(a.value(i))
+            }
+        })
+        .collect()
 }
 
-fn reals_with_nulls<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, f: impl Fn(T::Native) -> f64) -> Vec<f64> {
+fn reals_with_nulls<T: ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    f: impl Fn(T::Native) -> f64,
+) -> Vec<f64> {
     if a.null_count() == 0 {
         return a.values().iter().map(|&x| f(x)).collect();
     }
-    (0..a.len()).map(|i| if a.is_null(i) { na_real() } else { f(a.value(i)) }).collect()
+    (0..a.len())
+        .map(|i| {
+            if a.is_null(i) {
+                na_real()
+            } else {
+                f(a.value(i))
+            }
+        })
+        .collect()
 }
 
 /// An int32 column: Arrow's own values when nothing is null (R's layout:
@@ -164,13 +215,23 @@ fn real_vec(v: Vec<f64>) -> VectorData {
 pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObject> {
     let name = field.name().as_str();
     let dt = a.data_type();
-    let Some(to) = types::r_kind(dt, field.dict_is_ordered().unwrap_or(false)) else { return Err(err_type(name, dt)) };
+    let Some(to) = types::r_kind(dt, field.dict_is_ordered().unwrap_or(false)) else {
+        return Err(err_type(name, dt));
+    };
     Ok(match to {
         ToR::Kind(RKind::Logical) => {
             let v: Vec<i32> = match dt {
                 DataType::Boolean => {
                     let b = a.as_boolean();
-                    (0..b.len()).map(|i| if b.is_null(i) { na::INTEGER } else { b.value(i) as i32 }).collect()
+                    (0..b.len())
+                        .map(|i| {
+                            if b.is_null(i) {
+                                na::INTEGER
+                            } else {
+                                b.value(i) as i32
+                            }
+                        })
+                        .collect()
                 }
                 _ => vec![na::INTEGER; a.len()],
             };
@@ -178,40 +239,74 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
         }
         ToR::Kind(RKind::Integer) => {
             let v = match dt {
-                DataType::Int8 => int_vec(ints_with_nulls(a.as_primitive::<Int8Type>(), |x| x as i32)),
-                DataType::Int16 => int_vec(ints_with_nulls(a.as_primitive::<Int16Type>(), |x| x as i32)),
+                DataType::Int8 => {
+                    int_vec(ints_with_nulls(a.as_primitive::<Int8Type>(), |x| x as i32))
+                }
+                DataType::Int16 => {
+                    int_vec(ints_with_nulls(a.as_primitive::<Int16Type>(), |x| x as i32))
+                }
                 DataType::Int32 => int32_values(a.as_primitive::<Int32Type>()),
-                DataType::UInt8 => int_vec(ints_with_nulls(a.as_primitive::<UInt8Type>(), |x| x as i32)),
-                DataType::UInt16 => int_vec(ints_with_nulls(a.as_primitive::<UInt16Type>(), |x| x as i32)),
+                DataType::UInt8 => {
+                    int_vec(ints_with_nulls(a.as_primitive::<UInt8Type>(), |x| x as i32))
+                }
+                DataType::UInt16 => int_vec(ints_with_nulls(a.as_primitive::<UInt16Type>(), |x| {
+                    x as i32
+                })),
                 other => return Err(err_type(name, other)),
             };
             m.vector(v, vec![])
         }
         ToR::IntegerOrInteger64 => {
             let p = a.as_primitive::<Int64Type>();
-            let fits = (0..p.len()).all(|i| p.is_null(i) || (p.value(i) > na::INTEGER as i64 && p.value(i) <= i32::MAX as i64));
+            let fits = (0..p.len()).all(|i| {
+                p.is_null(i) || (p.value(i) > na::INTEGER as i64 && p.value(i) <= i32::MAX as i64)
+            });
             if fits {
                 m.vector(int_vec(ints_with_nulls(p, |x| x as i32)), vec![])
             } else {
                 // integer64: the 8 bytes of each value in a double
-                let v: Vec<f64> = (0..p.len()).map(|i| f64::from_bits(if p.is_null(i) { i64::MIN } else { p.value(i) } as u64)).collect();
+                let v: Vec<f64> = (0..p.len())
+                    .map(
+                        |i| f64::from_bits(if p.is_null(i) { i64::MIN } else { p.value(i) } as u64),
+                    )
+                    .collect();
                 m.vector(real_vec(v), vec![("class", classes(RKind::Integer64))])
             }
         }
         ToR::Kind(RKind::Double) => {
             let v = match dt {
-                DataType::UInt32 => real_vec(reals_with_nulls(a.as_primitive::<UInt32Type>(), |x| x as f64)),
-                DataType::UInt64 => real_vec(reals_with_nulls(a.as_primitive::<UInt64Type>(), |x| x as f64)),
-                DataType::Float16 => real_vec(reals_with_nulls(a.as_primitive::<Float16Type>(), |x| x.to_f64())),
-                DataType::Float32 => real_vec(reals_with_nulls(a.as_primitive::<Float32Type>(), |x| x as f64)),
+                DataType::UInt32 => {
+                    real_vec(reals_with_nulls(a.as_primitive::<UInt32Type>(), |x| {
+                        x as f64
+                    }))
+                }
+                DataType::UInt64 => {
+                    real_vec(reals_with_nulls(a.as_primitive::<UInt64Type>(), |x| {
+                        x as f64
+                    }))
+                }
+                DataType::Float16 => {
+                    real_vec(reals_with_nulls(a.as_primitive::<Float16Type>(), |x| {
+                        x.to_f64()
+                    }))
+                }
+                DataType::Float32 => {
+                    real_vec(reals_with_nulls(a.as_primitive::<Float32Type>(), |x| {
+                        x as f64
+                    }))
+                }
                 DataType::Float64 => float64_values(a.as_primitive::<Float64Type>()),
                 DataType::Decimal128(_, s) => {
                     let s = *s as i32;
-                    real_vec(reals_with_nulls(a.as_primitive::<Decimal128Type>(), |x| x as f64 / 10f64.powi(s)))
+                    real_vec(reals_with_nulls(a.as_primitive::<Decimal128Type>(), |x| {
+                        x as f64 / 10f64.powi(s)
+                    }))
                 }
                 DataType::Decimal256(_, s) => {
                     let s = *s as i32;
-                    real_vec(reals_with_nulls(a.as_primitive::<Decimal256Type>(), |x| x.to_string().parse::<f64>().unwrap_or(f64::NAN) / 10f64.powi(s)))
+                    real_vec(reals_with_nulls(a.as_primitive::<Decimal256Type>(), |x| {
+                        x.to_string().parse::<f64>().unwrap_or(f64::NAN) / 10f64.powi(s)
+                    }))
                 }
                 other => return Err(err_type(name, other)),
             };
@@ -221,19 +316,37 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
         ToR::Kind(RKind::Date) => {
             let v = match dt {
                 DataType::Date32 => reals_with_nulls(a.as_primitive::<Date32Type>(), |x| x as f64),
-                DataType::Date64 => reals_with_nulls(a.as_primitive::<Date64Type>(), |x| x as f64 / 86_400_000.0),
+                DataType::Date64 => {
+                    reals_with_nulls(a.as_primitive::<Date64Type>(), |x| x as f64 / 86_400_000.0)
+                }
                 other => return Err(err_type(name, other)),
             };
             m.vector(real_vec(v), vec![("class", classes(RKind::Date))])
         }
         ToR::Kind(RKind::PosixCt) => {
-            let DataType::Timestamp(u, tz) = dt else { return Err(err_type(name, dt)) };
+            let DataType::Timestamp(u, tz) = dt else {
+                return Err(err_type(name, dt));
+            };
             let k = types::units_per_second(*u);
             let v = match u {
-                TimeUnit::Second => reals_with_nulls(a.as_primitive::<TimestampSecondType>(), |x| x as f64),
-                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<TimestampMillisecondType>(), |x| x as f64 / k),
-                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<TimestampMicrosecondType>(), |x| x as f64 / k),
-                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<TimestampNanosecondType>(), |x| x as f64 / k),
+                TimeUnit::Second => {
+                    reals_with_nulls(a.as_primitive::<TimestampSecondType>(), |x| x as f64)
+                }
+                TimeUnit::Millisecond => {
+                    reals_with_nulls(a.as_primitive::<TimestampMillisecondType>(), |x| {
+                        x as f64 / k
+                    })
+                }
+                TimeUnit::Microsecond => {
+                    reals_with_nulls(a.as_primitive::<TimestampMicrosecondType>(), |x| {
+                        x as f64 / k
+                    })
+                }
+                TimeUnit::Nanosecond => {
+                    reals_with_nulls(a.as_primitive::<TimestampNanosecondType>(), |x| {
+                        x as f64 / k
+                    })
+                }
             };
             let mut attrs = vec![("class", classes(RKind::PosixCt))];
             if let Some(tz) = tz.as_deref().filter(|t| !t.is_empty()) {
@@ -243,7 +356,9 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
         }
         ToR::Kind(RKind::Hms) => {
             let v = match dt {
-                DataType::Time32(TimeUnit::Second) => reals_with_nulls(a.as_primitive::<Time32SecondType>(), |x| x as f64),
+                DataType::Time32(TimeUnit::Second) => {
+                    reals_with_nulls(a.as_primitive::<Time32SecondType>(), |x| x as f64)
+                }
                 DataType::Time32(u) => {
                     let k = types::units_per_second(*u);
                     reals_with_nulls(a.as_primitive::<Time32MillisecondType>(), |x| x as f64 / k)
@@ -259,29 +374,63 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
                 other => return Err(err_type(name, other)),
             };
             let units = build::strings([Some(&b"secs"[..])]);
-            m.vector(real_vec(v), vec![("units", units), ("class", classes(RKind::Hms))])
+            m.vector(
+                real_vec(v),
+                vec![("units", units), ("class", classes(RKind::Hms))],
+            )
         }
         ToR::Kind(RKind::Difftime) => {
-            let DataType::Duration(u) = dt else { return Err(err_type(name, dt)) };
+            let DataType::Duration(u) = dt else {
+                return Err(err_type(name, dt));
+            };
             let k = types::units_per_second(*u);
             let v = match u {
-                TimeUnit::Second => reals_with_nulls(a.as_primitive::<DurationSecondType>(), |x| x as f64),
-                TimeUnit::Millisecond => reals_with_nulls(a.as_primitive::<DurationMillisecondType>(), |x| x as f64 / k),
-                TimeUnit::Microsecond => reals_with_nulls(a.as_primitive::<DurationMicrosecondType>(), |x| x as f64 / k),
-                TimeUnit::Nanosecond => reals_with_nulls(a.as_primitive::<DurationNanosecondType>(), |x| x as f64 / k),
+                TimeUnit::Second => {
+                    reals_with_nulls(a.as_primitive::<DurationSecondType>(), |x| x as f64)
+                }
+                TimeUnit::Millisecond => {
+                    reals_with_nulls(a.as_primitive::<DurationMillisecondType>(), |x| {
+                        x as f64 / k
+                    })
+                }
+                TimeUnit::Microsecond => {
+                    reals_with_nulls(a.as_primitive::<DurationMicrosecondType>(), |x| {
+                        x as f64 / k
+                    })
+                }
+                TimeUnit::Nanosecond => {
+                    reals_with_nulls(a.as_primitive::<DurationNanosecondType>(), |x| x as f64 / k)
+                }
             };
             let units = build::strings([Some(&b"secs"[..])]);
-            m.vector(real_vec(v), vec![("class", classes(RKind::Difftime)), ("units", units)])
+            m.vector(
+                real_vec(v),
+                vec![("class", classes(RKind::Difftime)), ("units", units)],
+            )
         }
         ToR::Kind(kind @ (RKind::Factor | RKind::Ordered)) => {
             let d = a.as_any_dictionary();
             let keys = arrow_cast_keys(d.keys())?;
             let levels = strings_column(d.values().as_ref())?;
-            let codes: Vec<i32> = (0..a.len()).map(|i| if a.is_null(i) || keys[i] < 0 { na::INTEGER } else { keys[i] + 1 }).collect();
-            m.vector(int_vec(codes), vec![("levels", levels), ("class", classes(kind))])
+            let codes: Vec<i32> = (0..a.len())
+                .map(|i| {
+                    if a.is_null(i) || keys[i] < 0 {
+                        na::INTEGER
+                    } else {
+                        keys[i] + 1
+                    }
+                })
+                .collect();
+            m.vector(
+                int_vec(codes),
+                vec![("levels", levels), ("class", classes(kind))],
+            )
         }
         ToR::Kind(RKind::List) => match dt {
-            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
+            DataType::Binary
+            | DataType::LargeBinary
+            | DataType::BinaryView
+            | DataType::FixedSizeBinary(_) => {
                 let items: Vec<RObject> = (0..a.len())
                     .map(|i| {
                         if a.is_null(i) {
@@ -293,12 +442,20 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
                             DataType::BinaryView => a.as_binary_view().value(i).to_vec(),
                             _ => a.as_fixed_size_binary().value(i).to_vec(),
                         };
-                        RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes)), attributes: None }))
+                        RObject::Vector(Box::new(Vector {
+                            flags: Flags::default(),
+                            data: VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes)),
+                            attributes: None,
+                        }))
                     })
                     .collect();
                 m.vector(VectorData::List(items), vec![])
             }
-            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => {
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f) => {
                 let mut items = Vec::with_capacity(a.len());
                 for i in 0..a.len() {
                     if a.is_null(i) {
@@ -337,7 +494,9 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             other => return Err(err_type(name, other)),
         },
         ToR::Kind(RKind::DataFrame) => {
-            let DataType::Struct(fields) = dt else { return Err(err_type(name, dt)) };
+            let DataType::Struct(fields) = dt else {
+                return Err(err_type(name, dt));
+            };
             let s = a.as_struct();
             let mut cols = Vec::with_capacity(fields.len());
             for (i, f) in fields.iter().enumerate() {
@@ -350,27 +509,52 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             DataType::Dictionary(..) => {
                 let d = a.as_any_dictionary();
                 let keys = arrow_cast_keys(d.keys())?;
-                let idx = UInt32Array::from((0..a.len()).map(|i| if a.is_null(i) { None } else { Some(keys[i] as u32) }).collect::<Vec<_>>());
-                let taken = arrow_select::take::take(d.values().as_ref(), &idx, None).map_err(|e| Error::corrupt(format!("cannot decode dictionary column '{name}': {e}")))?;
+                let idx = UInt32Array::from(
+                    (0..a.len())
+                        .map(|i| {
+                            if a.is_null(i) {
+                                None
+                            } else {
+                                Some(keys[i] as u32)
+                            }
+                        })
+                        .collect::<Vec<_>>(),
+                );
+                let taken =
+                    arrow_select::take::take(d.values().as_ref(), &idx, None).map_err(|e| {
+                        Error::corrupt(format!("cannot decode dictionary column '{name}': {e}"))
+                    })?;
                 let inner = Field::new(name, taken.data_type().clone(), true);
                 column(m, &inner, taken.as_ref())?
             }
             DataType::RunEndEncoded(_, values) => {
-                let plain = arrow_cast::cast(a, values.data_type()).map_err(|e| Error::corrupt(format!("cannot decode run-end encoded column '{name}': {e}")))?;
+                let plain = arrow_cast::cast(a, values.data_type()).map_err(|e| {
+                    Error::corrupt(format!(
+                        "cannot decode run-end encoded column '{name}': {e}"
+                    ))
+                })?;
                 let inner = Field::new(name, plain.data_type().clone(), true);
                 column(m, &inner, plain.as_ref())?
             }
             other => return Err(err_type(name, other)),
         },
-        ToR::Kind(RKind::Null | RKind::Integer64 | RKind::Raw | RKind::Complex) => return Err(err_type(name, dt)),
+        ToR::Kind(RKind::Null | RKind::Integer64 | RKind::Raw | RKind::Complex) => {
+            return Err(err_type(name, dt))
+        }
     })
 }
 
 /// A dictionary-of-strings column across batches as one factor: the
 /// levels are the union of the batches' dictionaries in order of first
 /// appearance (unused entries kept), as arrow R unifies them.
-fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Result<Option<RObject>> {
-    let Some(ToR::Kind(kind @ (RKind::Factor | RKind::Ordered))) = types::r_kind(field.data_type(), field.dict_is_ordered().unwrap_or(false)) else {
+fn unified_factor(
+    m: &mut ObjectMaker,
+    field: &Field,
+    parts: &[ArrayRef],
+) -> Result<Option<RObject>> {
+    let Some(ToR::Kind(kind @ (RKind::Factor | RKind::Ordered))) =
+        types::r_kind(field.data_type(), field.dict_is_ordered().unwrap_or(false))
+    else {
         return Ok(None);
     };
     let mut levels: Vec<String> = Vec::new();
@@ -378,22 +562,38 @@ fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Res
     let mut codes: Vec<i32> = Vec::new();
     // one dictionary for every batch (as rdarrow and arrow R write a
     // factor): its values are the levels as they are, duplicates included
-    let same = parts.windows(2).all(|w| w[0].as_any_dictionary().values() == w[1].as_any_dictionary().values());
+    let same = parts
+        .windows(2)
+        .all(|w| w[0].as_any_dictionary().values() == w[1].as_any_dictionary().values());
     if same && !parts.is_empty() {
-        let values = arrow_cast::cast(parts[0].as_any_dictionary().values().as_ref(), &DataType::Utf8).map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
+        let values = arrow_cast::cast(
+            parts[0].as_any_dictionary().values().as_ref(),
+            &DataType::Utf8,
+        )
+        .map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
         let values = values.as_string::<i32>();
         if values.null_count() == 0 {
             for a in parts {
                 let keys = arrow_cast_keys(a.as_any_dictionary().keys())?;
-                codes.extend(keys.iter().enumerate().map(|(j, &k)| if a.is_null(j) || k < 0 || k as usize >= values.len() { na::INTEGER } else { k + 1 }));
+                codes.extend(keys.iter().enumerate().map(|(j, &k)| {
+                    if a.is_null(j) || k < 0 || k as usize >= values.len() {
+                        na::INTEGER
+                    } else {
+                        k + 1
+                    }
+                }));
             }
             let lv = build::strings((0..values.len()).map(|j| Some(values.value(j).as_bytes())));
-            return Ok(Some(m.vector(int_vec(codes), vec![("levels", lv), ("class", classes(kind))])));
+            return Ok(Some(m.vector(
+                int_vec(codes),
+                vec![("levels", lv), ("class", classes(kind))],
+            )));
         }
     }
     for a in parts {
         let d = a.as_any_dictionary();
-        let values = arrow_cast::cast(d.values().as_ref(), &DataType::Utf8).map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
+        let values = arrow_cast::cast(d.values().as_ref(), &DataType::Utf8)
+            .map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
         let values = values.as_string::<i32>();
         // a null dictionary value is a missing value, not a level
         let map: Vec<i32> = (0..values.len())
@@ -410,18 +610,28 @@ fn unified_factor(m: &mut ObjectMaker, field: &Field, parts: &[ArrayRef]) -> Res
             .collect();
         let keys = arrow_cast_keys(d.keys())?;
         for (j, &k) in keys.iter().enumerate() {
-            let code = if a.is_null(j) || k < 0 || k as usize >= map.len() { na::INTEGER } else { map[k as usize] };
+            let code = if a.is_null(j) || k < 0 || k as usize >= map.len() {
+                na::INTEGER
+            } else {
+                map[k as usize]
+            };
             codes.push(code);
         }
     }
     let lv = build::strings(levels.iter().map(|s| Some(s.as_bytes())));
-    Ok(Some(m.vector(int_vec(codes), vec![("levels", lv), ("class", classes(kind))])))
+    Ok(Some(m.vector(
+        int_vec(codes),
+        vec![("levels", lv), ("class", classes(kind))],
+    )))
 }
 
 fn arrow_cast_keys(keys: &dyn Array) -> Result<Vec<i32>> {
-    let k = arrow_cast::cast(keys, &DataType::Int32).map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
+    let k = arrow_cast::cast(keys, &DataType::Int32)
+        .map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
     let k = k.as_primitive::<Int32Type>();
-    Ok((0..k.len()).map(|i| if k.is_null(i) { -1 } else { k.value(i) }).collect())
+    Ok((0..k.len())
+        .map(|i| if k.is_null(i) { -1 } else { k.value(i) })
+        .collect())
 }
 
 fn strings_column(a: &dyn Array) -> Result<RObject> {
@@ -439,7 +649,11 @@ fn strings_column(a: &dyn Array) -> Result<RObject> {
             let s = a.as_string_view();
             build::strings((0..n).map(|i| (!s.is_null(i)).then(|| s.value(i).as_bytes())))
         }
-        other => return Err(Error::unsupported(format!("expected strings, found {other}"))),
+        other => {
+            return Err(Error::unsupported(format!(
+                "expected strings, found {other}"
+            )))
+        }
     };
     Ok(obj)
 }
@@ -477,7 +691,10 @@ mod tests {
         let names = build::strings([Some(&b"i"[..]), Some(&b"x"[..]), Some(&b"s"[..])]);
         let class = build::strings([Some(&b"data.frame"[..])]);
         let rn = build::ints(vec![i32::MIN, -3]);
-        let df = m.vector(VectorData::List(vec![ints, reals, strs]), vec![("names", names), ("class", class), ("row.names", rn)]);
+        let df = m.vector(
+            VectorData::List(vec![ints, reals, strs]),
+            vec![("names", names), ("class", class), ("row.names", rn)],
+        );
         let doc = doc_with(df, m.refs);
         let t = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
         assert_eq!(t.num_rows(), 3);
@@ -504,7 +721,10 @@ mod tests {
             },
             _ => unreachable!(),
         };
-        assert_eq!(b.column(0).as_primitive::<Int32Type>().values().as_ptr(), tree_ptr);
+        assert_eq!(
+            b.column(0).as_primitive::<Int32Type>().values().as_ptr(),
+            tree_ptr
+        );
 
         let back = frame_from_batches(&t.schema, &t.batches).unwrap();
         let cols = match &back.object {
@@ -529,7 +749,11 @@ mod tests {
 
     #[test]
     fn dictionaries_are_unified_across_batches() {
-        let field = Arc::new(Field::new("f", DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)), true));
+        let field = Arc::new(Field::new(
+            "f",
+            DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+            true,
+        ));
         let schema = Arc::new(arrow_schema::Schema::new(vec![field.clone()]));
         let d1: DictionaryArray<Int8Type> = vec!["b", "a"].into_iter().collect();
         let d2: DictionaryArray<Int8Type> = vec![Some("c"), None, Some("a")].into_iter().collect();
@@ -543,7 +767,12 @@ mod tests {
             },
             _ => unreachable!(),
         };
-        let levels = col.attribute(&f.refs, "levels").unwrap().as_strings().unwrap().clone();
+        let levels = col
+            .attribute(&f.refs, "levels")
+            .unwrap()
+            .as_strings()
+            .unwrap()
+            .clone();
         let lv: Vec<&[u8]> = (0..levels.len()).map(|i| levels.bytes(i)).collect();
         assert_eq!(lv, vec![&b"b"[..], b"a", b"c"]);
         match &col {
@@ -566,7 +795,15 @@ mod tests {
         let values: Vec<f64> = (0..n).map(|i| i as f64 / 7.0).collect();
         let v = m.vector(VectorData::Real(values.clone().into()), vec![("names", nm)]);
         let doc = doc_with(v, m.refs);
-        let t = table_from_object(&doc, &doc.root, &TableOptions { object_name: "v".into(), ..Default::default() }).unwrap();
+        let t = table_from_object(
+            &doc,
+            &doc.root,
+            &TableOptions {
+                object_name: "v".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let md = &t.schema.metadata()["r"];
         // compressed (the names alone take 15 bytes each in ASCII)
         assert!(md.len() < n * 10, "compressed: {} bytes", md.len());
@@ -578,24 +815,38 @@ mod tests {
             },
             other => panic!("{other:?}"),
         }
-        let got = back.object.attribute(&back.refs, "names").and_then(|a| a.as_strings()).unwrap();
-        assert_eq!((got.len(), got.get(n - 1)), (n, Some(format!("name{}", n - 1).as_bytes())));
+        let got = back
+            .object
+            .attribute(&back.refs, "names")
+            .and_then(|a| a.as_strings())
+            .unwrap();
+        assert_eq!(
+            (got.len(), got.get(n - 1)),
+            (n, Some(format!("name{}", n - 1).as_bytes()))
+        );
         // the data-frame view keeps the one column
         let frame = frame_from_batches(&t.schema, &t.batches).unwrap();
         assert!(frame.object.inherits(&frame.refs, "data.frame"));
 
         let mut m = ObjectMaker::default();
-        let mat = m.vector(VectorData::Integer(vec![1, 2, 3, 4, 5, 6].into()), vec![("dim", build::ints(vec![2, 3]))]);
+        let mat = m.vector(
+            VectorData::Integer(vec![1, 2, 3, 4, 5, 6].into()),
+            vec![("dim", build::ints(vec![2, 3]))],
+        );
         let doc = doc_with(mat, m.refs);
         let t = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
         assert_eq!(t.schema.fields().len(), 3);
         let back = object_from_batches(&t.schema, &t.batches).unwrap();
         match &back.object {
-            RObject::Vector(b) => assert!(matches!(&b.data, VectorData::Integer(x) if x[..] == [1, 2, 3, 4, 5, 6])),
+            RObject::Vector(b) => {
+                assert!(matches!(&b.data, VectorData::Integer(x) if x[..] == [1, 2, 3, 4, 5, 6]))
+            }
             other => panic!("{other:?}"),
         }
         let dim = back.object.attribute(&back.refs, "dim").unwrap();
-        assert!(matches!(dim, RObject::Vector(d) if matches!(&d.data, VectorData::Integer(x) if x[..] == [2, 3])));
+        assert!(
+            matches!(dim, RObject::Vector(d) if matches!(&d.data, VectorData::Integer(x) if x[..] == [2, 3]))
+        );
     }
 
     #[test]

@@ -31,16 +31,24 @@ fn write_err(e: impl std::fmt::Display) -> Error {
 }
 
 /// Write a table as Arrow IPC to any sink.
-pub fn write_ipc<W: Write>(table: &ArrowTable, sink: W, format: IpcFormat, compression: IpcCompression) -> Result<W> {
+pub fn write_ipc<W: Write>(
+    table: &ArrowTable,
+    sink: W,
+    format: IpcFormat,
+    compression: IpcCompression,
+) -> Result<W> {
     let codec = match compression {
         IpcCompression::Uncompressed => None,
         IpcCompression::Lz4 => Some(CompressionType::LZ4_FRAME),
         IpcCompression::Zstd => Some(CompressionType::ZSTD),
     };
-    let opts = IpcWriteOptions::default().try_with_compression(codec).map_err(write_err)?;
+    let opts = IpcWriteOptions::default()
+        .try_with_compression(codec)
+        .map_err(write_err)?;
     match format {
         IpcFormat::File => {
-            let mut w = FileWriter::try_new_with_options(sink, &table.schema, opts).map_err(write_err)?;
+            let mut w =
+                FileWriter::try_new_with_options(sink, &table.schema, opts).map_err(write_err)?;
             for b in &table.batches {
                 w.write(b).map_err(write_err)?;
             }
@@ -48,7 +56,8 @@ pub fn write_ipc<W: Write>(table: &ArrowTable, sink: W, format: IpcFormat, compr
             w.into_inner().map_err(write_err)
         }
         IpcFormat::Stream => {
-            let mut w = StreamWriter::try_new_with_options(sink, &table.schema, opts).map_err(write_err)?;
+            let mut w =
+                StreamWriter::try_new_with_options(sink, &table.schema, opts).map_err(write_err)?;
             for b in &table.batches {
                 w.write(b).map_err(write_err)?;
             }
@@ -59,10 +68,17 @@ pub fn write_ipc<W: Write>(table: &ArrowTable, sink: W, format: IpcFormat, compr
 }
 
 /// Write a table as Arrow IPC to `path`; the file appears only complete.
-pub fn write_ipc_file(table: &ArrowTable, path: &Path, format: IpcFormat, compression: IpcCompression) -> Result<()> {
+pub fn write_ipc_file(
+    table: &ArrowTable,
+    path: &Path,
+    format: IpcFormat,
+    compression: IpcCompression,
+) -> Result<()> {
     crate::atomic_write(path, |f| {
         let w = write_ipc(table, std::io::BufWriter::new(f), format, compression)?;
-        w.into_inner().map_err(|e| Error::io(e.error(), "cannot write")).map(|_| ())
+        w.into_inner()
+            .map_err(|e| Error::io(e.error(), "cannot write"))
+            .map(|_| ())
     })
 }
 
@@ -81,21 +97,36 @@ pub fn into_ffi_stream(table: ArrowTable) -> FFI_ArrowArrayStream {
 /// apart from the stream format by its leading `ARROW1` magic. `what` names
 /// the source in error messages; compressed buffers may declare at most
 /// `max_memory` bytes in all (the decoding memory limit).
-pub fn read_ipc_bytes(bytes: Vec<u8>, what: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+pub fn read_ipc_bytes(
+    bytes: Vec<u8>,
+    what: &str,
+    max_memory: u64,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     read_ipc_from(std::io::Cursor::new(bytes), what, max_memory)
 }
 
 /// Read an Arrow IPC file or stream from `path` (see [`read_ipc_bytes`]).
-pub fn read_ipc_file(path: &std::path::Path, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+pub fn read_ipc_file(
+    path: &std::path::Path,
+    max_memory: u64,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let what = format!("'{}'", path.display());
     let f = std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
-    read_ipc_from(std::io::BufReader::with_capacity(1 << 20, f), &what, max_memory)
+    read_ipc_from(
+        std::io::BufReader::with_capacity(1 << 20, f),
+        &what,
+        max_memory,
+    )
 }
 
 /// The Arrow IPC reader can panic on malformed buffers (a length past the
 /// end of the body) instead of returning an error: such a panic is a
 /// corrupt-file error here, never an unwinding into the host.
-fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+fn read_ipc_from<R: std::io::Read + std::io::Seek>(
+    r: R,
+    what: &str,
+    max_memory: u64,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     match crate::error::catch_quietly(|| read_ipc_unguarded(r, what, max_memory)) {
         Ok(res) => res,
         Err(payload) => {
@@ -104,14 +135,18 @@ fn read_ipc_from<R: std::io::Read + std::io::Seek>(r: R, what: &str, max_memory:
                 .map(String::as_str)
                 .or_else(|| payload.downcast_ref::<&str>().copied())
                 .unwrap_or("malformed data");
-            Err(Error::corrupt(format!("cannot read the Arrow data of {what}: the IPC reader failed ({detail})")))
+            Err(Error::corrupt(format!(
+                "cannot read the Arrow data of {what}: the IPC reader failed ({detail})"
+            )))
         }
     }
 }
 
 /// The record batch a record-batch or dictionary message carries.
 fn message_batch<'a>(message: &arrow_ipc::Message<'a>) -> Option<arrow_ipc::RecordBatch<'a>> {
-    message.header_as_record_batch().or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()))
+    message
+        .header_as_record_batch()
+        .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()))
 }
 
 /// Whether a message's buffers are compressed (each then starts with the
@@ -126,17 +161,31 @@ fn has_compressed_buffers(message: &arrow_ipc::Message<'_>) -> bool {
 /// decoding memory limit, `limit`. `message` is
 /// parsed as the reader parses it, `body` the bytes its buffer offsets are
 /// relative to.
-fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &str, limit: u64) -> Result<()> {
+fn check_compressed_sizes(
+    message: &arrow_ipc::Message<'_>,
+    body: &[u8],
+    what: &str,
+    limit: u64,
+) -> Result<()> {
     if !has_compressed_buffers(message) {
         return Ok(());
     }
-    let Some(buffers) = message_batch(message).and_then(|b| b.buffers()) else { return Ok(()) };
+    let Some(buffers) = message_batch(message).and_then(|b| b.buffers()) else {
+        return Ok(());
+    };
     let mut total: u64 = 0;
     for b in buffers.iter() {
-        let (Ok(at), Ok(length)) = (usize::try_from(b.offset()), usize::try_from(b.length())) else { continue };
+        let (Ok(at), Ok(length)) = (usize::try_from(b.offset()), usize::try_from(b.length()))
+        else {
+            continue;
+        };
         // a buffer outside the body, or too short for its prefix, is
         // rejected by the reader before it allocates
-        let Some(prefix) = body.get(at..).and_then(|rest| rest.get(..length.min(8))).filter(|p| p.len() == 8) else {
+        let Some(prefix) = body
+            .get(at..)
+            .and_then(|rest| rest.get(..length.min(8)))
+            .filter(|p| p.len() == 8)
+        else {
             continue;
         };
         let declared = i64::from_le_bytes(prefix.try_into().expect("8 bytes"));
@@ -158,7 +207,12 @@ fn check_compressed_sizes(message: &arrow_ipc::Message<'_>, body: &[u8], what: &
 /// allocates a message body at the size it declares before reading it, so
 /// a few bytes declaring a 24 GB body would otherwise ask for 24 GB. Data
 /// the check cannot make sense of is left to the reader to reject.
-fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool, what: &str, max_memory: u64) -> Result<()> {
+fn check_ipc_extents<R: std::io::Read + std::io::Seek>(
+    r: &mut R,
+    is_file: bool,
+    what: &str,
+    max_memory: u64,
+) -> Result<()> {
     use std::io::SeekFrom;
     let io_err = |e: std::io::Error| Error::io(&e, &format!("cannot read {what}"));
     let past_end = |kind: &str, end: i128, len: u64| {
@@ -177,13 +231,23 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
             return Ok(());
         }
         let mut footer = vec![0u8; footer_len as usize];
-        r.seek(SeekFrom::Start(len - 10 - footer_len as u64)).map_err(io_err)?;
+        r.seek(SeekFrom::Start(len - 10 - footer_len as u64))
+            .map_err(io_err)?;
         r.read_exact(&mut footer).map_err(io_err)?;
-        let Ok(footer) = arrow_ipc::root_as_footer(&footer) else { return Ok(()) };
-        for blocks in [footer.dictionaries(), footer.recordBatches()].into_iter().flatten() {
+        let Ok(footer) = arrow_ipc::root_as_footer(&footer) else {
+            return Ok(());
+        };
+        for blocks in [footer.dictionaries(), footer.recordBatches()]
+            .into_iter()
+            .flatten()
+        {
             for b in blocks.iter() {
                 let end = b.offset() as i128 + b.metaDataLength() as i128 + b.bodyLength() as i128;
-                if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > len as i128 {
+                if b.offset() < 0
+                    || b.metaDataLength() < 0
+                    || b.bodyLength() < 0
+                    || end > len as i128
+                {
                     return Err(past_end("record batch or dictionary block", end, len));
                 }
                 // the block as the IPC reader reads it: the whole block in
@@ -201,7 +265,9 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 r.seek(SeekFrom::Start(b.offset() as u64)).map_err(io_err)?;
                 r.read_exact(&mut block).map_err(io_err)?;
                 let skip = if block[..4] == [0xff; 4] { 8 } else { 4 };
-                if arrow_ipc::root_as_message(&block[skip..]).is_ok_and(|m| !has_compressed_buffers(&m)) {
+                if arrow_ipc::root_as_message(&block[skip..])
+                    .is_ok_and(|m| !has_compressed_buffers(&m))
+                {
                     continue;
                 }
                 block.resize(block_len, 0);
@@ -215,7 +281,12 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
     } else {
         // until one message has made sense, the data may be anything: then
         // it is not an Arrow stream (and its "lengths" mean nothing)
-        let not_arrow = || Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream"));
+        let not_arrow = || {
+            Error::new(
+                crate::ErrorKind::NotRData,
+                format!("{what} is not an Arrow IPC file or stream"),
+            )
+        };
         let mut first = true;
         let mut pos = 0u64;
         r.seek(SeekFrom::Start(0)).map_err(io_err)?;
@@ -236,7 +307,11 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
                 break; // end of stream marker (or nonsense the reader rejects)
             }
             if pos + meta_len as u64 > len {
-                return Err(if first { not_arrow() } else { past_end("message header", pos as i128 + meta_len as i128, len) });
+                return Err(if first {
+                    not_arrow()
+                } else {
+                    past_end("message header", pos as i128 + meta_len as i128, len)
+                });
             }
             let mut meta = vec![0u8; meta_len as usize];
             r.read_exact(&mut meta).map_err(io_err)?;
@@ -265,31 +340,47 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(r: &mut R, is_file: bool,
     Ok(())
 }
 
-fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(mut r: R, what: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let arrow_err = |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"));
+fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(
+    mut r: R,
+    what: &str,
+    max_memory: u64,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let arrow_err = |e: arrow_schema::ArrowError| {
+        Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"))
+    };
     let mut magic = [0u8; 6];
     let mut got = 0;
     while got < magic.len() {
-        let n = r.read(&mut magic[got..]).map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+        let n = r
+            .read(&mut magic[got..])
+            .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
         if n == 0 {
             break;
         }
         got += n;
     }
-    r.rewind().map_err(|e| Error::io(&e, &format!("cannot seek in {what}")))?;
+    r.rewind()
+        .map_err(|e| Error::io(&e, &format!("cannot seek in {what}")))?;
     let is_file = got == magic.len() && &magic == b"ARROW1";
     check_ipc_extents(&mut r, is_file, what, max_memory)?;
     if is_file {
         let reader = arrow_ipc::reader::FileReader::try_new(r, None).map_err(arrow_err)?;
         let schema = reader.schema();
-        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
+        let batches = reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(arrow_err)?;
         Ok((schema, batches))
     } else {
         let reader = arrow_ipc::reader::StreamReader::try_new(r, None).map_err(|e| {
-            Error::new(crate::ErrorKind::NotRData, format!("{what} is not an Arrow IPC file or stream: {e}"))
+            Error::new(
+                crate::ErrorKind::NotRData,
+                format!("{what} is not an Arrow IPC file or stream: {e}"),
+            )
         })?;
         let schema = reader.schema();
-        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err)?;
+        let batches = reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(arrow_err)?;
         Ok((schema, batches))
     }
 }

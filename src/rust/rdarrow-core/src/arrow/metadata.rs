@@ -51,10 +51,18 @@ impl ColumnMeta {
     /// its columns or elements).
     pub fn own(obj: &RObject, refs: &RefTable) -> ColumnMeta {
         let attrs = match obj.attributes() {
-            Some(a) => pairlist_entries(a, refs).into_iter().filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), v.clone()))).collect(),
+            Some(a) => pairlist_entries(a, refs)
+                .into_iter()
+                .filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), v.clone())))
+                .collect(),
             None => Vec::new(),
         };
-        ColumnMeta { classes: obj.class_attr(refs), sxptype: obj.sxptype(refs), attrs, ..Default::default() }
+        ColumnMeta {
+            classes: obj.class_attr(refs),
+            sxptype: obj.sxptype(refs),
+            attrs,
+            ..Default::default()
+        }
     }
 
     /// The metadata of `obj` with those of a data frame's columns and a
@@ -72,28 +80,55 @@ impl ColumnMeta {
         let columns = match (kind, items) {
             (Some(RKind::DataFrame), Some(items)) => {
                 let names = crate::arrow::to_arrow::names_of(obj, refs);
-                Some(items.iter().enumerate().map(|(i, c)| (names.get(i).cloned().unwrap_or_default(), ColumnMeta::of(c, refs))).collect())
+                Some(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            (
+                                names.get(i).cloned().unwrap_or_default(),
+                                ColumnMeta::of(c, refs),
+                            )
+                        })
+                        .collect(),
+                )
             }
             _ => None,
         };
         let item_types = match (kind, items) {
             (Some(RKind::List), Some(items)) => {
-                let t: Vec<u8> = items.iter().map(|it| if it.attributes().is_none() { it.sxptype(refs) } else { sxp::NIL }).collect();
+                let t: Vec<u8> = items
+                    .iter()
+                    .map(|it| {
+                        if it.attributes().is_none() {
+                            it.sxptype(refs)
+                        } else {
+                            sxp::NIL
+                        }
+                    })
+                    .collect();
                 let numeric = |x: u8| matches!(x, sxp::LGL | sxp::INT | sxp::REAL);
                 let first = t.iter().copied().find(|&x| x != sxp::NIL);
-                let mixed = t.iter().all(|&x| x == sxp::NIL || numeric(x)) && t.iter().any(|&x| x != sxp::NIL && Some(x) != first);
+                let mixed = t.iter().all(|&x| x == sxp::NIL || numeric(x))
+                    && t.iter().any(|&x| x != sxp::NIL && Some(x) != first);
                 mixed.then_some(t)
             }
             _ => None,
         };
         let items = match (kind, items) {
             (Some(RKind::List), Some(items)) => {
-                let metas: Vec<ColumnMeta> = items.iter().map(|it| ColumnMeta::of(it, refs)).collect();
+                let metas: Vec<ColumnMeta> =
+                    items.iter().map(|it| ColumnMeta::of(it, refs)).collect();
                 metas.iter().any(|m| !m.is_empty()).then_some(metas)
             }
             _ => None,
         };
-        ColumnMeta { columns, item_types, items, ..own }
+        ColumnMeta {
+            columns,
+            item_types,
+            items,
+            ..own
+        }
     }
 
     /// Whether nothing about this value needs keeping.
@@ -121,7 +156,9 @@ impl ColumnMeta {
 
     /// Move the attributes named `names` out (they travel elsewhere).
     pub fn take(&mut self, names: &[&str]) -> Vec<(String, RObject)> {
-        let (out, keep) = std::mem::take(&mut self.attrs).into_iter().partition(|(n, _)| names.contains(&n.as_str()));
+        let (out, keep) = std::mem::take(&mut self.attrs)
+            .into_iter()
+            .partition(|(n, _)| names.contains(&n.as_str()));
         self.attrs = keep;
         out
     }
@@ -137,19 +174,36 @@ impl ColumnMeta {
         // arrow R's remove_attributes(), for the types that say the kind;
         // a class the type does not say (a subclass: "IDate", "labelled")
         // stays
-        let canonical = self.kind().is_some_and(|k| self.classes.iter().map(String::as_str).eq(k.classes().iter().copied()));
+        let canonical = self.kind().is_some_and(|k| {
+            self.classes
+                .iter()
+                .map(String::as_str)
+                .eq(k.classes().iter().copied())
+        });
         let removed: &[&str] = if self.classes == ["tbl_df", "tbl", "data.frame"] {
             &["class", "row.names", "names"]
         } else if self.has("data.frame") {
             &["row.names", "names"]
         } else if self.has("factor") {
-            if canonical { &["class", "levels"] } else { &["levels"] }
+            if canonical {
+                &["class", "levels"]
+            } else {
+                &["levels"]
+            }
         } else if !says {
             &[]
         } else if self.has("POSIXct") {
-            if canonical { &["class", "tzone"] } else { &["tzone"] }
+            if canonical {
+                &["class", "tzone"]
+            } else {
+                &["tzone"]
+            }
         } else if self.has("hms") || self.has("difftime") {
-            if canonical { &["class", "units"] } else { &["units"] }
+            if canonical {
+                &["class", "units"]
+            } else {
+                &["units"]
+            }
         } else if (self.has("integer64") || self.has("Date")) && canonical {
             &["class"]
         } else {
@@ -159,13 +213,20 @@ impl ColumnMeta {
         let mut kept: Vec<(String, RObject)> = self
             .attrs
             .iter()
-            .filter(|(n, _)| !removed.contains(&n.as_str()) && n != ".internal.selfref" && !(top && plain_frame && n == "class"))
+            .filter(|(n, _)| {
+                !removed.contains(&n.as_str())
+                    && n != ".internal.selfref"
+                    && !(top && plain_frame && n == "class")
+            })
             .cloned()
             .collect();
         // row names other than the automatic ones are data: kept (arrow R
         // restores them)
         if self.has("data.frame") {
-            if let Some(rn) = self.attribute("row.names").filter(|r| !is_automatic_row_names(r)) {
+            if let Some(rn) = self
+                .attribute("row.names")
+                .filter(|r| !is_automatic_row_names(r))
+            {
                 kept.push(("row.names".into(), rn.clone()));
             }
         }
@@ -175,7 +236,13 @@ impl ColumnMeta {
         if self.has("POSIXct") && says && removed.contains(&"tzone") {
             match self.attribute("tzone") {
                 None => kept.push(("tzone".into(), RObject::Null)),
-                Some(tz) if tz.as_strings().is_some_and(|t| t.get(0).is_none_or(|z| z.is_empty())) => kept.push(("tzone".into(), tz.clone())),
+                Some(tz)
+                    if tz
+                        .as_strings()
+                        .is_some_and(|t| t.get(0).is_none_or(|z| z.is_empty())) =>
+                {
+                    kept.push(("tzone".into(), tz.clone()))
+                }
                 _ => {}
             }
         }
@@ -189,15 +256,27 @@ impl ColumnMeta {
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
-                    Some(DataType::Struct(fields)) => fields.iter().map(|f| Some(f.data_type())).collect(),
+                    Some(DataType::Struct(fields)) => {
+                        fields.iter().map(|f| Some(f.data_type())).collect()
+                    }
                     _ => vec![None; cols.len()],
                 };
-                let nodes: Vec<Option<RObject>> = cols.iter().enumerate().map(|(i, (_, c))| c.r_node(m, child_types.get(i).copied().flatten())).collect();
+                let nodes: Vec<Option<RObject>> = cols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, c))| c.r_node(m, child_types.get(i).copied().flatten()))
+                    .collect();
                 if kept.is_empty() && nodes.iter().all(|c| c.is_none()) {
                     return None;
                 }
                 let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
-                m.named_list(&names, nodes.into_iter().map(|c| c.unwrap_or(RObject::Null)).collect())
+                m.named_list(
+                    &names,
+                    nodes
+                        .into_iter()
+                        .map(|c| c.unwrap_or(RObject::Null))
+                        .collect(),
+                )
             }
             None => match &self.items {
                 Some(items) => {
@@ -205,7 +284,10 @@ impl ColumnMeta {
                         Some(DataType::List(f) | DataType::LargeList(f)) => Some(f.data_type()),
                         _ => None,
                     };
-                    let nodes: Vec<RObject> = items.iter().map(|it| it.r_node(m, item_type).unwrap_or(RObject::Null)).collect();
+                    let nodes: Vec<RObject> = items
+                        .iter()
+                        .map(|it| it.r_node(m, item_type).unwrap_or(RObject::Null))
+                        .collect();
                     m.vector(VectorData::List(nodes), vec![])
                 }
                 None if kept.is_empty() => return None,
@@ -256,7 +338,10 @@ impl Shape {
             Shape::Matrix { attrs } => ("matrix", attrs.clone()),
         };
         let attributes = attr_list(m, attrs);
-        Some(m.named_list(&["object", "attributes"], vec![crate::build::strings([Some(object.as_bytes())]), attributes]))
+        Some(m.named_list(
+            &["object", "attributes"],
+            vec![crate::build::strings([Some(object.as_bytes())]), attributes],
+        ))
     }
 }
 
@@ -266,7 +351,14 @@ const SHAPE_ELEMENT: &str = "rdarrow";
 /// The `"r"` metadata for a table made from an object of `shape` (`frame`:
 /// a data frame's own attributes) whose columns `names` have `cols` and
 /// became `types`; None when there is nothing to keep.
-pub fn r_metadata(refs: &RefTable, shape: &Shape, frame: Option<&ColumnMeta>, names: &[&str], cols: &[ColumnMeta], types: &[DataType]) -> Result<Option<String>> {
+pub fn r_metadata(
+    refs: &RefTable,
+    shape: &Shape,
+    frame: Option<&ColumnMeta>,
+    names: &[&str],
+    cols: &[ColumnMeta],
+    types: &[DataType],
+) -> Result<Option<String>> {
     let mut m = ObjectMaker::with_refs(refs.clone());
     let mut top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
     if let Shape::Frame { attrs } = shape {
@@ -274,22 +366,40 @@ pub fn r_metadata(refs: &RefTable, shape: &Shape, frame: Option<&ColumnMeta>, na
         // data frame: they travel in rdarrow's element only
         top.retain(|(n, _)| !attrs.iter().any(|(a, _)| a == n));
     }
-    let col_md: Vec<Option<RObject>> = cols.iter().zip(types).map(|(c, dt)| c.r_node(&mut m, Some(dt))).collect();
+    let col_md: Vec<Option<RObject>> = cols
+        .iter()
+        .zip(types)
+        .map(|(c, dt)| c.r_node(&mut m, Some(dt)))
+        .collect();
     let element = shape.element(&mut m);
     if top.is_empty() && col_md.iter().all(|c| c.is_none()) && element.is_none() {
         return Ok(None);
     }
     let attributes = attr_list(&mut m, top);
-    let columns = m.named_list(names, col_md.into_iter().map(|c| c.unwrap_or(RObject::Null)).collect());
+    let columns = m.named_list(
+        names,
+        col_md
+            .into_iter()
+            .map(|c| c.unwrap_or(RObject::Null))
+            .collect(),
+    );
     let root = match element {
-        Some(e) => m.named_list(&["attributes", "columns", SHAPE_ELEMENT], vec![attributes, columns, e]),
+        Some(e) => m.named_list(
+            &["attributes", "columns", SHAPE_ELEMENT],
+            vec![attributes, columns, e],
+        ),
         None => m.named_list(&["attributes", "columns"], vec![attributes, columns]),
     };
     // doubles in hex (`serialize(ascii = NA)`): R's `%.16g` would lose
     // their last bits (a `ts`'s `tsp`); R and arrow R read both
-    let header = StreamHeader { ascii_hex: true, ..StreamHeader::utf8_v3(Format::Ascii) };
+    let header = StreamHeader {
+        ascii_hex: true,
+        ..StreamHeader::utf8_v3(Format::Ascii)
+    };
     let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
-    Ok(Some(String::from_utf8_lossy(&compress_large(bytes, &header)?).into_owned()))
+    Ok(Some(
+        String::from_utf8_lossy(&compress_large(bytes, &header)?).into_owned(),
+    ))
 }
 
 /// Metadata above this size is compressed, as arrow R does.
@@ -303,22 +413,42 @@ fn compress_large(bytes: Vec<u8>, header: &StreamHeader) -> Result<Vec<u8>> {
     }
     use std::io::Write;
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(&bytes).and_then(|_| z.flush()).map_err(|e| crate::Error::io(&e, "cannot compress the \"r\" metadata"))?;
-    let packed = z.finish().map_err(|e| crate::Error::io(&e, "cannot compress the \"r\" metadata"))?;
-    let raw = RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Raw(arrow_buffer::Buffer::from_vec(packed)), attributes: None }));
-    let out = crate::write::write_stream(Vec::new(), Container::Stream, header, &raw, &RefTable::default())?;
+    z.write_all(&bytes)
+        .and_then(|_| z.flush())
+        .map_err(|e| crate::Error::io(&e, "cannot compress the \"r\" metadata"))?;
+    let packed = z
+        .finish()
+        .map_err(|e| crate::Error::io(&e, "cannot compress the \"r\" metadata"))?;
+    let raw = RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data: VectorData::Raw(arrow_buffer::Buffer::from_vec(packed)),
+        attributes: None,
+    }));
+    let out = crate::write::write_stream(
+        Vec::new(),
+        Container::Stream,
+        header,
+        &raw,
+        &RefTable::default(),
+    )?;
     Ok(if out.len() < bytes.len() { out } else { bytes })
 }
 
 /// The elements of a named list as (name, value).
 fn list_entries<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a RObject)> {
     let names = match obj.attribute(refs, "names").and_then(|n| n.as_strings()) {
-        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
+        Some(s) => (0..s.len())
+            .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned())
+            .collect(),
         None => Vec::new(),
     };
     match obj {
         RObject::Vector(v) => match &v.data {
-            VectorData::List(items) => items.iter().enumerate().map(|(i, it)| (names.get(i).cloned().unwrap_or_default(), it)).collect(),
+            VectorData::List(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| (names.get(i).cloned().unwrap_or_default(), it))
+                .collect(),
             _ => Vec::new(),
         },
         _ => Vec::new(),
@@ -326,7 +456,12 @@ fn list_entries<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a RObje
 }
 
 /// Set an attribute on a vector node (setting `class` sets the object bit).
-pub(crate) fn set_vector_attribute(m: &mut ObjectMaker, target: &mut RObject, name: &str, value: RObject) {
+pub(crate) fn set_vector_attribute(
+    m: &mut ObjectMaker,
+    target: &mut RObject,
+    name: &str,
+    value: RObject,
+) {
     let tag = m.symbol(name);
     let (attrs, flags) = match target {
         RObject::Vector(v) => (&mut v.attributes, &mut v.flags),
@@ -376,8 +511,13 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                 }
             }
             "columns" => {
-                let col_names: Vec<String> = match target.attribute(&m.refs, "names").and_then(|n| n.as_strings()) {
-                    Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
+                let col_names: Vec<String> = match target
+                    .attribute(&m.refs, "names")
+                    .and_then(|n| n.as_strings())
+                {
+                    Some(s) => (0..s.len())
+                        .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned())
+                        .collect(),
                     None => Vec::new(),
                 };
                 for (name, sub) in list_entries(part, &refs) {
@@ -401,9 +541,17 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
 /// Apply arrow R's `"r"` metadata to a data frame made from Arrow data:
 /// `attributes(x)[names(a)] <- a` at each level. Returns the frame and
 /// rdarrow's shape element ([`Shape`]), when there is one.
-pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Result<(RObject, Option<RObject>)> {
+pub fn apply_r_metadata(
+    m: &mut ObjectMaker,
+    mut frame: RObject,
+    md: &str,
+) -> Result<(RObject, Option<RObject>)> {
     let mut doc = crate::read_bytes(md.as_bytes().to_vec(), &crate::ReadOptions::default())
-        .map_err(|e| crate::Error::corrupt(format!("the \"r\" schema metadata is not a valid R serialization: {e}")))?;
+        .map_err(|e| {
+            crate::Error::corrupt(format!(
+                "the \"r\" schema metadata is not a valid R serialization: {e}"
+            ))
+        })?;
     // arrow R gzips large metadata: serialize(memCompress(x, "gzip"))
     if let RObject::Vector(v) = &doc.root {
         if let VectorData::Raw(b) = &v.data {
@@ -416,7 +564,10 @@ pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Re
     root.for_each_ref_mut(&mut |id| id.0 += base);
     apply(m, &mut frame, &root);
     let refs = m.refs.clone();
-    let shape = list_entries(&root, &refs).into_iter().find(|(k, _)| k == SHAPE_ELEMENT).map(|(_, v)| v.clone());
+    let shape = list_entries(&root, &refs)
+        .into_iter()
+        .find(|(k, _)| k == SHAPE_ELEMENT)
+        .map(|(_, v)| v.clone());
     Ok((frame, shape))
 }
 
@@ -429,8 +580,21 @@ pub fn apply_r_metadata(m: &mut ObjectMaker, mut frame: RObject, md: &str) -> Re
 pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> Result<RObject> {
     let refs = m.refs.clone();
     let parts = list_entries(element, &refs);
-    let object = parts.iter().find(|(k, _)| k == "object").and_then(|(_, v)| v.as_strings()).and_then(|s| s.get(0).map(|b| b.to_vec()));
-    let attrs: Vec<(String, RObject)> = parts.iter().find(|(k, _)| k == "attributes").map(|(_, v)| list_entries(v, &refs).into_iter().map(|(n, v)| (n, v.clone())).collect()).unwrap_or_default();
+    let object = parts
+        .iter()
+        .find(|(k, _)| k == "object")
+        .and_then(|(_, v)| v.as_strings())
+        .and_then(|s| s.get(0).map(|b| b.to_vec()));
+    let attrs: Vec<(String, RObject)> = parts
+        .iter()
+        .find(|(k, _)| k == "attributes")
+        .map(|(_, v)| {
+            list_entries(v, &refs)
+                .into_iter()
+                .map(|(n, v)| (n, v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     let cols = match &frame {
         RObject::Vector(v) => match &v.data {
             VectorData::List(items) => items.len(),
@@ -448,8 +612,12 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
             _ => unreachable!("a vector, checked above"),
         },
         Some(b"matrix") => {
-            let RObject::Vector(v) = &frame else { unreachable!("a vector, checked above") };
-            let VectorData::List(items) = &v.data else { unreachable!("a list, checked above") };
+            let RObject::Vector(v) = &frame else {
+                unreachable!("a vector, checked above")
+            };
+            let VectorData::List(items) = &v.data else {
+                unreachable!("a list, checked above")
+            };
             match bind_columns(items.clone()) {
                 Some(bound) => bound,
                 None => return Ok(frame),
@@ -487,7 +655,14 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
 /// arrow R's) has none.
 pub fn restore_selfref(m: &mut ObjectMaker, frame: &mut RObject, notes: &str) {
     if notes.lines().any(|l| l == "frame-selfref") {
-        let id = m.refs.push(RefEntry::ExternalPointer(Box::new(ExternalPointer { flags: Flags::default(), protected: RObject::Null, tag: RObject::Null, attributes: None })));
+        let id = m
+            .refs
+            .push(RefEntry::ExternalPointer(Box::new(ExternalPointer {
+                flags: Flags::default(),
+                protected: RObject::Null,
+                tag: RObject::Null,
+                attributes: None,
+            })));
         set_vector_attribute(m, frame, ".internal.selfref", RObject::Ref(id));
     }
 }
@@ -504,7 +679,11 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
         .collect::<Option<_>>()?;
     let Some(first) = datas.first() else {
         // a matrix without columns: its type is lost with them
-        return Some(RObject::Vector(Box::new(Vector { flags: Flags::default(), data: VectorData::Logical(Vec::<i32>::new().into()), attributes: None })));
+        return Some(RObject::Vector(Box::new(Vector {
+            flags: Flags::default(),
+            data: VectorData::Logical(Vec::<i32>::new().into()),
+            attributes: None,
+        })));
     };
     let t = first.sxptype();
     if datas.iter().any(|d| d.sxptype() != t) {
@@ -542,7 +721,9 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
                     items.extend((0..s.len()).map(|i| s.get(i)));
                 }
             }
-            let RObject::Vector(v) = crate::build::strings(items) else { return None };
+            let RObject::Vector(v) = crate::build::strings(items) else {
+                return None;
+            };
             v.data
         }
         VectorData::List(_) => {
@@ -556,7 +737,11 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
         }
         _ => return None,
     };
-    Some(RObject::Vector(Box::new(Vector { flags: Flags::default(), data, attributes: None })))
+    Some(RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data,
+        attributes: None,
+    })))
 }
 
 /// The schema metadata key for what arrow R's `"r"` metadata cannot hold
@@ -574,7 +759,12 @@ pub const FIDELITY_KEY: &str = "rdarrow";
 
 /// The facts to record for top-level columns `names` of `cols`, which
 /// became `types` (empty when none).
-pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[ColumnMeta], types: &[DataType]) -> String {
+pub fn fidelity_notes(
+    frame: Option<&ColumnMeta>,
+    names: &[&str],
+    cols: &[ColumnMeta],
+    types: &[DataType],
+) -> String {
     let mut out = String::new();
     // a tibble's class is implied for arrow R (its tables become tibbles)
     if let Some(f) = frame {
@@ -586,7 +776,11 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
         }
     }
     for ((name, c), dt) in names.iter().zip(cols).zip(types) {
-        let attr_str = |n: &str| c.attribute(n).and_then(|a| a.as_strings()).map(|s| String::from_utf8_lossy(s.get(0).unwrap_or(b"")).into_owned());
+        let attr_str = |n: &str| {
+            c.attribute(n)
+                .and_then(|a| a.as_strings())
+                .map(|s| String::from_utf8_lossy(s.get(0).unwrap_or(b"")).into_owned())
+        };
         match (c.kind(), dt) {
             (Some(RKind::Difftime), DataType::Duration(_)) => {
                 if let Some(u) = attr_str("units").filter(|u| u != "secs") {
@@ -608,7 +802,12 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
                         if code == wide {
                             continue;
                         }
-                        let at: Vec<String> = t.iter().enumerate().filter(|(_, &x)| x == code).map(|(i, _)| (i + 1).to_string()).collect();
+                        let at: Vec<String> = t
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, &x)| x == code)
+                            .map(|(i, _)| (i + 1).to_string())
+                            .collect();
                         if !at.is_empty() {
                             out.push_str(&format!("list-{what}\t{name}\t{}\n", at.join(",")));
                         }
@@ -618,7 +817,11 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
             _ => {}
         }
         // times stored as integers come back as integers (after their units)
-        if matches!(c.kind(), Some(RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms)) && c.sxptype == sxp::INT {
+        if matches!(
+            c.kind(),
+            Some(RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms)
+        ) && c.sxptype == sxp::INT
+        {
             out.push_str(&format!("integer\t{name}\n"));
         }
     }
@@ -627,8 +830,13 @@ pub fn fidelity_notes(frame: Option<&ColumnMeta>, names: &[&str], cols: &[Column
 
 /// Apply the facts of [`FIDELITY_KEY`] to a data frame made from Arrow.
 pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &str) {
-    let names: Vec<String> = match frame.attribute(&m.refs, "names").and_then(|n| n.as_strings()) {
-        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned()).collect(),
+    let names: Vec<String> = match frame
+        .attribute(&m.refs, "names")
+        .and_then(|n| n.as_strings())
+    {
+        Some(s) => (0..s.len())
+            .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned())
+            .collect(),
         None => return,
     };
     for line in notes.lines() {
@@ -639,19 +847,30 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             continue;
         }
 
-        let Some(i) = parts.get(1).and_then(|n| names.iter().position(|x| x == n)) else { continue };
+        let Some(i) = parts.get(1).and_then(|n| names.iter().position(|x| x == n)) else {
+            continue;
+        };
         let RObject::Vector(v) = frame else { return };
-        let VectorData::List(items) = &mut v.data else { return };
+        let VectorData::List(items) = &mut v.data else {
+            return;
+        };
         let col = &mut items[i];
         match parts[0] {
             "tzone-missing" => set_vector_attribute(m, col, "tzone", RObject::Null),
-            "tzone-empty" => set_vector_attribute(m, col, "tzone", crate::build::strings([Some(&b""[..])])),
+            "tzone-empty" => {
+                set_vector_attribute(m, col, "tzone", crate::build::strings([Some(&b""[..])]))
+            }
             "units" => {
                 let Some(u) = parts.get(2) else { continue };
-                let Some(mult) = super::types::difftime_seconds(u) else { continue };
+                let Some(mult) = super::types::difftime_seconds(u) else {
+                    continue;
+                };
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Real(x) = &cv.data {
-                        let scaled: Vec<f64> = x.iter().map(|&f| if f.is_nan() { f } else { f / mult }).collect();
+                        let scaled: Vec<f64> = x
+                            .iter()
+                            .map(|&f| if f.is_nan() { f } else { f / mult })
+                            .collect();
                         cv.data = VectorData::Real(scaled.into());
                     }
                 }
@@ -660,17 +879,32 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             "integer64" => {
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Integer(x) = &cv.data {
-                        let v: Vec<f64> = x.iter().map(|&i| f64::from_bits(if i == i32::MIN { i64::MIN } else { i as i64 } as u64)).collect();
+                        let v: Vec<f64> = x
+                            .iter()
+                            .map(|&i| {
+                                f64::from_bits(
+                                    if i == i32::MIN { i64::MIN } else { i as i64 } as u64
+                                )
+                            })
+                            .collect();
                         cv.data = VectorData::Real(v.into());
                     }
                 }
-                set_vector_attribute(m, col, "class", crate::build::strings([Some(&b"integer64"[..])]));
+                set_vector_attribute(
+                    m,
+                    col,
+                    "class",
+                    crate::build::strings([Some(&b"integer64"[..])]),
+                );
             }
             "date-fractional" => {
                 // a timestamp came back as POSIXct seconds: days again
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Real(x) = &cv.data {
-                        let days: Vec<f64> = x.iter().map(|&f| if f.is_nan() { f } else { f / 86400.0 }).collect();
+                        let days: Vec<f64> = x
+                            .iter()
+                            .map(|&f| if f.is_nan() { f } else { f / 86400.0 })
+                            .collect();
                         cv.data = VectorData::Real(days.into());
                     }
                 }
@@ -686,15 +920,34 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             "list-logical" | "list-integer" => {
                 let Some(at) = parts.get(2) else { continue };
                 let RObject::Vector(cv) = col else { continue };
-                let VectorData::List(items) = &mut cv.data else { continue };
+                let VectorData::List(items) = &mut cv.data else {
+                    continue;
+                };
                 for p in at.split(',').filter_map(|p| p.parse::<usize>().ok()) {
-                    let Some(RObject::Vector(item)) = p.checked_sub(1).and_then(|i| items.get_mut(i)) else { continue };
+                    let Some(RObject::Vector(item)) =
+                        p.checked_sub(1).and_then(|i| items.get_mut(i))
+                    else {
+                        continue;
+                    };
                     let narrowed: Vec<i32> = match &item.data {
-                        VectorData::Real(x) => x.iter().map(|&f| if na::is_na_real(f) { na::INTEGER } else { f as i32 }).collect(),
+                        VectorData::Real(x) => x
+                            .iter()
+                            .map(|&f| {
+                                if na::is_na_real(f) {
+                                    na::INTEGER
+                                } else {
+                                    f as i32
+                                }
+                            })
+                            .collect(),
                         VectorData::Integer(x) => x.to_vec(),
                         _ => continue,
                     };
-                    item.data = if parts[0] == "list-logical" { VectorData::Logical(narrowed.into()) } else { VectorData::Integer(narrowed.into()) };
+                    item.data = if parts[0] == "list-logical" {
+                        VectorData::Logical(narrowed.into())
+                    } else {
+                        VectorData::Integer(narrowed.into())
+                    };
                 }
             }
             "raw" => {
@@ -710,7 +963,10 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             "integer" | "date-integer" => {
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Real(x) = &cv.data {
-                        let v: Vec<i32> = x.iter().map(|&f| if f.is_nan() { i32::MIN } else { f as i32 }).collect();
+                        let v: Vec<i32> = x
+                            .iter()
+                            .map(|&f| if f.is_nan() { i32::MIN } else { f as i32 })
+                            .collect();
                         cv.data = VectorData::Integer(v.into());
                     }
                 }
@@ -724,15 +980,26 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
 /// parts that Arrow's struct became (the parts' doubles as they are).
 fn complex_of(col: &RObject, refs: &RefTable) -> Option<Vec<f64>> {
     let RObject::Vector(v) = col else { return None };
-    let VectorData::List(parts) = &v.data else { return None };
+    let VectorData::List(parts) = &v.data else {
+        return None;
+    };
     let names = col.attribute(refs, "names")?.as_strings()?;
-    let part = |n: &[u8]| (0..names.len()).position(|i| names.get(i) == Some(n)).and_then(|i| match &parts[i] {
-        RObject::Vector(p) => match &p.data {
-            VectorData::Real(x) => Some(x.clone()),
-            _ => None,
-        },
-        _ => None,
-    });
+    let part = |n: &[u8]| {
+        (0..names.len())
+            .position(|i| names.get(i) == Some(n))
+            .and_then(|i| match &parts[i] {
+                RObject::Vector(p) => match &p.data {
+                    VectorData::Real(x) => Some(x.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+    };
     let (re, im) = (part(b"re")?, part(b"im")?);
-    Some(re.iter().zip(im.iter()).flat_map(|(&r, &i)| [r, i]).collect())
+    Some(
+        re.iter()
+            .zip(im.iter())
+            .flat_map(|(&r, &i)| [r, i])
+            .collect(),
+    )
 }

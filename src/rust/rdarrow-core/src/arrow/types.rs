@@ -152,7 +152,14 @@ impl RKind {
             RKind::Difftime => &["difftime"],
             RKind::Hms => &["hms", "difftime"],
             RKind::DataFrame => &["data.frame"],
-            RKind::Null | RKind::Logical | RKind::Integer | RKind::Double | RKind::Character | RKind::Raw | RKind::Complex | RKind::List => &[],
+            RKind::Null
+            | RKind::Logical
+            | RKind::Integer
+            | RKind::Double
+            | RKind::Character
+            | RKind::Raw
+            | RKind::Complex
+            | RKind::List => &[],
         }
     }
 }
@@ -224,7 +231,10 @@ pub fn arrow_type(kind: RKind, facts: &Facts) -> DataType {
             None => DataType::Float64,
         },
         RKind::Raw => DataType::UInt8,
-        RKind::Complex => DataType::Struct(Fields::from(vec![Field::new("re", DataType::Float64, true), Field::new("im", DataType::Float64, true)])),
+        RKind::Complex => DataType::Struct(Fields::from(vec![
+            Field::new("re", DataType::Float64, true),
+            Field::new("im", DataType::Float64, true),
+        ])),
         // a list of raw vectors is binary data (as arrow R maps it)
         RKind::List if facts.raw_items => {
             if facts.large {
@@ -233,7 +243,11 @@ pub fn arrow_type(kind: RKind, facts: &Facts) -> DataType {
                 DataType::Binary
             }
         }
-        RKind::List => DataType::List(Arc::new(Field::new("item", facts.item.clone().unwrap_or(DataType::Null), true))),
+        RKind::List => DataType::List(Arc::new(Field::new(
+            "item",
+            facts.item.clone().unwrap_or(DataType::Null),
+            true,
+        ))),
         RKind::DataFrame => DataType::Struct(facts.fields.clone().unwrap_or_default()),
     }
 }
@@ -252,7 +266,10 @@ fn utf8(large: bool) -> DataType {
 /// kind (class, `tzone`, `units`) can be left out; `false` for a time whose
 /// values went as plain float64, whose class must travel in the metadata.
 pub fn type_says_kind(kind: RKind, dt: &DataType) -> bool {
-    !(matches!(kind, RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms) && *dt == DataType::Float64)
+    !(matches!(
+        kind,
+        RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms
+    ) && *dt == DataType::Float64)
 }
 
 /// R to Arrow: the field of a column; an ordered factor's dictionary is
@@ -287,20 +304,39 @@ pub fn r_kind(dt: &DataType, ordered: bool) -> Option<ToR> {
         D::Null | D::Boolean => ToR::Kind(RKind::Logical),
         D::Int8 | D::Int16 | D::Int32 | D::UInt8 | D::UInt16 => ToR::Kind(RKind::Integer),
         D::Int64 => ToR::IntegerOrInteger64,
-        D::UInt32 | D::UInt64 | D::Float16 | D::Float32 | D::Float64 | D::Decimal128(..) | D::Decimal256(..) => ToR::Kind(RKind::Double),
+        D::UInt32
+        | D::UInt64
+        | D::Float16
+        | D::Float32
+        | D::Float64
+        | D::Decimal128(..)
+        | D::Decimal256(..) => ToR::Kind(RKind::Double),
         D::Utf8 | D::LargeUtf8 | D::Utf8View => ToR::Kind(RKind::Character),
         // a list of raw vectors
-        D::Binary | D::LargeBinary | D::BinaryView | D::FixedSizeBinary(_) => ToR::Kind(RKind::List),
+        D::Binary | D::LargeBinary | D::BinaryView | D::FixedSizeBinary(_) => {
+            ToR::Kind(RKind::List)
+        }
         D::Date32 | D::Date64 => ToR::Kind(RKind::Date),
         D::Timestamp(..) => ToR::Kind(RKind::PosixCt),
         D::Time32(_) | D::Time64(_) => ToR::Kind(RKind::Hms),
         D::Duration(_) => ToR::Kind(RKind::Difftime),
-        D::Dictionary(_, values) if matches!(values.as_ref(), D::Utf8 | D::LargeUtf8 | D::Utf8View) => {
-            ToR::Kind(if ordered { RKind::Ordered } else { RKind::Factor })
+        D::Dictionary(_, values)
+            if matches!(values.as_ref(), D::Utf8 | D::LargeUtf8 | D::Utf8View) =>
+        {
+            ToR::Kind(if ordered {
+                RKind::Ordered
+            } else {
+                RKind::Factor
+            })
         }
         D::Dictionary(..) | D::RunEndEncoded(..) => ToR::Decoded,
         // a map: a list of key/value data frames
-        D::List(_) | D::LargeList(_) | D::FixedSizeList(..) | D::ListView(_) | D::LargeListView(_) | D::Map(..) => ToR::Kind(RKind::List),
+        D::List(_)
+        | D::LargeList(_)
+        | D::FixedSizeList(..)
+        | D::ListView(_)
+        | D::LargeListView(_)
+        | D::Map(..) => ToR::Kind(RKind::List),
         D::Struct(_) => ToR::Kind(RKind::DataFrame),
         _ => return None,
     })
@@ -359,16 +395,27 @@ mod tests {
             RKind::DataFrame,
         ];
         for kind in kinds {
-            for facts in [Facts::default(), Facts { whole_days: true, unit: Some(TimeUnit::Millisecond), large: true, ..Default::default() }] {
+            for facts in [
+                Facts::default(),
+                Facts {
+                    whole_days: true,
+                    unit: Some(TimeUnit::Millisecond),
+                    large: true,
+                    ..Default::default()
+                },
+            ] {
                 let dt = arrow_type(kind, &facts);
-                let back = r_kind(&dt, kind == RKind::Ordered).unwrap_or_else(|| panic!("{kind:?} -> {dt} has no way back"));
+                let back = r_kind(&dt, kind == RKind::Ordered)
+                    .unwrap_or_else(|| panic!("{kind:?} -> {dt} has no way back"));
                 let expected = match kind {
                     RKind::Null => ToR::Kind(RKind::Logical),
                     RKind::Integer64 => ToR::IntegerOrInteger64,
                     RKind::Raw => ToR::Kind(RKind::Integer),
                     RKind::Complex => ToR::Kind(RKind::DataFrame),
                     RKind::Date if !facts.whole_days => ToR::Kind(RKind::Double),
-                    RKind::PosixCt | RKind::Difftime | RKind::Hms if facts.unit.is_none() => ToR::Kind(RKind::Double),
+                    RKind::PosixCt | RKind::Difftime | RKind::Hms if facts.unit.is_none() => {
+                        ToR::Kind(RKind::Double)
+                    }
                     k => ToR::Kind(k),
                 };
                 assert_eq!(back, expected, "{kind:?} -> {dt}");

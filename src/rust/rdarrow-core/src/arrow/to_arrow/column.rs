@@ -4,7 +4,7 @@
 //! payloads are wrapped, not copied.
 
 use super::table::{table_from_object, TableOptions};
-use super::temporal;
+use super::temporal::{self, TimeChoice};
 use crate::altrep;
 use crate::arrow::types::{self, Facts, RKind};
 use crate::encoding;
@@ -27,7 +27,10 @@ pub(super) struct View<'a> {
 
 pub(super) fn view<'a>(obj: &'a RObject, refs: &RefTable) -> Result<Option<View<'a>>> {
     Ok(match obj {
-        RObject::Vector(v) => Some(View { data: Cow::Borrowed(&v.data), attrs: v.attributes.as_ref() }),
+        RObject::Vector(v) => Some(View {
+            data: Cow::Borrowed(&v.data),
+            attrs: v.attributes.as_ref(),
+        }),
         RObject::Altrep(a) => Some(View {
             data: Cow::Owned(altrep::expand(a, refs)?),
             attrs: match &a.attributes {
@@ -44,11 +47,20 @@ pub(super) fn view<'a>(obj: &'a RObject, refs: &RefTable) -> Result<Option<View<
 /// conversion owns the only reference to its buffers.
 pub(super) fn take_payload(obj: &mut RObject) -> Option<VectorData> {
     let RObject::Vector(v) = obj else { return None };
-    if matches!(v.data, VectorData::List(_) | VectorData::Expression(_) | VectorData::Skipped { .. }) {
+    if matches!(
+        v.data,
+        VectorData::List(_)
+            | VectorData::Expression(_)
+            | VectorData::Skipped { .. }
+            | VectorData::Deferred(_)
+    ) {
         return None;
     }
     let (sxptype, len) = (v.data.sxptype(), v.data.len());
-    Some(std::mem::replace(&mut v.data, VectorData::Skipped { sxptype, len }))
+    Some(std::mem::replace(
+        &mut v.data,
+        VectorData::Skipped { sxptype, len },
+    ))
 }
 
 fn attr<'a>(attrs: Option<&'a RObject>, refs: &RefTable, name: &str) -> Option<&'a RObject> {
@@ -72,7 +84,9 @@ pub(super) fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> 
         None => None,
     };
     match s {
-        Some(s) => (0..s.len()).map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned()).collect(),
+        Some(s) => (0..s.len())
+            .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned())
+            .collect(),
         None => Vec::new(),
     }
 }
@@ -110,7 +124,11 @@ pub(super) fn fused_validity(n: usize, mut f: impl FnMut(usize) -> bool) -> Opti
         for i in start..end {
             w |= (f(i) as u64) << (i - start);
         }
-        let full = if end - start == 64 { u64::MAX } else { (1u64 << (end - start)) - 1 };
+        let full = if end - start == 64 {
+            u64::MAX
+        } else {
+            (1u64 << (end - start)) - 1
+        };
         all_valid &= w == full;
         words.push(w);
         start = end;
@@ -126,7 +144,10 @@ fn logical_array(x: &[i32]) -> BooleanArray {
         values[i / 64] |= ((b != 0 && b != na::INTEGER) as u64) << (i % 64);
         b != na::INTEGER
     });
-    BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(values), 0, x.len()), nulls)
+    BooleanArray::new(
+        BooleanBuffer::new(Buffer::from_vec(values), 0, x.len()),
+        nulls,
+    )
 }
 
 pub(super) fn nulls_from(len: usize, valid: impl Fn(usize) -> bool) -> Option<NullBuffer> {
@@ -164,17 +185,37 @@ pub(super) struct Converter<'d> {
     default_tz: Option<&'d str>,
     /// A fixed unit for POSIXct timestamps ([`TableOptions::time_unit`]).
     time_unit: Option<arrow_schema::TimeUnit>,
+    /// A time column's type chosen beforehand (a table read by row range).
+    pub time_choice: Option<TimeChoice>,
 }
 
 impl<'d> Converter<'d> {
     pub fn for_table(doc: &'d Document, opts: &'d TableOptions) -> Self {
-        Converter { refs: &doc.refs, native: doc.header.native_encoding.as_deref(), doc: Some(doc), default_tz: opts.default_tz.as_deref(), time_unit: opts.time_unit }
+        Converter {
+            refs: &doc.refs,
+            native: doc.header.native_encoding.as_deref(),
+            doc: Some(doc),
+            default_tz: opts.default_tz.as_deref(),
+            time_unit: opts.time_unit,
+            time_choice: None,
+        }
     }
 
     /// A converter for columns of a stream still being read (with the
     /// reference table so far); data-frame columns do not convert.
-    pub fn while_reading(refs: &'d RefTable, header: &'d crate::StreamHeader, default_tz: Option<&'d str>) -> Self {
-        Converter { refs, native: header.native_encoding.as_deref(), doc: None, default_tz, time_unit: None }
+    pub fn while_reading(
+        refs: &'d RefTable,
+        header: &'d crate::StreamHeader,
+        default_tz: Option<&'d str>,
+    ) -> Self {
+        Converter {
+            refs,
+            native: header.native_encoding.as_deref(),
+            doc: None,
+            default_tz,
+            time_unit: None,
+            time_choice: None,
+        }
     }
 
     /// [`Self::column`] for a column that may be owned: an owned vector's
@@ -193,7 +234,10 @@ impl<'d> Converter<'d> {
     /// The zone of a POSIXct column: its `tzone` (none when it is ""),
     /// else the default zone (as arrow R does).
     fn zone_of(&self, attrs: Option<&RObject>) -> Option<String> {
-        match strings_of(attr(attrs, self.refs, "tzone")).into_iter().next() {
+        match strings_of(attr(attrs, self.refs, "tzone"))
+            .into_iter()
+            .next()
+        {
             Some(tz) => Some(tz).filter(|t| !t.is_empty()),
             None => self.default_tz.map(|s| s.to_string()),
         }
@@ -206,7 +250,12 @@ impl<'d> Converter<'d> {
     /// [`Self::column`], the vector's payload given (moved out of `obj`
     /// by [`take_payload`]) or else read from `obj`. A column converted
     /// while its file was read gives the array it became.
-    pub fn column_with(&self, obj: &RObject, payload: Option<VectorData>, name: &str) -> Result<(DataType, ArrayRef)> {
+    pub fn column_with(
+        &self,
+        obj: &RObject,
+        payload: Option<VectorData>,
+        name: &str,
+    ) -> Result<(DataType, ArrayRef)> {
         let payload = match payload {
             Some(VectorData::Arrow(done)) => return done.result,
             other => other,
@@ -225,7 +274,10 @@ impl<'d> Converter<'d> {
             return self.struct_column(obj, name);
         }
         let v = match (payload, obj) {
-            (Some(data), RObject::Vector(v)) => Some(View { data: Cow::Owned(data), attrs: v.attributes.as_ref() }),
+            (Some(data), RObject::Vector(v)) => Some(View {
+                data: Cow::Owned(data),
+                attrs: v.attributes.as_ref(),
+            }),
             _ => view(obj, refs)?,
         };
         let Some(v) = v else {
@@ -237,12 +289,19 @@ impl<'d> Converter<'d> {
         match RKind::of(&classes, v.data.sxptype()) {
             Some(RKind::Factor | RKind::Ordered) => self.factor(&v.data, v.attrs),
             Some(RKind::Integer64) => integer64(&v.data),
-            Some(RKind::Date) => temporal::date(v.data),
-            Some(RKind::PosixCt) => temporal::date_time(v.data, self.zone_of(v.attrs), self.time_unit),
-            Some(RKind::Hms) => temporal::time_of_day(v.data),
+            Some(RKind::Date) => temporal::date(v.data, self.time_choice),
+            Some(RKind::PosixCt) => temporal::date_time(
+                v.data,
+                self.zone_of(v.attrs),
+                self.time_choice.or(self.time_unit.map(TimeChoice::Unit)),
+            ),
+            Some(RKind::Hms) => temporal::time_of_day(v.data, self.time_choice),
             Some(RKind::Difftime) => {
-                let units = strings_of(attr(v.attrs, refs, "units")).into_iter().next().unwrap_or_else(|| "secs".into());
-                temporal::duration(v.data, &units)
+                let units = strings_of(attr(v.attrs, refs, "units"))
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| "secs".into());
+                temporal::duration(v.data, &units, self.time_choice)
             }
             _ => self.plain(&v.data, name),
         }
@@ -252,14 +311,32 @@ impl<'d> Converter<'d> {
     fn plain(&self, data: &VectorData, name: &str) -> Result<(DataType, ArrayRef)> {
         Ok(match data {
             VectorData::Logical(x) => (plain_type(RKind::Logical), Arc::new(logical_array(x))),
-            VectorData::Integer(x) => (plain_type(RKind::Integer), Arc::new(Int32Array::new(x.clone(), int_nulls(x)))),
-            VectorData::Real(x) => (plain_type(RKind::Double), Arc::new(Float64Array::new(x.clone(), real_nulls(x)))),
-            VectorData::Raw(b) => (plain_type(RKind::Raw), Arc::new(UInt8Array::new(ScalarBuffer::new(b.clone(), 0, b.len()), None))),
+            VectorData::Integer(x) => (
+                plain_type(RKind::Integer),
+                Arc::new(Int32Array::new(x.clone(), int_nulls(x))),
+            ),
+            VectorData::Real(x) => (
+                plain_type(RKind::Double),
+                Arc::new(Float64Array::new(x.clone(), real_nulls(x))),
+            ),
+            VectorData::Raw(b) => (
+                plain_type(RKind::Raw),
+                Arc::new(UInt8Array::new(
+                    ScalarBuffer::new(b.clone(), 0, b.len()),
+                    None,
+                )),
+            ),
             VectorData::Character(s) => self.strings(s)?,
             VectorData::Complex(x) => complex(x)?,
             VectorData::List(items) => self.list(items, name)?,
-            VectorData::Expression(_) => return Err(Error::unsupported("an expression vector has no Arrow equivalent")),
-            VectorData::Skipped { .. } => return Err(Error::usage("internal: payload skipped")),
+            VectorData::Expression(_) => {
+                return Err(Error::unsupported(
+                    "an expression vector has no Arrow equivalent",
+                ))
+            }
+            VectorData::Skipped { .. } | VectorData::Deferred(_) => {
+                return Err(Error::usage("internal: payload skipped"))
+            }
             VectorData::Arrow(done) => return done.result.clone(),
         })
     }
@@ -270,21 +347,44 @@ impl<'d> Converter<'d> {
         let native = self.native;
         let native_utf8 = native.is_none_or(encoding::is_utf8_name);
         let zero_copy = match &s.levels {
-            StringLevels::Uniform(l) => l & (levels::LATIN1 | levels::BYTES) == 0 && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8),
-            StringLevels::PerElement(v) => v.iter().all(|l| l & (levels::LATIN1 | levels::BYTES) == 0 && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8)),
+            StringLevels::Uniform(l) => {
+                l & (levels::LATIN1 | levels::BYTES) == 0
+                    && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8)
+            }
+            StringLevels::PerElement(v) => v.iter().all(|l| {
+                l & (levels::LATIN1 | levels::BYTES) == 0
+                    && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8)
+            }),
         } && std::str::from_utf8(&s.data).is_ok();
         if zero_copy {
             // Each string is valid UTF-8 on its own: they were written as
             // whole strings and the concatenation validated.
-            let dt = types::arrow_type(RKind::Character, &Facts { large: matches!(s.offsets, StringOffsets::Large(_)), ..Default::default() });
+            let dt = types::arrow_type(
+                RKind::Character,
+                &Facts {
+                    large: matches!(s.offsets, StringOffsets::Large(_)),
+                    ..Default::default()
+                },
+            );
             return Ok(match &s.offsets {
                 StringOffsets::Small(o) => (
                     dt,
                     // SAFETY: offsets are monotonic within data; data is valid UTF-8 and
                     // every offset falls on a string boundary, hence a char boundary.
-                    Arc::new(unsafe { StringArray::new_unchecked(o.clone(), s.data.clone(), s.validity.clone()) }),
+                    Arc::new(unsafe {
+                        StringArray::new_unchecked(o.clone(), s.data.clone(), s.validity.clone())
+                    }),
                 ),
-                StringOffsets::Large(o) => (dt, Arc::new(unsafe { LargeStringArray::new_unchecked(o.clone(), s.data.clone(), s.validity.clone()) })),
+                StringOffsets::Large(o) => (
+                    dt,
+                    Arc::new(unsafe {
+                        LargeStringArray::new_unchecked(
+                            o.clone(),
+                            s.data.clone(),
+                            s.validity.clone(),
+                        )
+                    }),
+                ),
             });
         }
         // transcode
@@ -311,8 +411,18 @@ impl<'d> Converter<'d> {
             }
         }
         let total: usize = out.iter().map(|s| s.as_ref().map_or(0, |x| x.len())).sum();
-        let dt = types::arrow_type(RKind::Character, &Facts { large: total > i32::MAX as usize, ..Default::default() });
-        Ok(if dt == DataType::LargeUtf8 { (dt, Arc::new(LargeStringArray::from(out))) } else { (dt, Arc::new(StringArray::from(out))) })
+        let dt = types::arrow_type(
+            RKind::Character,
+            &Facts {
+                large: total > i32::MAX as usize,
+                ..Default::default()
+            },
+        );
+        Ok(if dt == DataType::LargeUtf8 {
+            (dt, Arc::new(LargeStringArray::from(out)))
+        } else {
+            (dt, Arc::new(StringArray::from(out)))
+        })
     }
 
     fn factor(&self, data: &VectorData, attrs: Option<&RObject>) -> Result<(DataType, ArrayRef)> {
@@ -323,10 +433,20 @@ impl<'d> Converter<'d> {
         let levels_obj = attr(attrs, self.refs, "levels");
         let (levels_type, values) = match levels_obj.and_then(|l| l.as_strings()) {
             Some(s) => self.strings(s)?,
-            None => (plain_type(RKind::Character), Arc::new(StringArray::from(Vec::<String>::new())) as ArrayRef),
+            None => (
+                plain_type(RKind::Character),
+                Arc::new(StringArray::from(Vec::<String>::new())) as ArrayRef,
+            ),
         };
         let nlev = values.len();
-        let dt = types::arrow_type(RKind::Factor, &Facts { levels: nlev, large: levels_type == DataType::LargeUtf8, ..Default::default() });
+        let dt = types::arrow_type(
+            RKind::Factor,
+            &Facts {
+                levels: nlev,
+                large: levels_type == DataType::LargeUtf8,
+                ..Default::default()
+            },
+        );
         // keys (codes - 1), validity and the range check in one pass
         let mut bad: Option<i32> = None;
         macro_rules! dict {
@@ -347,12 +467,15 @@ impl<'d> Converter<'d> {
                     true
                 });
                 if let Some(bad) = bad {
-                    return Err(Error::corrupt(format!("factor code {bad} is outside its {nlev} levels")));
+                    return Err(Error::corrupt(format!(
+                        "factor code {bad} is outside its {nlev} levels"
+                    )));
                 }
                 let keys = PrimitiveArray::<$t>::new(ScalarBuffer::from(keys), nulls);
                 // SAFETY: every valid key was checked to be below the
                 // number of values just above.
-                Arc::new(unsafe { DictionaryArray::<$t>::new_unchecked(keys, values.clone()) }) as ArrayRef
+                Arc::new(unsafe { DictionaryArray::<$t>::new_unchecked(keys, values.clone()) })
+                    as ArrayRef
             }};
         }
         let arr = match &dt {
@@ -364,17 +487,39 @@ impl<'d> Converter<'d> {
     }
 
     fn struct_column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
-        let doc = self.doc.ok_or_else(|| Error::usage("internal: a data-frame column converts with its document"))?;
-        let t = table_from_object(doc, obj, &TableOptions { default_tz: self.default_tz.map(Into::into), time_unit: self.time_unit, object_name: name.into(), ..Default::default() })?;
+        let doc = self.doc.ok_or_else(|| {
+            Error::usage("internal: a data-frame column converts with its document")
+        })?;
+        let t = table_from_object(
+            doc,
+            obj,
+            &TableOptions {
+                default_tz: self.default_tz.map(Into::into),
+                time_unit: self.time_unit,
+                object_name: name.into(),
+                ..Default::default()
+            },
+        )?;
         let batch = arrow_select::concat::concat_batches(&t.schema, &t.batches)
             .map_err(|e| Error::corrupt(format!("cannot assemble a data-frame column: {e}")))?;
-        let dt = types::arrow_type(RKind::DataFrame, &Facts { fields: Some(batch.schema().fields().clone()), ..Default::default() });
+        let dt = types::arrow_type(
+            RKind::DataFrame,
+            &Facts {
+                fields: Some(batch.schema().fields().clone()),
+                ..Default::default()
+            },
+        );
         Ok((dt, Arc::new(StructArray::from(batch))))
     }
 
     fn list(&self, items: &[RObject], name: &str) -> Result<(DataType, ArrayRef)> {
         let is_raw = |o: &RObject| matches!(o, RObject::Vector(v) if matches!(v.data, VectorData::Raw(_)) && v.attributes.is_none());
-        if !items.is_empty() && items.iter().all(|o| matches!(o, RObject::Null) || is_raw(o)) && items.iter().any(is_raw) {
+        if !items.is_empty()
+            && items
+                .iter()
+                .all(|o| matches!(o, RObject::Null) || is_raw(o))
+            && items.iter().any(is_raw)
+        {
             let vals: Vec<Option<&[u8]>> = items
                 .iter()
                 .map(|o| match o {
@@ -386,8 +531,19 @@ impl<'d> Converter<'d> {
                 })
                 .collect();
             let total: usize = vals.iter().map(|v| v.map_or(0, |b| b.len())).sum();
-            let dt = types::arrow_type(RKind::List, &Facts { raw_items: true, large: total > i32::MAX as usize, ..Default::default() });
-            let arr: ArrayRef = if dt == DataType::LargeBinary { Arc::new(LargeBinaryArray::from_opt_vec(vals)) } else { Arc::new(BinaryArray::from_opt_vec(vals)) };
+            let dt = types::arrow_type(
+                RKind::List,
+                &Facts {
+                    raw_items: true,
+                    large: total > i32::MAX as usize,
+                    ..Default::default()
+                },
+            );
+            let arr: ArrayRef = if dt == DataType::LargeBinary {
+                Arc::new(LargeBinaryArray::from_opt_vec(vals))
+            } else {
+                Arc::new(BinaryArray::from_opt_vec(vals))
+            };
             return Ok((dt, arr));
         }
         let mut children: Vec<ArrayRef> = Vec::new();
@@ -400,7 +556,10 @@ impl<'d> Converter<'d> {
                 offsets.push(*offsets.last().unwrap());
                 continue;
             }
-            let (dt, arr) = self.column(it, name).map_err(|e| Error { message: format!("element {}: {}", i + 1, e.message), ..e })?;
+            let (dt, arr) = self.column(it, name).map_err(|e| Error {
+                message: format!("element {}: {}", i + 1, e.message),
+                ..e
+            })?;
             match &child_type {
                 None => child_type = Some(dt),
                 Some(t) if *t == dt => {}
@@ -426,22 +585,38 @@ impl<'d> Converter<'d> {
             valid.push(true);
             children.push(arr);
         }
-        let dt = types::arrow_type(RKind::List, &Facts { item: child_type, ..Default::default() });
+        let dt = types::arrow_type(
+            RKind::List,
+            &Facts {
+                item: child_type,
+                ..Default::default()
+            },
+        );
         let DataType::List(field) = &dt else {
             return Err(Error::usage(format!("internal: a list cannot become {dt}")));
         };
         let values: ArrayRef = if children.is_empty() {
             arrow_array::new_empty_array(field.data_type())
         } else {
-            for c in children.iter_mut().filter(|c| c.data_type() != field.data_type()) {
-                *c = arrow_cast::cast(c, field.data_type()).map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
+            for c in children
+                .iter_mut()
+                .filter(|c| c.data_type() != field.data_type())
+            {
+                *c = arrow_cast::cast(c, field.data_type())
+                    .map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
             }
             let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs).map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
+            arrow_select::concat::concat(&refs)
+                .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
         };
         let nulls = nulls_from(valid.len(), |i| valid[i]);
-        let arr = ListArray::try_new(field.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets)), values, nulls)
-            .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
+        let arr = ListArray::try_new(
+            field.clone(),
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            values,
+            nulls,
+        )
+        .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
         Ok((dt, Arc::new(arr)))
     }
 }
@@ -459,22 +634,42 @@ fn numeric_rank(dt: &DataType) -> Option<u8> {
 
 /// An integer64 column: the doubles' bytes are the int64 values.
 fn integer64(data: &VectorData) -> Result<(DataType, ArrayRef)> {
-    let VectorData::Real(x) = data else { return Err(Error::usage("internal: an integer64 that is not double")) };
+    let VectorData::Real(x) = data else {
+        return Err(Error::usage("internal: an integer64 that is not double"));
+    };
     let ints: ScalarBuffer<i64> = ScalarBuffer::new(x.inner().clone(), 0, x.len());
-    let nulls = if ints.contains(&i64::MIN) { nulls_from(ints.len(), |i| ints[i] != i64::MIN) } else { None };
-    Ok((plain_type(RKind::Integer64), Arc::new(Int64Array::new(ints, nulls))))
+    let nulls = if ints.contains(&i64::MIN) {
+        nulls_from(ints.len(), |i| ints[i] != i64::MIN)
+    } else {
+        None
+    };
+    Ok((
+        plain_type(RKind::Integer64),
+        Arc::new(Int64Array::new(ints, nulls)),
+    ))
 }
 
 /// A complex vector as a struct of its real and imaginary parts.
 fn complex(x: &ScalarBuffer<f64>) -> Result<(DataType, ArrayRef)> {
     let dt = plain_type(RKind::Complex);
-    let DataType::Struct(fields) = &dt else { return Err(Error::usage(format!("internal: a complex vector cannot become {dt}"))) };
+    let DataType::Struct(fields) = &dt else {
+        return Err(Error::usage(format!(
+            "internal: a complex vector cannot become {dt}"
+        )));
+    };
     let n = x.len() / 2;
     let re: Vec<f64> = (0..n).map(|i| x[2 * i]).collect();
     let im: Vec<f64> = (0..n).map(|i| x[2 * i + 1]).collect();
     // R's complex NA (either part NA_real_) is a null slot; the parts keep
     // their bits (restored exactly on the way back)
     let nulls = nulls_from(n, |i| !is_na_real(re[i]) && !is_na_real(im[i]));
-    let arr = StructArray::new(fields.clone(), vec![Arc::new(Float64Array::new(re.into(), None)) as ArrayRef, Arc::new(Float64Array::new(im.into(), None))], nulls);
+    let arr = StructArray::new(
+        fields.clone(),
+        vec![
+            Arc::new(Float64Array::new(re.into(), None)) as ArrayRef,
+            Arc::new(Float64Array::new(im.into(), None)),
+        ],
+        nulls,
+    );
     Ok((dt, Arc::new(arr)))
 }

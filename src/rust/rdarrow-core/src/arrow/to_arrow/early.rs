@@ -43,7 +43,11 @@ impl EarlyColumns {
     /// The parser's hook ([`crate::ReadOptions::column_hook`]).
     pub fn hook(self: &Arc<Self>) -> crate::ColumnHook {
         let me = self.clone();
-        Arc::new(move |obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader| me.convert(obj, refs, header))
+        Arc::new(
+            move |obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader| {
+                me.convert(obj, refs, header)
+            },
+        )
     }
 
     fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader) {
@@ -59,21 +63,37 @@ impl EarlyColumns {
                 // ALTREP node's attributes
                 let (sxptype, len) = (obj.sxptype(refs), obj.vector_len(refs));
                 let result = conv.column(obj, "");
-                let RObject::Altrep(a) = std::mem::replace(obj, RObject::Null) else { return };
+                let RObject::Altrep(a) = std::mem::replace(obj, RObject::Null) else {
+                    return;
+                };
                 let attributes = match a.attributes {
                     RObject::Null => None,
                     other => Some(other),
                 };
-                let data = VectorData::Arrow(ConvertedColumn { sxptype, len, result });
-                *obj = RObject::Vector(Box::new(Vector { flags: a.flags, data, attributes }));
+                let data = VectorData::Arrow(ConvertedColumn {
+                    sxptype,
+                    len,
+                    result,
+                });
+                *obj = RObject::Vector(Box::new(Vector {
+                    flags: a.flags,
+                    data,
+                    attributes,
+                }));
             }
             RObject::Vector(_) => {
                 // list columns convert with their parent
-                let Some(payload) = take_payload(obj) else { return };
+                let Some(payload) = take_payload(obj) else {
+                    return;
+                };
                 let (sxptype, len) = (payload.sxptype(), payload.len());
                 let result = conv.column_with(obj, Some(payload), "");
                 if let RObject::Vector(v) = obj {
-                    v.data = VectorData::Arrow(ConvertedColumn { sxptype, len, result });
+                    v.data = VectorData::Arrow(ConvertedColumn {
+                        sxptype,
+                        len,
+                        result,
+                    });
                 }
             }
             _ => {}
@@ -84,7 +104,9 @@ impl EarlyColumns {
 #[cfg(test)]
 mod tests {
     use super::super::table::tests::wide_doc;
-    use super::super::table::{table_from_object, table_from_owned, ColumnRef, TableOptions, PARALLEL_ROWS};
+    use super::super::table::{
+        table_from_object, table_from_owned, ColumnRef, TableOptions, PARALLEL_ROWS,
+    };
     use super::*;
 
     #[test]
@@ -95,7 +117,10 @@ mod tests {
             let expected = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
 
             let early = EarlyColumns::new(None);
-            let read_opts = crate::ReadOptions { column_hook: Some(early.hook()), ..Default::default() };
+            let read_opts = crate::ReadOptions {
+                column_hook: Some(early.hook()),
+                ..Default::default()
+            };
             let mut read = crate::read_bytes(bytes, &read_opts).unwrap();
             // every column was converted and its payload released while reading
             match &read.root {
@@ -115,24 +140,73 @@ mod tests {
 
             // a selection that repeats a column, on a read with the hook
             let early = EarlyColumns::new(None);
-            let read_opts = crate::ReadOptions { column_hook: Some(early.hook()), ..Default::default() };
-            let mut read = crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts).unwrap();
+            let read_opts = crate::ReadOptions {
+                column_hook: Some(early.hook()),
+                ..Default::default()
+            };
+            let mut read =
+                crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts)
+                    .unwrap();
             let root = std::mem::replace(&mut read.root, RObject::Null);
-            let col_select = Some(vec![ColumnRef::Name("group".into()), ColumnRef::Position(1), ColumnRef::Name("group".into())]);
-            let want = table_from_object(&doc, &doc.root, &TableOptions { col_select: col_select.clone(), ..Default::default() }).unwrap();
-            let got = table_from_owned(&read, root, &TableOptions { col_select, ..Default::default() }).unwrap();
+            let col_select = Some(vec![
+                ColumnRef::Name("group".into()),
+                ColumnRef::Position(1),
+                ColumnRef::Name("group".into()),
+            ]);
+            let want = table_from_object(
+                &doc,
+                &doc.root,
+                &TableOptions {
+                    col_select: col_select.clone(),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let got = table_from_owned(
+                &read,
+                root,
+                &TableOptions {
+                    col_select,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             assert_eq!(got.batches, want.batches);
         }
     }
 
     /// A compact sequence 1..n (an ALTREP node) of base type `base`.
-    fn compact_seq(m: &mut crate::build::ObjectMaker, class: &str, base: u8, n: usize, attributes: RObject) -> RObject {
-        let cell = |car| Cell { sxptype: sxp::LIST, flags: Flags::default(), attributes: None, tag: None, car };
-        let cells = vec![cell(m.symbol(class)), cell(m.symbol("base")), cell(crate::build::ints(vec![base as i32]))];
-        let info = RObject::Pairlist(Box::new(Pairlist { cells, tail: RObject::Null }));
+    fn compact_seq(
+        m: &mut crate::build::ObjectMaker,
+        class: &str,
+        base: u8,
+        n: usize,
+        attributes: RObject,
+    ) -> RObject {
+        let cell = |car| Cell {
+            sxptype: sxp::LIST,
+            flags: Flags::default(),
+            attributes: None,
+            tag: None,
+            car,
+        };
+        let cells = vec![
+            cell(m.symbol(class)),
+            cell(m.symbol("base")),
+            cell(crate::build::ints(vec![base as i32])),
+        ];
+        let info = RObject::Pairlist(Box::new(Pairlist {
+            cells,
+            tail: RObject::Null,
+        }));
         let object = !matches!(attributes, RObject::Null);
         let state = crate::build::reals(vec![n as f64, 1.0, 1.0]);
-        RObject::Altrep(Box::new(Altrep { flags: Flags { levels: 0, object }, info, state, attributes }))
+        RObject::Altrep(Box::new(Altrep {
+            flags: Flags { levels: 0, object },
+            info,
+            state,
+            attributes,
+        }))
     }
 
     #[test]
@@ -140,27 +214,52 @@ mod tests {
         let n = 50;
         let mut m = crate::build::ObjectMaker::default();
         let id = compact_seq(&mut m, "compact_intseq", sxp::INT, n, RObject::Null);
-        let class = m.tagged_pairlist(vec![("class", crate::build::strings([Some(&b"Date"[..])]))]).unwrap();
+        let class = m
+            .tagged_pairlist(vec![("class", crate::build::strings([Some(&b"Date"[..])]))])
+            .unwrap();
         let day = compact_seq(&mut m, "compact_realseq", sxp::REAL, n, class);
         let names = crate::build::strings([Some(&b"id"[..]), Some(&b"day"[..])]);
         let frame_class = crate::build::strings([Some(&b"data.frame"[..])]);
         let row_names = crate::build::ints(vec![na::INTEGER, -(n as i32)]);
-        let df = m.vector(VectorData::List(vec![id, day]), vec![("names", names), ("class", frame_class), ("row.names", row_names)]);
+        let df = m.vector(
+            VectorData::List(vec![id, day]),
+            vec![
+                ("names", names),
+                ("class", frame_class),
+                ("row.names", row_names),
+            ],
+        );
         let doc = super::super::table::tests::doc_of(m, df);
         let expected = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
-        let types: Vec<String> = expected.schema.fields().iter().map(|f| f.data_type().to_string()).collect();
+        let types: Vec<String> = expected
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.data_type().to_string())
+            .collect();
         assert_eq!(types, ["Int32", "Date32"]);
 
         let early = EarlyColumns::new(None);
-        let read_opts = crate::ReadOptions { column_hook: Some(early.hook()), ..Default::default() };
-        let mut read = crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts).unwrap();
+        let read_opts = crate::ReadOptions {
+            column_hook: Some(early.hook()),
+            ..Default::default()
+        };
+        let mut read =
+            crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts)
+                .unwrap();
         let root = std::mem::replace(&mut read.root, RObject::Null);
         match &root {
             RObject::Vector(v) => match &v.data {
                 VectorData::List(items) => {
                     assert!(items.iter().all(|c| matches!(c, RObject::Vector(v) if matches!(v.data, VectorData::Arrow(_)))));
                     assert!(items[1].inherits(&read.refs, "Date"));
-                    assert_eq!((items[1].sxptype(&read.refs), items[1].vector_len(&read.refs)), (sxp::REAL, n as u64));
+                    assert_eq!(
+                        (
+                            items[1].sxptype(&read.refs),
+                            items[1].vector_len(&read.refs)
+                        ),
+                        (sxp::REAL, n as u64)
+                    );
                 }
                 _ => unreachable!(),
             },

@@ -7,14 +7,20 @@
 //!   columns (on several threads for large tables), assembling;
 //! - [`column`]: one column to one array, by kind;
 //! - [`temporal`]: dates, date-times, times of day and durations;
-//! - [`early`]: columns converted while their file is still being read.
+//! - [`early`]: columns converted while their file is still being read;
+//! - [`streamed`]: a data frame converted row group by row group, its
+//!   payloads read back by row range.
 
 mod column;
 mod early;
+mod streamed;
 mod table;
 mod temporal;
 
-pub use early::{ConvertedColumn, EarlyColumns};
 pub(crate) use column::is_s4;
+pub use early::{ConvertedColumn, EarlyColumns};
+pub use streamed::{open_table, rows_for, OpenedTable, StreamedTable};
 pub(crate) use table::names_of;
-pub use table::{read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions};
+pub use table::{
+    read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions,
+};

@@ -60,13 +60,13 @@ impl ArrowTable {
 /// What a table is made of, worked out from the object before any column
 /// converts: the selected columns' names, the row count, the schema
 /// metadata and, for a matrix, its columns as vectors.
-struct TablePlan {
-    is_df: bool,
-    nrow: usize,
+pub(super) struct TablePlan {
+    pub is_df: bool,
+    pub nrow: usize,
     /// Positions of the selected columns among the object's columns.
-    idx: Vec<usize>,
+    pub idx: Vec<usize>,
     /// The selected columns' names, in selection order.
-    names: Vec<String>,
+    pub names: Vec<String>,
     /// Whether each selected column is an ordered factor.
     ordered: Vec<bool>,
     /// What the object was, for the way back.
@@ -77,7 +77,7 @@ struct TablePlan {
     /// their Arrow types are known).
     col_meta: Vec<metadata::ColumnMeta>,
     /// What the user should be told (the conversion goes on).
-    warnings: Vec<String>,
+    pub warnings: Vec<String>,
     /// A matrix's columns (the object's own columns otherwise).
     matrix_columns: Option<Vec<RObject>>,
 }
@@ -98,7 +98,7 @@ fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
     }
 }
 
-fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
+pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
     if super::column::is_s4(obj) {
         return Err(not_convertible("the object", obj, refs));
@@ -111,7 +111,9 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
         let items = frame_items(obj, refs)?;
         names = names_of(obj, refs);
         if names.len() != items.len() {
-            return Err(Error::corrupt("a data frame's names do not match its columns"));
+            return Err(Error::corrupt(
+                "a data frame's names do not match its columns",
+            ));
         }
         let rows = df_nrow(obj, refs, items);
         // row names whose length disagrees with columns of one length: the
@@ -125,26 +127,41 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
                     "the data frame's row names say {rows} rows but its columns hold {len}; converted by its columns"
                 ));
                 nrow = len;
-                attrs.extend(obj.attribute(refs, "row.names").map(|rn| ("row.names".to_string(), rn.clone())));
+                attrs.extend(
+                    obj.attribute(refs, "row.names")
+                        .map(|rn| ("row.names".to_string(), rn.clone())),
+                );
             }
             _ => nrow = rows,
         }
         // an NA name becomes the field name "NA": the names travel
-        if let Some(nm) = obj.attribute(refs, "names").filter(|n| n.as_strings().is_some_and(|s| (0..s.len()).any(|i| s.get(i).is_none()))) {
+        if let Some(nm) = obj.attribute(refs, "names").filter(|n| {
+            n.as_strings()
+                .is_some_and(|s| (0..s.len()).any(|i| s.get(i).is_none()))
+        }) {
             attrs.push(("names".to_string(), nm.clone()));
         }
         shape = metadata::Shape::Frame { attrs };
         matrix_columns = None;
-    } else if obj.attribute(refs, "dim").is_some_and(|d| crate::summary::r_length(d, refs) == 2) && obj.attributes().is_some() {
+    } else if obj
+        .attribute(refs, "dim")
+        .is_some_and(|d| crate::summary::r_length(d, refs) == 2)
+        && obj.attributes().is_some()
+    {
         // a matrix: one column per matrix column
         let v = view(obj, refs)?.ok_or_else(|| not_convertible("the object", obj, refs))?;
         let dims = int_values(obj.attribute(refs, "dim").unwrap());
         if dims.len() != 2 || dims.iter().any(|&d| d < 0) {
-            return Err(Error::corrupt("a matrix's dim attribute is not two non-negative numbers"));
+            return Err(Error::corrupt(
+                "a matrix's dim attribute is not two non-negative numbers",
+            ));
         }
         let (nr, nc) = (dims[0] as usize, dims[1] as usize);
         if nr.checked_mul(nc) != Some(v.data.len() as usize) {
-            return Err(Error::corrupt(format!("a matrix's dimensions {nr} x {nc} do not match its length {}", v.data.len())));
+            return Err(Error::corrupt(format!(
+                "a matrix's dimensions {nr} x {nc} do not match its length {}",
+                v.data.len()
+            )));
         }
         let colnames = obj
             .attribute(refs, "dimnames")
@@ -157,10 +174,16 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
             })
             .filter(|n| n.len() == nc)
             .unwrap_or_else(|| (1..=nc).map(|i| format!("V{i}")).collect());
-        matrix_columns = Some((0..nc).map(|j| slice_column(&v.data, j * nr, nr)).collect::<Result<_>>()?);
+        matrix_columns = Some(
+            (0..nc)
+                .map(|j| slice_column(&v.data, j * nr, nr))
+                .collect::<Result<_>>()?,
+        );
         names = colnames;
         nrow = nr;
-        shape = metadata::Shape::Matrix { attrs: metadata::ColumnMeta::of(obj, refs).take_all() };
+        shape = metadata::Shape::Matrix {
+            attrs: metadata::ColumnMeta::of(obj, refs).take_all(),
+        };
     } else {
         let len = match view(obj, refs)? {
             Some(v) => v.data.len() as usize,
@@ -180,10 +203,16 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
             .iter()
             .map(|c| match c {
                 ColumnRef::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
-                    Error::usage(format!("column '{n}' not found; the columns are: {}", names.join(", ")))
+                    Error::usage(format!(
+                        "column '{n}' not found; the columns are: {}",
+                        names.join(", ")
+                    ))
                 }),
                 ColumnRef::Position(p) if *p >= 1 && *p <= names.len() => Ok(p - 1),
-                ColumnRef::Position(p) => Err(Error::usage(format!("column position {p} is out of range 1..{}", names.len()))),
+                ColumnRef::Position(p) => Err(Error::usage(format!(
+                    "column position {p} is out of range 1..{}",
+                    names.len()
+                ))),
             })
             .collect::<Result<_>>()?;
     }
@@ -194,7 +223,10 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
         (None, false) => vec![obj],
     };
     let sel_cols: Vec<&RObject> = idx.iter().map(|&i| all_columns[i]).collect();
-    let mut col_meta: Vec<metadata::ColumnMeta> = sel_cols.iter().map(|c| metadata::ColumnMeta::of(c, refs)).collect();
+    let mut col_meta: Vec<metadata::ColumnMeta> = sel_cols
+        .iter()
+        .map(|c| metadata::ColumnMeta::of(c, refs))
+        .collect();
     let mut shape = shape;
     if let metadata::Shape::Vector { attrs } = &mut shape {
         // a data frame's column cannot have dimensions (arrow R applies
@@ -209,9 +241,23 @@ fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<Tabl
     }
     // the frame's own attributes (its columns' are in `col_meta`)
     let frame_meta = is_df.then(|| metadata::ColumnMeta::own(obj, refs));
-    let ordered = sel_cols.iter().map(|c| c.inherits(refs, "ordered")).collect();
+    let ordered = sel_cols
+        .iter()
+        .map(|c| c.inherits(refs, "ordered"))
+        .collect();
     let names = idx.iter().map(|&i| names[i].clone()).collect();
-    Ok(TablePlan { is_df, nrow, idx, names, ordered, shape, frame_meta, col_meta, warnings, matrix_columns })
+    Ok(TablePlan {
+        is_df,
+        nrow,
+        idx,
+        names,
+        ordered,
+        shape,
+        frame_meta,
+        col_meta,
+        warnings,
+        matrix_columns,
+    })
 }
 
 /// The rows of a data frame's column: a data frame column's rows, else
@@ -237,26 +283,44 @@ pub(super) const PARALLEL_ROWS: usize = 100_000;
 /// Each column is dropped as soon as it has converted, so an owned column's
 /// R buffers that the Arrow array does not share are freed before the next
 /// column starts.
-fn convert_columns(conv: &Converter, plan: &TablePlan, name_at: &[usize], columns: Vec<Cow<'_, RObject>>, threads: usize) -> Result<Vec<Converted>> {
+fn convert_columns(
+    conv: &Converter,
+    plan: &TablePlan,
+    name_at: &[usize],
+    columns: Vec<Cow<'_, RObject>>,
+    threads: usize,
+) -> Result<Vec<Converted>> {
     let convert_one = |k: usize, col: Cow<'_, RObject>| -> Result<Converted> {
         crate::cancel::check()?;
         let name = &plan.names[name_at[k]];
-        let (dt, arr) = conv.column_cow(col, name).map_err(|e| Error { message: format!("column '{name}': {}", e.message), ..e })?;
+        let (dt, arr) = conv.column_cow(col, name).map_err(|e| Error {
+            message: format!("column '{name}': {}", e.message),
+            ..e
+        })?;
         if arr.len() != plan.nrow {
-            return Err(Error::corrupt(format!("column '{name}' has {} values but the table has {} rows", arr.len(), plan.nrow)));
+            return Err(Error::corrupt(format!(
+                "column '{name}' has {} values but the table has {} rows",
+                arr.len(),
+                plan.nrow
+            )));
         }
         Ok((dt, arr))
     };
     let n = columns.len();
     let threads = threads.clamp(1, n.max(1));
     if threads == 1 {
-        return columns.into_iter().enumerate().map(|(k, c)| convert_one(k, c)).collect();
+        return columns
+            .into_iter()
+            .enumerate()
+            .map(|(k, c)| convert_one(k, c))
+            .collect();
     }
     // largest columns first, so that the threads finish together
     let mut queue: Vec<(usize, Cow<'_, RObject>)> = columns.into_iter().enumerate().collect();
     queue.sort_by_key(|(_, c)| crate::summary::r_length(c, conv.refs) * payload_width(c));
     let queue = std::sync::Mutex::new(queue);
-    let results: Vec<std::sync::Mutex<Option<Result<Converted>>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    let results: Vec<std::sync::Mutex<Option<Result<Converted>>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
     let failed = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -265,7 +329,10 @@ fn convert_columns(conv: &Converter, plan: &TablePlan, name_at: &[usize], column
                     if failed.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
                     }
-                    let Some((k, col)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+                    let Some((k, col)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop()
+                    else {
+                        break;
+                    };
                     let r = convert_one(k, col);
                     if r.is_err() {
                         failed.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -315,37 +382,72 @@ fn payload_width(obj: &RObject) -> u64 {
 
 /// The schema and batches from converted columns; the schema metadata
 /// are written now that the columns' Arrow types are known.
-fn assemble(plan: TablePlan, converted: Vec<Converted>, opts: &TableOptions, refs: &RefTable) -> Result<ArrowTable> {
+fn assemble(
+    plan: TablePlan,
+    converted: Vec<Converted>,
+    opts: &TableOptions,
+    refs: &RefTable,
+) -> Result<ArrowTable> {
     let types: Vec<DataType> = converted.iter().map(|(dt, _)| dt.clone()).collect();
+    let schema = schema_of(&plan, &types, refs)?;
+    let arrays: Vec<ArrayRef> = converted.into_iter().map(|(_, arr)| arr).collect();
+    let nrow = plan.nrow;
+    let batch = RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &RecordBatchOptions::new().with_row_count(Some(nrow)),
+    )
+    .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))?;
+    let batches = match opts.chunk_size {
+        Some(n) if n > 0 && nrow > n => (0..nrow)
+            .step_by(n)
+            .map(|off| batch.slice(off, n.min(nrow - off)))
+            .collect(),
+        _ => vec![batch],
+    };
+    Ok(ArrowTable {
+        schema,
+        batches,
+        warnings: plan.warnings,
+    })
+}
+
+/// The schema of a table whose selected columns have `types`, with the
+/// `"r"` metadata and the notes that depend on them.
+pub(super) fn schema_of(
+    plan: &TablePlan,
+    types: &[DataType],
+    refs: &RefTable,
+) -> Result<SchemaRef> {
     let names: Vec<&str> = plan.names.iter().map(String::as_str).collect();
     let mut md = HashMap::new();
-    if let Some(r) = metadata::r_metadata(refs, &plan.shape, plan.frame_meta.as_ref(), &names, &plan.col_meta, &types)? {
+    if let Some(r) = metadata::r_metadata(
+        refs,
+        &plan.shape,
+        plan.frame_meta.as_ref(),
+        &names,
+        &plan.col_meta,
+        types,
+    )? {
         md.insert("r".to_string(), r);
     }
-    let notes = metadata::fidelity_notes(plan.frame_meta.as_ref(), &names, &plan.col_meta, &types);
+    let notes = metadata::fidelity_notes(plan.frame_meta.as_ref(), &names, &plan.col_meta, types);
     if !notes.is_empty() {
         md.insert(metadata::FIDELITY_KEY.to_string(), notes);
     }
-    let mut fields = Vec::with_capacity(converted.len());
-    let mut arrays = Vec::with_capacity(converted.len());
-    for (k, (dt, arr)) in converted.into_iter().enumerate() {
-        fields.push(types::arrow_field(&plan.names[k], dt, plan.ordered[k]));
-        arrays.push(arr);
-    }
-    let nrow = plan.nrow;
-    let schema = Arc::new(Schema::new_with_metadata(fields, md));
-    let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &RecordBatchOptions::new().with_row_count(Some(nrow)))
-        .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))?;
-    let batches = match opts.chunk_size {
-        Some(n) if n > 0 && nrow > n => (0..nrow).step_by(n).map(|off| batch.slice(off, n.min(nrow - off))).collect(),
-        _ => vec![batch],
-    };
-    Ok(ArrowTable { schema, batches, warnings: plan.warnings })
+    let fields: Vec<_> = types
+        .iter()
+        .enumerate()
+        .map(|(k, dt)| types::arrow_field(&plan.names[k], dt.clone(), plan.ordered[k]))
+        .collect();
+    Ok(Arc::new(Schema::new_with_metadata(fields, md)))
 }
 
 fn threads_for(plan: &TablePlan) -> usize {
     if plan.nrow >= PARALLEL_ROWS && plan.idx.len() > 1 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     } else {
         1
     }
@@ -374,13 +476,32 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
 /// on the parsing thread as they are read ([`EarlyColumns`], zone
 /// `opts.default_tz`), and the object moves into the table. Returns its
 /// name and the table; `opts.object_name` is set from the name.
-pub fn read_table(path: &std::path::Path, object: Option<&str>, stream_name: &str, mut opts: TableOptions, read: crate::ReadOptions) -> Result<(String, ArrowTable)> {
+pub fn read_table(
+    path: &std::path::Path,
+    object: Option<&str>,
+    stream_name: &str,
+    mut opts: TableOptions,
+    read: crate::ReadOptions,
+) -> Result<(String, ArrowTable)> {
     let early = EarlyColumns::new(opts.default_tz.clone());
-    let read = crate::ReadOptions { column_hook: Some(early.hook()), ..read };
+    let read = crate::ReadOptions {
+        column_hook: Some(early.hook()),
+        ..read
+    };
     let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
     let (name, obj) = doc.take_table_object(object, stream_name)?;
-    opts.object_name = if name.is_empty() { "value".into() } else { name.clone() };
-    let mut table = table_from_owned(&doc, obj, &opts).map_err(|e| if name.is_empty() { e } else { e.in_object(&name) })?;
+    opts.object_name = if name.is_empty() {
+        "value".into()
+    } else {
+        name.clone()
+    };
+    let mut table = table_from_owned(&doc, obj, &opts).map_err(|e| {
+        if name.is_empty() {
+            e
+        } else {
+            e.in_object(&name)
+        }
+    })?;
     if !name.is_empty() {
         for w in &mut table.warnings {
             *w = format!("object '{name}': {w}");
@@ -394,7 +515,11 @@ pub fn read_table(path: &std::path::Path, object: Option<&str>, stream_name: &st
 /// Date's doubles, a factor's codes) are freed as soon as the column has
 /// converted, and a POSIXct's doubles become its timestamps in place, so
 /// the R object and the whole table are never held at once.
-pub fn table_from_owned(doc: &Document, mut obj: RObject, opts: &TableOptions) -> Result<ArrowTable> {
+pub fn table_from_owned(
+    doc: &Document,
+    mut obj: RObject,
+    opts: &TableOptions,
+) -> Result<ArrowTable> {
     let conv = Converter::for_table(doc, opts);
     let mut plan = plan_table(doc, &obj, opts)?;
     let distinct = distinct_positions(&plan.idx);
@@ -412,17 +537,26 @@ pub fn table_from_owned(doc: &Document, mut obj: RObject, opts: &TableOptions) -
 
 /// The distinct column positions of a selection, in first-use order (a
 /// column selected twice converts once).
-fn distinct_positions(idx: &[usize]) -> Vec<usize> {
+pub(super) fn distinct_positions(idx: &[usize]) -> Vec<usize> {
     let mut seen = std::collections::HashSet::new();
     idx.iter().copied().filter(|i| seen.insert(*i)).collect()
 }
 
 /// Convert the distinct columns (`columns[k]` is column `distinct[k]`)
 /// and lay them out in the order of the selection.
-fn convert_and_assemble(conv: &Converter, plan: TablePlan, distinct: &[usize], columns: Vec<Cow<'_, RObject>>, opts: &TableOptions) -> Result<ArrowTable> {
+fn convert_and_assemble(
+    conv: &Converter,
+    plan: TablePlan,
+    distinct: &[usize],
+    columns: Vec<Cow<'_, RObject>>,
+    opts: &TableOptions,
+) -> Result<ArrowTable> {
     let threads = threads_for(&plan);
     // names for the distinct columns (errors name the column)
-    let first_use: Vec<usize> = distinct.iter().map(|d| plan.idx.iter().position(|i| i == d).expect("selected")).collect();
+    let first_use: Vec<usize> = distinct
+        .iter()
+        .map(|d| plan.idx.iter().position(|i| i == d).expect("selected"))
+        .collect();
     let converted = convert_columns(conv, &plan, &first_use, columns, threads)?;
     let ordered = plan
         .idx
@@ -435,9 +569,10 @@ fn convert_and_assemble(conv: &Converter, plan: TablePlan, distinct: &[usize], c
 /// The columns at the distinct positions `idx` (in that order), moved out
 /// of `items`.
 fn take_selected(items: &mut [RObject], idx: &[usize]) -> Vec<Cow<'static, RObject>> {
-    idx.iter().map(|&i| Cow::Owned(std::mem::replace(&mut items[i], RObject::Null))).collect()
+    idx.iter()
+        .map(|&i| Cow::Owned(std::mem::replace(&mut items[i], RObject::Null)))
+        .collect()
 }
-
 
 fn int_values(obj: &RObject) -> Vec<i64> {
     match obj {
@@ -453,11 +588,16 @@ fn int_values(obj: &RObject) -> Vec<i64> {
 fn df_nrow(obj: &RObject, refs: &RefTable, items: &[RObject]) -> usize {
     match obj.attribute(refs, "row.names") {
         Some(RObject::Vector(v)) => match &v.data {
-            VectorData::Integer(x) if x.len() == 2 && x[0] == na::INTEGER => x[1].unsigned_abs() as usize,
+            VectorData::Integer(x) if x.len() == 2 && x[0] == na::INTEGER => {
+                x[1].unsigned_abs() as usize
+            }
             d => d.len() as usize,
         },
         Some(RObject::Altrep(a)) => altrep::length(a, refs).unwrap_or(0) as usize,
-        _ => items.first().map(|c| crate::summary::r_length(c, refs) as usize).unwrap_or(0),
+        _ => items
+            .first()
+            .map(|c| crate::summary::r_length(c, refs) as usize)
+            .unwrap_or(0),
     }
 }
 
@@ -470,14 +610,24 @@ fn slice_column(data: &VectorData, off: usize, len: usize) -> Result<RObject> {
         VectorData::Complex(x) => VectorData::Complex(x.slice(off * 2, len * 2)),
         VectorData::Raw(x) => VectorData::Raw(x.slice_with_length(off, len)),
         VectorData::Character(s) => {
-            let items: Vec<Option<Vec<u8>>> = (off..off + len).map(|i| s.get(i).map(|b| b.to_vec())).collect();
+            let items: Vec<Option<Vec<u8>>> = (off..off + len)
+                .map(|i| s.get(i).map(|b| b.to_vec()))
+                .collect();
             let lv: Vec<u16> = (off..off + len).map(|i| s.levels(i)).collect();
             VectorData::Character(string_vector(items, lv))
         }
         VectorData::List(l) => VectorData::List(l[off..off + len].to_vec()),
-        _ => return Err(Error::unsupported("this matrix type has no Arrow equivalent")),
+        _ => {
+            return Err(Error::unsupported(
+                "this matrix type has no Arrow equivalent",
+            ))
+        }
     };
-    Ok(RObject::Vector(Box::new(Vector { flags: Flags::default(), data: d, attributes: None })))
+    Ok(RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data: d,
+        attributes: None,
+    })))
 }
 
 fn string_vector(items: Vec<Option<Vec<u8>>>, levels: Vec<u16>) -> StringVector {
@@ -492,7 +642,9 @@ fn string_vector(items: Vec<Option<Vec<u8>>>, levels: Vec<u16>) -> StringVector 
     let validity = nulls_from(items.len(), |i| items[i].is_some());
     StringVector {
         // SAFETY: non-decreasing, ending at data.len().
-        offsets: StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) }),
+        offsets: StringOffsets::Large(unsafe {
+            OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets))
+        }),
         data: Buffer::from_vec(data),
         validity,
         levels: StringLevels::PerElement(levels.into()),
@@ -536,7 +688,10 @@ pub(super) mod tests {
         assert_eq!(convert(m, obj).unwrap_err().kind, ErrorKind::Corrupt);
         // a character dim of length 2 (used to index an empty vector)
         let mut m = ObjectMaker::default();
-        let obj = m.vector(data(), vec![("dim", build::strings([Some(&b"a"[..]), Some(&b"b"[..])]))]);
+        let obj = m.vector(
+            data(),
+            vec![("dim", build::strings([Some(&b"a"[..]), Some(&b"b"[..])]))],
+        );
         assert_eq!(convert(m, obj).unwrap_err().kind, ErrorKind::Corrupt);
         // a genuine 3 x 2 matrix converts
         let mut m = ObjectMaker::default();
@@ -549,20 +704,73 @@ pub(super) mod tests {
     /// enough to convert on several threads.
     fn wide_frame(m: &mut ObjectMaker, n: usize) -> RObject {
         let class = |c: &[&str]| build::strings(c.iter().map(|s| Some(s.as_bytes())));
-        let stamp: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { build::na_real() } else { 1.5e9 + i as f64 * 0.125 }).collect();
-        let stamp = m.vector(VectorData::Real(stamp.into()), vec![("class", class(&["POSIXct", "POSIXt"])), ("tzone", class(&["UTC"]))]);
-        let day: Vec<f64> = (0..n).map(|i| if i % 11 == 0 { build::na_real() } else { (i % 9000) as f64 }).collect();
-        let day = m.vector(VectorData::Real(day.into()), vec![("class", class(&["Date"]))]);
+        let stamp: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 7 == 0 {
+                    build::na_real()
+                } else {
+                    1.5e9 + i as f64 * 0.125
+                }
+            })
+            .collect();
+        let stamp = m.vector(
+            VectorData::Real(stamp.into()),
+            vec![
+                ("class", class(&["POSIXct", "POSIXt"])),
+                ("tzone", class(&["UTC"])),
+            ],
+        );
+        let day: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 11 == 0 {
+                    build::na_real()
+                } else {
+                    (i % 9000) as f64
+                }
+            })
+            .collect();
+        let day = m.vector(
+            VectorData::Real(day.into()),
+            vec![("class", class(&["Date"]))],
+        );
         let late: Vec<f64> = (0..n).map(|i| i as f64 + 0.25).collect();
-        let late = m.vector(VectorData::Real(late.into()), vec![("class", class(&["Date"]))]);
+        let late = m.vector(
+            VectorData::Real(late.into()),
+            vec![("class", class(&["Date"]))],
+        );
         let flag: Vec<i32> = (0..n).map(|i| [1, 0, i32::MIN][i % 3]).collect();
         let flag = m.vector(VectorData::Logical(flag.into()), vec![]);
-        let codes: Vec<i32> = (0..n).map(|i| if i % 5 == 0 { i32::MIN } else { (i % 3) as i32 + 1 }).collect();
-        let group = m.vector(VectorData::Integer(codes.into()), vec![("levels", class(&["a", "b", "c"])), ("class", class(&["ordered", "factor"]))]);
+        let codes: Vec<i32> = (0..n)
+            .map(|i| {
+                if i % 5 == 0 {
+                    i32::MIN
+                } else {
+                    (i % 3) as i32 + 1
+                }
+            })
+            .collect();
+        let group = m.vector(
+            VectorData::Integer(codes.into()),
+            vec![
+                ("levels", class(&["a", "b", "c"])),
+                ("class", class(&["ordered", "factor"])),
+            ],
+        );
+        let words: Vec<Option<String>> = (0..n)
+            .map(|i| (i % 13 != 0).then(|| format!("w{}{}", i % 97, "é".repeat(i % 4))))
+            .collect();
+        let word = build::strings(words.iter().map(|w| w.as_deref().map(str::as_bytes)));
         let row_names = build::ints(vec![i32::MIN, -(n as i32)]);
-        let names = ["stamp", "day", "late", "flag", "group"];
-        let mut df = m.named_list(&names, vec![stamp, day, late, flag, group]);
-        let attrs = m.tagged_pairlist(vec![("names", build::strings(names.iter().map(|s| Some(s.as_bytes())))), ("class", class(&["data.frame"])), ("row.names", row_names)]);
+        let names = ["stamp", "day", "late", "flag", "group", "word"];
+        let mut df = m.named_list(&names, vec![stamp, day, late, flag, group, word]);
+        let attrs = m.tagged_pairlist(vec![
+            (
+                "names",
+                build::strings(names.iter().map(|s| Some(s.as_bytes()))),
+            ),
+            ("class", class(&["data.frame"])),
+            ("row.names", row_names),
+        ]);
         if let RObject::Vector(v) = &mut df {
             v.attributes = attrs;
         }
@@ -579,20 +787,44 @@ pub(super) mod tests {
     fn owned_conversion_gives_the_same_table_as_borrowed() {
         for n in [10, PARALLEL_ROWS + 3] {
             let doc = wide_doc(n);
-            for sel in [None, Some(vec![ColumnRef::Name("stamp".into()), ColumnRef::Position(1), ColumnRef::Name("group".into())])] {
-                let opts = TableOptions { col_select: sel.clone(), chunk_size: Some(n / 2 + 1), ..Default::default() };
+            for sel in [
+                None,
+                Some(vec![
+                    ColumnRef::Name("stamp".into()),
+                    ColumnRef::Position(1),
+                    ColumnRef::Name("group".into()),
+                ]),
+            ] {
+                let opts = TableOptions {
+                    col_select: sel.clone(),
+                    chunk_size: Some(n / 2 + 1),
+                    ..Default::default()
+                };
                 let borrowed = table_from_object(&doc, &doc.root, &opts).unwrap();
                 let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
                 assert_eq!(borrowed.schema, owned.schema);
                 assert_eq!(borrowed.batches, owned.batches);
-                let full = arrow_select::concat::concat_batches(&owned.schema, &owned.batches).unwrap();
+                let full =
+                    arrow_select::concat::concat_batches(&owned.schema, &owned.batches).unwrap();
                 assert_eq!(full.num_rows(), n);
                 if sel.is_none() {
-                    let types: Vec<String> = owned.schema.fields().iter().map(|f| f.data_type().to_string()).collect();
+                    let types: Vec<String> = owned
+                        .schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.data_type().to_string())
+                        .collect();
                     // eighths of a second are whole milliseconds; fractional
                     // days keep their doubles
-                    assert_eq!(types[..4], ["Timestamp(ms, \"UTC\")", "Date32", "Float64", "Boolean"]);
-                    let stamp = full.column(0).as_any().downcast_ref::<TimestampMillisecondArray>().unwrap();
+                    assert_eq!(
+                        types[..4],
+                        ["Timestamp(ms, \"UTC\")", "Date32", "Float64", "Boolean"]
+                    );
+                    let stamp = full
+                        .column(0)
+                        .as_any()
+                        .downcast_ref::<TimestampMillisecondArray>()
+                        .unwrap();
                     assert!(stamp.is_null(0));
                     assert_eq!(stamp.value(1), 1_500_000_000_125);
                     assert!(owned.schema.field(4).dict_is_ordered().unwrap());
@@ -620,29 +852,62 @@ pub(super) mod tests {
         };
         // the document still shares the buffer: converted by copy
         let t = table_from_owned(&doc, obj.clone(), &TableOptions::default()).unwrap();
-        assert_ne!(t.batches[0].column(0).to_data().buffers()[0].as_ptr() as usize, stamp_ptr);
+        assert_ne!(
+            t.batches[0].column(0).to_data().buffers()[0].as_ptr() as usize,
+            stamp_ptr
+        );
         // the only holder: converted in place
         let mut doc = doc;
         doc.root = RObject::Null;
-        let t2 = table_from_owned(&doc, obj, &TableOptions { col_select: Some(vec![ColumnRef::Position(1)]), ..Default::default() }).unwrap();
-        assert_eq!(t2.batches[0].column(0).to_data().buffers()[0].as_ptr() as usize, stamp_ptr);
-        assert_eq!(t2.batches[0].column(0).as_ref(), t.batches[0].column(0).as_ref());
+        let t2 = table_from_owned(
+            &doc,
+            obj,
+            &TableOptions {
+                col_select: Some(vec![ColumnRef::Position(1)]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            t2.batches[0].column(0).to_data().buffers()[0].as_ptr() as usize,
+            stamp_ptr
+        );
+        assert_eq!(
+            t2.batches[0].column(0).as_ref(),
+            t.batches[0].column(0).as_ref()
+        );
     }
 
     #[test]
     fn a_column_selected_twice_appears_twice() {
         let mut m = ObjectMaker::default();
-        let obj = m.vector(VectorData::Integer(ScalarBuffer::from(vec![1, 2, 3])), vec![]);
+        let obj = m.vector(
+            VectorData::Integer(ScalarBuffer::from(vec![1, 2, 3])),
+            vec![],
+        );
         let doc = doc_of(m, obj);
-        let opts = TableOptions { col_select: Some(vec![ColumnRef::Position(1), ColumnRef::Position(1)]), object_name: "v".into(), ..Default::default() };
+        let opts = TableOptions {
+            col_select: Some(vec![ColumnRef::Position(1), ColumnRef::Position(1)]),
+            object_name: "v".into(),
+            ..Default::default()
+        };
         let borrowed = table_from_object(&doc, &doc.root, &opts).unwrap();
         let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
         assert_eq!(borrowed.batches[0].num_columns(), 2);
         assert_eq!(borrowed.batches, owned.batches);
         let doc = wide_doc(5);
-        let opts = TableOptions { col_select: Some(vec![ColumnRef::Name("flag".into()), ColumnRef::Name("flag".into())]), ..Default::default() };
+        let opts = TableOptions {
+            col_select: Some(vec![
+                ColumnRef::Name("flag".into()),
+                ColumnRef::Name("flag".into()),
+            ]),
+            ..Default::default()
+        };
         let owned = table_from_owned(&doc, doc.root.clone(), &opts).unwrap();
         assert_eq!(owned.batches[0].num_columns(), 2);
-        assert_eq!(owned.batches[0].column(0).as_ref(), owned.batches[0].column(1).as_ref());
+        assert_eq!(
+            owned.batches[0].column(0).as_ref(),
+            owned.batches[0].column(1).as_ref()
+        );
     }
 }

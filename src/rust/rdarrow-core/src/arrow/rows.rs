@@ -1,0 +1,147 @@
+//! Tables handed over row group by row group: a [`ColumnSource`] gives
+//! any column's rows `[start, start + len)` on any thread, so that writers
+//! (Parquet, Arrow IPC) hold one row group of every column, never the
+//! table, and can convert and encode the columns of a row group in
+//! parallel. An [`ArrowTable`] already in memory is one source; a data
+//! frame whose payloads stay in its file ([`super::to_arrow::StreamedTable`])
+//! is another.
+
+use super::ArrowTable;
+use crate::error::{Error, Result};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+
+/// A table whose columns can be read by row range, from several threads.
+pub trait ColumnSource: Sync {
+    fn schema(&self) -> SchemaRef;
+    fn num_rows(&self) -> usize;
+    /// Rows `[start, start + len)` of column `j`.
+    fn column(&self, j: usize, start: usize, len: usize) -> Result<ArrayRef>;
+    /// What the user should be told about the conversion.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl ColumnSource for ArrowTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn num_rows(&self) -> usize {
+        ArrowTable::num_rows(self)
+    }
+    fn column(&self, j: usize, start: usize, len: usize) -> Result<ArrayRef> {
+        let mut parts: Vec<ArrayRef> = Vec::new();
+        let mut at = 0;
+        for b in &self.batches {
+            let n = b.num_rows();
+            let (lo, hi) = (start.max(at), (start + len).min(at + n));
+            if lo < hi {
+                parts.push(b.column(j).slice(lo - at, hi - lo));
+            }
+            at += n;
+        }
+        match parts.len() {
+            0 => Ok(arrow_array::new_empty_array(
+                self.schema.field(j).data_type(),
+            )),
+            1 => Ok(parts.pop().expect("one part")),
+            _ => {
+                let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+                arrow_select::concat::concat(&refs)
+                    .map_err(|e| Error::corrupt(format!("cannot assemble a column: {e}")))
+            }
+        }
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+/// The row groups of `rows` rows at most: `(start, len)`.
+pub fn row_groups(total: usize, rows: usize) -> Vec<(usize, usize)> {
+    let rows = rows.max(1);
+    if total == 0 {
+        return vec![(0, 0)];
+    }
+    (0..total)
+        .step_by(rows)
+        .map(|s| (s, rows.min(total - s)))
+        .collect()
+}
+
+/// Run `f(j)` for every column `j < n` on up to `threads` threads, the
+/// results in column order; the first error wins and stops the others.
+pub fn per_column<T: Send>(
+    n: usize,
+    threads: usize,
+    f: impl Fn(usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return (0..n).map(&f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let results: Vec<std::sync::Mutex<Option<Result<T>>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if j >= n {
+                        break;
+                    }
+                    let r = crate::cancel::check().and_then(|_| f(j));
+                    if r.is_err() {
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    *results[j].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                })
+            })
+            .collect();
+        for w in workers {
+            let _ = w.join();
+        }
+    });
+    let mut out = Vec::with_capacity(n);
+    for r in results {
+        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(x)) => out.push(x),
+            Some(Err(e)) => return Err(e),
+            None => return Err(Error::internal("a column was not converted")),
+        }
+    }
+    Ok(out)
+}
+
+/// One record batch of rows `[start, start + len)`, its columns made on
+/// up to `threads` threads.
+pub fn batch_of(
+    src: &dyn ColumnSource,
+    start: usize,
+    len: usize,
+    threads: usize,
+) -> Result<RecordBatch> {
+    let schema = src.schema();
+    let cols = per_column(schema.fields().len(), threads, |j| {
+        src.column(j, start, len)
+    })?;
+    RecordBatch::try_new_with_options(
+        schema,
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(len)),
+    )
+    .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))
+}
+
+/// The machine's cores.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
