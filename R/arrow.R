@@ -77,9 +77,12 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
 #' @param compression Buffer compression: `"uncompressed"`, `"lz4"` or
 #'   `"zstd"`.
 #' @param chunk_size Rows per record batch (by default 65536, as
-#'   `arrow::write_feather()` writes); `NULL` for a single batch. Batches
-#'   of this size are written as they are encoded, so the whole table is
-#'   never copied at once.
+#'   `arrow::write_feather()` writes); `NULL` for as many as `memory`
+#'   allows. A data frame is converted batch by batch, its values read back
+#'   from the file, so memory holds about one batch (see
+#'   [rdata_to_parquet()]).
+#' @param memory About how much memory (bytes) the conversion may use; by
+#'   default the option `rdarrow.memory`, else 1 GiB.
 #' @return `sink`, invisibly.
 #' @examples
 #' f <- file.path(tempdir(), "example.RData")
@@ -92,20 +95,96 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
 rdata_to_ipc <- function(file, sink, object = NULL,
                          format = c("file", "stream"),
                          compression = c("uncompressed", "lz4", "zstd"),
-                         chunk_size = 65536L) {
+                         chunk_size = 65536L, col_select = NULL,
+                         memory = getOption("rdarrow.memory", 2^30)) {
   path <- check_file(file)
+  check_sink(sink)
+  format <- match.arg(format)
+  compression <- match.arg(compression)
+  args <- check_arrow_args(object, col_select, chunk_size)
+  warnings <- check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, args$col_select, format,
+                                             compression, args$chunk_size, check_memory(memory),
+                                             session_tz(), rds_name(file), max_depth()))
+  engine_warnings(warnings)
+  invisible(sink)
+}
+
+#' Write an object of an R data file as a Parquet file
+#'
+#' Converts as [rdata_to_arrow()] does and writes Parquet, the format of
+#' data lakes, DuckDB, Spark and `arrow::write_dataset()`. The Arrow schema,
+#' with the `"r"` metadata that carries R's classes and attributes, is
+#' stored in the file as arrow stores it, so `arrow::read_parquet()`
+#' restores the data frame as it does for files `arrow::write_parquet()`
+#' wrote, and [parquet_to_rdata()] gives back an object `identical()` to
+#' the original.
+#'
+#' Memory stays bounded whatever the file's size: a data frame is
+#' converted one row group at a time, its columns' values read back from
+#' the file (a compressed file's decompressed data is first copied to a
+#' temporary file beside `sink`, removed when done), so about one row group
+#' of every column is held, sized to fit `memory`. The columns of a row
+#' group are converted and encoded on all cores. Other objects (vectors,
+#' matrices) and list columns are converted in memory. The file appears
+#' only once it is complete.
+#'
+#' @inheritParams rdata_to_arrow
+#' @param sink Path of the Parquet file to write. A name ending in
+#'   `.arrow`, `.feather` or `.ipc` is an error pointing to
+#'   [rdata_to_ipc()].
+#' @param compression `"zstd"` (the default), `"snappy"`, `"gzip"`,
+#'   `"lz4"` (LZ4 raw) or `"uncompressed"`.
+#' @param compression_level The codec's level (zstd 1 to 22, gzip 0 to 9);
+#'   `NULL` for the codec's default.
+#' @param row_group_size Rows per row group; `NULL` for up to 1,048,576 rows
+#'   (arrow's default), fewer when `memory` asks.
+#' @param memory About how much memory (bytes) the conversion may use; by
+#'   default the option `rdarrow.memory`, else 1 GiB.
+#' @return `sink`, invisibly.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' save(cars2, file = f)
+#' out <- file.path(tempdir(), "cars2.parquet")
+#' rdata_to_parquet(f, out)
+#' if (requireNamespace("arrow", quietly = TRUE)) {
+#'   arrow::read_parquet(out)
+#' }
+#' @export
+rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
+                             compression = c("zstd", "snappy", "gzip", "lz4", "uncompressed"),
+                             compression_level = NULL, row_group_size = NULL,
+                             memory = getOption("rdarrow.memory", 2^30)) {
+  path <- check_file(file)
+  check_sink(sink)
+  compression <- match.arg(compression)
+  if (!is.null(compression_level) && (!is.numeric(compression_level) ||
+      length(compression_level) != 1L || is.na(compression_level))) {
+    abort_usage("`compression_level` must be NULL or a number.")
+  }
+  args <- check_arrow_args(object, col_select, row_group_size)
+  level <- if (is.null(compression_level)) NULL else as.double(compression_level)
+  warnings <- check_engine(rdata_to_parquet_impl(path, path.expand(sink), args$object, args$col_select,
+                                                 compression, level, args$chunk_size,
+                                                 check_memory(memory), session_tz(),
+                                                 rds_name(file), max_depth()))
+  engine_warnings(warnings)
+  invisible(sink)
+}
+
+check_sink <- function(sink) {
   if (!is.character(sink) || length(sink) != 1L || is.na(sink) || !nzchar(sink)) {
     abort_usage("`sink` must be a single path.")
   }
   sink_dir <- dirname(path.expand(sink))
   if (!dir.exists(sink_dir)) abort_usage(sprintf("the folder '%s' does not exist.", sink_dir))
-  format <- match.arg(format)
-  compression <- match.arg(compression)
-  args <- check_arrow_args(object, NULL, chunk_size)
-  warnings <- check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, NULL, format,
-                                             compression, args$chunk_size, session_tz(), rds_name(file), max_depth()))
-  engine_warnings(warnings)
-  invisible(sink)
+}
+
+check_memory <- function(memory) {
+  if (!is.numeric(memory) || length(memory) != 1L || is.na(memory) || memory < 2^20) {
+    abort_usage("`memory` must be a number of bytes (at least 1 MiB).")
+  }
+  as.double(memory)
 }
 
 check_arrow_args <- function(object, col_select, chunk_size) {

@@ -2,15 +2,16 @@
 #'
 #' Converts the data frames of many `.RData`/`.rda`/`.rds` files (or of one
 #' file holding several data frames) that share their columns into one
-#' Arrow dataset directory, which `arrow::open_dataset(path, format =
-#' "arrow")`, `pyarrow.dataset.dataset(path, format = "ipc")` and polars
-#' read as a single table. The work is done in Rust, without loading the
+#' Arrow dataset directory of Parquet files (the default, as
+#' `arrow::write_dataset()` writes) or Arrow IPC files, which
+#' `arrow::open_dataset(path)`, `pyarrow.dataset.dataset(path)`, DuckDB and
+#' polars read as a single table. The work is done in Rust, without loading the
 #' files into R: they are read one after another (only one file's data is
 #' held in memory at a time) and the partitions of a file are written in
 #' parallel.
 #'
 #' @section Layout: Without partitioning, the directory holds
-#'   `part-0.arrow`, `part-1.arrow`, ...: one file per data frame, in the
+#'   `part-0.parquet`, `part-1.parquet`, ... (or `.arrow`): one file per data frame, in the
 #'   order of `files`. With `partitioning = "grp"`, the rows are split by
 #'   the values of `grp` into hive-style directories `grp=a/part-0.arrow`,
 #'   `grp=b/part-0.arrow`, ..., and `grp` itself is not stored in the files
@@ -34,8 +35,10 @@
 #'   empty.
 #' @param partitioning `NULL`, or names of columns to partition by
 #'   (outermost first).
-#' @param format `"arrow"` (Arrow IPC files, `.arrow`) or `"feather"` (the
-#'   same bytes, Feather version 2, with the extension `.feather`).
+#' @param format `"parquet"` (Parquet files, zstd-compressed, with the
+#'   Arrow schema and its `"r"` metadata stored as arrow stores them),
+#'   `"arrow"` (Arrow IPC files, `.arrow`) or `"feather"` (the same bytes,
+#'   Feather version 2, with the extension `.feather`).
 #' @param object `NULL` to take every data frame of each `.RData` file, or
 #'   the name of the object to take from each (an `.rds` file holds one
 #'   object).
@@ -54,12 +57,12 @@
 #' rdata_to_dataset(c(f1, f2), out, partitioning = "shop")
 #' list.files(out, recursive = TRUE)
 #' if (requireNamespace("arrow", quietly = TRUE)) {
-#'   as.data.frame(arrow::open_dataset(out, format = "arrow"))
+#'   as.data.frame(arrow::open_dataset(out))
 #' }
 #' unlink(dir, recursive = TRUE)
 #' @export
 rdata_to_dataset <- function(files, path, partitioning = NULL,
-                             format = c("arrow", "feather"), object = NULL) {
+                             format = c("parquet", "arrow", "feather"), object = NULL) {
   if (!is.character(files) || length(files) == 0L || anyNA(files) || !all(nzchar(files))) {
     abort_usage("`files` must be a character vector of paths (non-empty strings).")
   }
@@ -87,17 +90,18 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
     abort_usage(sprintf("`partitioning` names column '%s' twice.",
                         partitioning[anyDuplicated(partitioning)]))
   }
+  formats <- c("parquet", "arrow", "feather")
   if (!is.character(format) || length(format) < 1L || anyNA(format)) {
-    abort_usage("`format` must be \"arrow\" or \"feather\".")
+    abort_usage("`format` must be \"parquet\", \"arrow\" or \"feather\".")
   }
   if (length(format) > 1L) {
-    if (!identical(format, c("arrow", "feather"))) {
-      abort_usage("`format` must be \"arrow\" or \"feather\".")
+    if (!identical(format, formats)) {
+      abort_usage("`format` must be \"parquet\", \"arrow\" or \"feather\".")
     }
-    format <- "arrow"
+    format <- "parquet"
   }
-  if (!format %in% c("arrow", "feather")) {
-    abort_usage(sprintf("`format` must be \"arrow\" or \"feather\", not \"%s\".", format))
+  if (!format %in% formats) {
+    abort_usage(sprintf("`format` must be \"parquet\", \"arrow\" or \"feather\", not \"%s\".", format))
   }
   if (!is.null(object) && (!is.character(object) || length(object) != 1L ||
                            is.na(object) || !nzchar(object))) {

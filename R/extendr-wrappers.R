@@ -54,7 +54,11 @@ rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz
 
 #' Write an object of a file as Arrow IPC.
 #' @noRd
-rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, default_tz, stream_name, max_depth)
+rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, max_depth)
+
+#' Write an object of a file as Parquet.
+#' @noRd
+rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, max_depth)
 
 #' Whether a stream external pointer still holds an unreleased stream.
 #' @noRd

@@ -34,8 +34,9 @@
 #'   null -> logical NA; run-end encoded -> decoded. Union and interval
 #'   types are an error naming the column.
 #' @param x An Arrow C stream (`rdarrow_array_stream` or
-#'   `nanoarrow_array_stream`), an arrow `Table`, `RecordBatch` or
-#'   `RecordBatchReader`, or a data frame. A stream is consumed.
+#'   `nanoarrow_array_stream`), an arrow `Table`, `RecordBatch`,
+#'   `RecordBatchReader` or `Dataset` (say from `arrow::open_dataset()`
+#'   over Parquet files), or a data frame. A stream is consumed.
 #' @param file Path of the file to write. A name ending in `.rds` gets
 #'   `saveRDS()`'s format (one unnamed object), anything else `save()`'s.
 #' @param name Name of the object in the file; by default the expression
@@ -68,7 +69,9 @@ arrow_to_rdata <- function(x, file, name = NULL,
     arrow_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
   } else if (inherits(x, "ArrowObject")) {
     s <- new_stream_impl()
-    arrow::as_record_batch_reader(x)$export_to_c(s)
+    reader <- if (inherits(x, "Dataset")) arrow::Scanner$create(x)$ToRecordBatchReader()
+              else arrow::as_record_batch_reader(x)
+    reader$export_to_c(s)
     arrow_to_rdata_impl(s, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
   } else if (is.data.frame(x)) {
     object_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
@@ -84,7 +87,8 @@ arrow_to_rdata <- function(x, file, name = NULL,
 #'
 #' Reads an Arrow IPC file (Feather v2) or IPC stream (told apart by their
 #' first bytes; lz4- and zstd-compressed buffers are read) and writes it as
-#' [arrow_to_rdata()] does.
+#' [arrow_to_rdata()] does. A Parquet file (told by its first bytes) is
+#' read too, as [parquet_to_rdata()] reads it.
 #'
 #' @param file Path of the Arrow IPC file or stream.
 #' @param sink Path of the `.RData`/`.rds` file to write.
@@ -112,6 +116,37 @@ ipc_to_rdata <- function(file, sink, name = NULL, ...) {
   check_engine(ipc_to_rdata_impl(path, o$file, o$name, o$compress, o$level, o$version,
                                  o$ascii, o$threads, o$rds, o$writer))
   invisible(sink)
+}
+
+#' Convert a Parquet file to an R data file
+#'
+#' Reads a Parquet file (any writer's: arrow, pyarrow, Spark, DuckDB,
+#' Polars, rdarrow) one column at a time and writes it as
+#' [arrow_to_rdata()] does. Files rdarrow wrote come back `identical()` to
+#' the original object: the Arrow schema stored in the file carries R's
+#' classes and attributes.
+#'
+#' @inheritParams ipc_to_rdata
+#' @param file Path of the Parquet file.
+#' @param name Name of the object in the file; by default the Parquet
+#'   file's base name without extension.
+#' @return `sink`, invisibly.
+#' @examples
+#' f <- file.path(tempdir(), "example.RData")
+#' cars2 <- head(mtcars)
+#' save(cars2, file = f)
+#' pq <- file.path(tempdir(), "cars2.parquet")
+#' rdata_to_parquet(f, pq)
+#' out <- file.path(tempdir(), "cars2.rds")
+#' parquet_to_rdata(pq, out)
+#' identical(readRDS(out), cars2)
+#' @export
+parquet_to_rdata <- function(file, sink, name = NULL, ...) {
+  path <- check_file(file)
+  if (!identical(readBin(path, "raw", 4L), charToRaw("PAR1"))) {
+    abort_usage(sprintf("'%s' is not a Parquet file (it does not start with PAR1); use ipc_to_rdata() for Arrow IPC files.", file))
+  }
+  ipc_to_rdata(file, sink, name = name %||% sub("\\.[^.]*$", "", basename(file)), ...)
 }
 
 #' @export

@@ -11,7 +11,7 @@ use progress::{Progress, Spinner};
 use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
 use rdarrow_core::arrow::from_arrow::object_from_batches;
 use rdarrow_core::arrow::ipc::{
-    read_ipc_bytes, read_ipc_file, write_ipc, write_ipc_file, IpcCompression, IpcFormat,
+    read_ipc_bytes, write_ipc, write_ipc_file, IpcCompression, IpcFormat,
 };
 use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_core::write::{write_object_file, ObjectFileOptions};
@@ -39,7 +39,9 @@ enum Command {
     Ls(LsArgs),
     /// Write an object of an R data file as an Arrow IPC file or stream
     ToArrow(ToArrowArgs),
-    /// Write an Arrow IPC file or stream as .RData (or .rds)
+    /// Write an object of an R data file as a Parquet file, row group by row group in bounded memory
+    ToParquet(ToParquetArgs),
+    /// Write an Arrow IPC file or stream, or a Parquet file, as .RData (or .rds)
     ToRdata(ToRdataArgs),
     /// Write the data frames of many R data files as one Arrow dataset directory
     ToDataset(ToDatasetArgs),
@@ -79,8 +81,35 @@ struct ToArrowArgs {
 }
 
 #[derive(Args)]
+struct ToParquetArgs {
+    /// The .RData/.rda/.rds file
+    file: PathBuf,
+    /// Output file [default: FILE with the extension .parquet]
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// The object to convert [default: the file's only data frame]
+    #[arg(long, value_name = "NAME")]
+    object: Option<String>,
+    /// Compression codec: zstd, snappy, gzip, lz4, uncompressed
+    #[arg(long, default_value = "zstd")]
+    compression: String,
+    /// Compression level (zstd 1-22, gzip 0-9) [default: the codec's]
+    #[arg(long, value_name = "N")]
+    level: Option<i32>,
+    /// Rows per row group [default: up to 1048576, as memory allows]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    row_group_size: Option<u64>,
+    /// About how much memory the conversion may use, in MiB
+    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    memory: u64,
+    /// Columns to keep, in this order (comma-separated names)
+    #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+}
+
+#[derive(Args)]
 struct ToRdataArgs {
-    /// The Arrow IPC file or stream (- for standard input)
+    /// The Arrow IPC file or stream, or Parquet file, told by its first bytes (- for standard input: IPC)
     arrow_file: PathBuf,
     /// Output file: .RData/.rda (save() format), or .rds (saveRDS() format)
     #[arg(short, long, value_name = "OUT")]
@@ -110,7 +139,7 @@ struct ToDatasetArgs {
     /// Columns to partition by, hive style (DIR/col=value/part-0.arrow)
     #[arg(long, value_name = "COL,...", value_delimiter = ',')]
     partitioning: Vec<String>,
-    /// File format: arrow (.arrow) or feather (.feather, the same bytes)
+    /// File format: parquet (.parquet), arrow (.arrow) or feather (.feather, the same bytes as arrow)
     #[arg(long, value_enum, default_value_t = DsFormat::Arrow)]
     format: DsFormat,
     /// The object to take from each .RData file [default: every data frame]
@@ -161,6 +190,7 @@ enum RCompress {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum DsFormat {
+    Parquet,
     Arrow,
     Feather,
 }
@@ -190,6 +220,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Ls(a) => ls(a),
         Command::ToArrow(a) => to_arrow(a, &progress),
+        Command::ToParquet(a) => to_parquet(a, &progress),
         Command::ToRdata(a) => to_rdata(a, &progress),
         Command::ToDataset(a) => to_dataset(a, &progress),
     };
@@ -319,6 +350,14 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
             a.file.display()
         )));
     }
+    if !to_stdout {
+        rdarrow_core::arrow::check_sink_name(
+            &out,
+            rdarrow_core::arrow::DataFileKind::Ipc,
+            "to-parquet",
+        )
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    }
     let format = match a.format {
         IpcKind::File => IpcFormat::File,
         IpcKind::Stream => IpcFormat::Stream,
@@ -431,6 +470,64 @@ fn local_tz() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+// --- to-parquet --------------------------------------------------------------
+
+fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
+    use rdarrow_core::arrow::parquet::{ParquetCompression, ParquetOptions};
+    use rdarrow_core::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("parquet"));
+    if out == a.file {
+        return Err(Failure::Usage(format!(
+            "the output would overwrite the input '{}'; choose another with -o",
+            a.file.display()
+        )));
+    }
+    let compression = ParquetCompression::from_name(&a.compression).ok_or_else(|| {
+        Failure::Usage(format!(
+            "unknown compression '{}'; use one of {}",
+            a.compression,
+            ParquetCompression::NAMES.join(", ")
+        ))
+    })?;
+    check_sink_name(&out, DataFileKind::Parquet, "to-arrow")
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let spin = progress.spinner(format!("converting {}", a.file.display()));
+    let opts = TableOptions {
+        col_select: a
+            .columns
+            .clone()
+            .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
+        default_tz: local_tz(),
+        ..Default::default()
+    };
+    let popts = ParquetOptions {
+        compression,
+        level: a.level,
+        row_group_rows: a.row_group_size.map(|r| r as usize),
+        ..Default::default()
+    };
+    let res = convert_to_file(
+        &a.file,
+        a.object.as_deref(),
+        &stream_name(&a.file),
+        opts,
+        ReadOptions::default(),
+        &out,
+        &FileOutput::Parquet(popts),
+        a.memory << 20,
+    );
+    spin.clear();
+    let (_, rows, warnings) = res.map_err(|e| data_error(&a.file, e))?;
+    for w in &warnings {
+        eprintln!("rdarrow: warning: {}: {w}", a.file.display());
+    }
+    progress.note(format!("wrote {rows} rows to {}", out.display()));
+    Ok(())
+}
+
 // --- to-rdata ----------------------------------------------------------------
 
 fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
@@ -446,7 +543,7 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
                 read_ipc_bytes(buf, "standard input", ReadOptions::default().memory_limit())
             })
     } else {
-        read_ipc_file(&a.arrow_file, ReadOptions::default().memory_limit())
+        rdarrow_core::arrow::read_data_file(&a.arrow_file, ReadOptions::default().memory_limit())
     };
     let (schema, batches) = read.map_err(|e| {
         spin.clear();
@@ -523,11 +620,13 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
             .filter(|s| !s.is_empty())
             .collect(),
         format: match a.format {
+            DsFormat::Parquet => DatasetFormat::Parquet,
             DsFormat::Arrow => DatasetFormat::Arrow,
             DsFormat::Feather => DatasetFormat::Feather,
         },
         object: a.object.clone(),
         compression: Some(a.compression.ipc()),
+        parquet: Default::default(),
         chunk_size: a.chunk_size.map(|c| c as usize),
         default_tz: local_tz(),
         read: ReadOptions::default(),

@@ -10,7 +10,9 @@ use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_core::arrow::ipc::{into_ffi_stream, write_ipc_file, IpcCompression, IpcFormat};
+use rdarrow_core::arrow::ipc::{into_ffi_stream, IpcCompression, IpcFormat};
+use rdarrow_core::arrow::parquet::{ParquetCompression, ParquetOptions};
+use rdarrow_core::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
 use rdarrow_core::arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
 use rdarrow_core::Error;
 use rdarrow_core::ReadOptions;
@@ -178,6 +180,7 @@ pub fn to_ipc(
     format: &str,
     compression: &str,
     chunk_size: Robj,
+    memory: f64,
     default_tz: &str,
     stream_name: &str,
     max_depth: i32,
@@ -194,12 +197,119 @@ pub fn to_ipc(
         other => return error_value(&Error::usage(format!("unknown IPC compression '{other}'"))),
     };
     let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
+    let out = req
+        .as_ref()
+        .map(|r| FileOutput::Ipc {
+            format: fmt,
+            compression: comp,
+            rows: r.chunk_size,
+        })
+        .map_err(Clone::clone);
+    write_file(
+        path,
+        sink,
+        req,
+        out,
+        DataFileKind::Ipc,
+        "rdata_to_parquet()",
+        memory,
+        max_depth,
+        "Writing Arrow IPC",
+    )
+}
+
+/// Write an object of a file as Parquet; returns the conversion's
+/// warnings or an error value.
+#[allow(clippy::too_many_arguments)]
+pub fn to_parquet(
+    path: &str,
+    sink: &str,
+    object: Robj,
+    col_select: Robj,
+    compression: &str,
+    level: Robj,
+    row_group_size: Robj,
+    memory: f64,
+    default_tz: &str,
+    stream_name: &str,
+    max_depth: i32,
+) -> Robj {
+    let req = request(
+        &object,
+        &col_select,
+        &row_group_size,
+        default_tz,
+        stream_name,
+    );
+    let out = (|| {
+        let compression = ParquetCompression::from_name(compression)
+            .ok_or_else(|| Error::usage(format!("unknown Parquet compression '{compression}'")))?;
+        let level = if level.is_null() {
+            None
+        } else {
+            level.as_real().map(|l| l as i32)
+        };
+        let rows = req.as_ref().map_err(Clone::clone)?.chunk_size;
+        Ok(FileOutput::Parquet(ParquetOptions {
+            compression,
+            level,
+            row_group_rows: rows,
+            ..Default::default()
+        }))
+    })();
+    write_file(
+        path,
+        sink,
+        req,
+        out,
+        DataFileKind::Parquet,
+        "rdata_to_ipc()",
+        memory,
+        max_depth,
+        "Writing Parquet",
+    )
+}
+
+/// Convert one object of `path` into `sink` as `out` says, row group by
+/// row group within `memory` bytes.
+#[allow(clippy::too_many_arguments)]
+fn write_file(
+    path: &str,
+    sink: &str,
+    req: Result<Request, Error>,
+    out: Result<FileOutput, Error>,
+    kind: DataFileKind,
+    other_function: &str,
+    memory: f64,
+    max_depth: i32,
+    what: &str,
+) -> Robj {
     let read = crate::options(max_depth);
-    let res = crate::job::run("Writing Arrow IPC", || {
-        req.and_then(|req| make_table(path, &req, read))
-            .and_then(|(_, t)| {
-                write_ipc_file(&t, std::path::Path::new(sink), fmt, comp).map(|_| t.warnings)
-            })
+    let sink = std::path::Path::new(sink);
+    let memory = if memory > 0.0 {
+        memory as u64
+    } else {
+        rdarrow_core::arrow::DEFAULT_MEMORY
+    };
+    let res = crate::job::run(what, || {
+        check_sink_name(sink, kind, other_function)?;
+        let (req, out) = (req?, out?);
+        let opts = TableOptions {
+            col_select: req.col_select.clone(),
+            default_tz: req.default_tz.clone(),
+            ..Default::default()
+        };
+        convert_to_file(
+            std::path::Path::new(path),
+            req.object.as_deref(),
+            &req.stream_name,
+            opts,
+            read,
+            sink,
+            &out,
+            memory,
+        )
+        .map(|(_, _, w)| w)
     });
     match res {
         Ok(warnings) => warnings.into(),

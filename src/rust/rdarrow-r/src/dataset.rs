@@ -32,6 +32,7 @@ pub fn to_dataset(
         format,
         object,
         compression: None,
+        parquet: Default::default(),
         chunk_size: None,
         default_tz: (!default_tz.is_empty()).then(|| default_tz.to_string()),
         read: crate::options(max_depth),

@@ -25,7 +25,7 @@ pub(crate) fn options(max_depth: i32) -> ReadOptions {
     ReadOptions {
         max_depth: max_depth.max(1) as usize,
         max_memory: memory_option(),
-        column_hook: None,
+        ..Default::default()
     }
 }
 
@@ -268,6 +268,7 @@ fn rdata_to_ipc_impl(
     format: &str,
     compression: &str,
     chunk_size: Robj,
+    memory: f64,
     default_tz: &str,
     stream_name: &str,
     max_depth: i32,
@@ -280,6 +281,39 @@ fn rdata_to_ipc_impl(
         format,
         compression,
         chunk_size,
+        memory,
+        default_tz,
+        stream_name,
+        max_depth,
+    )
+}
+
+/// Write an object of a file as Parquet.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn rdata_to_parquet_impl(
+    path: &str,
+    sink: &str,
+    object: Robj,
+    col_select: Robj,
+    compression: &str,
+    level: Robj,
+    row_group_size: Robj,
+    memory: f64,
+    default_tz: &str,
+    stream_name: &str,
+    max_depth: i32,
+) -> Robj {
+    arrow::to_parquet(
+        path,
+        sink,
+        object,
+        col_select,
+        compression,
+        level,
+        row_group_size,
+        memory,
         default_tz,
         stream_name,
         max_depth,
@@ -375,8 +409,8 @@ fn ipc_to_rdata_impl(
             .memory_limit();
             from_arrow::frame_to_file(
                 file,
-                job::run("Reading Arrow IPC", || {
-                    from_arrow::read_ipc(path, max_memory)
+                job::run("Reading Arrow data", || {
+                    from_arrow::read_data_file(path, max_memory)
                 }),
                 &o,
             )
@@ -501,6 +535,7 @@ extendr_module! {
     fn rdata_rewrite_impl;
     fn rdata_to_arrow_impl;
     fn rdata_to_ipc_impl;
+    fn rdata_to_parquet_impl;
     fn stream_is_live_impl;
     fn xptr_address_impl;
     fn arrow_to_rdata_impl;

@@ -52,8 +52,10 @@ pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
 /// The file format of a dataset's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DatasetFormat {
-    /// Arrow IPC files, `.arrow`.
+    /// Parquet files, `.parquet` (as `arrow::write_dataset()`'s default).
     #[default]
+    Parquet,
+    /// Arrow IPC files, `.arrow`.
     Arrow,
     /// The same bytes (Feather version 2), `.feather`.
     Feather,
@@ -62,6 +64,7 @@ pub enum DatasetFormat {
 impl DatasetFormat {
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
+            "parquet" => Some(DatasetFormat::Parquet),
             "arrow" | "ipc" => Some(DatasetFormat::Arrow),
             "feather" => Some(DatasetFormat::Feather),
             _ => None,
@@ -71,6 +74,7 @@ impl DatasetFormat {
     /// The extension of the files, without the dot.
     pub fn extension(self) -> &'static str {
         match self {
+            DatasetFormat::Parquet => "parquet",
             DatasetFormat::Arrow => "arrow",
             DatasetFormat::Feather => "feather",
         }
@@ -87,6 +91,8 @@ pub struct DatasetOptions {
     /// frame of each file (an `.rds` file holds one object).
     pub object: Option<String>,
     pub compression: Option<IpcCompression>,
+    /// How Parquet files are compressed.
+    pub parquet: super::parquet::ParquetOptions,
     /// Rows per record batch in each file (one batch when `None`).
     pub chunk_size: Option<usize>,
     /// The zone given to POSIXct columns without a `tzone` attribute.
@@ -208,6 +214,7 @@ struct Output {
     counters: HashMap<PathBuf, usize>,
     threads: usize,
     compression: IpcCompression,
+    parquet: Option<super::parquet::ParquetOptions>,
     chunk_size: Option<usize>,
 }
 
@@ -264,6 +271,14 @@ impl Output {
             counters: HashMap::new(),
             threads,
             compression: opts.compression.unwrap_or(IpcCompression::Uncompressed),
+            // partitions are written on threads of their own
+            parquet: (opts.format == DatasetFormat::Parquet).then(|| {
+                super::parquet::ParquetOptions {
+                    threads: 1,
+                    row_group_rows: opts.chunk_size,
+                    ..opts.parquet.clone()
+                }
+            }),
             chunk_size: opts.chunk_size,
         })
     }
@@ -305,6 +320,14 @@ impl Output {
 
     /// Write `batch` (sliced into chunks) to `path`.
     fn write_batch(&self, schema: &SchemaRef, batch: RecordBatch, path: &Path) -> Result<()> {
+        if let Some(p) = &self.parquet {
+            let table = ArrowTable {
+                schema: schema.clone(),
+                batches: vec![batch],
+                warnings: Vec::new(),
+            };
+            return super::parquet::write_parquet_file(&table, path, p);
+        }
         let n = batch.num_rows();
         let batches = match self.chunk_size {
             Some(c) if c > 0 && n > c => (0..n)

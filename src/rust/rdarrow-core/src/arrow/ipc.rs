@@ -3,6 +3,7 @@
 //! library. Reading checks what a file declares (message lengths,
 //! decompressed sizes) before the IPC reader allocates for it.
 
+use super::rows::{batch_of, row_groups, ColumnSource};
 use super::ArrowTable;
 use crate::error::{Error, Result};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
@@ -65,6 +66,71 @@ pub fn write_ipc<W: Write>(
             w.into_inner().map_err(write_err)
         }
     }
+}
+
+/// Write a [`ColumnSource`] as Arrow IPC to any sink, one record batch of
+/// `rows` rows at a time (its columns made on `threads` threads).
+pub fn write_ipc_source<W: Write>(
+    src: &dyn ColumnSource,
+    sink: W,
+    format: IpcFormat,
+    compression: IpcCompression,
+    rows: usize,
+    threads: usize,
+) -> Result<W> {
+    let codec = match compression {
+        IpcCompression::Uncompressed => None,
+        IpcCompression::Lz4 => Some(CompressionType::LZ4_FRAME),
+        IpcCompression::Zstd => Some(CompressionType::ZSTD),
+    };
+    let opts = IpcWriteOptions::default()
+        .try_with_compression(codec)
+        .map_err(write_err)?;
+    let schema = src.schema();
+    let groups = row_groups(src.num_rows(), rows);
+    macro_rules! write_all {
+        ($w:expr) => {{
+            let mut w = $w;
+            for (start, len) in groups {
+                w.write(&batch_of(src, start, len, threads)?)
+                    .map_err(write_err)?;
+            }
+            w.finish().map_err(write_err)?;
+            w.into_inner().map_err(write_err)
+        }};
+    }
+    match format {
+        IpcFormat::File => {
+            write_all!(FileWriter::try_new_with_options(sink, &schema, opts).map_err(write_err)?)
+        }
+        IpcFormat::Stream => {
+            write_all!(StreamWriter::try_new_with_options(sink, &schema, opts).map_err(write_err)?)
+        }
+    }
+}
+
+/// [`write_ipc_source`] to `path`; the file appears only complete.
+pub fn write_ipc_source_file(
+    src: &dyn ColumnSource,
+    path: &Path,
+    format: IpcFormat,
+    compression: IpcCompression,
+    rows: usize,
+    threads: usize,
+) -> Result<()> {
+    crate::atomic_write(path, |f| {
+        let w = write_ipc_source(
+            src,
+            std::io::BufWriter::with_capacity(1 << 20, f),
+            format,
+            compression,
+            rows,
+            threads,
+        )?;
+        w.into_inner()
+            .map_err(|e| Error::io(e.error(), "cannot write"))
+            .map(|_| ())
+    })
 }
 
 /// Write a table as Arrow IPC to `path`; the file appears only complete.

@@ -25,6 +25,156 @@ pub mod to_arrow;
 pub mod types;
 
 pub use to_arrow::{
-    read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef, ConvertedColumn,
-    EarlyColumns, TableOptions,
+    open_table, read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef,
+    ConvertedColumn, EarlyColumns, OpenedTable, TableOptions,
 };
+
+/// The kinds of file rdarrow reads and writes besides R's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFileKind {
+    /// Arrow IPC (file or stream format; Feather version 2).
+    Ipc,
+    Parquet,
+}
+
+impl DataFileKind {
+    /// The kind a file name's extension names, if any.
+    pub fn of_name(path: &std::path::Path) -> Option<DataFileKind> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "parquet" | "pq" => Some(DataFileKind::Parquet),
+            "arrow" | "feather" | "ipc" | "arrows" => Some(DataFileKind::Ipc),
+            _ => None,
+        }
+    }
+
+    /// The kind a file's first bytes say (IPC when not Parquet).
+    pub fn of_bytes(prefix: &[u8]) -> DataFileKind {
+        if parquet::is_parquet(prefix) {
+            DataFileKind::Parquet
+        } else {
+            DataFileKind::Ipc
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DataFileKind::Ipc => "Arrow IPC",
+            DataFileKind::Parquet => "Parquet",
+        }
+    }
+}
+
+/// The rule for a sink's name: writing `writing` to a file whose
+/// extension names the other kind is an error that names `right_function`
+/// (the caller's function for the kind the name asks for), never a file of
+/// the wrong format under a misleading name.
+pub fn check_sink_name(
+    sink: &std::path::Path,
+    writing: DataFileKind,
+    right_function: &str,
+) -> crate::Result<()> {
+    match DataFileKind::of_name(sink) {
+        Some(k) if k != writing => Err(crate::Error::usage(format!(
+            "'{}' names a {} file but this writes {}; use {right_function} to write {}",
+            sink.display(),
+            k.name(),
+            writing.name(),
+            k.name()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Read an Arrow IPC file or stream or a Parquet file, told apart by its
+/// first bytes.
+pub fn read_data_file(
+    path: &std::path::Path,
+    max_memory: u64,
+) -> crate::Result<(arrow_schema::SchemaRef, Vec<arrow_array::RecordBatch>)> {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| crate::Error::io(&e, &format!("cannot read '{}'", path.display())))?;
+    match DataFileKind::of_bytes(&head[..n]) {
+        DataFileKind::Parquet => parquet::read_parquet_file(path, max_memory),
+        DataFileKind::Ipc => ipc::read_ipc_file(path, max_memory),
+    }
+}
+
+/// What to write an object of an R data file as.
+#[derive(Debug, Clone)]
+pub enum FileOutput {
+    Parquet(parquet::ParquetOptions),
+    /// Arrow IPC, in record batches of `rows` rows (as the memory budget
+    /// allows when `None`).
+    Ipc {
+        format: ipc::IpcFormat,
+        compression: ipc::IpcCompression,
+        rows: Option<usize>,
+    },
+}
+
+/// The default memory budget of a conversion by row group, in bytes.
+pub const DEFAULT_MEMORY: u64 = 1 << 30;
+
+/// Convert one object of the R data file at `path` (chosen as
+/// [`crate::Document::choose_table_object`] says) to `sink`, row group by
+/// row group: a data frame's payloads are read back from the file (or
+/// from a spill of its decompressed stream beside `sink`), so memory
+/// holds about one row group of every column, sized for `memory` bytes.
+/// The file appears only complete. Returns the object's name, its rows
+/// and the conversion's warnings.
+pub fn convert_to_file(
+    path: &std::path::Path,
+    object: Option<&str>,
+    stream_name: &str,
+    opts: TableOptions,
+    read: crate::ReadOptions,
+    sink: &std::path::Path,
+    out: &FileOutput,
+    memory: u64,
+) -> crate::Result<(String, usize, Vec<String>)> {
+    let rows = match out {
+        FileOutput::Parquet(p) => p.row_group_rows,
+        FileOutput::Ipc { rows, .. } => *rows,
+    };
+    let spill_dir = sink
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let t = open_table(
+        path,
+        object,
+        stream_name,
+        opts,
+        read,
+        spill_dir,
+        rows,
+        memory,
+    )?;
+    let threads = rows::all_cores();
+    match out {
+        FileOutput::Parquet(p) => {
+            let p = parquet::ParquetOptions {
+                row_group_rows: Some(t.group_rows),
+                ..p.clone()
+            };
+            parquet::write_parquet_file(t.source.as_ref(), sink, &p)?
+        }
+        FileOutput::Ipc {
+            format,
+            compression,
+            ..
+        } => ipc::write_ipc_source_file(
+            t.source.as_ref(),
+            sink,
+            *format,
+            *compression,
+            t.group_rows,
+            threads,
+        )?,
+    }
+    Ok((t.name, t.source.num_rows(), t.source.warnings()))
+}

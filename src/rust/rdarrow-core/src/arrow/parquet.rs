@@ -15,6 +15,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderB
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression as Codec, GzipLevel, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use std::io::Write;
 use std::path::Path;
@@ -145,7 +146,15 @@ pub fn write_parquet<W: Write + Send>(
     opts: &ParquetOptions,
 ) -> Result<W> {
     let schema = src.schema();
+    // the schema's metadata also as the file's own key-value pairs, as
+    // arrow's C++ writer stores them (arrow R reads `"r"` from there)
+    let kv: Vec<KeyValue> = schema
+        .metadata()
+        .iter()
+        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+        .collect();
     let props = WriterProperties::builder()
+        .set_key_value_metadata((!kv.is_empty()).then_some(kv))
         .set_compression(opts.compression.codec(opts.level)?)
         .set_created_by(format!("rdarrow version {}", env!("CARGO_PKG_VERSION")))
         .build();
@@ -185,7 +194,6 @@ pub fn write_parquet<W: Write + Send>(
         }
         group.close().map_err(pq_err("row group"))?;
     }
-    file.finish().map_err(pq_err("footer"))?;
     file.into_inner().map_err(pq_err("footer"))
 }
 
