@@ -64,7 +64,7 @@ same_rows <- function(got, expected) {
 test_that("rdata_to_dataset writes one file per data frame", {
   fx <- ds_fixture()
   out <- file.path(fx$dir, "plain")
-  expect_invisible(res <- rdata_to_dataset(fx$files, out))
+  expect_invisible(res <- rdata_to_dataset(fx$files, out, format = "arrow"))
   expect_identical(res, out)
   expect_equal(sort(list.files(out, recursive = TRUE)),
                c("part-0.arrow", "part-1.arrow", "part-2.arrow"))
@@ -83,7 +83,7 @@ test_that("rdata_to_dataset writes one file per data frame", {
 test_that("hive partitioning splits rows into grp=value/part-N.arrow", {
   fx <- ds_fixture()
   out <- file.path(fx$dir, "by_grp")
-  rdata_to_dataset(fx$files, out, partitioning = "grp")
+  rdata_to_dataset(fx$files, out, partitioning = "grp", format = "arrow")
   # the layout arrow::open_dataset(out, format = "arrow") reads
   expect_setequal(list.files(out, recursive = TRUE), c(
     "grp=a/part-0.arrow", "grp=a/part-1.arrow",
@@ -171,11 +171,11 @@ test_that("objects are chosen per file, and every data frame is taken by default
   f <- file.path(fx$dir, "many.RData")
   save(a, notdf, b, file = f)
   out <- file.path(fx$dir, "all_frames")
-  rdata_to_dataset(f, out)
+  rdata_to_dataset(f, out, format = "arrow")
   expect_equal(sort(list.files(out)), c("part-0.arrow", "part-1.arrow"))
 
   out2 <- file.path(fx$dir, "only_b")
-  rdata_to_dataset(f, out2, object = "b")
+  rdata_to_dataset(f, out2, object = "b", format = "arrow")
   expect_equal(list.files(out2), "part-0.arrow")
 
   err <- expect_error(rdata_to_dataset(f, file.path(fx$dir, "none"), object = "zz"),
@@ -220,7 +220,7 @@ test_that("the CLI's to-dataset writes the same dataset", {
   cli_binary()
   from_r <- file.path(fx$dir, "from_r")
   from_cli <- file.path(fx$dir, "from_cli")
-  rdata_to_dataset(fx$files, from_r, partitioning = "grp")
+  rdata_to_dataset(fx$files, from_r, partitioning = "grp", format = "arrow")
   r <- run_cli(c("to-dataset", fx$files, "-o", from_cli, "--partitioning", "grp"))
   expect_equal(r$status, 0L)
   files <- sort(list.files(from_r, recursive = TRUE))

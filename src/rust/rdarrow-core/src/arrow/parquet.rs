@@ -123,6 +123,26 @@ fn pq_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
     }
 }
 
+/// The type a column is stored with: Parquet has no unit of seconds, and
+/// readers (arrow's C++ among them) read a timestamp or time of seconds
+/// back as plain integers, so they go in milliseconds (exactly).
+fn stored_type(dt: &DataType) -> DataType {
+    use arrow_schema::{Field, TimeUnit};
+    let field = |f: &arrow_schema::FieldRef| {
+        std::sync::Arc::new(Field::clone(f).with_data_type(stored_type(f.data_type())))
+    };
+    match dt {
+        DataType::Timestamp(TimeUnit::Second, tz) => {
+            DataType::Timestamp(TimeUnit::Millisecond, tz.clone())
+        }
+        DataType::Time32(TimeUnit::Second) => DataType::Time32(TimeUnit::Millisecond),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The Parquet leaf columns an Arrow type becomes.
 fn leaf_count(dt: &DataType) -> usize {
     match dt {
@@ -145,7 +165,20 @@ pub fn write_parquet<W: Write + Send>(
     sink: W,
     opts: &ParquetOptions,
 ) -> Result<W> {
-    let schema = src.schema();
+    let given = src.schema();
+    let fields: Vec<arrow_schema::Field> = given
+        .fields()
+        .iter()
+        .map(|f| {
+            f.as_ref()
+                .clone()
+                .with_data_type(stored_type(f.data_type()))
+        })
+        .collect();
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+        fields,
+        given.metadata().clone(),
+    ));
     // the schema's metadata also as the file's own key-value pairs, as
     // arrow's C++ writer stores them (arrow R reads `"r"` from there)
     let kv: Vec<KeyValue> = schema
@@ -173,8 +206,12 @@ pub fn write_parquet<W: Write + Send>(
             .map(|f| Mutex::new(writers.by_ref().take(leaf_count(f.data_type())).collect()))
             .collect();
         let chunks: Vec<Vec<ArrowColumnChunk>> = per_column(fields.len(), opts.threads, |j| {
-            let array = src.column(j, start, len)?;
+            let mut array = src.column(j, start, len)?;
             let name = fields[j].name();
+            if array.data_type() != fields[j].data_type() {
+                array = arrow_cast::cast(&array, fields[j].data_type())
+                    .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
+            }
             let what = format!("column '{name}'");
             let leaves = compute_leaves(&fields[j], &array).map_err(pq_err(&what))?;
             drop(array);
