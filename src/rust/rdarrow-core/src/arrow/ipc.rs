@@ -31,6 +31,18 @@ fn write_err(e: impl std::fmt::Display) -> Error {
     Error::new(crate::ErrorKind::Io, format!("cannot write Arrow IPC: {e}"))
 }
 
+/// The IPC writer's options for `compression`.
+fn write_options(compression: IpcCompression) -> Result<IpcWriteOptions> {
+    let codec = match compression {
+        IpcCompression::Uncompressed => None,
+        IpcCompression::Lz4 => Some(CompressionType::LZ4_FRAME),
+        IpcCompression::Zstd => Some(CompressionType::ZSTD),
+    };
+    IpcWriteOptions::default()
+        .try_with_compression(codec)
+        .map_err(write_err)
+}
+
 /// Write a table as Arrow IPC to any sink.
 pub fn write_ipc<W: Write>(
     table: &ArrowTable,
@@ -38,14 +50,7 @@ pub fn write_ipc<W: Write>(
     format: IpcFormat,
     compression: IpcCompression,
 ) -> Result<W> {
-    let codec = match compression {
-        IpcCompression::Uncompressed => None,
-        IpcCompression::Lz4 => Some(CompressionType::LZ4_FRAME),
-        IpcCompression::Zstd => Some(CompressionType::ZSTD),
-    };
-    let opts = IpcWriteOptions::default()
-        .try_with_compression(codec)
-        .map_err(write_err)?;
+    let opts = write_options(compression)?;
     match format {
         IpcFormat::File => {
             let mut w =
@@ -78,14 +83,7 @@ pub fn write_ipc_source<W: Write>(
     rows: usize,
     threads: usize,
 ) -> Result<W> {
-    let codec = match compression {
-        IpcCompression::Uncompressed => None,
-        IpcCompression::Lz4 => Some(CompressionType::LZ4_FRAME),
-        IpcCompression::Zstd => Some(CompressionType::ZSTD),
-    };
-    let opts = IpcWriteOptions::default()
-        .try_with_compression(codec)
-        .map_err(write_err)?;
+    let opts = write_options(compression)?;
     let schema = src.schema();
     let groups = row_groups(src.num_rows(), rows);
     macro_rules! write_all {
