@@ -41,6 +41,10 @@
 # run time: several minutes, and more than 10 on a busy 2-core machine.
 
 suppressPackageStartupMessages(library(rdarrow))
+source(file.path(local({
+  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(f)) dirname(normalizePath(f[[1]])) else "bench"
+}), "common.R"))
 
 # ---- options ---------------------------------------------------------------
 
@@ -75,7 +79,6 @@ reps <- opts$reps
 
 # ---- helpers ---------------------------------------------------------------
 
-mb <- function(bytes) sprintf("%.1f", bytes / 1e6)
 
 # Stop on an engine error (the internal functions return it as a value).
 engine <- function(res) {
@@ -83,16 +86,7 @@ engine <- function(res) {
   res
 }
 
-# Elapsed seconds of one run of f(), after a full gc().
-time_once <- function(f) {
-  invisible(gc(full = TRUE))
-  system.time(f(), gcFirst = FALSE)[["elapsed"]]
-}
 
-load_avg <- function() {
-  tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
-           error = function(e) "unknown")
-}
 
 section <- function(title) cat("\n## ", title, "\n\n", sep = "")
 
@@ -122,36 +116,7 @@ cat("- rows: ", format(n, big.mark = ","), ", repetitions: ", reps,
 
 section("Inputs")
 
-set.seed(20240601)
-make_words <- function(k) {
-  words <- character()
-  while (length(words) < k) {
-    len <- sample(3:10, 2 * k, replace = TRUE)
-    cand <- vapply(len, function(l) paste(sample(letters, l, replace = TRUE), collapse = ""),
-                   character(1))
-    words <- unique(c(words, cand))
-  }
-  words[seq_len(k)]
-}
-words <- make_words(1000)
-
-t_gen <- system.time({
-  logi <- sample(c(TRUE, FALSE), n, replace = TRUE)
-  logi[sample.int(n, n %/% 10)] <- NA
-  df <- data.frame(
-    id     = seq_len(n),
-    x      = rnorm(n),
-    y      = round(runif(n, 0, 1e4), 2),
-    flag   = logi,
-    word   = sample(words, n, replace = TRUE),
-    group  = factor(sample(c("north", "south", "east", "west", "centre"), n, replace = TRUE)),
-    day    = as.Date("2000-01-01") + sample.int(9000L, n, replace = TRUE),
-    stamp  = as.POSIXct(1.5e9 + runif(n, 0, 3e8), origin = "1970-01-01", tz = "UTC"),
-    stringsAsFactors = FALSE
-  )
-  attr(df$stamp, "tzone") <- "UTC"
-  rm(logi)
-})[["elapsed"]]
+t_gen <- system.time(df <- bench_frame(n))[["elapsed"]]
 cat(sprintf("generated %s rows x %d columns in %.1f s: %s\n",
             format(n, big.mark = ","), ncol(df), t_gen,
             paste(sprintf("%s <%s>", names(df), vapply(df, function(c) class(c)[1], "")),

@@ -9,6 +9,7 @@
 #   d     rdata_to_ipc(format = "stream") -> ipc_to_rdata() -> load()
 #   e     rdarrow to-arrow -> rdarrow to-rdata -> load()
 #   e.rds rdarrow to-arrow -> rdarrow to-rdata -o <.rds> -> readRDS()
+#   p     rdata_to_parquet() -> parquet_to_rdata() -> load()
 #
 # Everything here uses base R and rdarrow only (arrow R where a route
 # needs it), no testthat: the corpus tests source this file (with
@@ -27,7 +28,8 @@ lc_route_labels <- c(
   c = "rdata_to_ipc(format = \"file\") -> ipc_to_rdata() -> load()",
   d = "rdata_to_ipc(format = \"stream\") -> ipc_to_rdata() -> load()",
   e = "rdarrow to-arrow -> rdarrow to-rdata -> load()",
-  e.rds = "rdarrow to-arrow -> rdarrow to-rdata -o <.rds> -> readRDS()"
+  e.rds = "rdarrow to-arrow -> rdarrow to-rdata -o <.rds> -> readRDS()",
+  p = "rdata_to_parquet() -> parquet_to_rdata() -> load()"
 )
 
 # ---------------------------------------------------------------------------
@@ -295,7 +297,8 @@ lc_route <- function(route, f, o, dir, cli = NULL) {
   out_rdata <- file.path(dir, "out.RData")
   out_rds <- file.path(dir, "out.rds")
   ipc <- file.path(dir, "x.arrow")
-  unlink(c(out_rdata, out_rds, ipc))
+  pq <- file.path(dir, "x.parquet")
+  unlink(c(out_rdata, out_rds, ipc, pq))
   switch(route,
     a = {
       rdarrow::arrow_to_rdata(rdarrow::rdata_to_arrow(f, object = o), out_rdata, name = o)
@@ -314,6 +317,11 @@ lc_route <- function(route, f, o, dir, cli = NULL) {
     d = {
       rdarrow::rdata_to_ipc(f, ipc, object = o, format = if (route == "c") "file" else "stream")
       rdarrow::ipc_to_rdata(ipc, out_rdata, name = o)
+      lc_read_back(out_rdata, o)
+    },
+    p = {
+      rdarrow::rdata_to_parquet(f, pq, object = o)
+      rdarrow::parquet_to_rdata(pq, out_rdata, name = o)
       lc_read_back(out_rdata, o)
     },
     e = ,

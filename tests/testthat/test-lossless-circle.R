@@ -62,9 +62,9 @@ test_that("the objects of every kind are what they say they are", {
   expect_identical(comment(ref$vec_comment), "a comment")
 })
 
-test_that("every kind of object comes back identical() through the C stream and IPC (routes a, a.rds, c, d)", {
+test_that("every kind of object comes back identical() through the C stream, IPC and Parquet (routes a, a.rds, c, d, p)", {
   fx <- lc_fixture()
-  lc_expect_routes(fx, c("a", "a.rds", "c", "d"))
+  lc_expect_routes(fx, c("a", "a.rds", "c", "d", "p"))
 })
 
 test_that("every kind of object comes back identical() through an arrow R Table (route b)", {
@@ -83,7 +83,7 @@ test_that("a few hundred thousand rows (converted on several threads) come back 
   objs <- lc_big_objects()
   fx <- lc_fixture(objs)
   expect_identical(nrow(fx$ref$big_df), 300000L)
-  lc_expect_routes(fx, c("a", "a.rds", "c", "d"))
+  lc_expect_routes(fx, c("a", "a.rds", "c", "d", "p"))
   if (!requireNamespace("arrow", quietly = TRUE)) {
     skip("arrow R is not installed: route b (arrow R Table) of the large objects not run")
   }
@@ -193,7 +193,7 @@ lc_corpus_child <- function(files, root, progress, helper, cli, routes) {
   invisible(NULL)
 }
 
-test_that("every object of the peer corpus that converts comes back identical() (routes a, c, e)", {
+test_that("every object of the peer corpus that converts comes back identical() (routes a, c, e, p)", {
   dir <- corpus_dir("the peer corpus round trips are not run")
   skip_if_not_installed("callr")
   # without the command line (no cargo), routes a and c still run
@@ -205,7 +205,7 @@ test_that("every object of the peer corpus that converts comes back identical() 
   root <- paste0(dir, "/")
   files <- corpus_files(dir)
   expect_gt(length(files), 100L)
-  routes <- if (is.null(cli)) c("a", "c") else c("a", "c", "e")
+  routes <- if (is.null(cli)) c("a", "c", "p") else c("a", "c", "e", "p")
   res <- lc_run_in_children(lc_corpus_child, files, root,
                             list(helper = lc_helper_files(), cli = cli, routes = routes))
   unloadable <- unique(res$file[res$status == "unloadable"])

@@ -140,14 +140,14 @@ struct ToDatasetArgs {
     #[arg(long, value_name = "COL,...", value_delimiter = ',')]
     partitioning: Vec<String>,
     /// File format: parquet (.parquet), arrow (.arrow) or feather (.feather, the same bytes as arrow)
-    #[arg(long, value_enum, default_value_t = DsFormat::Arrow)]
+    #[arg(long, value_enum, default_value_t = DsFormat::Parquet)]
     format: DsFormat,
     /// The object to take from each .RData file [default: every data frame]
     #[arg(long, value_name = "NAME")]
     object: Option<String>,
-    /// Buffer compression
-    #[arg(long, value_enum, default_value_t = Codec::None)]
-    compression: Codec,
+    /// Compression [default: zstd for parquet, none for arrow and feather]
+    #[arg(long, value_enum)]
+    compression: Option<Codec>,
     /// Rows per record batch [default: one batch per file]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     chunk_size: Option<u64>,
@@ -176,6 +176,15 @@ impl Codec {
             Codec::None => IpcCompression::Uncompressed,
             Codec::Lz4 => IpcCompression::Lz4,
             Codec::Zstd => IpcCompression::Zstd,
+        }
+    }
+
+    fn parquet(self) -> rdarrow_core::arrow::parquet::ParquetCompression {
+        use rdarrow_core::arrow::parquet::ParquetCompression;
+        match self {
+            Codec::None => ParquetCompression::Uncompressed,
+            Codec::Lz4 => ParquetCompression::Lz4,
+            Codec::Zstd => ParquetCompression::Zstd,
         }
     }
 }
@@ -625,8 +634,14 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
             DsFormat::Feather => DatasetFormat::Feather,
         },
         object: a.object.clone(),
-        compression: Some(a.compression.ipc()),
-        parquet: Default::default(),
+        compression: a.compression.map(Codec::ipc),
+        parquet: {
+            let mut p = rdarrow_core::arrow::parquet::ParquetOptions::default();
+            if let Some(c) = a.compression {
+                p.compression = c.parquet();
+            }
+            p
+        },
         chunk_size: a.chunk_size.map(|c| c as usize),
         default_tz: local_tz(),
         read: ReadOptions::default(),

@@ -136,26 +136,18 @@ pub fn expand_within(a: &Altrep, refs: &RefTable, max_memory: u64) -> Result<Vec
     let (class, pkg) = class_of(a, refs);
     let class_name = String::from_utf8_lossy(class.unwrap_or(b"?")).into_owned();
     match class.unwrap_or(b"") {
-        b"compact_intseq" => {
-            let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
-            check_sequence(a, refs)?;
-            check_memory(n, 4, max_memory)?;
-            let (n, n1, inc) = (n as usize, n1 as i64, inc as i64);
-            Ok(VectorData::Integer(ScalarBuffer::from(
-                (0..n)
-                    .map(|i| (n1 + inc * i as i64) as i32)
-                    .collect::<Vec<_>>(),
-            )))
-        }
-        b"compact_realseq" => {
-            let (n, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
-            check_sequence(a, refs)?;
-            check_memory(n, 8, max_memory)?;
-            Ok(VectorData::Real(ScalarBuffer::from(
-                (0..n as usize)
-                    .map(|i| n1 + inc * i as f64)
-                    .collect::<Vec<_>>(),
-            )))
+        b"compact_intseq" | b"compact_realseq" => {
+            let (n, _, _) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
+            check_memory(
+                n,
+                if class == Some(b"compact_intseq") {
+                    4
+                } else {
+                    8
+                },
+                max_memory,
+            )?;
+            sequence_part(a, refs, 0, n as u64)
         }
         b"deferred_string" => {
             let (arg, info) = state_pair(&a.state).ok_or_else(|| bad_state(&class_name))?;
@@ -192,6 +184,39 @@ pub fn expand_within(a: &Altrep, refs: &RefTable, max_memory: u64) -> Result<Vec
             "the object uses the ALTREP class '{}' from package '{}', which rdarrow cannot expand",
             class_name,
             String::from_utf8_lossy(pkg.unwrap_or(b"?"))
+        ))),
+    }
+}
+
+/// Elements `[start, start + n)` of a compact sequence (an error for any
+/// other node or a range past its end).
+pub fn sequence_part(a: &Altrep, refs: &RefTable, start: u64, n: u64) -> Result<VectorData> {
+    let (class, _) = class_of(a, refs);
+    let class_name = String::from_utf8_lossy(class.unwrap_or(b"?")).into_owned();
+    let (len, n1, inc) = seq_state(&a.state).ok_or_else(|| bad_state(&class_name))?;
+    check_sequence(a, refs)?;
+    if start.checked_add(n).is_none_or(|end| end as f64 > len) {
+        return Err(Error::internal(
+            "elements past the end of a compact sequence",
+        ));
+    }
+    let at = start as f64;
+    match class.unwrap_or(b"") {
+        b"compact_intseq" => {
+            let (n1, inc) = (n1 as i64 + inc as i64 * start as i64, inc as i64);
+            Ok(VectorData::Integer(ScalarBuffer::from(
+                (0..n as i64)
+                    .map(|i| (n1 + inc * i) as i32)
+                    .collect::<Vec<_>>(),
+            )))
+        }
+        b"compact_realseq" => Ok(VectorData::Real(ScalarBuffer::from(
+            (0..n)
+                .map(|i| n1 + inc * (at + i as f64))
+                .collect::<Vec<_>>(),
+        ))),
+        _ => Err(Error::internal(format!(
+            "'{class_name}' is not a compact sequence"
         ))),
     }
 }

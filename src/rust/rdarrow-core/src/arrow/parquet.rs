@@ -9,14 +9,21 @@
 
 use super::rows::{per_column, row_groups, ColumnSource};
 use crate::error::{Error, ErrorKind, Result};
+use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::EncodingMask;
 use parquet::basic::{Compression as Codec, GzipLevel, ZstdLevel};
-use parquet::file::metadata::KeyValue;
+use parquet::column::writer::ColumnCloseResult;
+use parquet::file::metadata::{ColumnChunkMetaData, KeyValue};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnDescPtr;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
@@ -186,15 +193,30 @@ pub fn write_parquet<W: Write + Send>(
         .iter()
         .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
         .collect();
+    let codec = opts.compression.codec(opts.level)?;
     let props = WriterProperties::builder()
         .set_key_value_metadata((!kv.is_empty()).then_some(kv))
-        .set_compression(opts.compression.codec(opts.level)?)
+        .set_compression(codec)
         .set_created_by(format!("rdarrow version {}", env!("CARGO_PKG_VERSION")))
         .build();
     let writer =
         ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(pq_err("schema"))?;
     let (mut file, factory) = writer.into_serialized_writer().map_err(pq_err("schema"))?;
     let fields = schema.fields();
+    // each field's first leaf column (a factor has just one)
+    let leaves: Vec<ColumnDescPtr> = {
+        let descr = file.schema_descr();
+        let mut first = 0;
+        fields
+            .iter()
+            .map(|f| {
+                let d = descr.column(first);
+                first += leaf_count(f.data_type());
+                d
+            })
+            .collect()
+    };
+    let codec = opts.compression.codec(opts.level)?;
     let rows = opts.row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS);
     for (g, (start, len)) in row_groups(src.num_rows(), rows).into_iter().enumerate() {
         let mut writers = factory
@@ -205,7 +227,7 @@ pub fn write_parquet<W: Write + Send>(
             .iter()
             .map(|f| Mutex::new(writers.by_ref().take(leaf_count(f.data_type())).collect()))
             .collect();
-        let chunks: Vec<Vec<ArrowColumnChunk>> = per_column(fields.len(), opts.threads, |j| {
+        let chunks: Vec<Vec<Chunk>> = per_column(fields.len(), opts.threads, |j| {
             let mut array = src.column(j, start, len)?;
             let name = fields[j].name();
             if array.data_type() != fields[j].data_type() {
@@ -213,25 +235,183 @@ pub fn write_parquet<W: Write + Send>(
                     .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
             }
             let what = format!("column '{name}'");
+            let ws = std::mem::take(&mut *per_field[j].lock().unwrap_or_else(|e| e.into_inner()));
+            if let Some(chunk) =
+                dictionary_chunk(&leaves[j], array.as_ref(), codec).map_err(pq_err(&what))?
+            {
+                return Ok(vec![chunk]);
+            }
             let leaves = compute_leaves(&fields[j], &array).map_err(pq_err(&what))?;
             drop(array);
-            let ws = std::mem::take(&mut *per_field[j].lock().unwrap_or_else(|e| e.into_inner()));
             ws.into_iter()
                 .zip(leaves)
                 .map(|(mut w, leaf)| {
                     w.write(&leaf).map_err(pq_err(&what))?;
-                    w.close().map_err(pq_err(&what))
+                    w.close().map(Chunk::Arrow).map_err(pq_err(&what))
                 })
                 .collect()
         })?;
         let mut group = file.next_row_group().map_err(pq_err("row group"))?;
         for c in chunks.into_iter().flatten() {
-            c.append_to_row_group(&mut group)
-                .map_err(pq_err("row group"))?;
+            match c {
+                Chunk::Arrow(c) => c.append_to_row_group(&mut group),
+                Chunk::Dictionary(bytes, close) => group.append_column(&bytes, close),
+            }
+            .map_err(pq_err("row group"))?;
         }
         group.close().map_err(pq_err("row group"))?;
     }
     file.into_inner().map_err(pq_err("footer"))
+}
+
+/// A row group's column chunk, encoded.
+enum Chunk {
+    /// By arrow-rs's column writer.
+    Arrow(ArrowColumnChunk),
+    /// By [`dictionary_chunk`]: the chunk's bytes and what describes them.
+    Dictionary(Bytes, ColumnCloseResult),
+}
+
+/// Values per data page of a [`dictionary_chunk`].
+const DICTIONARY_PAGE_VALUES: usize = 1 << 20;
+
+/// A factor's column chunk with the factor's own levels as the dictionary
+/// page: all of them, in their order, as arrow's C++ writer stores a
+/// dictionary column. (arrow-rs's writer encodes the values again, which
+/// gives each row group a dictionary in order of first appearance and
+/// drops unused levels, so readers would see other levels.) The keys go in
+/// data pages (version 1: definition levels, then the keys, both in the
+/// RLE/bit-packed hybrid). `None` for anything but a flat dictionary of
+/// non-null strings, which arrow-rs's writer then takes.
+fn dictionary_chunk(
+    descr: &ColumnDescPtr,
+    array: &dyn Array,
+    codec: Codec,
+) -> parquet::errors::Result<Option<Chunk>> {
+    use parquet::basic::Encoding;
+    use parquet::column::page::{CompressedPage, Page, PageWriter};
+    use parquet::encodings::rle::RleEncoder;
+    use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+    let Some(dict) = array.as_any_dictionary_opt() else {
+        return Ok(None);
+    };
+    let values = dict.values();
+    let levels: Vec<&[u8]> = match values.data_type() {
+        DataType::Utf8 => values
+            .as_string::<i32>()
+            .iter()
+            .flatten()
+            .map(str::as_bytes)
+            .collect(),
+        DataType::LargeUtf8 => values
+            .as_string::<i64>()
+            .iter()
+            .flatten()
+            .map(str::as_bytes)
+            .collect(),
+        _ => return Ok(None),
+    };
+    if descr.max_rep_level() != 0 || levels.is_empty() || levels.len() != values.len() {
+        return Ok(None);
+    }
+    let mut compressor = parquet::compression::create_codec(codec, &Default::default())?;
+    let mut compressed = Vec::new();
+    let mut compress = |plain: Vec<u8>| -> parquet::errors::Result<(Bytes, usize)> {
+        let size = plain.len();
+        Ok(match compressor.as_mut() {
+            Some(c) => {
+                compressed.clear();
+                c.compress(&plain, &mut compressed)?;
+                (Bytes::copy_from_slice(&compressed), size)
+            }
+            None => (Bytes::from(plain), size),
+        })
+    };
+    let mut sink = TrackedWrite::new(Vec::new());
+    let mut pages = SerializedPageWriter::new(&mut sink);
+    let (mut compressed_size, mut uncompressed_size) = (0u64, 0u64);
+    let mut count = |spec: parquet::column::page::PageWriteSpec| {
+        compressed_size += spec.compressed_size as u64;
+        uncompressed_size += spec.uncompressed_size as u64;
+        spec.offset
+    };
+
+    let mut plain = Vec::with_capacity(levels.iter().map(|l| 4 + l.len()).sum());
+    for l in &levels {
+        plain.extend_from_slice(&(l.len() as u32).to_le_bytes());
+        plain.extend_from_slice(l);
+    }
+    let (buf, size) = compress(plain)?;
+    let page = Page::DictionaryPage {
+        buf,
+        num_values: levels.len() as u32,
+        encoding: Encoding::PLAIN,
+        is_sorted: false,
+    };
+    let dictionary_offset = count(pages.write_page(CompressedPage::new(page, size))?);
+
+    let keys = dict.normalized_keys();
+    let valid = |i: usize| dict.keys().is_valid(i);
+    let nullable = descr.max_def_level() > 0;
+    if !nullable && dict.keys().null_count() > 0 {
+        return Err(parquet::errors::ParquetError::General(
+            "a column declared without nulls holds nulls".into(),
+        ));
+    }
+    let width = (usize::BITS - (levels.len() - 1).leading_zeros()).max(1) as u8;
+    let mut data_offset = None;
+    for start in (0..keys.len()).step_by(DICTIONARY_PAGE_VALUES) {
+        let end = (start + DICTIONARY_PAGE_VALUES).min(keys.len());
+        let mut plain = Vec::new();
+        if nullable {
+            let mut defs = RleEncoder::new(1, 1024);
+            (start..end).for_each(|i| defs.put(valid(i) as u64));
+            let defs = defs.consume();
+            plain.extend_from_slice(&(defs.len() as u32).to_le_bytes());
+            plain.extend_from_slice(&defs);
+        }
+        let mut ids = RleEncoder::new(width, 1024);
+        for i in (start..end).filter(|&i| valid(i)) {
+            ids.put(keys[i] as u64);
+        }
+        plain.push(width);
+        plain.extend_from_slice(&ids.consume());
+        let (buf, size) = compress(plain)?;
+        let page = Page::DataPage {
+            buf,
+            num_values: (end - start) as u32,
+            encoding: Encoding::RLE_DICTIONARY,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        };
+        let offset = count(pages.write_page(CompressedPage::new(page, size))?);
+        data_offset.get_or_insert(offset);
+    }
+    pages.close()?;
+    drop(pages);
+    let encodings = [Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
+    let metadata = ColumnChunkMetaData::builder(descr.clone())
+        .set_compression(codec)
+        .set_encodings_mask(EncodingMask::new_from_encodings(encodings.iter()))
+        .set_total_compressed_size(compressed_size as i64)
+        .set_total_uncompressed_size(uncompressed_size as i64)
+        .set_num_values(keys.len() as i64)
+        .set_data_page_offset(data_offset.unwrap_or(dictionary_offset) as i64)
+        .set_dictionary_page_offset(Some(dictionary_offset as i64))
+        .build()?;
+    let bytes = Bytes::from(sink.into_inner()?);
+    Ok(Some(Chunk::Dictionary(
+        bytes.clone(),
+        ColumnCloseResult {
+            bytes_written: bytes.len() as u64,
+            rows_written: keys.len() as u64,
+            metadata,
+            bloom_filter: None,
+            column_index: None,
+            offset_index: None,
+        },
+    )))
 }
 
 /// Write `src` as Parquet to `path`; the file appears only complete.
@@ -363,26 +543,31 @@ impl ParquetFile {
             ));
         }
         guarded(what, || {
-            let f = self
-                .file
-                .try_clone()
-                .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
-            let builder =
-                ParquetRecordBatchReaderBuilder::try_new_with_options(f, ArrowReaderOptions::new())
-                    .map_err(read_err(what))?;
-            let mask = ProjectionMask::roots(builder.parquet_schema(), [j]);
-            let reader = builder
-                .with_projection(mask)
-                .with_batch_size(1 << 16)
-                .build()
+            let meta = ArrowReaderMetadata::try_new(self.metadata.clone(), Default::default())
                 .map_err(read_err(what))?;
             let mut out = Vec::new();
-            for b in reader {
-                crate::cancel::check()?;
-                let b: RecordBatch = b.map_err(|e| {
-                    Error::corrupt(format!("cannot read the Parquet file {what}: {e}"))
-                })?;
-                out.push(b.column(0).clone());
+            // row group by row group: a batch that spanned two would have
+            // its dictionary encoded again (a factor's levels lost)
+            for g in 0..self.metadata.num_row_groups() {
+                let f = self
+                    .file
+                    .try_clone()
+                    .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+                let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone());
+                let mask = ProjectionMask::roots(builder.parquet_schema(), [j]);
+                let reader = builder
+                    .with_projection(mask)
+                    .with_row_groups(vec![g])
+                    .with_batch_size(1 << 16)
+                    .build()
+                    .map_err(read_err(what))?;
+                for b in reader {
+                    crate::cancel::check()?;
+                    let b: RecordBatch = b.map_err(|e| {
+                        Error::corrupt(format!("cannot read the Parquet file {what}: {e}"))
+                    })?;
+                    out.push(b.column(0).clone());
+                }
             }
             Ok(out)
         })
@@ -400,32 +585,132 @@ fn leaf_range(schema: &SchemaRef, j: usize) -> std::ops::Range<usize> {
     start..start + leaf_count(schema.field(j).data_type())
 }
 
-/// A whole Parquet file as batches of one column each: for callers that
-/// want every column (the columns are read one after another).
+/// A whole Parquet file as record batches: the columns are read one after
+/// another, row group by row group, and each row group's batches are
+/// kept apart (a factor's row groups each hold its levels, which
+/// concatenating would repeat).
 pub fn read_parquet_file(path: &Path, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let f = ParquetFile::open(path, max_memory)?;
     let schema = f.schema();
-    let cols: Vec<ArrayRef> = (0..schema.fields().len())
-        .map(|j| {
-            let parts = f.column(j)?;
-            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
-            if refs.is_empty() {
-                return Ok(arrow_array::new_empty_array(schema.field(j).data_type()));
-            }
-            arrow_select::concat::concat(&refs)
-                .map_err(|e| Error::corrupt(format!("cannot assemble a column: {e}")))
-        })
+    let mut cols: Vec<Vec<ArrayRef>> = (0..schema.fields().len())
+        .map(|j| f.column(j))
         .collect::<Result<_>>()?;
-    let batch = RecordBatch::try_new_with_options(
-        schema.clone(),
-        cols,
-        &arrow_array::RecordBatchOptions::new().with_row_count(Some(f.num_rows())),
-    )
-    .map_err(|e| {
-        Error::corrupt(format!(
-            "cannot read the Parquet file '{}': {e}",
-            path.display()
-        ))
-    })?;
-    Ok((schema, vec![batch]))
+    let lengths = |c: &Vec<ArrayRef>| c.iter().map(|a| a.len()).collect::<Vec<_>>();
+    let aligned = cols.windows(2).all(|w| lengths(&w[0]) == lengths(&w[1]));
+    if !aligned {
+        for (j, c) in cols.iter_mut().enumerate() {
+            let refs: Vec<&dyn Array> = c.iter().map(|a| a.as_ref()).collect();
+            *c = vec![if refs.is_empty() {
+                arrow_array::new_empty_array(schema.field(j).data_type())
+            } else {
+                arrow_select::concat::concat(&refs)
+                    .map_err(|e| Error::corrupt(format!("cannot assemble a column: {e}")))?
+            }];
+        }
+    }
+    let batch = |columns: Vec<ArrayRef>, rows: usize| {
+        RecordBatch::try_new_with_options(
+            schema.clone(),
+            columns,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(|e| {
+            Error::corrupt(format!(
+                "cannot read the Parquet file '{}': {e}",
+                path.display()
+            ))
+        })
+    };
+    if cols.is_empty() {
+        return Ok((schema.clone(), vec![batch(Vec::new(), f.num_rows())?]));
+    }
+    let chunks = cols[0].len();
+    let mut columns: Vec<_> = cols.into_iter().map(|c| c.into_iter()).collect();
+    let batches = (0..chunks)
+        .map(|_| {
+            let parts: Vec<ArrayRef> = columns
+                .iter_mut()
+                .map(|c| c.next().expect("aligned chunks"))
+                .collect();
+            let rows = parts[0].len();
+            batch(parts, rows)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((schema, batches))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arrow::ArrowTable;
+    use arrow_array::types::Int32Type;
+    use arrow_array::{DictionaryArray, Int32Array, StringArray};
+    use arrow_schema::{Field, Schema};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_factor_keeps_its_levels_in_every_row_group() {
+        // levels "b", "a", "unused": not in order of appearance, one unused
+        let n = 10_000;
+        let keys =
+            Int32Array::from_iter((0..n).map(|i| (i % 7 != 3).then_some((i % 5 / 3) as i32)));
+        let levels = Arc::new(StringArray::from(vec!["b", "a", "unused"]));
+        let factor = DictionaryArray::<Int32Type>::try_new(keys, levels.clone()).unwrap();
+        let ids = Int32Array::from_iter_values(0..n as i32);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, false),
+            Field::new("g", factor.data_type().clone(), true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(ids), Arc::new(factor.clone())],
+        )
+        .unwrap();
+        let table = ArrowTable {
+            schema: schema.clone(),
+            batches: vec![batch],
+            warnings: vec![],
+        };
+        for compression in [ParquetCompression::Zstd, ParquetCompression::Uncompressed] {
+            let opts = ParquetOptions {
+                compression,
+                row_group_rows: Some(3000),
+                threads: 2,
+                ..Default::default()
+            };
+            let bytes = Bytes::from(write_parquet(&table, Vec::new(), &opts).unwrap());
+            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes.clone())
+                .unwrap()
+                .with_batch_size(3000)
+                .build()
+                .unwrap();
+            let mut at = 0;
+            for b in reader {
+                let b = b.unwrap();
+                assert_eq!(b.schema().field(1).data_type(), factor.data_type());
+                let got = b.column(1).as_dictionary::<Int32Type>();
+                assert_eq!(got.values().as_ref(), levels.as_ref() as &dyn Array);
+                let want = factor.slice(at, b.num_rows());
+                assert_eq!(got.keys(), want.keys(), "rows from {at}");
+                at += b.num_rows();
+            }
+            assert_eq!(at, n);
+            // and rdarrow's own reader, row group by row group
+            let path = std::env::temp_dir().join(format!(
+                "rdarrow-factor-{}-{compression:?}.parquet",
+                std::process::id()
+            ));
+            std::fs::write(&path, &bytes).unwrap();
+            let chunks = ParquetFile::open(&path, u64::MAX)
+                .unwrap()
+                .column(1)
+                .unwrap();
+            std::fs::remove_file(&path).unwrap();
+            assert_eq!(chunks.len(), 4);
+            for c in &chunks {
+                let c = c.as_dictionary::<Int32Type>();
+                assert_eq!(c.values().as_ref(), levels.as_ref() as &dyn Array);
+            }
+        }
+    }
 }

@@ -102,7 +102,7 @@ impl EarlyColumns {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::table::tests::wide_doc;
     use super::super::table::{
         table_from_object, table_from_owned, ColumnRef, TableOptions, PARALLEL_ROWS,
@@ -176,7 +176,7 @@ mod tests {
     }
 
     /// A compact sequence 1..n (an ALTREP node) of base type `base`.
-    fn compact_seq(
+    pub(in crate::arrow) fn compact_seq(
         m: &mut crate::build::ObjectMaker,
         class: &str,
         base: u8,

@@ -6,9 +6,11 @@
 //! The schema is fixed before the first row group: each column converts
 //! as the whole column would, because a time column's unit is chosen over
 //! all its values first ([`temporal::kept_units`], read through once) and
-//! every other type depends only on the column's attributes. Columns that
-//! are not plain vectors (lists, data-frame columns, ALTREP) were decoded
-//! by the parser and convert whole, once; their row groups are slices.
+//! every other type depends only on the column's attributes. A compact
+//! sequence (`1:n`) makes each row group from its three numbers. Other
+//! columns that are not plain vectors (lists, data-frame columns, other
+//! ALTREP) were decoded by the parser and convert whole, once; their row
+//! groups are slices.
 
 use super::column::Converter;
 use super::table::{distinct_positions, plan_table, schema_of, table_from_owned, TableOptions};
@@ -189,8 +191,11 @@ impl StreamedTable {
         for &i in &distinct {
             let node = items[i].take().unwrap_or(RObject::Null);
             let name = name_of(i);
-            let is_deferred =
-                matches!(&node, RObject::Vector(v) if matches!(v.data, VectorData::Deferred(_)));
+            let is_deferred = match &node {
+                RObject::Vector(v) => matches!(v.data, VectorData::Deferred(_)),
+                RObject::Altrep(a) => is_sequence(a, &doc.refs),
+                _ => false,
+            };
             let conv = Converter::for_table(&doc, &opts);
             if !is_deferred {
                 let (_, arr) = conv
@@ -211,7 +216,7 @@ impl StreamedTable {
             let mut conv = conv;
             conv.time_choice = time;
             let (want, _) = conv
-                .column_cow(Cow::Owned(part(&store, &node, 0, 0)?), &name)
+                .column_cow(Cow::Owned(part(&store, &doc.refs, &node, 0, 0)?), &name)
                 .map_err(|e| in_column(&name, e))?;
             cols.push(Column::Deferred {
                 node,
@@ -255,11 +260,37 @@ fn in_column(name: &str, e: Error) -> Error {
     }
 }
 
-/// Rows `[start, start + n)` of a deferred column, as a vector with the
-/// column's attributes.
-fn part(store: &PayloadStore, node: &RObject, start: usize, n: usize) -> Result<RObject> {
-    let RObject::Vector(v) = node else {
-        return Err(Error::internal("a deferred column is not a vector"));
+/// Whether an ALTREP column is a compact sequence (`1:n`, as R makes a
+/// data frame's row numbers and `seq_len()` columns): its row groups are
+/// made from the sequence's three numbers.
+fn is_sequence(a: &Altrep, refs: &RefTable) -> bool {
+    crate::altrep::class_of(a, refs)
+        .0
+        .is_some_and(crate::altrep::is_compact_sequence)
+}
+
+/// Rows `[start, start + n)` of a deferred column (or a compact
+/// sequence), as a vector with the column's attributes.
+fn part(
+    store: &PayloadStore,
+    refs: &RefTable,
+    node: &RObject,
+    start: usize,
+    n: usize,
+) -> Result<RObject> {
+    let v = match node {
+        RObject::Vector(v) => v,
+        RObject::Altrep(a) => {
+            return Ok(RObject::Vector(Box::new(Vector {
+                flags: a.flags,
+                data: crate::altrep::sequence_part(a, refs, start as u64, n as u64)?,
+                attributes: match &a.attributes {
+                    RObject::Null => None,
+                    other => Some(other.clone()),
+                },
+            })))
+        }
+        _ => return Err(Error::internal("a deferred column is not a vector")),
     };
     let VectorData::Deferred(d) = &v.data else {
         return Err(Error::internal("a column is not deferred"));
@@ -298,7 +329,7 @@ fn time_choice(
     while start < len && mask != 0 {
         crate::cancel::check()?;
         let n = rows.min(len - start);
-        if let RObject::Vector(v) = part(store, node, start, n)? {
+        if let RObject::Vector(v) = part(store, &doc.refs, node, start, n)? {
             mask &= temporal::kept_units(kind, &v.data, to_seconds);
         }
         start += n;
@@ -322,7 +353,7 @@ impl ColumnSource for StreamedTable {
                 want,
                 time,
             } => {
-                let obj = part(&self.store, node, start, len)?;
+                let obj = part(&self.store, &self.doc.refs, node, start, len)?;
                 let mut conv = Converter::for_table(&self.doc, &self.opts);
                 conv.time_choice = *time;
                 let (dt, arr) = conv
@@ -488,6 +519,46 @@ mod tests {
         let (schema, got) = streamed(&path, &dir, 1000, opts);
         assert_eq!(schema, want.schema);
         assert_eq!(got, want.batches[0]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn compact_sequences_stream_from_their_three_numbers() {
+        let dir = temp_dir("seq");
+        let n = 10_000;
+        let mut m = ObjectMaker::default();
+        let seq = super::super::early::tests::compact_seq;
+        let id = seq(&mut m, "compact_intseq", sxp::INT, n, RObject::Null);
+        let class = m
+            .tagged_pairlist(vec![("class", build::strings([Some(&b"Date"[..])]))])
+            .unwrap();
+        let day = seq(&mut m, "compact_realseq", sxp::REAL, n, class);
+        let x = build::reals((0..n).map(|i| i as f64 / 3.0).collect());
+        let names = ["id", "day", "x"];
+        let df = m.vector(
+            VectorData::List(vec![id, day, x]),
+            vec![
+                (
+                    "names",
+                    build::strings(names.iter().map(|s| Some(s.as_bytes()))),
+                ),
+                ("class", build::strings([Some(&b"data.frame"[..])])),
+                ("row.names", build::ints(vec![na::INTEGER, -(n as i32)])),
+            ],
+        );
+        let doc = doc_of(m, df);
+        let path = dir.join("s.rds");
+        crate::write_file(&doc, &path, Compression::Gzip, None).unwrap();
+        let opts = TableOptions {
+            object_name: "x".into(),
+            ..Default::default()
+        };
+        let want = table_from_object(&doc, &doc.root, &opts).unwrap();
+        for rows in [999, 4096, n] {
+            let (schema, got) = streamed(&path, &dir, rows, opts.clone());
+            assert_eq!(schema, want.schema);
+            assert_eq!(got, want.batches[0], "{rows} rows per group");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,0 +1,48 @@
+# What bench.R and parquet.R share: the benchmark frame, n rows of an
+# integer sequence, two doubles, a logical with NAs, character drawn from
+# 1000 distinct words, a factor, a Date and a POSIXct in UTC, generated
+# with a fixed seed (the same frame for the same n).
+
+bench_frame <- function(n) {
+  set.seed(20240601)
+  make_words <- function(k) {
+    words <- character()
+    while (length(words) < k) {
+      len <- sample(3:10, 2 * k, replace = TRUE)
+      cand <- vapply(len, function(l) paste(sample(letters, l, replace = TRUE), collapse = ""),
+                     character(1))
+      words <- unique(c(words, cand))
+    }
+    words[seq_len(k)]
+  }
+  words <- make_words(1000)
+  logi <- sample(c(TRUE, FALSE), n, replace = TRUE)
+  logi[sample.int(n, n %/% 10)] <- NA
+  df <- data.frame(
+    id     = seq_len(n),
+    x      = rnorm(n),
+    y      = round(runif(n, 0, 1e4), 2),
+    flag   = logi,
+    word   = sample(words, n, replace = TRUE),
+    group  = factor(sample(c("north", "south", "east", "west", "centre"), n, replace = TRUE)),
+    day    = as.Date("2000-01-01") + sample.int(9000L, n, replace = TRUE),
+    stamp  = as.POSIXct(1.5e9 + runif(n, 0, 3e8), origin = "1970-01-01", tz = "UTC"),
+    stringsAsFactors = FALSE
+  )
+  attr(df$stamp, "tzone") <- "UTC"
+  df
+}
+
+
+mb <- function(bytes) sprintf("%.1f", bytes / 1e6)
+
+# Elapsed seconds of one run of f(), after a full gc().
+time_once <- function(f) {
+  invisible(gc(full = TRUE))
+  system.time(f(), gcFirst = FALSE)[["elapsed"]]
+}
+
+load_avg <- function() {
+  tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
+           error = function(e) "unknown")
+}
