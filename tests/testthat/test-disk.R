@@ -169,6 +169,11 @@ test_that("a write too big for the disk is an rdarrow_error and the old file sur
   big_ipc <- file.path(src_dir, "big.arrow")
   rdata_to_ipc(big_src, big_ipc)
   expect_true(file.size(big_ipc) > 4e6)
+  big_pq <- file.path(src_dir, "big.parquet")
+  rdata_to_parquet(big_src, big_pq, compression = "uncompressed")
+  # gzip: its decompressed stream is spilled beside the sink, and the
+  # spill is what fills the disk
+  big_gz <- disk_save_x(big, src_dir, "big-gz.RData", compress = TRUE)
 
   attempts <- list(
     "arrow_to_rdata(data frame, none)" = function() arrow_to_rdata(big, old, name = "big", compress = "none"),
@@ -181,7 +186,11 @@ test_that("a write too big for the disk is an rdarrow_error and the old file sur
     "ipc_to_rdata(none)" = function() ipc_to_rdata(big_ipc, old, compress = "none"),
     "ipc_to_rdata(gzip)" = function() ipc_to_rdata(big_ipc, old, compress = "gzip", threads = 2),
     "arrow_to_rdata(new file)" = function() arrow_to_rdata(big, file.path(d, "new.RData"), compress = "none"),
-    "rdata_to_ipc(new file)" = function() rdata_to_ipc(big_src, file.path(d, "new.arrow"))
+    "rdata_to_ipc(new file)" = function() rdata_to_ipc(big_src, file.path(d, "new.arrow")),
+    "rdata_to_parquet(uncompressed)" = function() rdata_to_parquet(big_src, file.path(d, "new.parquet"), compression = "uncompressed"),
+    "rdata_to_parquet(spilling a gzip file)" = function() rdata_to_parquet(big_gz, file.path(d, "new.parquet")),
+    "rdata_to_ipc(spilling a gzip file)" = function() rdata_to_ipc(big_gz, file.path(d, "new.arrow")),
+    "parquet_to_rdata(none)" = function() parquet_to_rdata(big_pq, old, compress = "none")
   )
   for (label in names(attempts)) {
     disk_expect_rdarrow_error(attempts[[label]](), class = "rdarrow_error_io", label = label)

@@ -180,6 +180,26 @@ test_that("a corrupt or truncated Parquet file is a clear error and writes nothi
   expect_error(rdata_to_parquet(f, file.path(tempfile("missing"), "x.parquet")), class = "rdarrow_error")
 })
 
+test_that("a Parquet type R cannot hold is an error naming the column; the old sink stays", {
+  # DuckDB writes an INTERVAL column as Parquet's INTERVAL (Arrow's
+  # interval type, which has no R equivalent)
+  dir <- tempfile("rdarrow-interval-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  pq <- file.path(dir, "span.parquet")
+  run_py(c(
+    "import sys, duckdb",
+    "duckdb.sql(f\"copy (select 1 as id, interval 1 day as span) to '{sys.argv[1]}' (format parquet)\")"
+  ), pq)
+  out <- file.path(dir, "old.rds")
+  saveRDS(head(mtcars), out)
+  before <- readBin(out, "raw", file.size(out))
+  err <- expect_error(parquet_to_rdata(pq, out), class = "rdarrow_error_unsupported")
+  expect_match(conditionMessage(err), "column 'span'.*Interval", fixed = FALSE)
+  expect_identical(readBin(out, "raw", file.size(out) + 1), before)
+  expect_identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)), c("old.rds", "span.parquet"))
+})
+
 test_that("rdata_to_dataset() writes Parquet by default, which arrow reads back", {
   skip_if_not_installed("arrow")
   df <- parquet_frame(300L)

@@ -173,6 +173,26 @@ pub fn catch_quietly<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
     result
 }
 
+/// Run a third-party reader that can panic on malformed input instead of
+/// returning an error (arrow's IPC reader, the Parquet reader): such a
+/// panic is a corrupt-input error saying `what` failed on, never an
+/// unwinding into the host.
+pub fn guard_reader<T>(what: &str, reader: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_quietly(f) {
+        Ok(r) => r,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("malformed data");
+            Err(Error::corrupt(format!(
+                "cannot read {what}: the {reader} failed ({detail})"
+            )))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

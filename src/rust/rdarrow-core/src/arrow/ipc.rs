@@ -191,19 +191,9 @@ fn read_ipc_from<R: std::io::Read + std::io::Seek>(
     what: &str,
     max_memory: u64,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    match crate::error::catch_quietly(|| read_ipc_unguarded(r, what, max_memory)) {
-        Ok(res) => res,
-        Err(payload) => {
-            let detail = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("malformed data");
-            Err(Error::corrupt(format!(
-                "cannot read the Arrow data of {what}: the IPC reader failed ({detail})"
-            )))
-        }
-    }
+    crate::error::guard_reader(&format!("the Arrow data of {what}"), "IPC reader", || {
+        read_ipc_unguarded(r, what, max_memory)
+    })
 }
 
 /// The record batch a record-batch or dictionary message carries.

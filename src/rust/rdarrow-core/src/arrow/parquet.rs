@@ -150,6 +150,34 @@ fn stored_type(dt: &DataType) -> DataType {
     }
 }
 
+/// A complex column (the struct of its `re` and `im` parts) as Parquet can
+/// keep it. In Arrow an element that is NA (either part `NA_real_`) is a
+/// null slot whose parts keep their bits; Parquet stores nothing under a
+/// null slot, so there the slot stays valid and the part that is
+/// `NA_real_` is the null (`1.1+NAi` comes back as itself, not as
+/// `NA+NAi`).
+fn stored_complex(array: ArrayRef) -> ArrayRef {
+    use arrow_array::{Float64Array, StructArray};
+    if array.null_count() == 0
+        || array.data_type()
+            != &super::types::arrow_type(super::types::RKind::Complex, &Default::default())
+    {
+        return array;
+    }
+    let parts = array.as_struct();
+    let part = |k: usize| -> ArrayRef {
+        let x = parts
+            .column(k)
+            .as_primitive::<arrow_array::types::Float64Type>();
+        let valid = arrow_buffer::NullBuffer::from_iter(
+            x.values().iter().map(|&v| !crate::tree::na::is_na_real(v)),
+        );
+        std::sync::Arc::new(Float64Array::new(x.values().clone(), Some(valid)))
+    };
+    let (fields, _, _) = parts.clone().into_parts();
+    std::sync::Arc::new(StructArray::new(fields, vec![part(0), part(1)], None))
+}
+
 /// The Parquet leaf columns an Arrow type becomes.
 fn leaf_count(dt: &DataType) -> usize {
     match dt {
@@ -234,6 +262,7 @@ pub fn write_parquet<W: Write + Send>(
                 array = arrow_cast::cast(&array, fields[j].data_type())
                     .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
             }
+            let array = stored_complex(array);
             let what = format!("column '{name}'");
             let ws = std::mem::take(&mut *per_field[j].lock().unwrap_or_else(|e| e.into_inner()));
             if let Some(chunk) =
@@ -461,19 +490,7 @@ fn read_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ 
 /// The Parquet reader can panic on malformed data instead of returning an
 /// error: such a panic is a corrupt-file error here.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match crate::error::catch_quietly(f) {
-        Ok(r) => r,
-        Err(payload) => {
-            let detail = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("malformed data");
-            Err(Error::corrupt(format!(
-                "cannot read the Parquet file {what}: the reader failed ({detail})"
-            )))
-        }
-    }
+    crate::error::guard_reader(&format!("the Parquet file {what}"), "reader", f)
 }
 
 impl ParquetFile {

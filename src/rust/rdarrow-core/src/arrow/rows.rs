@@ -77,11 +77,35 @@ pub fn per_column<T: Send>(
     threads: usize,
     f: impl Fn(usize) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
+    in_parallel((0..n).collect(), threads, |_| 0, |j, _| f(j))
+}
+
+/// Run `f(k, item)` for every item on up to `threads` threads, the results
+/// in the items' order. The costliest items (by `cost`; ties in order)
+/// start first, so that the threads finish together; each item is
+/// dropped as soon as its work ends. An error stops the work not yet
+/// started; the first error in the items' order is returned.
+pub fn in_parallel<I: Send, T: Send>(
+    items: Vec<I>,
+    threads: usize,
+    cost: impl Fn(&I) -> u64,
+    f: impl Fn(usize, I) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let n = items.len();
     let threads = threads.clamp(1, n.max(1));
     if threads == 1 {
-        return (0..n).map(&f).collect();
+        return items
+            .into_iter()
+            .enumerate()
+            .map(|(k, item)| crate::cancel::check().and_then(|_| f(k, item)))
+            .collect();
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    // popped from the end: cheapest first in the queue, later items
+    // before earlier ones of the same cost
+    let mut queue: Vec<(usize, I)> = items.into_iter().enumerate().collect();
+    queue.reverse();
+    queue.sort_by_key(|(_, item)| cost(item));
+    let queue = std::sync::Mutex::new(queue);
     let failed = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<std::sync::Mutex<Option<Result<T>>>> =
         (0..n).map(|_| std::sync::Mutex::new(None)).collect();
@@ -92,31 +116,40 @@ pub fn per_column<T: Send>(
                     if failed.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
                     }
-                    let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if j >= n {
+                    let Some((k, item)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop()
+                    else {
                         break;
-                    }
-                    let r = crate::cancel::check().and_then(|_| f(j));
+                    };
+                    let r = crate::cancel::check().and_then(|_| f(k, item));
                     if r.is_err() {
                         failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
-                    *results[j].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 })
             })
             .collect();
+        // joined here, so each thread has fully ended (its thread-local
+        // destructors run) before the work returns
         for w in workers {
             let _ = w.join();
         }
     });
     let mut out = Vec::with_capacity(n);
+    let mut first_err = None;
     for r in results {
         match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(Ok(x)) => out.push(x),
-            Some(Err(e)) => return Err(e),
-            None => return Err(Error::internal("a column was not converted")),
+            Some(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            None => {}
         }
     }
-    Ok(out)
+    match first_err {
+        Some(e) => Err(e),
+        None if out.len() == n => Ok(out),
+        None => Err(Error::internal("a column was not converted")),
+    }
 }
 
 /// One record batch of rows `[start, start + len)`, its columns made on

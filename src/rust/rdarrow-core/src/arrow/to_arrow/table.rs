@@ -291,7 +291,6 @@ fn convert_columns(
     threads: usize,
 ) -> Result<Vec<Converted>> {
     let convert_one = |k: usize, col: Cow<'_, RObject>| -> Result<Converted> {
-        crate::cancel::check()?;
         let name = &plan.names[name_at[k]];
         let (dt, arr) = conv.column_cow(col, name).map_err(|e| Error {
             message: format!("column '{name}': {}", e.message),
@@ -306,63 +305,13 @@ fn convert_columns(
         }
         Ok((dt, arr))
     };
-    let n = columns.len();
-    let threads = threads.clamp(1, n.max(1));
-    if threads == 1 {
-        return columns
-            .into_iter()
-            .enumerate()
-            .map(|(k, c)| convert_one(k, c))
-            .collect();
-    }
     // largest columns first, so that the threads finish together
-    let mut queue: Vec<(usize, Cow<'_, RObject>)> = columns.into_iter().enumerate().collect();
-    queue.sort_by_key(|(_, c)| crate::summary::r_length(c, conv.refs) * payload_width(c));
-    let queue = std::sync::Mutex::new(queue);
-    let results: Vec<std::sync::Mutex<Option<Result<Converted>>>> =
-        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| loop {
-                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
-                        break;
-                    }
-                    let Some((k, col)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop()
-                    else {
-                        break;
-                    };
-                    let r = convert_one(k, col);
-                    if r.is_err() {
-                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                })
-            })
-            .collect();
-        // joined here, so each thread has fully ended (its thread-local
-        // destructors run) before the conversion returns
-        for w in workers {
-            let _ = w.join();
-        }
-    });
-    let mut out = Vec::with_capacity(n);
-    let mut first_err = None;
-    for r in results {
-        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(Ok(x)) => out.push(x),
-            Some(Err(e)) => {
-                first_err.get_or_insert(e);
-            }
-            None => {}
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None if out.len() == n => Ok(out),
-        None => Err(Error::usage("internal: a column was not converted")),
-    }
+    crate::arrow::rows::in_parallel(
+        columns,
+        threads,
+        |c| crate::summary::r_length(c, conv.refs) * payload_width(c),
+        convert_one,
+    )
 }
 
 /// Bytes per element of a vector's payload (for ordering work).
