@@ -37,6 +37,13 @@
 #'   factor, matrix, ...); an error lists the candidates otherwise.
 #' @param col_select Column names or positions to keep, or `NULL` for all.
 #' @param chunk_size Rows per record batch; `NULL` for a single batch.
+#'   Without it the whole table is converted at once and handed over
+#'   without a copy. With it, a data frame is converted batch by batch as
+#'   the consumer reads the stream (`arrow::as_record_batch_reader()`,
+#'   pyarrow's `RecordBatchReader`): each batch's values are read back from
+#'   the file when it is asked for (a compressed file's stream is spilled
+#'   to a temporary file, removed at once), so memory holds about one batch
+#'   however large the file.
 #' @return An external pointer of class
 #'   `c("rdarrow_array_stream", "nanoarrow_array_stream")` to an Arrow C
 #'   stream, released by R's garbage collector if nobody consumes it.

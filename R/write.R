@@ -121,10 +121,12 @@ ipc_to_rdata <- function(file, sink, name = NULL, ...) {
 #' Convert a Parquet file to an R data file
 #'
 #' Reads a Parquet file (any writer's: arrow, pyarrow, Spark, DuckDB,
-#' Polars, rdarrow) one column at a time and writes it as
-#' [arrow_to_rdata()] does. Files rdarrow wrote come back `identical()` to
-#' the original object: the Arrow schema stored in the file carries R's
-#' classes and attributes.
+#' Polars, rdarrow) and writes it as [arrow_to_rdata()] does, one column
+#' at a time: a data frame's columns are read, converted and written one
+#' after another, so memory holds about one column, not the table (list
+#' columns, and objects that were not data frames, are held whole). Files
+#' rdarrow wrote come back `identical()` to the original object: the
+#' Arrow schema stored in the file carries R's classes and attributes.
 #'
 #' @inheritParams ipc_to_rdata
 #' @param file Path of the Parquet file.

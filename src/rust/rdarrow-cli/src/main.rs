@@ -541,23 +541,6 @@ fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
 
 fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
     let from_stdin = a.arrow_file == Path::new("-");
-    let spin = progress.spinner(format!("reading {}", a.arrow_file.display()));
-    let read = if from_stdin {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::io(&e, "cannot read standard input"))
-            .and_then(|_| {
-                read_ipc_bytes(buf, "standard input", ReadOptions::default().memory_limit())
-            })
-    } else {
-        rdarrow_core::arrow::read_data_file(&a.arrow_file, ReadOptions::default().memory_limit())
-    };
-    let (schema, batches) = read.map_err(|e| {
-        spin.clear();
-        data_error(&a.arrow_file, e)
-    })?;
     let rds = a
         .output
         .extension()
@@ -596,19 +579,45 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
         rds,
         ..ObjectFileOptions::default()
     };
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    spin.set_message(format!("writing {}", a.output.display()));
-    let res = object_from_batches(&schema, &batches).and_then(|f| {
-        drop(batches);
-        write_object_file(&a.output, f.object, f.refs, &opts)
-    });
-    spin.clear();
-    res.map_err(|e| data_error(&a.output, e))?;
+    let limit = ReadOptions::default().memory_limit();
+    let spin = progress.spinner(format!("converting {}", a.arrow_file.display()));
+    let (rows, columns) = if from_stdin {
+        let mut buf = Vec::new();
+        let (schema, batches) = std::io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(&e, "cannot read standard input"))
+            .and_then(|_| read_ipc_bytes(buf, "standard input", limit))
+            .map_err(|e| {
+                spin.clear();
+                data_error(&a.arrow_file, e)
+            })?;
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let res = object_from_batches(&schema, &batches).and_then(|f| {
+            drop(batches);
+            write_object_file(&a.output, f.object, f.refs, &opts)
+        });
+        spin.clear();
+        res.map_err(|e| data_error(&a.output, e))?;
+        (rows, schema.fields().len())
+    } else {
+        // a Parquet file is converted one column at a time
+        let res = rdarrow_core::arrow::data_file_to_rdata(&a.arrow_file, &a.output, &opts, limit);
+        spin.clear();
+        res.map_err(|e| {
+            // a write error names the output; any other is the input's
+            if e.to_string().contains(&a.output.display().to_string()) {
+                data_error(&a.output, e)
+            } else {
+                data_error(&a.arrow_file, e)
+            }
+        })?
+    };
     progress.note(format!(
         "wrote {} ({} rows, {} columns){}",
         a.output.display(),
         rows,
-        schema.fields().len(),
+        columns,
         if rds {
             String::new()
         } else {

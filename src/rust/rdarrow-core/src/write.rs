@@ -614,16 +614,30 @@ pub fn write_tree_file(
             &mut |_| {},
         );
     }
+    compressed_file(path, compression, level, threads, |c| {
+        write_stream(c, container, header, root, refs)
+    })
+}
+
+/// The compressor of a file being written atomically at `path`, its
+/// blocks compressed on `threads` threads (the bytes are those of any other
+/// writer here); `fill` writes the stream and hands the compressor back.
+fn compressed_file(
+    path: &Path,
+    compression: Compression,
+    level: Option<u32>,
+    threads: usize,
+    fill: impl for<'a> FnOnce(FileCompressor<'a>) -> Result<FileCompressor<'a>>,
+) -> Result<()> {
     crate::atomic_write(path, |f| {
         let c = crate::parallel::ParallelCompressor::new(
-            std::io::BufWriter::with_capacity(1 << 20, f),
+            std::io::BufWriter::with_capacity(1 << 20, f as &mut dyn Write),
             compression,
             level,
             threads,
         )
         .map_err(|e| Error::io(&e, "cannot start compression"))?;
-        let c = write_stream(c, container, header, root, refs)?;
-        let w = c.finish().map_err(|e| {
+        let w = fill(c)?.finish().map_err(|e| {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 Error::new(crate::ErrorKind::Interrupted, "interrupted by the user")
             } else {
@@ -634,6 +648,86 @@ pub fn write_tree_file(
             .map_err(|e| Error::io(e.error(), "cannot write"))
             .map(|_| ())
     })
+}
+
+/// What [`compressed_file`] hands to the code that fills the file.
+type FileCompressor<'a> =
+    crate::parallel::ParallelCompressor<std::io::BufWriter<&'a mut dyn Write>>;
+
+/// Write `frame`, a data frame whose columns may have skipped payloads
+/// (`VectorData::Skipped`), as an R data file: each skipped column's
+/// payload is made by `fill(j)` just before column `j` is written and
+/// dropped after it, so the file holds the data frame while memory holds
+/// one column's payload at a time. The file's bytes are those
+/// [`write_object_file`] writes for the whole frame.
+pub fn write_frame_file(
+    path: &Path,
+    frame: &RObject,
+    mut refs: RefTable,
+    o: &ObjectFileOptions,
+    fill: &mut dyn FnMut(usize) -> Result<VectorData>,
+) -> Result<()> {
+    let header = StreamHeader::new(o.format(), o.version, o.writer_version)?;
+    o.compression.check_writable()?;
+    let RObject::Vector(v) = frame else {
+        return Err(Error::internal("a data frame to write is not a vector"));
+    };
+    let VectorData::List(columns) = &v.data else {
+        return Err(Error::internal("a data frame to write is not a list"));
+    };
+    let name = (!o.rds).then(|| name_symbol(&mut refs, &o.name));
+    compressed_file(path, o.compression, o.level, o.threads.max(1), |c| {
+        let mut out = Output::new(c, header.format, header.ascii_hex);
+        write_header(&mut out, o.container(), &header)?;
+        let mut s = Serializer::new(out, &refs);
+        s.expand_altrep = header.version < 3;
+        if let Some(sym) = name {
+            // the one cell of save()'s pairlist, tagged with the name
+            s.out.int(pack(sxp::LIST, Flags::default(), false, true))?;
+            s.item(&RObject::Ref(sym))?;
+        }
+        s.out
+            .int(pack(sxp::VEC, v.flags, v.attributes.is_some(), false))?;
+        s.out.length(columns.len() as u64)?;
+        for (j, col) in columns.iter().enumerate() {
+            crate::cancel::check()?;
+            match col {
+                RObject::Vector(c) if matches!(c.data, VectorData::Skipped { .. }) => {
+                    let data = fill(j)?;
+                    if data.sxptype() != c.data.sxptype() || data.len() != c.data.len() {
+                        return Err(Error::internal(format!(
+                            "column {} came back as another type or length",
+                            j + 1
+                        )));
+                    }
+                    s.item(&RObject::Vector(Box::new(Vector {
+                        flags: c.flags,
+                        data,
+                        attributes: c.attributes.clone(),
+                    })))?;
+                }
+                other => s.item(other)?,
+            }
+        }
+        s.attrs(&v.attributes)?;
+        if name.is_some() {
+            s.item(&RObject::Null)?;
+        }
+        s.out.finish()
+    })
+}
+
+/// The symbol of an object's name in a `save()` file, added to `refs`.
+fn name_symbol(refs: &mut RefTable, name: &str) -> RefId {
+    let levels = if name.is_ascii() {
+        levels::ASCII
+    } else {
+        levels::UTF8
+    };
+    refs.push(RefEntry::Symbol(CharItem {
+        levels,
+        bytes: Some(name.as_bytes().to_vec()),
+    }))
 }
 
 /// How [`write_object_file`] writes an R data file.
@@ -704,15 +798,7 @@ pub fn write_object_file(
     let root = if o.rds {
         object
     } else {
-        let lv = if o.name.is_ascii() {
-            levels::ASCII
-        } else {
-            levels::UTF8
-        };
-        let sym = refs.push(RefEntry::Symbol(CharItem {
-            levels: lv,
-            bytes: Some(o.name.as_bytes().to_vec()),
-        }));
+        let sym = name_symbol(&mut refs, &o.name);
         let cell = Cell {
             sxptype: sxp::LIST,
             flags: Flags::default(),

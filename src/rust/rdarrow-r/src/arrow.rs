@@ -133,11 +133,15 @@ pub fn to_arrow(
     stream_name: &str,
     max_depth: i32,
 ) -> Robj {
-    let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
+    let req = match request(&object, &col_select, &chunk_size, default_tz, stream_name) {
+        Ok(r) => r,
+        Err(e) => return error_value(&e),
+    };
     let read = crate::options(max_depth);
-    let res = crate::job::run("Converting", || {
-        req.and_then(|req| make_table(path, &req, read))
-    });
+    if let Some(rows) = req.chunk_size {
+        return to_arrow_streamed(path, &req, rows, read);
+    }
+    let res = crate::job::run("Converting", || make_table(path, &req, read));
     let (name, table) = match res {
         Ok(x) => x,
         Err(e) => return error_value(&e),
@@ -152,14 +156,8 @@ pub fn to_arrow(
     let addresses = buffer_addresses(&table);
     let warnings = table.warnings.clone();
     let stream = Box::new(into_ffi_stream(table));
-    let xptr = unsafe {
-        let s = R_MakeExternalPtr(Box::into_raw(stream) as *mut _, R_NilValue, R_NilValue);
-        let robj = Robj::from_sexp(s);
-        R_RegisterCFinalizerEx(s, Some(release_stream), Rboolean::TRUE);
-        robj
-    };
     list!(
-        stream = xptr,
+        stream = stream_xptr(stream),
         object = name,
         nrow = nrow,
         schema = schema,
@@ -167,6 +165,69 @@ pub fn to_arrow(
         warnings = warnings
     )
     .into()
+}
+
+/// As [`to_arrow`], the stream made batch by batch (`rows` rows each) as
+/// the consumer reads it: a data frame's values are read back from the
+/// file for each batch (a compressed file's stream spilled to the
+/// temporary folder, removed at once), so memory holds about one batch.
+fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) -> Robj {
+    if rows == 0 {
+        return error_value(&Error::usage("`chunk_size` must be at least 1"));
+    }
+    let opts = TableOptions {
+        col_select: req.col_select.clone(),
+        default_tz: req.default_tz.clone(),
+        ..Default::default()
+    };
+    let res = crate::job::run("Converting", || {
+        rdarrow_core::arrow::open_table(
+            std::path::Path::new(path),
+            req.object.as_deref(),
+            &req.stream_name,
+            opts,
+            read,
+            &std::env::temp_dir(),
+            Some(rows),
+            rdarrow_core::arrow::DEFAULT_MEMORY,
+        )
+    });
+    let t = match res {
+        Ok(t) => t,
+        Err(e) => return error_value(&e),
+    };
+    let schema: Vec<String> = t
+        .source
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| format!("{}: {}", f.name(), f.data_type()))
+        .collect();
+    let nrow = t.source.num_rows() as f64;
+    let warnings = t.source.warnings();
+    let stream = Box::new(rdarrow_core::arrow::ipc::streamed_ffi_stream(
+        t.source,
+        t.group_rows,
+    ));
+    list!(
+        stream = stream_xptr(stream),
+        object = t.name,
+        nrow = nrow,
+        schema = schema,
+        addresses = Vec::<f64>::new(),
+        warnings = warnings
+    )
+    .into()
+}
+
+/// The stream in an external pointer that releases it when R frees it.
+fn stream_xptr(stream: Box<FFI_ArrowArrayStream>) -> Robj {
+    unsafe {
+        let s = R_MakeExternalPtr(Box::into_raw(stream) as *mut _, R_NilValue, R_NilValue);
+        let robj = Robj::from_sexp(s);
+        R_RegisterCFinalizerEx(s, Some(release_stream), Rboolean::TRUE);
+        robj
+    }
 }
 
 /// Write an object of a file as an Arrow IPC file or stream; returns the

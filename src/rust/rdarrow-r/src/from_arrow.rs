@@ -39,12 +39,6 @@ pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
     Ok((schema, batches))
 }
 
-/// Read an Arrow IPC file or stream or a Parquet file (told apart by
-/// their first bytes).
-pub fn read_data_file(path: &str, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-    rdarrow_core::arrow::read_data_file(Path::new(path), max_memory)
-}
-
 /// How to write the R data file, from the R wrapper's arguments.
 #[allow(clippy::too_many_arguments)]
 pub fn write_opts(

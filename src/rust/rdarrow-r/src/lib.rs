@@ -407,13 +407,18 @@ fn ipc_to_rdata_impl(
                 ..Default::default()
             }
             .memory_limit();
-            from_arrow::frame_to_file(
-                file,
-                job::run("Reading Arrow data", || {
-                    from_arrow::read_data_file(path, max_memory)
-                }),
-                &o,
-            )
+            let res = job::run("Writing", || {
+                rdarrow_core::arrow::data_file_to_rdata(
+                    std::path::Path::new(path),
+                    std::path::Path::new(file),
+                    &o,
+                    max_memory,
+                )
+            });
+            match res {
+                Ok(_) => file.into(),
+                Err(e) => error_value(&e),
+            }
         }
         Err(e) => error_value(&e),
     }

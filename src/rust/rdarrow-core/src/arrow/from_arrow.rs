@@ -76,46 +76,134 @@ fn convert(
     for (i, f) in schema.fields().iter().enumerate() {
         crate::cancel::check()?;
         let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
-        if let Some(factor) = unified_factor(&mut m, f, &parts)? {
-            cols.push(factor);
-            continue;
-        }
-        let arr = if parts.is_empty() {
-            empty_column(f)?
-        } else {
-            concat(&parts)?
-        };
-        cols.push(column(&mut m, f, arr.as_ref())?);
+        cols.push(convert_column(&mut m, f, &parts)?);
     }
-    // R strings cannot hold a NUL byte (R refuses such a file): say which column
-    for (f, col) in schema.fields().iter().zip(&cols) {
-        let named = f.name().contains('\0');
-        if named || crate::validate::check_for_r(col, &m.refs).is_err() {
-            let what = if named {
-                "its name holds"
+    let (frame, shape) = finish_frame(&mut m, schema, cols, nrow)?;
+    Ok((frame, shape, m))
+}
+
+/// One column from its chunks, checked for what R cannot hold.
+fn convert_column(m: &mut ObjectMaker, f: &Field, parts: &[ArrayRef]) -> Result<RObject> {
+    let col = match unified_factor(m, f, parts)? {
+        Some(factor) => factor,
+        None => {
+            let arr = if parts.is_empty() {
+                empty_column(f)?
             } else {
-                "it holds a string with"
+                concat(parts)?
             };
-            return Err(Error::unsupported(format!(
-                "column '{}': {what} an embedded NUL byte, which R strings cannot hold",
-                f.name().replace('\0', "\\0")
-            )));
+            column(m, f, arr.as_ref())?
         }
+    };
+    // R strings cannot hold a NUL byte (R refuses such a file): say which column
+    let named = f.name().contains('\0');
+    if named || crate::validate::check_for_r(&col, &m.refs).is_err() {
+        let what = if named {
+            "its name holds"
+        } else {
+            "it holds a string with"
+        };
+        return Err(Error::unsupported(format!(
+            "column '{}': {what} an embedded NUL byte, which R strings cannot hold",
+            f.name().replace('\0', "\\0")
+        )));
     }
+    Ok(col)
+}
+
+/// The data frame of the converted columns, with the schema's metadata
+/// applied; and the shape element of its `"r"` metadata.
+fn finish_frame(
+    m: &mut ObjectMaker,
+    schema: &SchemaRef,
+    cols: Vec<RObject>,
+    nrow: usize,
+) -> Result<(RObject, Option<RObject>)> {
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    let mut frame = data_frame(&mut m, &names, cols, nrow);
+    let mut frame = data_frame(m, &names, cols, nrow);
     let mut shape = None;
     // the values first (a complex column from its struct, ...), then the
     // attributes that go on them
     if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
-        super::metadata::apply_fidelity_notes(&mut m, &mut frame, notes);
+        super::metadata::apply_fidelity_notes(m, &mut frame, notes);
     }
     if let Some(md) = schema.metadata().get("r") {
-        (frame, shape) = super::metadata::apply_r_metadata(&mut m, frame, md)?;
+        (frame, shape) = super::metadata::apply_r_metadata(m, frame, md)?;
         crate::validate::check_for_r(&frame, &m.refs)
             .map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
     }
-    Ok((frame, shape, m))
+    Ok((frame, shape))
+}
+
+/// A table read one column at a time (a Parquet file).
+pub trait ColumnChunks {
+    fn schema(&self) -> SchemaRef;
+    fn num_rows(&self) -> usize;
+    /// Every row of column `j`, in chunks.
+    fn column(&self, j: usize) -> Result<Vec<ArrayRef>>;
+}
+
+/// Write the table `src` as an R data file (as [`object_from_batches`] and
+/// [`crate::write::write_object_file`] would) holding about one column at a
+/// time. The columns are converted once to learn the attributes the data
+/// frame gets (factor levels, the `"r"` metadata's), each plain vector's
+/// values dropped at once; then the file is written column after column,
+/// each plain vector converted again just before it is written. Columns
+/// the metadata's notes change (and lists) stay whole; an object that was
+/// not a data frame (its shape in the metadata) is converted whole.
+pub fn write_columns_file(
+    src: &dyn ColumnChunks,
+    path: &std::path::Path,
+    o: &crate::write::ObjectFileOptions,
+    whole: impl FnOnce() -> Result<RFrame>,
+) -> Result<()> {
+    let schema = src.schema();
+    let notes = schema.metadata().get(super::metadata::FIDELITY_KEY);
+    let noted = |name: &str| {
+        notes.is_some_and(|n| {
+            n.lines()
+                .any(|l| l.split('\t').skip(1).any(|part| part == name))
+        })
+    };
+    let mut m = ObjectMaker::default();
+    let mut cols = Vec::with_capacity(schema.fields().len());
+    for (j, f) in schema.fields().iter().enumerate() {
+        crate::cancel::check()?;
+        let mut col = convert_column(&mut m, f, &src.column(j)?)?;
+        if let RObject::Vector(v) = &mut col {
+            let plain = matches!(
+                v.data,
+                VectorData::Logical(_)
+                    | VectorData::Integer(_)
+                    | VectorData::Real(_)
+                    | VectorData::Complex(_)
+                    | VectorData::Raw(_)
+                    | VectorData::Character(_)
+            );
+            if plain && !noted(f.name()) {
+                let (sxptype, len) = (v.data.sxptype(), v.data.len());
+                v.data = VectorData::Skipped { sxptype, len };
+            }
+        }
+        cols.push(col);
+    }
+    let (mut frame, shape) = finish_frame(&mut m, &schema, cols, src.num_rows())?;
+    if shape.is_some() {
+        drop(frame);
+        let f = whole()?;
+        return crate::write::write_object_file(path, f.object, f.refs, o);
+    }
+    if let Some(notes) = notes {
+        super::metadata::restore_selfref(&mut m, &mut frame, notes);
+    }
+    let fields = schema.fields();
+    crate::write::write_frame_file(path, &frame, m.refs, o, &mut |j| {
+        let col = convert_column(&mut ObjectMaker::default(), &fields[j], &src.column(j)?)?;
+        match col {
+            RObject::Vector(v) => Ok(v.data),
+            _ => Err(Error::internal("a column became something else")),
+        }
+    })
 }
 
 /// A zero-row array of a column's type. Arrow panics on types it cannot

@@ -154,6 +154,17 @@ pub fn into_ffi_stream(table: ArrowTable) -> FFI_ArrowArrayStream {
     FFI_ArrowArrayStream::new(reader)
 }
 
+/// A table converted row group by row group (see
+/// [`super::to_arrow::open_table`]) as an Arrow C stream: each batch of
+/// `rows` rows is made when the consumer asks for it, on all cores.
+pub fn streamed_ffi_stream(
+    source: Box<dyn super::rows::ColumnSource + Send>,
+    rows: usize,
+) -> FFI_ArrowArrayStream {
+    let reader = super::rows::RowGroupReader::new(source, rows, super::rows::all_cores());
+    FFI_ArrowArrayStream::new(Box::new(reader))
+}
+
 // ---------------------------------------------------------------------------
 // Reading
 

@@ -57,6 +57,16 @@ impl DataFileKind {
         }
     }
 
+    /// The kind of the file at `path`, by its first bytes.
+    pub fn of_file(path: &std::path::Path) -> crate::Result<DataFileKind> {
+        use std::io::Read;
+        let mut head = [0u8; 4];
+        let n = std::fs::File::open(path)
+            .and_then(|mut f| f.read(&mut head))
+            .map_err(|e| crate::Error::io(&e, &format!("cannot read '{}'", path.display())))?;
+        Ok(DataFileKind::of_bytes(&head[..n]))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             DataFileKind::Ipc => "Arrow IPC",
@@ -92,14 +102,40 @@ pub fn read_data_file(
     path: &std::path::Path,
     max_memory: u64,
 ) -> crate::Result<(arrow_schema::SchemaRef, Vec<arrow_array::RecordBatch>)> {
-    use std::io::Read;
-    let mut head = [0u8; 4];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| crate::Error::io(&e, &format!("cannot read '{}'", path.display())))?;
-    match DataFileKind::of_bytes(&head[..n]) {
+    match DataFileKind::of_file(path)? {
         DataFileKind::Parquet => parquet::read_parquet_file(path, max_memory),
         DataFileKind::Ipc => ipc::read_ipc_file(path, max_memory),
+    }
+}
+
+/// Write the table of an Arrow IPC or Parquet file (told apart by their
+/// first bytes) as an R data file, as [`from_arrow::object_from_batches`]
+/// makes it. Parquet is read and written one column at a time
+/// ([`from_arrow::write_columns_file`]); IPC is read whole. Returns the
+/// numbers of rows and columns.
+pub fn data_file_to_rdata(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    o: &crate::write::ObjectFileOptions,
+    max_memory: u64,
+) -> crate::Result<(usize, usize)> {
+    match DataFileKind::of_file(input)? {
+        DataFileKind::Parquet => {
+            let f = parquet::ParquetFile::open(input, max_memory)?;
+            from_arrow::write_columns_file(&f, output, o, || {
+                let (schema, batches) = parquet::read_parquet_file(input, max_memory)?;
+                from_arrow::object_from_batches(&schema, &batches)
+            })?;
+            Ok((f.num_rows(), f.schema().fields().len()))
+        }
+        DataFileKind::Ipc => {
+            let (schema, batches) = ipc::read_ipc_file(input, max_memory)?;
+            let rows = batches.iter().map(|b| b.num_rows()).sum();
+            let f = from_arrow::object_from_batches(&schema, &batches)?;
+            drop(batches);
+            crate::write::write_object_file(output, f.object, f.refs, o)?;
+            Ok((rows, schema.fields().len()))
+        }
     }
 }
 

@@ -418,7 +418,6 @@ fn dictionary_chunk(
         data_offset.get_or_insert(offset);
     }
     pages.close()?;
-    drop(pages);
     let encodings = [Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
     let metadata = ColumnChunkMetaData::builder(descr.clone())
         .set_compression(codec)
@@ -588,6 +587,18 @@ impl ParquetFile {
             }
             Ok(out)
         })
+    }
+}
+
+impl super::from_arrow::ColumnChunks for ParquetFile {
+    fn schema(&self) -> SchemaRef {
+        ParquetFile::schema(self)
+    }
+    fn num_rows(&self) -> usize {
+        ParquetFile::num_rows(self)
+    }
+    fn column(&self, j: usize) -> Result<Vec<ArrayRef>> {
+        ParquetFile::column(self, j)
     }
 }
 

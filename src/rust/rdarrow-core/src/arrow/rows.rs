@@ -172,6 +172,42 @@ pub fn batch_of(
     .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))
 }
 
+/// A source read as record batches of `rows` rows, each made when asked
+/// for (an Arrow `RecordBatchReader`): memory holds the batch being read.
+pub struct RowGroupReader {
+    source: Box<dyn ColumnSource + Send>,
+    groups: std::vec::IntoIter<(usize, usize)>,
+    threads: usize,
+}
+
+impl RowGroupReader {
+    pub fn new(source: Box<dyn ColumnSource + Send>, rows: usize, threads: usize) -> Self {
+        let groups = row_groups(source.num_rows(), rows).into_iter();
+        RowGroupReader {
+            source,
+            groups,
+            threads,
+        }
+    }
+}
+
+impl Iterator for RowGroupReader {
+    type Item = std::result::Result<RecordBatch, arrow_schema::ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let (start, len) = self.groups.next()?;
+        Some(
+            batch_of(self.source.as_ref(), start, len, self.threads)
+                .map_err(|e| arrow_schema::ArrowError::ExternalError(Box::new(e))),
+        )
+    }
+}
+
+impl arrow_array::RecordBatchReader for RowGroupReader {
+    fn schema(&self) -> SchemaRef {
+        self.source.schema()
+    }
+}
+
 /// The machine's cores.
 pub fn all_cores() -> usize {
     std::thread::available_parallelism()

@@ -561,4 +561,45 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn parquet_becomes_the_same_rdata_file_written_one_column_at_a_time() {
+        use crate::arrow::from_arrow::object_from_batches;
+        use crate::arrow::parquet::{read_parquet_file, write_parquet_file, ParquetOptions};
+        use crate::write::{write_object_file, ObjectFileOptions};
+        let dir = temp_dir("columns");
+        let doc = wide_doc(5000);
+        let opts = TableOptions {
+            object_name: "x".into(),
+            ..Default::default()
+        };
+        let table = table_from_object(&doc, &doc.root, &opts).unwrap();
+        let pq = dir.join("t.parquet");
+        let popts = ParquetOptions {
+            row_group_rows: Some(1500),
+            ..Default::default()
+        };
+        write_parquet_file(&table, &pq, &popts).unwrap();
+        for (rds, compression) in [(false, Compression::Gzip), (true, Compression::None)] {
+            let o = ObjectFileOptions {
+                name: "x".into(),
+                rds,
+                compression,
+                threads: 2,
+                ..Default::default()
+            };
+            let streamed = dir.join("streamed");
+            let (rows, _) = crate::arrow::data_file_to_rdata(&pq, &streamed, &o, u64::MAX).unwrap();
+            assert_eq!(rows, 5000);
+            let (schema, batches) = read_parquet_file(&pq, u64::MAX).unwrap();
+            let f = object_from_batches(&schema, &batches).unwrap();
+            let whole = dir.join("whole");
+            write_object_file(&whole, f.object, f.refs, &o).unwrap();
+            assert!(
+                std::fs::read(&streamed).unwrap() == std::fs::read(&whole).unwrap(),
+                "rds {rds}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
