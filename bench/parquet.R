@@ -38,8 +38,8 @@ source(file.path(local({
 
 opts <- list(rows = 5e6, reps = 3, sizes = c(1e6, 5e6, 2e7))
 args <- commandArgs(trailingOnly = TRUE)
-for (i in seq(1L, length(args), by = 2L)) {
-  if (length(args) == 0L) break
+if (length(args) %% 2L != 0L) stop("usage: parquet.R [--rows N] [--reps K] [--sizes N1,N2,...]")
+for (i in seq_len(length(args) %/% 2L) * 2L - 1L) {
   key <- sub("^--", "", args[[i]])
   val <- as.numeric(strsplit(args[[i + 1L]], ",")[[1]])
   if (!key %in% names(opts) || anyNA(val) || any(val < 1)) {
