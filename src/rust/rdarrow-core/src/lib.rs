@@ -342,7 +342,9 @@ fn read_prefix(file: &mut File, prefix: &mut [u8]) -> Result<usize> {
     Ok(got)
 }
 
-fn open_input(path: &Path) -> Result<(Compression, Input)> {
+/// The file at `path`, positioned at its start, with its length and the
+/// compression its first bytes say (an empty file is not R data).
+fn open_detected(path: &Path) -> Result<(File, u64, Compression)> {
     let mut file = File::open(path)
         .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
     let len = file
@@ -361,6 +363,11 @@ fn open_input(path: &Path) -> Result<(Compression, Input)> {
     use std::io::Seek;
     file.seek(std::io::SeekFrom::Start(0))
         .map_err(|e| Error::io(&e, "cannot seek"))?;
+    Ok((file, len, kind))
+}
+
+fn open_input(path: &Path) -> Result<(Compression, Input)> {
+    let (file, len, kind) = open_detected(path)?;
     let src = if kind == Compression::None {
         Source::File { file, len }
     } else {
@@ -464,28 +471,16 @@ pub fn read_file_deferred(
         column_hook: None,
         ..opts.clone()
     };
-    let mut file = File::open(path)
-        .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
-    let mut prefix = [0u8; 6];
-    let got = read_prefix(&mut file, &mut prefix)?;
-    if got == 0 {
-        return Err(Error::new(
-            ErrorKind::NotRData,
-            format!("'{}' is empty", path.display()),
-        ));
-    }
-    let kind = Compression::detect(&prefix[..got]);
+    let (file, len, kind) = open_detected(path)?;
     if kind == Compression::None {
-        let (_, inp) = open_input(path)?;
-        let doc = parse(kind, inp, &opts, filter)?;
-        let again = File::open(path)
+        // read in place: the payloads are read back from the file itself
+        let store_file = file
+            .try_clone()
             .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
-        let store = spill::PayloadStore::in_file(again, doc.header.format);
+        let doc = parse(kind, Input::new(Source::File { file, len }), &opts, filter)?;
+        let store = spill::PayloadStore::in_file(store_file, doc.header.format);
         return Ok((doc, store));
     }
-    use std::io::Seek;
-    file.seek(std::io::SeekFrom::Start(0))
-        .map_err(|e| Error::io(&e, "cannot seek"))?;
     let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
         .map_err(|e| Error::io(&e, "cannot start decompression"))?;
     let (tee, spill) = spill::Tee::new(r, spill_dir)?;

@@ -77,6 +77,19 @@ pub(super) fn to_scaled_i64(
     (ScalarBuffer::from(v), nulls)
 }
 
+/// R integers as doubles, `NA` as R's `NA_real_`.
+fn reals_of_ints(x: &[i32]) -> Vec<f64> {
+    x.iter()
+        .map(|&i| {
+            if i == na::INTEGER {
+                na::real()
+            } else {
+                i as f64
+            }
+        })
+        .collect()
+}
+
 fn scaled_ints(x: &[i32], to_seconds: f64, k: f64) -> (ScalarBuffer<i64>, Option<NullBuffer>) {
     let v: Vec<i64> = x
         .iter()
@@ -148,17 +161,7 @@ pub(crate) enum TimeChoice {
 pub(crate) fn kept_units(kind: RKind, data: &VectorData, to_seconds: f64) -> u8 {
     let x: Cow<'_, [f64]> = match data {
         VectorData::Real(x) => Cow::Borrowed(&x[..]),
-        VectorData::Integer(x) if kind == RKind::Hms => Cow::Owned(
-            x.iter()
-                .map(|&i| {
-                    if i == na::INTEGER {
-                        na::real()
-                    } else {
-                        i as f64
-                    }
-                })
-                .collect(),
-        ),
+        VectorData::Integer(x) if kind == RKind::Hms => Cow::Owned(reals_of_ints(x)),
         // integers: whole days, and whole seconds in every unit
         _ => return 0b1111,
     };
@@ -291,17 +294,7 @@ fn whole_day(f: f64) -> bool {
 fn float64_of(data: Cow<'_, VectorData>) -> ArrayRef {
     let x = match data.as_ref() {
         VectorData::Real(x) => x.clone(),
-        VectorData::Integer(x) => ScalarBuffer::from(
-            x.iter()
-                .map(|&i| {
-                    if i == na::INTEGER {
-                        na::real()
-                    } else {
-                        i as f64
-                    }
-                })
-                .collect::<Vec<_>>(),
-        ),
+        VectorData::Integer(x) => ScalarBuffer::from(reals_of_ints(x)),
         _ => ScalarBuffer::from(Vec::<f64>::new()),
     };
     let nulls = fused_validity(x.len(), |i| !na::is_na_real(x[i]));
@@ -352,17 +345,7 @@ pub(super) fn time_of_day(
 ) -> Result<(DataType, ArrayRef)> {
     let x: Cow<'_, [f64]> = match data.as_ref() {
         VectorData::Real(x) => Cow::Borrowed(&x[..]),
-        VectorData::Integer(x) => Cow::Owned(
-            x.iter()
-                .map(|&i| {
-                    if i == na::INTEGER {
-                        na::real()
-                    } else {
-                        i as f64
-                    }
-                })
-                .collect(),
-        ),
+        VectorData::Integer(x) => Cow::Owned(reals_of_ints(x)),
         _ => return Err(Error::corrupt("an hms value is neither double nor integer")),
     };
     let unit = match choice {
