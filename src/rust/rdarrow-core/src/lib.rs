@@ -483,12 +483,14 @@ pub fn read_file_deferred(
     }
     let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
         .map_err(|e| Error::io(&e, "cannot start decompression"))?;
-    let (tee, spill) = spill::Tee::new(r, spill_dir)?;
-    let piped = compression::PipelinedReader::new(Box::new(tee))
+    // the spill is written by the parsing thread, which has time to spare,
+    // not by the decompressing one, which sets the pace
+    let piped = compression::PipelinedReader::new(r)
         .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+    let (tee, spill) = spill::Tee::new(Box::new(piped), spill_dir)?;
     let doc = parse(
         kind,
-        Input::new(Source::Stream(Box::new(piped))),
+        Input::new(Source::Stream(Box::new(tee))),
         &opts,
         filter,
     )

@@ -3,7 +3,7 @@
 //! library. Reading checks what a file declares (message lengths,
 //! decompressed sizes) before the IPC reader allocates for it.
 
-use super::rows::{batch_of, row_groups, ColumnSource};
+use super::rows::{assemble, by_row_group, row_groups, ColumnSource};
 use super::ArrowTable;
 use crate::error::{Error, Result};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
@@ -89,10 +89,18 @@ pub fn write_ipc_source<W: Write>(
     macro_rules! write_all {
         ($w:expr) => {{
             let mut w = $w;
-            for (start, len) in groups {
-                w.write(&batch_of(src, start, len, threads)?)
-                    .map_err(write_err)?;
-            }
+            // the next batch's columns are made while one is written
+            by_row_group(
+                groups.len(),
+                schema.fields().len(),
+                threads,
+                |_| Ok(()),
+                |g, j, _| src.column(j, groups[g].0, groups[g].1),
+                |g, cols| {
+                    let batch = assemble(schema.clone(), cols, groups[g].1)?;
+                    w.write(&batch).map_err(write_err)
+                },
+            )?;
             w.finish().map_err(write_err)?;
             w.into_inner().map_err(write_err)
         }};

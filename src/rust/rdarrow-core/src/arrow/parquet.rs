@@ -7,7 +7,7 @@
 //! (Parquet stores each column's chunks apart), so a file is never held
 //! whole.
 
-use super::rows::{per_column, row_groups, ColumnSource};
+use super::rows::{by_row_group, row_groups, ColumnSource};
 use crate::error::{Error, ErrorKind, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -16,7 +16,7 @@ use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::EncodingMask;
 use parquet::basic::{Compression as Codec, GzipLevel, ZstdLevel};
@@ -246,40 +246,46 @@ pub fn write_parquet<W: Write + Send>(
     };
     let codec = opts.compression.codec(opts.level)?;
     let rows = opts.row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS);
-    for (g, (start, len)) in row_groups(src.num_rows(), rows).into_iter().enumerate() {
+    let groups = row_groups(src.num_rows(), rows);
+    // a row group's column writers, each field's leaves taken by the cell
+    // that encodes it
+    let open = |g: usize| -> Result<Vec<Mutex<Vec<ArrowColumnWriter>>>> {
         let mut writers = factory
             .create_column_writers(g)
             .map_err(pq_err("column writers"))?
             .into_iter();
-        let per_field: Vec<Mutex<Vec<_>>> = fields
+        Ok(fields
             .iter()
             .map(|f| Mutex::new(writers.by_ref().take(leaf_count(f.data_type())).collect()))
-            .collect();
-        let chunks: Vec<Vec<Chunk>> = per_column(fields.len(), opts.threads, |j| {
-            let mut array = src.column(j, start, len)?;
-            let name = fields[j].name();
-            if array.data_type() != fields[j].data_type() {
-                array = arrow_cast::cast(&array, fields[j].data_type())
-                    .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
-            }
-            let array = stored_complex(array);
-            let what = format!("column '{name}'");
-            let ws = std::mem::take(&mut *per_field[j].lock().unwrap_or_else(|e| e.into_inner()));
-            if let Some(chunk) =
-                dictionary_chunk(&leaves[j], array.as_ref(), codec).map_err(pq_err(&what))?
-            {
-                return Ok(vec![chunk]);
-            }
-            let leaves = compute_leaves(&fields[j], &array).map_err(pq_err(&what))?;
-            drop(array);
-            ws.into_iter()
-                .zip(leaves)
-                .map(|(mut w, leaf)| {
-                    w.write(&leaf).map_err(pq_err(&what))?;
-                    w.close().map(Chunk::Arrow).map_err(pq_err(&what))
-                })
-                .collect()
-        })?;
+            .collect())
+    };
+    let encode = |g: usize, j: usize, writers: &Vec<Mutex<Vec<ArrowColumnWriter>>>| {
+        let (start, len) = groups[g];
+        let mut array = src.column(j, start, len)?;
+        let name = fields[j].name();
+        if array.data_type() != fields[j].data_type() {
+            array = arrow_cast::cast(&array, fields[j].data_type())
+                .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
+        }
+        let array = stored_complex(array);
+        let what = format!("column '{name}'");
+        let ws = std::mem::take(&mut *writers[j].lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some(chunk) =
+            dictionary_chunk(&leaves[j], array.as_ref(), codec).map_err(pq_err(&what))?
+        {
+            return Ok(vec![chunk]);
+        }
+        let leaves = compute_leaves(&fields[j], &array).map_err(pq_err(&what))?;
+        drop(array);
+        ws.into_iter()
+            .zip(leaves)
+            .map(|(mut w, leaf)| {
+                w.write(&leaf).map_err(pq_err(&what))?;
+                w.close().map(Chunk::Arrow).map_err(pq_err(&what))
+            })
+            .collect::<Result<Vec<Chunk>>>()
+    };
+    let append = |_: usize, chunks: Vec<Vec<Chunk>>| {
         let mut group = file.next_row_group().map_err(pq_err("row group"))?;
         for c in chunks.into_iter().flatten() {
             match c {
@@ -289,7 +295,16 @@ pub fn write_parquet<W: Write + Send>(
             .map_err(pq_err("row group"))?;
         }
         group.close().map_err(pq_err("row group"))?;
-    }
+        Ok(())
+    };
+    by_row_group(
+        groups.len(),
+        fields.len(),
+        opts.threads,
+        open,
+        encode,
+        append,
+    )?;
     file.into_inner().map_err(pq_err("footer"))
 }
 

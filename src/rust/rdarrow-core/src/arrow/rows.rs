@@ -152,6 +152,160 @@ pub fn in_parallel<I: Send, T: Send>(
     }
 }
 
+/// Row groups a [`by_row_group`] works on at once: the one being handed
+/// over and the next.
+pub const GROUPS_IN_FLIGHT: usize = 2;
+
+/// Work on every cell `(g, j)` of `groups` row groups by `cols` columns on
+/// up to `threads` threads, and hand each row group's results, in column
+/// order, to `take(g, cells)` on the calling thread, row group after row
+/// group. While a row group is handed over (written), the threads go on
+/// with the next: there is no pause between row groups, and at most
+/// [`GROUPS_IN_FLIGHT`] row groups are worked on or waiting at a time.
+/// `open(g)` makes what the cells of row group `g` share (say their column
+/// writers), on the calling thread, before any of its cells starts. The
+/// first error stops the work not yet started and is returned.
+pub fn by_row_group<P: Sync + Send, T: Send>(
+    groups: usize,
+    cols: usize,
+    threads: usize,
+    mut open: impl FnMut(usize) -> Result<P>,
+    work: impl Fn(usize, usize, &P) -> Result<T> + Sync,
+    mut take: impl FnMut(usize, Vec<T>) -> Result<()>,
+) -> Result<()> {
+    use std::sync::{Arc, Condvar, Mutex};
+    const W: usize = GROUPS_IN_FLIGHT;
+    struct State<P, T> {
+        /// The next cell to start, as `g * cols + j`.
+        next: usize,
+        /// Row groups opened so far.
+        opened: usize,
+        /// For each row group in flight (at `g % W`): what it shares,
+        /// its cells' results and how many are in.
+        shared: Vec<Option<Arc<P>>>,
+        cells: Vec<Option<T>>,
+        done: Vec<usize>,
+        error: Option<Error>,
+        stop: bool,
+    }
+    if groups == 0 || cols == 0 {
+        for g in 0..groups {
+            take(g, Vec::new())?;
+        }
+        return Ok(());
+    }
+    let threads = threads.clamp(1, groups * cols);
+    let state = Mutex::new(State::<P, T> {
+        next: 0,
+        opened: 0,
+        shared: (0..W).map(|_| None).collect(),
+        cells: (0..W * cols).map(|_| None).collect(),
+        done: vec![0; W],
+        error: None,
+        stop: false,
+    });
+    let changed = Condvar::new();
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
+    // open the first row groups before any thread starts
+    {
+        let mut s = lock();
+        while s.opened < groups.min(W) {
+            let g = s.opened;
+            s.shared[g % W] = Some(Arc::new(open(g)?));
+            s.opened += 1;
+        }
+    }
+    let worker = || loop {
+        let (g, j, shared) = {
+            let mut s = lock();
+            loop {
+                if s.stop || s.next >= groups * cols {
+                    return;
+                }
+                if s.next / cols < s.opened {
+                    break;
+                }
+                s = changed.wait(s).unwrap_or_else(|e| e.into_inner());
+            }
+            let (g, j) = (s.next / cols, s.next % cols);
+            s.next += 1;
+            let shared = s.shared[g % W].clone().expect("an opened row group");
+            (g, j, shared)
+        };
+        let r = crate::cancel::check().and_then(|_| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(g, j, &shared)))
+                .unwrap_or_else(|_| Err(Error::internal("a row group's column panicked")))
+        });
+        drop(shared);
+        let mut s = lock();
+        match r {
+            Ok(v) => {
+                s.cells[(g % W) * cols + j] = Some(v);
+                s.done[g % W] += 1;
+            }
+            Err(e) => {
+                s.error.get_or_insert(e);
+                s.stop = true;
+            }
+        }
+        changed.notify_all();
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+        let mut result = Ok(());
+        for g in 0..groups {
+            let cells = {
+                let mut s = lock();
+                while !s.stop && s.done[g % W] < cols {
+                    s = changed.wait(s).unwrap_or_else(|e| e.into_inner());
+                }
+                if s.stop {
+                    result = Err(s
+                        .error
+                        .take()
+                        .unwrap_or_else(|| Error::internal("the row groups stopped")));
+                    break;
+                }
+                s.done[g % W] = 0;
+                s.shared[g % W] = None;
+                let at = (g % W) * cols;
+                let cells: Vec<T> = s.cells[at..at + cols]
+                    .iter_mut()
+                    .map(|c| c.take().expect("a finished cell"))
+                    .collect();
+                cells
+            };
+            // handed over while the threads go on with the next row
+            // group; then the one after it opens
+            let next = g + W;
+            let r = take(g, cells).and_then(|_| (next < groups).then(|| open(next)).transpose());
+            let mut s = lock();
+            match r {
+                Ok(p) => {
+                    if let Some(p) = p {
+                        s.shared[next % W] = Some(Arc::new(p));
+                        s.opened += 1;
+                    }
+                }
+                Err(e) => {
+                    s.stop = true;
+                    result = Err(e);
+                }
+            }
+            changed.notify_all();
+            if result.is_err() {
+                break;
+            }
+        }
+        // joined here, so each thread has fully ended before the work
+        // returns
+        for w in workers {
+            let _ = w.join();
+        }
+        result
+    })
+}
+
 /// One record batch of rows `[start, start + len)`, its columns made on
 /// up to `threads` threads.
 pub fn batch_of(
@@ -164,6 +318,11 @@ pub fn batch_of(
     let cols = per_column(schema.fields().len(), threads, |j| {
         src.column(j, start, len)
     })?;
+    assemble(schema, cols, len)
+}
+
+/// The record batch of `len` rows of these columns.
+pub fn assemble(schema: SchemaRef, cols: Vec<ArrayRef>, len: usize) -> Result<RecordBatch> {
     RecordBatch::try_new_with_options(
         schema,
         cols,
@@ -213,4 +372,81 @@ pub fn all_cores() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    #[test]
+    fn row_groups_are_handed_over_in_order_with_two_in_flight() {
+        let (groups, cols) = (7, 5);
+        let started = Mutex::new(Vec::new());
+        let taken = AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        by_row_group(
+            groups,
+            cols,
+            3,
+            |g| Ok(g * 100),
+            |g, j, shared: &usize| {
+                assert_eq!(*shared, g * 100);
+                // never more than two row groups ahead of the handing over
+                assert!(g < taken.load(Ordering::SeqCst) + GROUPS_IN_FLIGHT);
+                started.lock().unwrap().push((g, j));
+                Ok(g * cols + j)
+            },
+            |g, cells| {
+                assert_eq!(cells, (0..cols).map(|j| g * cols + j).collect::<Vec<_>>());
+                seen.push(g);
+                taken.store(g + 1, Ordering::SeqCst);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, (0..groups).collect::<Vec<_>>());
+        assert_eq!(started.into_inner().unwrap().len(), groups * cols);
+    }
+
+    #[test]
+    fn the_first_error_stops_the_row_groups() {
+        let done = AtomicUsize::new(0);
+        let err = by_row_group(
+            50,
+            4,
+            2,
+            |_| Ok(()),
+            |g, j, _| {
+                done.fetch_add(1, Ordering::SeqCst);
+                if g == 3 && j == 2 {
+                    Err(Error::corrupt("bad cell"))
+                } else {
+                    Ok(())
+                }
+            },
+            |_, _| Ok(()),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("bad cell"), "{err}");
+        assert!(done.load(Ordering::SeqCst) < 50 * 4);
+        // an error handing over stops the work too
+        let err = by_row_group(
+            50,
+            4,
+            2,
+            |_| Ok(()),
+            |_, _, _| Ok(()),
+            |g, _| {
+                if g == 1 {
+                    Err(Error::corrupt("disk full"))
+                } else {
+                    Ok(())
+                }
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("disk full"), "{err}");
+    }
 }
