@@ -486,25 +486,59 @@ impl<'r, E: Emit> Serializer<'r, E> {
                 "cannot write an object whose payload was skipped",
             ));
         }
+        self.vector_head(t, v, v.data.len())?;
+        self.elements(&v.data)?;
+        self.attrs(&v.attributes)
+    }
+
+    /// A vector's flags and length: what comes before its elements.
+    fn vector_head(&mut self, t: u8, v: &Vector, len: u64) -> Result<()> {
         self.out
             .int(pack(t, v.flags, v.attributes.is_some(), false))?;
-        self.out.length(v.data.len())?;
-        match &v.data {
-            VectorData::Logical(x) | VectorData::Integer(x) => self.out.ints(x)?,
-            VectorData::Real(x) | VectorData::Complex(x) => self.out.doubles(x)?,
-            VectorData::Raw(x) => self.out.raw(x)?,
-            VectorData::Character(s) => self.out.strings(s)?,
+        self.out.length(len)
+    }
+
+    /// A vector's elements (all of them, or a part written in turn).
+    fn elements(&mut self, data: &VectorData) -> Result<()> {
+        match data {
+            VectorData::Logical(x) | VectorData::Integer(x) => self.out.ints(x),
+            VectorData::Real(x) | VectorData::Complex(x) => self.out.doubles(x),
+            VectorData::Raw(x) => self.out.raw(x),
+            VectorData::Character(s) => self.out.strings(s),
             VectorData::List(items) | VectorData::Expression(items) => {
-                for it in items {
-                    self.item(it)?;
-                }
+                items.iter().try_for_each(|it| self.item(it))
             }
-            VectorData::Skipped { .. } | VectorData::Deferred(_) => unreachable!(),
-            VectorData::Arrow(_) => {
-                return Err(Error::usage("cannot write a column converted to Arrow"))
-            }
+            VectorData::Skipped { .. } | VectorData::Deferred(_) => Err(Error::internal(
+                "cannot write an object whose payload was skipped",
+            )),
+            VectorData::Arrow(_) => Err(Error::usage("cannot write a column converted to Arrow")),
         }
-        self.attrs(&v.attributes)
+    }
+
+    /// A vector whose elements come in parts: `parts` hands each part to
+    /// the function it is given, in order; together they must be `skeleton`'s
+    /// type and length (its payload is [`VectorData::Skipped`]).
+    fn vector_in_parts(
+        &mut self,
+        skeleton: &Vector,
+        parts: &mut dyn FnMut(&mut dyn FnMut(VectorData) -> Result<()>) -> Result<()>,
+    ) -> Result<()> {
+        let (t, len) = (skeleton.data.sxptype(), skeleton.data.len());
+        self.vector_head(t, skeleton, len)?;
+        let mut written = 0u64;
+        parts(&mut |part: VectorData| {
+            written += part.len();
+            if part.sxptype() != t || written > len {
+                return Err(Error::internal(
+                    "a column's part came back as another type or past its length",
+                ));
+            }
+            self.elements(&part)
+        })?;
+        if written != len {
+            return Err(Error::internal("a column's parts fell short of its length"));
+        }
+        self.attrs(&skeleton.attributes)
     }
 
     fn bytecode(&mut self, b: &Bytecode) -> Result<()> {
@@ -656,16 +690,17 @@ type FileCompressor<'a> =
 
 /// Write `frame`, a data frame whose columns may have skipped payloads
 /// (`VectorData::Skipped`), as an R data file: each skipped column's
-/// payload is made by `fill(j)` just before column `j` is written and
-/// dropped after it, so the file holds the data frame while memory holds
-/// one column's payload at a time. The file's bytes are those
-/// [`write_object_file`] writes for the whole frame.
+/// elements are made by `fill(j, part)` when column `j` is written, handed
+/// to `part` a part at a time and each dropped once written, so the file
+/// holds the data frame while memory holds one part of one column. The
+/// file's bytes are those [`write_object_file`] writes for the whole
+/// frame.
 pub fn write_frame_file(
     path: &Path,
     frame: &RObject,
     mut refs: RefTable,
     o: &ObjectFileOptions,
-    fill: &mut dyn FnMut(usize) -> Result<VectorData>,
+    fill: &mut dyn FnMut(usize, &mut dyn FnMut(VectorData) -> Result<()>) -> Result<()>,
 ) -> Result<()> {
     let header = StreamHeader::new(o.format(), o.version, o.writer_version)?;
     o.compression.check_writable()?;
@@ -693,18 +728,7 @@ pub fn write_frame_file(
             crate::cancel::check()?;
             match col {
                 RObject::Vector(c) if matches!(c.data, VectorData::Skipped { .. }) => {
-                    let data = fill(j)?;
-                    if data.sxptype() != c.data.sxptype() || data.len() != c.data.len() {
-                        return Err(Error::internal(format!(
-                            "column {} came back as another type or length",
-                            j + 1
-                        )));
-                    }
-                    s.item(&RObject::Vector(Box::new(Vector {
-                        flags: c.flags,
-                        data,
-                        attributes: c.attributes.clone(),
-                    })))?;
+                    s.vector_in_parts(c, &mut |part| fill(j, part))?
                 }
                 other => s.item(other)?,
             }

@@ -95,7 +95,12 @@ fn convert_column(m: &mut ObjectMaker, f: &Field, parts: &[ArrayRef]) -> Result<
             column(m, f, arr.as_ref())?
         }
     };
-    // R strings cannot hold a NUL byte (R refuses such a file): say which column
+    checked_for_r(m, f, col)
+}
+
+/// `col`, or the error saying which column holds what R strings cannot
+/// hold (R refuses such a file).
+fn checked_for_r(m: &ObjectMaker, f: &Field, col: RObject) -> Result<RObject> {
     let named = f.name().contains('\0');
     if named || crate::validate::check_for_r(&col, &m.refs).is_err() {
         let what = if named {
@@ -135,22 +140,140 @@ fn finish_frame(
     Ok((frame, shape))
 }
 
-/// A table read one column at a time (a Parquet file).
+/// A table read one column at a time, each column in chunks (a Parquet
+/// file: its row groups' record batches).
 pub trait ColumnChunks {
     fn schema(&self) -> SchemaRef;
     fn num_rows(&self) -> usize;
-    /// Every row of column `j`, in chunks.
-    fn column(&self, j: usize) -> Result<Vec<ArrayRef>>;
+    /// Every row of column `j`, handed to `each` a chunk at a time.
+    fn chunks(&self, j: usize, each: &mut dyn FnMut(ArrayRef) -> Result<()>) -> Result<()>;
+    /// Every row of column `j`, in chunks held together.
+    fn column(&self, j: usize) -> Result<Vec<ArrayRef>> {
+        all_chunks(self, j)
+    }
+}
+
+/// Every chunk of column `j` of `src`, held together.
+pub fn all_chunks(src: &(impl ColumnChunks + ?Sized), j: usize) -> Result<Vec<ArrayRef>> {
+    let mut parts = Vec::new();
+    src.chunks(j, &mut |c| {
+        parts.push(c);
+        Ok(())
+    })?;
+    Ok(parts)
+}
+
+/// How the chunks of a plain column become the elements of its R vector,
+/// learned from all of them before the first is written: a factor's
+/// levels (see [`FactorLevels`]), and whether an int64 column is integer
+/// or integer64 (integer64 when any value does not fit in R's integers).
+struct ChunkPlan {
+    factor: Option<FactorLevels>,
+    integer64: bool,
+}
+
+impl ChunkPlan {
+    /// Read every chunk of column `j` (each converted, checked and dropped)
+    /// and return the plan with the column's skeleton: its attributes, its
+    /// payload [`VectorData::Skipped`]. `None` when the column is not a
+    /// plain vector (a list, a data-frame column), which converts whole.
+    fn learn(
+        m: &mut ObjectMaker,
+        f: &Field,
+        src: &dyn ColumnChunks,
+        j: usize,
+    ) -> Result<Option<(ChunkPlan, RObject)>> {
+        // the attributes come with the type: an empty column has them all
+        // but a factor's levels and the integer64 class, learned below
+        let RObject::Vector(mut skeleton) = convert_column(m, f, &[])? else {
+            return Ok(None);
+        };
+        if !is_plain(&skeleton.data) {
+            return Ok(None);
+        }
+        let mut plan = ChunkPlan {
+            factor: FactorLevels::of(f),
+            integer64: false,
+        };
+        src.chunks(j, &mut |c| {
+            crate::cancel::check()?;
+            match plan.factor.as_mut() {
+                Some(levels) => levels.learn(c.as_ref()),
+                None => {
+                    let RObject::Vector(v) = convert_column(m, f, &[c])? else {
+                        return Err(Error::internal("a column's chunk is not a vector"));
+                    };
+                    if !plan.integer64 && v.data.sxptype() != skeleton.data.sxptype() {
+                        // an int64 chunk with values past R's integers
+                        plan.integer64 = true;
+                        skeleton = v;
+                    }
+                    Ok(())
+                }
+            }
+        })?;
+        if let Some(levels) = &plan.factor {
+            let factor = levels.factor(
+                m,
+                VectorData::Skipped {
+                    sxptype: sxp::INT,
+                    len: 0,
+                },
+            );
+            let RObject::Vector(v) = checked_for_r(m, f, factor)? else {
+                return Err(Error::internal("a factor is not a vector"));
+            };
+            skeleton = v;
+        }
+        let nrow = src.num_rows() as u64;
+        let sxptype = skeleton.data.sxptype();
+        skeleton.data = VectorData::Skipped { sxptype, len: nrow };
+        Ok(Some((plan, RObject::Vector(skeleton))))
+    }
+
+    /// The elements of one chunk, as they stand in the whole column.
+    fn part(&self, f: &Field, chunk: ArrayRef) -> Result<VectorData> {
+        if let Some(levels) = &self.factor {
+            return levels.codes(chunk.as_ref()).map(int_vec);
+        }
+        let RObject::Vector(v) = convert_column(&mut ObjectMaker::default(), f, &[chunk])? else {
+            return Err(Error::internal("a column's chunk is not a vector"));
+        };
+        Ok(match v.data {
+            VectorData::Integer(x) if self.integer64 => VectorData::Real(
+                x.iter()
+                    .map(|&i| {
+                        f64::from_bits(if i == na::INTEGER { i64::MIN } else { i as i64 } as u64)
+                    })
+                    .collect(),
+            ),
+            data => data,
+        })
+    }
+}
+
+/// A payload held as plain elements (what a chunk can be).
+fn is_plain(data: &VectorData) -> bool {
+    matches!(
+        data,
+        VectorData::Logical(_)
+            | VectorData::Integer(_)
+            | VectorData::Real(_)
+            | VectorData::Complex(_)
+            | VectorData::Raw(_)
+            | VectorData::Character(_)
+    )
 }
 
 /// Write the table `src` as an R data file (as [`object_from_batches`] and
-/// [`crate::write::write_object_file`] would) holding about one column at a
-/// time. The columns are converted once to learn the attributes the data
-/// frame gets (factor levels, the `"r"` metadata's), each plain vector's
-/// values dropped at once; then the file is written column after column,
-/// each plain vector converted again just before it is written. Columns
-/// the metadata's notes change (and lists) stay whole; an object that was
-/// not a data frame (its shape in the metadata) is converted whole.
+/// [`crate::write::write_object_file`] would) holding about one chunk of
+/// one column at a time. A first pass reads every column chunk by chunk to
+/// learn the attributes the data frame gets (factor levels, integer64,
+/// the `"r"` metadata's) and checks the values; then the file is written
+/// column after column, each chunk converted again just before it is
+/// written. Columns the metadata's notes change (and lists) are converted
+/// whole; an object that was not a data frame (its shape in the metadata)
+/// is converted whole by `whole`.
 pub fn write_columns_file(
     src: &dyn ColumnChunks,
     path: &std::path::Path,
@@ -167,25 +290,24 @@ pub fn write_columns_file(
     };
     let mut m = ObjectMaker::default();
     let mut cols = Vec::with_capacity(schema.fields().len());
+    let mut plans = Vec::with_capacity(schema.fields().len());
     for (j, f) in schema.fields().iter().enumerate() {
         crate::cancel::check()?;
-        let mut col = convert_column(&mut m, f, &src.column(j)?)?;
-        if let RObject::Vector(v) = &mut col {
-            let plain = matches!(
-                v.data,
-                VectorData::Logical(_)
-                    | VectorData::Integer(_)
-                    | VectorData::Real(_)
-                    | VectorData::Complex(_)
-                    | VectorData::Raw(_)
-                    | VectorData::Character(_)
-            );
-            if plain && !noted(f.name()) {
-                let (sxptype, len) = (v.data.sxptype(), v.data.len());
-                v.data = VectorData::Skipped { sxptype, len };
+        let learned = if noted(f.name()) {
+            None
+        } else {
+            ChunkPlan::learn(&mut m, f, src, j)?
+        };
+        match learned {
+            Some((plan, skeleton)) => {
+                cols.push(skeleton);
+                plans.push(Some(plan));
+            }
+            None => {
+                cols.push(convert_column(&mut m, f, &src.column(j)?)?);
+                plans.push(None);
             }
         }
-        cols.push(col);
     }
     let (mut frame, shape) = finish_frame(&mut m, &schema, cols, src.num_rows())?;
     if shape.is_some() {
@@ -197,12 +319,11 @@ pub fn write_columns_file(
         super::metadata::restore_selfref(&mut m, &mut frame, notes);
     }
     let fields = schema.fields();
-    crate::write::write_frame_file(path, &frame, m.refs, o, &mut |j| {
-        let col = convert_column(&mut ObjectMaker::default(), &fields[j], &src.column(j)?)?;
-        match col {
-            RObject::Vector(v) => Ok(v.data),
-            _ => Err(Error::internal("a column became something else")),
-        }
+    crate::write::write_frame_file(path, &frame, m.refs, o, &mut |j, part| {
+        let plan = plans[j]
+            .as_ref()
+            .ok_or_else(|| Error::internal("a column written whole has no chunks"))?;
+        src.chunks(j, &mut |c| part(plan.part(&fields[j], c)?))
     })
 }
 
@@ -632,85 +753,131 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
     })
 }
 
-/// A dictionary-of-strings column across batches as one factor: the
-/// levels are the union of the batches' dictionaries in order of first
-/// appearance (unused entries kept), as arrow R unifies them.
+/// A dictionary-of-strings column across batches as one factor (see
+/// [`FactorLevels`]).
 fn unified_factor(
     m: &mut ObjectMaker,
     field: &Field,
     parts: &[ArrayRef],
 ) -> Result<Option<RObject>> {
-    let Some(ToR::Kind(kind @ (RKind::Factor | RKind::Ordered))) =
-        types::r_kind(field.data_type(), field.dict_is_ordered().unwrap_or(false))
-    else {
+    let Some(mut levels) = FactorLevels::of(field) else {
         return Ok(None);
     };
-    let mut levels: Vec<String> = Vec::new();
-    let mut index: std::collections::HashMap<String, i32> = std::collections::HashMap::new();
-    let mut codes: Vec<i32> = Vec::new();
-    // one dictionary for every batch (as rdarrow and arrow R write a
-    // factor): its values are the levels as they are, duplicates included
-    let same = parts
-        .windows(2)
-        .all(|w| w[0].as_any_dictionary().values() == w[1].as_any_dictionary().values());
-    if same && !parts.is_empty() {
-        let values = arrow_cast::cast(
-            parts[0].as_any_dictionary().values().as_ref(),
-            &DataType::Utf8,
-        )
-        .map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
-        let values = values.as_string::<i32>();
-        if values.null_count() == 0 {
-            for a in parts {
-                let keys = arrow_cast_keys(a.as_any_dictionary().keys())?;
-                codes.extend(keys.iter().enumerate().map(|(j, &k)| {
-                    if a.is_null(j) || k < 0 || k as usize >= values.len() {
-                        na::INTEGER
-                    } else {
-                        k + 1
-                    }
-                }));
-            }
-            let lv = build::strings((0..values.len()).map(|j| Some(values.value(j).as_bytes())));
-            return Ok(Some(m.vector(
-                int_vec(codes),
-                vec![("levels", lv), ("class", classes(kind))],
-            )));
-        }
-    }
     for a in parts {
-        let d = a.as_any_dictionary();
-        let values = arrow_cast::cast(d.values().as_ref(), &DataType::Utf8)
-            .map_err(|e| Error::corrupt(format!("dictionary values: {e}")))?;
-        let values = values.as_string::<i32>();
-        // a null dictionary value is a missing value, not a level
-        let map: Vec<i32> = (0..values.len())
-            .map(|j| {
-                if values.is_null(j) {
-                    return na::INTEGER;
-                }
-                let v = values.value(j);
-                *index.entry(v.to_string()).or_insert_with(|| {
-                    levels.push(v.to_string());
-                    levels.len() as i32
-                })
-            })
-            .collect();
-        let keys = arrow_cast_keys(d.keys())?;
-        for (j, &k) in keys.iter().enumerate() {
-            let code = if a.is_null(j) || k < 0 || k as usize >= map.len() {
-                na::INTEGER
-            } else {
-                map[k as usize]
-            };
-            codes.push(code);
-        }
+        levels.learn(a.as_ref())?;
     }
-    let lv = build::strings(levels.iter().map(|s| Some(s.as_bytes())));
-    Ok(Some(m.vector(
-        int_vec(codes),
-        vec![("levels", lv), ("class", classes(kind))],
-    )))
+    let mut codes = Vec::new();
+    for a in parts {
+        codes.extend(levels.codes(a.as_ref())?);
+    }
+    Ok(Some(levels.factor(m, int_vec(codes))))
+}
+
+/// The levels of a factor made of dictionary chunks, as arrow R unifies
+/// them: when every chunk has the same dictionary (as rdarrow and arrow R
+/// write a factor) and it holds no null, its values as they are
+/// (duplicates included); else the union of the dictionaries in order of
+/// first appearance (unused entries kept), a null value being a missing
+/// value, not a level.
+struct FactorLevels {
+    kind: RKind,
+    /// The first chunk's dictionary, and its values as strings.
+    first: Option<(ArrayRef, ArrayRef)>,
+    /// Every chunk's dictionary is the first's.
+    same: bool,
+    union: Vec<String>,
+    index: std::collections::HashMap<String, i32>,
+}
+
+impl FactorLevels {
+    /// For a column that becomes a factor.
+    fn of(field: &Field) -> Option<FactorLevels> {
+        let Some(ToR::Kind(kind @ (RKind::Factor | RKind::Ordered))) =
+            types::r_kind(field.data_type(), field.dict_is_ordered().unwrap_or(false))
+        else {
+            return None;
+        };
+        Some(FactorLevels {
+            kind,
+            first: None,
+            same: true,
+            union: Vec::new(),
+            index: std::collections::HashMap::new(),
+        })
+    }
+
+    fn strings(values: &dyn Array) -> Result<ArrayRef> {
+        arrow_cast::cast(values, &DataType::Utf8)
+            .map_err(|e| Error::corrupt(format!("dictionary values: {e}")))
+    }
+
+    /// Take in one chunk's dictionary.
+    fn learn(&mut self, chunk: &dyn Array) -> Result<()> {
+        let values = chunk.as_any_dictionary().values();
+        match &self.first {
+            None => self.first = Some((values.clone(), Self::strings(values.as_ref())?)),
+            Some((first, _)) => self.same &= first == values,
+        }
+        let strings = Self::strings(values.as_ref())?;
+        let strings = strings.as_string::<i32>();
+        for v in strings.iter().flatten() {
+            if !self.index.contains_key(v) {
+                self.union.push(v.to_string());
+                self.index.insert(v.to_string(), self.union.len() as i32);
+            }
+        }
+        Ok(())
+    }
+
+    /// The first dictionary's values, when they are the levels as they are.
+    fn as_is(&self) -> Option<&StringArray> {
+        let (_, strings) = self.first.as_ref()?;
+        let strings = strings.as_string::<i32>();
+        (self.same && strings.null_count() == 0).then_some(strings)
+    }
+
+    /// The R codes (from 1, NA where missing) of a chunk.
+    fn codes(&self, chunk: &dyn Array) -> Result<Vec<i32>> {
+        let d = chunk.as_any_dictionary();
+        let keys = arrow_cast_keys(d.keys())?;
+        // each dictionary entry's code
+        let map: Vec<i32> = match self.as_is() {
+            Some(values) => (1..=values.len() as i32).collect(),
+            None => {
+                let values = Self::strings(d.values().as_ref())?;
+                values
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|v| {
+                        v.and_then(|v| self.index.get(v).copied())
+                            .unwrap_or(na::INTEGER)
+                    })
+                    .collect()
+            }
+        };
+        Ok(keys
+            .iter()
+            .enumerate()
+            .map(|(j, &k)| {
+                if chunk.is_null(j) || k < 0 || k as usize >= map.len() {
+                    na::INTEGER
+                } else {
+                    map[k as usize]
+                }
+            })
+            .collect())
+    }
+
+    /// The factor of these codes.
+    fn factor(&self, m: &mut ObjectMaker, codes: VectorData) -> RObject {
+        let lv = match self.as_is() {
+            Some(values) => {
+                build::strings((0..values.len()).map(|j| Some(values.value(j).as_bytes())))
+            }
+            None => build::strings(self.union.iter().map(|s| Some(s.as_bytes()))),
+        };
+        m.vector(codes, vec![("levels", lv), ("class", classes(self.kind))])
+    }
 }
 
 fn arrow_cast_keys(keys: &dyn Array) -> Result<Vec<i32>> {
@@ -870,6 +1037,104 @@ mod tests {
             },
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Batches as a [`ColumnChunks`]: each batch's column a chunk.
+    struct Batches(SchemaRef, Vec<RecordBatch>);
+
+    impl ColumnChunks for Batches {
+        fn schema(&self) -> SchemaRef {
+            self.0.clone()
+        }
+        fn num_rows(&self) -> usize {
+            self.1.iter().map(|b| b.num_rows()).sum()
+        }
+        fn chunks(&self, j: usize, each: &mut dyn FnMut(ArrayRef) -> Result<()>) -> Result<()> {
+            self.1.iter().try_for_each(|b| each(b.column(j).clone()))
+        }
+    }
+
+    /// Written chunk by chunk, a column whose chunks convert differently
+    /// alone (an int64 chunk that fits in integers beside one that does
+    /// not, dictionaries that differ or hold a null) gives the bytes of the
+    /// whole column converted at once.
+    #[test]
+    fn chunks_written_in_turn_give_the_whole_columns_bytes() {
+        use crate::write::{write_object_file, ObjectFileOptions};
+        let dict = || DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8));
+        let schema = Arc::new(arrow_schema::Schema::new(vec![
+            Field::new("big", DataType::Int64, true),
+            Field::new("small", DataType::Int64, true),
+            Field::new("f", dict(), true),
+            Field::new("same", dict(), true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("x", DataType::Float64, true),
+        ]));
+        let same = || -> DictionaryArray<Int8Type> {
+            vec![Some("u"), None, Some("v")].into_iter().collect()
+        };
+        let batch = |big: Vec<Option<i64>>, f: DictionaryArray<Int8Type>| {
+            let n = big.len();
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(big)),
+                    Arc::new(Int64Array::from(
+                        (0..n as i64)
+                            .map(|i| (i % 3 != 0).then_some(i))
+                            .collect::<Vec<_>>(),
+                    )),
+                    Arc::new(f),
+                    Arc::new(same().slice(0, n)),
+                    Arc::new(StringArray::from(
+                        (0..n)
+                            .map(|i| (i % 4 != 0).then(|| format!("é{i}")))
+                            .collect::<Vec<_>>(),
+                    )),
+                    Arc::new(Float64Array::from(
+                        (0..n)
+                            .map(|i| (i % 5 != 0).then_some(i as f64 / 3.0))
+                            .collect::<Vec<_>>(),
+                    )),
+                ],
+            )
+            .unwrap()
+        };
+        let b1 = batch(
+            vec![Some(1), None, Some(-7)],
+            vec!["b", "a", "b"].into_iter().collect(),
+        );
+        let b2 = batch(
+            vec![Some(1 << 40), Some(2), None],
+            vec![Some("c"), None, Some("a")].into_iter().collect(),
+        );
+        let b3 = batch(
+            vec![Some(3), Some(4), Some(5)],
+            vec!["a", "d", "a"].into_iter().collect(),
+        );
+        let src = Batches(schema.clone(), vec![b1, b2, b3]);
+        let dir = std::env::temp_dir().join(format!("rdarrow-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = ObjectFileOptions {
+            name: "x".into(),
+            ..Default::default()
+        };
+        let (parts, whole) = (dir.join("parts.RData"), dir.join("whole.RData"));
+        write_columns_file(&src, &parts, &o, || unreachable!()).unwrap();
+        let f = object_from_batches(&schema, &src.1).unwrap();
+        // the whole conversion: big is integer64, small integer, f's levels unified
+        let cols = match &f.object {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => items.clone(),
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        assert!(matches!(&cols[0], RObject::Vector(v) if matches!(v.data, VectorData::Real(_))));
+        assert!(matches!(&cols[1], RObject::Vector(v) if matches!(v.data, VectorData::Integer(_))));
+        write_object_file(&whole, f.object, f.refs, &o).unwrap();
+        assert!(std::fs::read(&parts).unwrap() == std::fs::read(&whole).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A named vector with many names (its metadata compressed, as arrow R

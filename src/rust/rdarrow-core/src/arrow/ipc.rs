@@ -7,7 +7,7 @@ use super::rows::{assemble, by_row_group, row_groups, ColumnSource};
 use super::ArrowTable;
 use crate::error::{Error, Result};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions, StreamWriter};
 use arrow_ipc::CompressionType;
 use arrow_schema::SchemaRef;
@@ -455,5 +455,120 @@ fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(arrow_err)?;
         Ok((schema, batches))
+    }
+}
+
+/// An Arrow IPC file (not a stream) read one column at a time: a column's
+/// chunks are its record batches, each read with only that column decoded
+/// (the IPC reader's projection), one batch in memory at a time. A stream
+/// has no footer to find its batches by, so it is read whole.
+pub struct IpcFile {
+    path: std::path::PathBuf,
+    what: String,
+    schema: SchemaRef,
+    rows: usize,
+}
+
+impl IpcFile {
+    /// The IPC file at `path`, its extents checked as [`read_ipc_file`]
+    /// checks them; `None` when it is an IPC stream.
+    pub fn open(path: &Path, max_memory: u64) -> Result<Option<IpcFile>> {
+        let what = format!("'{}'", path.display());
+        let mut f =
+            std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
+        let mut magic = [0u8; 6];
+        let is_file = std::io::Read::read_exact(&mut f, &mut magic).is_ok() && &magic == b"ARROW1";
+        if !is_file {
+            return Ok(None);
+        }
+        let mut r = std::io::BufReader::with_capacity(1 << 20, f);
+        crate::error::guard_reader(&format!("the Arrow data of {what}"), "IPC reader", || {
+            check_ipc_extents(&mut r, true, &what, max_memory)?;
+            let reader = arrow_ipc::reader::FileReader::try_new(&mut r, None).map_err(|e| {
+                Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"))
+            })?;
+            let schema = reader.schema();
+            drop(reader);
+            let rows = file_rows(&mut r, &what)?;
+            Ok(Some(IpcFile {
+                path: path.to_path_buf(),
+                what: what.clone(),
+                schema,
+                rows,
+            }))
+        })
+    }
+}
+
+/// The rows of an IPC file: the lengths its record batch messages declare
+/// (each message's metadata read, not its body).
+fn file_rows<R: std::io::Read + std::io::Seek>(r: &mut R, what: &str) -> Result<usize> {
+    use std::io::SeekFrom;
+    let io = |e: std::io::Error| Error::io(&e, &format!("cannot read {what}"));
+    let bad = || {
+        Error::corrupt(format!(
+            "the Arrow data of {what} is malformed: its footer does not list its record batches"
+        ))
+    };
+    let len = r.seek(SeekFrom::End(0)).map_err(io)?;
+    let mut tail = [0u8; 10];
+    r.seek(SeekFrom::Start(len.checked_sub(10).ok_or_else(bad)?))
+        .map_err(io)?;
+    r.read_exact(&mut tail).map_err(io)?;
+    let footer_len = arrow_ipc::reader::read_footer_length(tail).map_err(|_| bad())? as u64;
+    let mut footer = vec![0u8; footer_len as usize];
+    r.seek(SeekFrom::Start(
+        len.checked_sub(10 + footer_len).ok_or_else(bad)?,
+    ))
+    .map_err(io)?;
+    r.read_exact(&mut footer).map_err(io)?;
+    let footer = arrow_ipc::root_as_footer(&footer).map_err(|_| bad())?;
+    let mut rows = 0usize;
+    for b in footer.recordBatches().into_iter().flatten() {
+        let mut meta = vec![0u8; b.metaDataLength().max(8) as usize];
+        r.seek(SeekFrom::Start(b.offset() as u64)).map_err(io)?;
+        r.read_exact(&mut meta).map_err(io)?;
+        let skip = if meta[..4] == [0xff; 4] { 8 } else { 4 };
+        let n = arrow_ipc::root_as_message(&meta[skip..])
+            .ok()
+            .and_then(|m| m.header_as_record_batch())
+            .map(|b| b.length())
+            .ok_or_else(bad)?;
+        rows += usize::try_from(n).map_err(|_| bad())?;
+    }
+    Ok(rows)
+}
+
+impl super::from_arrow::ColumnChunks for IpcFile {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn num_rows(&self) -> usize {
+        self.rows
+    }
+    fn chunks(&self, j: usize, each: &mut dyn FnMut(ArrayRef) -> Result<()>) -> Result<()> {
+        let what = &self.what;
+        let arrow_err = |e: arrow_schema::ArrowError| {
+            Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"))
+        };
+        let reader_of = format!("the Arrow data of {what}");
+        let f = std::fs::File::open(&self.path)
+            .map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
+        let r = std::io::BufReader::with_capacity(1 << 20, f);
+        let mut reader = crate::error::guard_reader(&reader_of, "IPC reader", || {
+            arrow_ipc::reader::FileReaderBuilder::new()
+                .with_projection(vec![j])
+                .build(r)
+                .map_err(arrow_err)
+        })?;
+        loop {
+            crate::cancel::check()?;
+            let next = crate::error::guard_reader(&reader_of, "IPC reader", || Ok(reader.next()))?;
+            let Some(b) = next else {
+                break;
+            };
+            each(b.map_err(arrow_err)?.column(0).clone())?;
+        }
+        Ok(())
     }
 }

@@ -111,7 +111,8 @@ pub fn read_data_file(
 /// Write the table of an Arrow IPC or Parquet file (told apart by their
 /// first bytes) as an R data file, as [`from_arrow::object_from_batches`]
 /// makes it. Parquet is read and written one column at a time
-/// ([`from_arrow::write_columns_file`]); IPC is read whole. Returns the
+/// ([`from_arrow::write_columns_file`]), and so is an IPC file; an IPC
+/// stream is read whole. Returns the
 /// numbers of rows and columns.
 pub fn data_file_to_rdata(
     input: &std::path::Path,
@@ -129,6 +130,14 @@ pub fn data_file_to_rdata(
             Ok((f.num_rows(), f.schema().fields().len()))
         }
         DataFileKind::Ipc => {
+            if let Some(f) = ipc::IpcFile::open(input, max_memory)? {
+                from_arrow::write_columns_file(&f, output, o, || {
+                    let (schema, batches) = ipc::read_ipc_file(input, max_memory)?;
+                    from_arrow::object_from_batches(&schema, &batches)
+                })?;
+                use from_arrow::ColumnChunks;
+                return Ok((f.num_rows(), f.schema().fields().len()));
+            }
             let (schema, batches) = ipc::read_ipc_file(input, max_memory)?;
             let rows = batches.iter().map(|b| b.num_rows()).sum();
             let f = from_arrow::object_from_batches(&schema, &batches)?;

@@ -551,14 +551,11 @@ impl ParquetFile {
         self.metadata.file_metadata().num_rows().max(0) as usize
     }
 
-    /// Every row of top-level column `j`, as the chunks the reader gives.
-    pub fn column(&self, j: usize) -> Result<Vec<ArrayRef>> {
-        let what = &self.what;
-        // what the column's chunks declare, before decoding them
+    /// What the chunks of top-level column `j` in these row groups declare
+    /// they take decoded: an error past the memory limit.
+    fn check_declared(&self, j: usize, groups: std::ops::Range<usize>) -> Result<()> {
         let leaves = leaf_range(&self.builder_schema, j);
-        let declared: i64 = self
-            .metadata
-            .row_groups()
+        let declared: i64 = self.metadata.row_groups()[groups.clone()]
             .iter()
             .map(|g| {
                 leaves
@@ -568,40 +565,58 @@ impl ParquetFile {
             })
             .sum();
         if declared as u64 > self.max_memory {
+            let what = &self.what;
+            let which = if groups.len() == 1 {
+                format!(" in row group {}", groups.start + 1)
+            } else {
+                String::new()
+            };
             return Err(Error::limit_of(
                 crate::error::LimitKind::Memory,
-                format!("column {} of the Parquet file {what} declares {declared} bytes, more than the memory limit", j + 1),
+                format!("column {}{which} of the Parquet file {what} declares {declared} bytes, more than the memory limit", j + 1),
             ));
         }
-        guarded(what, || {
-            let meta = ArrowReaderMetadata::try_new(self.metadata.clone(), Default::default())
-                .map_err(read_err(what))?;
-            let mut out = Vec::new();
-            // row group by row group: a batch that spanned two would have
-            // its dictionary encoded again (a factor's levels lost)
-            for g in 0..self.metadata.num_row_groups() {
-                let f = self
-                    .file
-                    .try_clone()
-                    .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+        Ok(())
+    }
+
+    /// Every row of top-level column `j` in the chunks the reader gives,
+    /// row group by row group (a batch that spanned two would have its
+    /// dictionary encoded again: a factor's levels lost), each handed to
+    /// `each` as soon as it is read.
+    pub fn chunks(&self, j: usize, each: &mut dyn FnMut(ArrayRef) -> Result<()>) -> Result<()> {
+        let what = &self.what;
+        let meta = guarded(what, || {
+            ArrowReaderMetadata::try_new(self.metadata.clone(), Default::default())
+                .map_err(read_err(what))
+        })?;
+        for g in 0..self.metadata.num_row_groups() {
+            self.check_declared(j, g..g + 1)?;
+            let f = self
+                .file
+                .try_clone()
+                .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
+            let mut reader = guarded(what, || {
                 let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone());
                 let mask = ProjectionMask::roots(builder.parquet_schema(), [j]);
-                let reader = builder
+                builder
                     .with_projection(mask)
                     .with_row_groups(vec![g])
                     .with_batch_size(1 << 16)
                     .build()
-                    .map_err(read_err(what))?;
-                for b in reader {
-                    crate::cancel::check()?;
-                    let b: RecordBatch = b.map_err(|e| {
-                        Error::corrupt(format!("cannot read the Parquet file {what}: {e}"))
-                    })?;
-                    out.push(b.column(0).clone());
-                }
+                    .map_err(read_err(what))
+            })?;
+            loop {
+                crate::cancel::check()?;
+                let Some(b) = guarded(what, || Ok(reader.next()))? else {
+                    break;
+                };
+                let b: RecordBatch = b.map_err(|e| {
+                    Error::corrupt(format!("cannot read the Parquet file {what}: {e}"))
+                })?;
+                each(b.column(0).clone())?;
             }
-            Ok(out)
-        })
+        }
+        Ok(())
     }
 }
 
@@ -612,8 +627,13 @@ impl super::from_arrow::ColumnChunks for ParquetFile {
     fn num_rows(&self) -> usize {
         ParquetFile::num_rows(self)
     }
+    fn chunks(&self, j: usize, each: &mut dyn FnMut(ArrayRef) -> Result<()>) -> Result<()> {
+        ParquetFile::chunks(self, j, each)
+    }
     fn column(&self, j: usize) -> Result<Vec<ArrayRef>> {
-        ParquetFile::column(self, j)
+        // held whole: within the memory limit as a whole
+        self.check_declared(j, 0..self.metadata.num_row_groups())?;
+        super::from_arrow::all_chunks(self, j)
     }
 }
 
@@ -636,7 +656,7 @@ pub fn read_parquet_file(path: &Path, max_memory: u64) -> Result<(SchemaRef, Vec
     let f = ParquetFile::open(path, max_memory)?;
     let schema = f.schema();
     let mut cols: Vec<Vec<ArrayRef>> = (0..schema.fields().len())
-        .map(|j| f.column(j))
+        .map(|j| super::from_arrow::ColumnChunks::column(&f, j))
         .collect::<Result<_>>()?;
     let lengths = |c: &Vec<ArrayRef>| c.iter().map(|a| a.len()).collect::<Vec<_>>();
     let aligned = cols.windows(2).all(|w| lengths(&w[0]) == lengths(&w[1]));
@@ -685,6 +705,7 @@ pub fn read_parquet_file(path: &Path, max_memory: u64) -> Result<(SchemaRef, Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arrow::from_arrow::ColumnChunks;
     use crate::arrow::ArrowTable;
     use arrow_array::types::Int32Type;
     use arrow_array::{DictionaryArray, Int32Array, StringArray};

@@ -563,8 +563,9 @@ mod tests {
     }
 
     #[test]
-    fn parquet_becomes_the_same_rdata_file_written_one_column_at_a_time() {
+    fn parquet_and_ipc_files_become_the_same_rdata_file_written_one_column_at_a_time() {
         use crate::arrow::from_arrow::object_from_batches;
+        use crate::arrow::ipc::{write_ipc_source_file, IpcCompression, IpcFile, IpcFormat};
         use crate::arrow::parquet::{read_parquet_file, write_parquet_file, ParquetOptions};
         use crate::write::{write_object_file, ObjectFileOptions};
         let dir = temp_dir("columns");
@@ -580,6 +581,17 @@ mod tests {
             ..Default::default()
         };
         write_parquet_file(&table, &pq, &popts).unwrap();
+        // an IPC file is read one column at a time too; a stream whole
+        let ipc_file = dir.join("t.arrow");
+        let ipc_stream = dir.join("t.arrows");
+        for (path, format) in [
+            (&ipc_file, IpcFormat::File),
+            (&ipc_stream, IpcFormat::Stream),
+        ] {
+            write_ipc_source_file(&table, path, format, IpcCompression::Zstd, 1500, 2).unwrap();
+        }
+        assert!(IpcFile::open(&ipc_file, u64::MAX).unwrap().is_some());
+        assert!(IpcFile::open(&ipc_stream, u64::MAX).unwrap().is_none());
         for (rds, compression) in [(false, Compression::Gzip), (true, Compression::None)] {
             let o = ObjectFileOptions {
                 name: "x".into(),
@@ -595,10 +607,18 @@ mod tests {
             let f = object_from_batches(&schema, &batches).unwrap();
             let whole = dir.join("whole");
             write_object_file(&whole, f.object, f.refs, &o).unwrap();
-            assert!(
-                std::fs::read(&streamed).unwrap() == std::fs::read(&whole).unwrap(),
-                "rds {rds}"
-            );
+            let whole = std::fs::read(&whole).unwrap();
+            assert!(std::fs::read(&streamed).unwrap() == whole, "rds {rds}");
+            for input in [&ipc_file, &ipc_stream] {
+                let (rows, _) =
+                    crate::arrow::data_file_to_rdata(input, &streamed, &o, u64::MAX).unwrap();
+                assert_eq!(rows, 5000);
+                assert!(
+                    std::fs::read(&streamed).unwrap() == whole,
+                    "{}",
+                    input.display()
+                );
+            }
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
