@@ -246,16 +246,12 @@ pub fn to_ipc(
     stream_name: &str,
     max_depth: i32,
 ) -> Robj {
-    let fmt = match format {
-        "file" => IpcFormat::File,
-        "stream" => IpcFormat::Stream,
-        other => return error_value(&Error::usage(format!("unknown IPC format '{other}'"))),
-    };
-    let comp = match compression {
-        "uncompressed" => IpcCompression::Uncompressed,
-        "lz4" => IpcCompression::Lz4,
-        "zstd" => IpcCompression::Zstd,
-        other => return error_value(&Error::usage(format!("unknown IPC compression '{other}'"))),
+    let (fmt, comp) = match (
+        IpcFormat::from_name(format),
+        IpcCompression::from_name(compression),
+    ) {
+        (Ok(f), Ok(c)) => (f, c),
+        (Err(e), _) | (_, Err(e)) => return error_value(&e),
     };
     let req = request(&object, &col_select, &chunk_size, default_tz, stream_name);
     let out = req

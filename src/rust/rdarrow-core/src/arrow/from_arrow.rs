@@ -411,6 +411,17 @@ fn float64_values(a: &PrimitiveArray<Float64Type>) -> VectorData {
     }
 }
 
+/// A timestamp or duration column in seconds (R's POSIXct and difftime),
+/// NA where Arrow has nulls.
+fn seconds(name: &str, a: &dyn Array, u: TimeUnit) -> Result<Vec<f64>> {
+    let ints = arrow_cast::cast(a, &DataType::Int64)
+        .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
+    let k = types::units_per_second(u);
+    Ok(reals_with_nulls(ints.as_primitive::<Int64Type>(), |x| {
+        x as f64 / k
+    }))
+}
+
 fn int_vec(v: Vec<i32>) -> VectorData {
     VectorData::Integer(ScalarBuffer::from(v))
 }
@@ -536,27 +547,7 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             let DataType::Timestamp(u, tz) = dt else {
                 return Err(err_type(name, dt));
             };
-            let k = types::units_per_second(*u);
-            let v = match u {
-                TimeUnit::Second => {
-                    reals_with_nulls(a.as_primitive::<TimestampSecondType>(), |x| x as f64)
-                }
-                TimeUnit::Millisecond => {
-                    reals_with_nulls(a.as_primitive::<TimestampMillisecondType>(), |x| {
-                        x as f64 / k
-                    })
-                }
-                TimeUnit::Microsecond => {
-                    reals_with_nulls(a.as_primitive::<TimestampMicrosecondType>(), |x| {
-                        x as f64 / k
-                    })
-                }
-                TimeUnit::Nanosecond => {
-                    reals_with_nulls(a.as_primitive::<TimestampNanosecondType>(), |x| {
-                        x as f64 / k
-                    })
-                }
-            };
+            let v = seconds(name, a, *u)?;
             let mut attrs = vec![("class", classes(RKind::PosixCt))];
             if let Some(tz) = tz.as_deref().filter(|t| !t.is_empty()) {
                 attrs.push(("tzone", build::strings([Some(tz.as_bytes())])));
@@ -592,25 +583,7 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             let DataType::Duration(u) = dt else {
                 return Err(err_type(name, dt));
             };
-            let k = types::units_per_second(*u);
-            let v = match u {
-                TimeUnit::Second => {
-                    reals_with_nulls(a.as_primitive::<DurationSecondType>(), |x| x as f64)
-                }
-                TimeUnit::Millisecond => {
-                    reals_with_nulls(a.as_primitive::<DurationMillisecondType>(), |x| {
-                        x as f64 / k
-                    })
-                }
-                TimeUnit::Microsecond => {
-                    reals_with_nulls(a.as_primitive::<DurationMicrosecondType>(), |x| {
-                        x as f64 / k
-                    })
-                }
-                TimeUnit::Nanosecond => {
-                    reals_with_nulls(a.as_primitive::<DurationNanosecondType>(), |x| x as f64 / k)
-                }
-            };
+            let v = seconds(name, a, *u)?;
             let units = build::strings([Some(&b"secs"[..])]);
             m.vector(
                 real_vec(v),

@@ -27,6 +27,33 @@ pub enum IpcCompression {
     Zstd,
 }
 
+impl IpcFormat {
+    /// The format of a name the front ends take (`"file"`, `"stream"`).
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "file" => Ok(Self::File),
+            "stream" => Ok(Self::Stream),
+            other => Err(Error::usage(format!(
+                "unknown IPC format '{other}' (use \"file\" or \"stream\")"
+            ))),
+        }
+    }
+}
+
+impl IpcCompression {
+    /// The codec of a name the front ends take, as Arrow names them.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "uncompressed" | "none" => Ok(Self::Uncompressed),
+            "lz4" => Ok(Self::Lz4),
+            "zstd" => Ok(Self::Zstd),
+            other => Err(Error::usage(format!(
+                "unknown IPC compression '{other}' (use \"uncompressed\", \"lz4\" or \"zstd\")"
+            ))),
+        }
+    }
+}
+
 fn write_err(e: impl std::fmt::Display) -> Error {
     Error::new(crate::ErrorKind::Io, format!("cannot write Arrow IPC: {e}"))
 }

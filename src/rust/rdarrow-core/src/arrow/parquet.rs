@@ -395,9 +395,37 @@ fn dictionary_chunk(
     let dictionary_offset = count(pages.write_page(CompressedPage::new(page, size))?);
 
     let keys = dict.normalized_keys();
-    let valid = |i: usize| dict.keys().is_valid(i);
+    let nulls = dict.keys().logical_nulls();
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
     let nullable = descr.max_def_level() > 0;
-    if !nullable && dict.keys().null_count() > 0 {
+    // the chunk's statistics: its smallest and largest value in byte order
+    // (as Parquet orders UTF-8), among the levels it uses, and its nulls
+    let mut used = vec![false; levels.len()];
+    for i in (0..keys.len()).filter(|&i| valid(i)) {
+        if let Some(u) = used.get_mut(keys[i]) {
+            *u = true;
+        }
+    }
+    let mut in_use = levels
+        .iter()
+        .zip(&used)
+        .filter(|(_, &u)| u)
+        .map(|(l, _)| *l);
+    let first = in_use.next();
+    let (min, max) = in_use.fold((first, first), |(lo, hi), l| {
+        (lo.min(Some(l)), hi.max(Some(l)))
+    });
+    let null_count = nulls.as_ref().map_or(0, |n| n.null_count()) as u64;
+    let statistics = parquet::file::statistics::Statistics::ByteArray(
+        parquet::file::statistics::ValueStatistics::new(
+            min.map(|m| m.to_vec().into()),
+            max.map(|m| m.to_vec().into()),
+            None,
+            Some(null_count),
+            false,
+        ),
+    );
+    if !nullable && null_count > 0 {
         return Err(parquet::errors::ParquetError::General(
             "a column declared without nulls holds nulls".into(),
         ));
@@ -442,6 +470,7 @@ fn dictionary_chunk(
         .set_num_values(keys.len() as i64)
         .set_data_page_offset(data_offset.unwrap_or(dictionary_offset) as i64)
         .set_dictionary_page_offset(Some(dictionary_offset as i64))
+        .set_statistics(statistics)
         .build()?;
     let bytes = Bytes::from(sink.into_inner()?);
     Ok(Some(Chunk::Dictionary(
@@ -759,6 +788,23 @@ mod tests {
                 at += b.num_rows();
             }
             assert_eq!(at, n);
+            // each chunk's statistics: the levels it uses ("a" < "b"; never
+            // "unused") and its nulls
+            let meta = ParquetRecordBatchReaderBuilder::try_new(bytes.clone())
+                .unwrap()
+                .metadata()
+                .clone();
+            for (g, rg) in meta.row_groups().iter().enumerate() {
+                let st = rg.column(1).statistics().expect("statistics");
+                let parquet::file::statistics::Statistics::ByteArray(st) = st else {
+                    panic!("{st:?}")
+                };
+                assert_eq!(st.min_opt().unwrap().data(), b"a");
+                assert_eq!(st.max_opt().unwrap().data(), b"b");
+                let rows = (g * 3000)..((g + 1) * 3000).min(n);
+                let nulls = rows.filter(|i| i % 7 == 3).count() as u64;
+                assert_eq!(st.null_count_opt(), Some(nulls), "row group {g}");
+            }
             // and rdarrow's own reader, row group by row group
             let path = std::env::temp_dir().join(format!(
                 "rdarrow-factor-{}-{compression:?}.parquet",
