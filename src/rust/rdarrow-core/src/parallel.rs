@@ -42,6 +42,8 @@ fn gzip_block(data: &[u8], level: u32) -> io::Result<Vec<u8>> {
         .gzip_compress(data, &mut out)
         .map_err(|e| io::Error::other(format!("cannot compress: {e:?}")))?;
     out.truncate(n);
+    // held until written in order: not at the size of the bound
+    out.shrink_to_fit();
     Ok(out)
 }
 
@@ -122,7 +124,9 @@ impl<W: Write> ParallelCompressor<W> {
             next_write: 0,
             pending: BTreeMap::new(),
             in_flight: 0,
-            max_in_flight: threads * 2 + 1,
+            // each thread busy and one block waiting: memory holds a few
+            // blocks whatever the file's size
+            max_in_flight: threads + 1,
         })
     }
 

@@ -65,9 +65,12 @@ pub struct OpenedTable {
 }
 
 /// The rows a row group may hold when about `row_bytes` bytes per row must
-/// fit four times (decoded, converted, encoded, compressed) in `memory`.
+/// fit four times (decoded, converted, encoded, compressed) for each of the
+/// row groups worked on at once ([`crate::arrow::rows::GROUPS_IN_FLIGHT`])
+/// in `memory`.
 pub fn rows_for(row_bytes: u64, memory: u64) -> usize {
-    let rows = memory / (4 * row_bytes.max(1));
+    let copies = 4 * crate::arrow::rows::GROUPS_IN_FLIGHT as u64;
+    let rows = memory / (copies * row_bytes.max(1));
     (rows as usize).clamp(1024, crate::arrow::parquet::DEFAULT_ROW_GROUP_ROWS)
 }
 
