@@ -23,7 +23,7 @@ use parquet::basic::{Compression as Codec, GzipLevel, ZstdLevel};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::{ColumnChunkMetaData, KeyValue};
 use parquet::file::properties::WriterProperties;
-use parquet::schema::types::ColumnDescPtr;
+use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
@@ -192,6 +192,50 @@ fn leaf_count(dt: &DataType) -> usize {
     }
 }
 
+/// Rows sampled to tell whether a column's values repeat enough for
+/// dictionary encoding, and the fewest worth telling from.
+const DICTIONARY_SAMPLE: usize = 1 << 16;
+const DICTIONARY_SAMPLE_MIN: usize = 1 << 10;
+
+/// Whether more than half of the non-null values of `a` (a primitive or
+/// string column) are distinct; `false` for other types.
+fn mostly_distinct(a: &dyn Array) -> bool {
+    let nulls = a.logical_nulls();
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+    let count = a.len() - nulls.as_ref().map_or(0, |n| n.null_count());
+    let most = count / 2;
+    let over = |mut keys: Box<dyn Iterator<Item = u128> + '_>| {
+        let mut seen = std::collections::HashSet::with_capacity(most + 1);
+        keys.any(|k| seen.insert(k) && seen.len() > most)
+    };
+    let dt = a.data_type();
+    if dt.is_primitive() {
+        let Some(width) = dt.primitive_width().filter(|&w| w <= 16) else {
+            return false;
+        };
+        let data = a.to_data();
+        let bytes = &data.buffers()[0].as_slice()[data.offset() * width..];
+        return over(Box::new((0..a.len()).filter(|&i| valid(i)).map(|i| {
+            let mut k = [0u8; 16];
+            k[..width].copy_from_slice(&bytes[i * width..(i + 1) * width]);
+            u128::from_le_bytes(k)
+        })));
+    }
+    let state = std::collections::hash_map::RandomState::new();
+    let hash = |b: &[u8]| std::hash::BuildHasher::hash_one(&state, b) as u128;
+    match dt {
+        DataType::Utf8 => {
+            let s = a.as_string::<i32>();
+            over(Box::new(s.iter().flatten().map(|v| hash(v.as_bytes()))))
+        }
+        DataType::LargeUtf8 => {
+            let s = a.as_string::<i64>();
+            over(Box::new(s.iter().flatten().map(|v| hash(v.as_bytes()))))
+        }
+        _ => false,
+    }
+}
+
 /// Write `src` as Parquet to `sink`: one row group of `row_group_rows`
 /// rows at a time, its columns converted and encoded on `threads`
 /// threads, then appended in order.
@@ -222,11 +266,25 @@ pub fn write_parquet<W: Write + Send>(
         .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
         .collect();
     let codec = opts.compression.codec(opts.level)?;
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder()
         .set_key_value_metadata((!kv.is_empty()).then_some(kv))
         .set_compression(codec)
-        .set_created_by(format!("rdarrow version {}", env!("CARGO_PKG_VERSION")))
-        .build();
+        .set_created_by(format!("rdarrow version {}", env!("CARGO_PKG_VERSION")));
+    // dictionary encoding where it pays: not for a column whose first rows
+    // are mostly distinct (an id, measurements, times), which the writer
+    // would encode with a dictionary until the dictionary outgrew its page
+    // and then plainly, slower and larger than plainly from the start
+    let sample = src.num_rows().min(DICTIONARY_SAMPLE);
+    for (j, f) in schema.fields().iter().enumerate() {
+        if f.data_type().is_nested() || sample < DICTIONARY_SAMPLE_MIN {
+            continue;
+        }
+        if mostly_distinct(src.column(j, 0, sample)?.as_ref()) {
+            props =
+                props.set_column_dictionary_enabled(ColumnPath::new(vec![f.name().clone()]), false);
+        }
+    }
+    let props = props.build();
     let writer =
         ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(pq_err("schema"))?;
     let (mut file, factory) = writer.into_serialized_writer().map_err(pq_err("schema"))?;
@@ -740,6 +798,58 @@ mod tests {
     use arrow_array::{DictionaryArray, Int32Array, StringArray};
     use arrow_schema::{Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn dictionaries_only_where_values_repeat() {
+        let n = 5000;
+        let unique = Int32Array::from_iter_values(0..n);
+        let repeated = Int32Array::from_iter_values((0..n).map(|i| i % 10));
+        let words = StringArray::from_iter_values((0..n).map(|i| format!("w{}", i % 7)));
+        let names = StringArray::from_iter_values((0..n).map(|i| format!("name {i}")));
+        // nulls do not count: half null, the rest distinct
+        let sparse = Int32Array::from_iter((0..n).map(|i| (i % 2 == 0).then_some(i)));
+        assert!(mostly_distinct(&unique));
+        assert!(!mostly_distinct(&repeated));
+        assert!(!mostly_distinct(&words));
+        assert!(mostly_distinct(&names));
+        assert!(mostly_distinct(&sparse));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("unique", DataType::Int32, false),
+            Field::new("repeated", DataType::Int32, false),
+            Field::new("words", DataType::Utf8, false),
+            Field::new("names", DataType::Utf8, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(unique),
+                Arc::new(repeated),
+                Arc::new(words),
+                Arc::new(names),
+            ],
+        )
+        .unwrap();
+        let table = ArrowTable {
+            schema,
+            batches: vec![batch.clone()],
+            warnings: vec![],
+        };
+        let bytes = Bytes::from(write_parquet(&table, Vec::new(), &Default::default()).unwrap());
+        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
+        let rg = builder.metadata().row_group(0).clone();
+        let dictionary: Vec<bool> = (0..4)
+            .map(|c| rg.column(c).dictionary_page_offset().is_some())
+            .collect();
+        assert_eq!(dictionary, [false, true, true, false]);
+        let back: Vec<RecordBatch> = builder
+            .with_batch_size(n as usize)
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].columns(), batch.columns());
+    }
 
     #[test]
     fn a_factor_keeps_its_levels_in_every_row_group() {
