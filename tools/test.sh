@@ -2,9 +2,11 @@
 # Run rdarrow's tests:
 #   1. the Rust engine's own tests (cargo test, crate rdarrow-core; no R);
 #   2. build and install the package (R CMD INSTALL ., default library);
-#   3. the testthat suite in tests/testthat, against the installed package.
-# Ends with one line `testthat: N passed, N failed, N skipped` and exits
-# non-zero if anything failed.
+#   3. the testthat suite in tests/testthat, against the installed package;
+#   4. build and install the Python package (tools/python-wheel.sh) and run
+#      its pytest suite in python/tests.
+# Prints `testthat: N passed, N failed, N skipped` and `pytest: passed` (or
+# failed), and exits non-zero if anything failed.
 #
 # RDARROW_PEERS_DIR defaults to ../shared/corpus/peers beside the repository,
 # when that folder exists.
@@ -104,4 +106,21 @@ cat(sprintf(
 ))
 quit(save = "no", status = if (counts[["failed"]] > 0L) 1L else 0L)
 RCODE
-NOT_CRAN="${NOT_CRAN:-true}" Rscript --no-init-file "$runner"
+r_status=0
+NOT_CRAN="${NOT_CRAN:-true}" Rscript --no-init-file "$runner" || r_status=$?
+
+# The Python package: built from this tree, then its pytest suite (which
+# checks files written by R itself, so R_LIBS and TZ as above).
+py_status=0
+if [ -x "$root/.venv/bin/maturin" ]; then
+  bash tools/python-wheel.sh || py_status=$?
+  if [ "$py_status" -eq 0 ]; then
+    echo "==> pytest (python/tests)"
+    "$root/.venv/bin/python" -m pytest python/tests -q -rs -p no:cacheprovider || py_status=$?
+  fi
+else
+  echo "test.sh: .venv/bin/maturin not found (run tools/setup.sh): the Python package is not tested" >&2
+  py_status=1
+fi
+echo "pytest: $([ "$py_status" -eq 0 ] && echo passed || echo failed)"
+[ "$r_status" -eq 0 ] && [ "$py_status" -eq 0 ]

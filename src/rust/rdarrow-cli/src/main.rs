@@ -378,7 +378,7 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
             .clone()
             .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         chunk_size: a.chunk_size.map(|c| c as usize),
-        default_tz: local_tz(),
+        default_tz: rdarrow_core::arrow::session_zone(),
         ..Default::default()
     };
     let table = read_table(
@@ -458,27 +458,6 @@ fn stream_name(file: &Path) -> String {
     rdarrow_core::stream_object_name(file)
 }
 
-/// The zone arrow R would give POSIXct values without a `tzone`: the
-/// session's (TZ, else the system's zone).
-fn local_tz() -> Option<String> {
-    if let Ok(tz) = std::env::var("TZ") {
-        let tz = tz.trim_start_matches(':').to_string();
-        if !tz.is_empty() {
-            return Some(tz);
-        }
-    }
-    if let Ok(target) = std::fs::read_link("/etc/localtime") {
-        let s = target.to_string_lossy().into_owned();
-        if let Some(i) = s.find("zoneinfo/") {
-            return Some(s[i + "zoneinfo/".len()..].to_string());
-        }
-    }
-    std::fs::read_to_string("/etc/timezone")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
 // --- to-parquet --------------------------------------------------------------
 
 fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
@@ -509,7 +488,7 @@ fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
             .columns
             .clone()
             .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
-        default_tz: local_tz(),
+        default_tz: rdarrow_core::arrow::session_zone(),
         ..Default::default()
     };
     let popts = ParquetOptions {
@@ -652,7 +631,7 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
             p
         },
         chunk_size: a.chunk_size.map(|c| c as usize),
-        default_tz: local_tz(),
+        default_tz: rdarrow_core::arrow::session_zone(),
         read: ReadOptions::default(),
         threads: a.threads.map(|t| t as usize).unwrap_or(0),
     };

@@ -148,6 +148,28 @@ pub fn data_file_to_rdata(
     }
 }
 
+/// The zone arrow R would give POSIXct values without a `tzone`: the
+/// session's (TZ, else the system's zone). For front ends outside R (the
+/// command line, Python), where there is no R session to ask.
+pub fn session_zone() -> Option<String> {
+    if let Ok(tz) = std::env::var("TZ") {
+        let tz = tz.trim_start_matches(':').to_string();
+        if !tz.is_empty() {
+            return Some(tz);
+        }
+    }
+    if let Ok(target) = std::fs::read_link("/etc/localtime") {
+        let s = target.to_string_lossy().into_owned();
+        if let Some(i) = s.find("zoneinfo/") {
+            return Some(s[i + "zoneinfo/".len()..].to_string());
+        }
+    }
+    std::fs::read_to_string("/etc/timezone")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
 /// What to write an object of an R data file as.
 #[derive(Debug, Clone)]
 pub enum FileOutput {

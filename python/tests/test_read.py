@@ -1,0 +1,169 @@
+"""Reading R data files into Arrow: values against R itself and arrow R,
+the Arrow C stream taken by pyarrow, Polars and DuckDB, and errors."""
+
+import datetime
+import math
+
+import pyarrow as pa
+import pytest
+
+import rdarrow
+from conftest import FRAME_R
+
+
+def test_list_objects_tells_what_r_saved(tmp_path, run_r):
+    f = tmp_path / "several.RData"
+    run_r(
+        f"""
+x <- 1:10; m <- matrix(0, 3, 4); df <- data.frame(a = 1:5, b = letters[1:5])
+fit <- list(coef = c(a = 1), call = quote(f(x)))
+save(x, m, df, fit, file = "{f}")
+"""
+    )
+    objs = {o["name"]: o for o in rdarrow.list_objects(f)}
+    assert list(objs) == ["x", "m", "df", "fit"]
+    assert objs["x"]["type"] == "integer" and objs["x"]["length"] == 10
+    assert objs["m"]["class"] == ["matrix", "array"]
+    assert (objs["m"]["rows"], objs["m"]["columns"]) == (3, 4)
+    assert objs["df"]["class"] == ["data.frame"]
+    assert (objs["df"]["rows"], objs["df"]["columns"]) == (5, 2)
+    assert objs["fit"]["type"] == "list" and objs["fit"]["rows"] is None
+
+
+def test_rds_object_is_named_after_the_file(frame_files):
+    (o,) = rdarrow.list_objects(frame_files["rds"])
+    assert o["name"] == "frame" and o["rows"] == 1000
+
+
+@pytest.mark.parametrize("kind", ["rdata", "rds"])
+def test_values_are_those_r_saved(frame_files, run_r, kind):
+    t = rdarrow.read_table(frame_files[kind])
+    assert t.column_names == ["i", "d", "b", "s", "f", "day", "t"]
+    assert t.num_rows == 1000
+    assert t.schema.field("i").type == pa.int32()
+    assert t.schema.field("d").type == pa.float64()
+    assert t.schema.field("b").type == pa.bool_()
+    assert t.schema.field("s").type == pa.string()
+    assert pa.types.is_dictionary(t.schema.field("f").type)
+    assert t.schema.field("day").type == pa.date32()
+    # R's values, printed by R itself
+    out = run_r(
+        FRAME_R
+        + 'cat(sum(df$i, na.rm = TRUE), sprintf("%.17g", sum(df$d[1:998])), sum(df$b, na.rm = TRUE),'
+        + ' sum(nchar(df$s, type = "bytes"), na.rm = TRUE), table(df$f)[["hi"]], "\\n")'
+    )
+    i_sum, d_sum, b_sum, s_bytes, hi = out.split()
+    col = {n: t.column(n).to_pylist() for n in t.column_names}
+    assert sum(x for x in col["i"] if x is not None) == int(i_sum)
+    assert col["i"][0] is None
+    assert math.fsum(col["d"][:998]) == pytest.approx(float(d_sum), rel=0, abs=1e-9)
+    assert col["d"][998] is None  # NA is null
+    assert math.isnan(col["d"][999])  # NaN stays NaN
+    assert sum(1 for x in col["b"] if x) == int(b_sum) and col["b"][0] is None
+    assert sum(len(x.encode()) for x in col["s"] if x is not None) == int(s_bytes)
+    assert col["f"].count("hi") == int(hi) and col["f"][0] is None
+    assert t.column("f").chunk(0).dictionary.to_pylist() == ["lo", "mid", "hi", "unused"]
+    assert col["day"][1] == datetime.date(2020, 1, 2) and col["day"][0] is None
+
+
+def test_same_values_as_arrow_r(frame_files):
+    if not frame_files["feather"].exists():
+        pytest.skip("the arrow R package is not installed: nothing to compare with")
+    import pyarrow.feather as feather
+
+    ours = rdarrow.read_table(frame_files["rdata"])
+    theirs = feather.read_table(frame_files["feather"])
+    assert ours.column_names == theirs.column_names
+    def values(arr):
+        return [("NaN" if isinstance(x, float) and math.isnan(x) else x) for x in arr.to_pylist()]
+
+    for name in ours.column_names:
+        a, b = ours.column(name).combine_chunks(), theirs.column(name).combine_chunks()
+        if pa.types.is_dictionary(a.type):
+            # the same levels, in the same order, and the same values
+            assert a.dictionary.equals(b.dictionary), name
+            a, b = a.cast(pa.string()), b.cast(pa.string())
+        if a.type != b.type:
+            # a coarser unit where it keeps every value (seconds here)
+            assert pa.types.is_timestamp(a.type) and a.type.tz == b.type.tz, name
+            a = a.cast(b.type)
+        assert values(a) == values(b), name
+
+
+def test_columns_and_objects_are_chosen(tmp_path, run_r):
+    f = tmp_path / "two.RData"
+    run_r(f'a <- data.frame(x = 1:3, y = c("p", "q", "r")); b <- data.frame(z = 4:6); save(a, b, file = "{f}")')
+    with pytest.raises(rdarrow.UsageError):
+        rdarrow.read_table(f)  # two data frames: which one?
+    t = rdarrow.read_table(f, object="a", columns=["y", "x"])
+    assert t.column_names == ["y", "x"] and t.column("x").to_pylist() == [1, 2, 3]
+    assert rdarrow.read_table(f, object="b").column("z").to_pylist() == [4, 5, 6]
+    with pytest.raises(rdarrow.UsageError, match="nope"):
+        rdarrow.read_table(f, object="nope")
+
+
+def test_consumers_take_the_stream(frame_files):
+    import duckdb
+    import polars as pl
+
+    reader = rdarrow.RDataReader(frame_files["rdata"], chunk_size=300)
+    batches = list(pa.RecordBatchReader.from_stream(reader))
+    assert [b.num_rows for b in batches] == [300, 300, 300, 100]
+    df = pl.DataFrame(rdarrow.RDataReader(frame_files["rdata"]))
+    assert df.height == 1000 and df["i"].null_count() == 1
+    r = rdarrow.RDataReader(frame_files["rdata"], columns=["f"])
+    got = duckdb.sql("select f, count(*) from r group by f order by f").fetchall()
+    assert sum(n for _, n in got) == 1000
+    # a reader taken twice reads the file again
+    again = pa.table(reader)
+    assert again.num_rows == 1000
+
+
+def test_errors_say_what_and_where(tmp_path, frame_files):
+    with pytest.raises(rdarrow.RDataIOError, match="missing.RData"):
+        rdarrow.read_table(tmp_path / "missing.RData")
+    text = tmp_path / "notes.txt"
+    text.write_text("not R data\n")
+    with pytest.raises(rdarrow.NotRDataError, match="notes.txt"):
+        rdarrow.list_objects(text)
+    cut = tmp_path / "cut.RData"
+    cut.write_bytes(frame_files["rdata"].read_bytes()[:3000])
+    with pytest.raises(rdarrow.CorruptError):
+        rdarrow.read_table(cut)
+    with pytest.raises(TypeError):
+        rdarrow.read_table(tmp_path / "x.RData", columns=[1, 2])
+
+
+def test_hostile_bytes_raise_errors_never_crash(tmp_path, frame_files):
+    """A mutation sweep through the Python API: every truncation and byte
+    flip of an uncompressed file is read back or refused with an
+    RDataError."""
+    import random
+
+    raw = tmp_path / "raw.rds"
+    # the same object uncompressed: the mutations hit the stream itself
+    pa_table = rdarrow.read_table(frame_files["rds"])
+    assert pa_table.num_rows == 1000
+    import gzip
+    import lzma
+
+    data = lzma.decompress(frame_files["rds"].read_bytes())
+    raw.write_bytes(data)
+    rng = random.Random(7)
+    spots = sorted(rng.sample(range(len(data)), 150)) + list(range(0, 64))
+    bad = tmp_path / "bad.rds"
+    outcomes = {"read": 0, "refused": 0}
+    for k, at in enumerate(spots):
+        mutated = bytearray(data)
+        if k % 3 == 0:
+            mutated = mutated[:at]
+        else:
+            mutated[at] ^= 1 << (k % 8)
+        bad.write_bytes(bytes(mutated) if k % 2 else gzip.compress(bytes(mutated), 1))
+        try:
+            rdarrow.list_objects(bad)
+            rdarrow.read_table(bad)
+            outcomes["read"] += 1
+        except rdarrow.RDataError:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 0 and sum(outcomes.values()) == len(spots)

@@ -1,0 +1,132 @@
+//! Python bindings of the rdarrow engine: argument conversion, the Arrow C
+//! stream handed over as a PyCapsule (`__arrow_c_stream__`), and engine
+//! errors as Python exceptions. Every decision (which object, which type,
+//! which limit, what an error says) is the core's; the Python package
+//! (`python/rdarrow`) checks arguments and carries the documentation.
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict, PyList};
+use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
+use rdarrow_core::{Error, ErrorKind, ReadOptions};
+use std::path::PathBuf;
+
+create_exception!(_rdarrow, RDataError, PyException, "An R data file could not be read or written.");
+create_exception!(_rdarrow, RDataIOError, RDataError, "The file could not be opened, read or written.");
+create_exception!(_rdarrow, NotRDataError, RDataError, "The bytes are not R data.");
+create_exception!(_rdarrow, CorruptError, RDataError, "The file is truncated or malformed.");
+create_exception!(_rdarrow, UnsupportedError, RDataError, "Valid R data that this operation cannot provide.");
+create_exception!(_rdarrow, LimitError, RDataError, "A limit that protects the process was reached.");
+create_exception!(_rdarrow, UsageError, RDataError, "The call asked for something that is not there.");
+
+/// The Python exception of an engine error: its class says what kind of
+/// failure it is, its message what went wrong and where.
+fn py_err(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e.kind {
+        ErrorKind::Io => RDataIOError::new_err(msg),
+        ErrorKind::NotRData => NotRDataError::new_err(msg),
+        ErrorKind::Truncated | ErrorKind::Corrupt => CorruptError::new_err(msg),
+        ErrorKind::Unsupported => UnsupportedError::new_err(msg),
+        ErrorKind::Limit => LimitError::new_err(msg),
+        ErrorKind::Usage => UsageError::new_err(msg),
+        ErrorKind::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(msg),
+        ErrorKind::Internal => RDataError::new_err(msg),
+    }
+}
+
+/// An error message that names the file, as the command line's do.
+fn in_file(path: &std::path::Path, e: Error) -> PyErr {
+    let label = path.display().to_string();
+    if e.message.contains(&label) {
+        py_err(e)
+    } else {
+        py_err(Error {
+            message: format!("{label}: {}", e.message),
+            ..e
+        })
+    }
+}
+
+/// The objects of an R data file, without decoding their values: one dict
+/// per object (name, class, type, length, rows, columns, bytes).
+#[pyfunction]
+fn list_objects<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyList>> {
+    let stream_name = rdarrow_core::stream_object_name(&path);
+    let (_, infos) = py
+        .detach(|| rdarrow_core::list_file(&path, &ReadOptions::default(), &stream_name))
+        .map_err(|e| in_file(&path, e))?;
+    let out = PyList::empty(py);
+    for i in infos {
+        let d = PyDict::new(py);
+        d.set_item("name", i.name)?;
+        d.set_item("class", i.class.split('/').collect::<Vec<_>>())?;
+        d.set_item("type", i.type_name)?;
+        let whole = |x: Option<f64>| x.map(|v| v as i64);
+        d.set_item("length", whole(i.length))?;
+        d.set_item("rows", whole(i.nrow))?;
+        d.set_item("columns", whole(i.ncol))?;
+        d.set_item("bytes", i.bytes)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// One object of an R data file as an Arrow C stream in a PyCapsule
+/// (`"arrow_array_stream"`), its record batches the buffers the engine
+/// decoded (no copy), with the conversion's warnings.
+#[pyfunction]
+#[pyo3(signature = (path, object=None, columns=None, chunk_size=None))]
+fn read_stream<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    object: Option<String>,
+    columns: Option<Vec<String>>,
+    chunk_size: Option<usize>,
+) -> PyResult<(Bound<'py, PyCapsule>, String, Vec<String>)> {
+    let stream_name = rdarrow_core::stream_object_name(&path);
+    let opts = TableOptions {
+        col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
+        chunk_size: chunk_size.filter(|&n| n > 0),
+        default_tz: rdarrow_core::arrow::session_zone(),
+        ..Default::default()
+    };
+    let (name, table) = py
+        .detach(|| {
+            read_table(
+                &path,
+                object.as_deref(),
+                &stream_name,
+                opts,
+                ReadOptions::default(),
+            )
+        })
+        .map_err(|e| in_file(&path, e))?;
+    let warnings = table.warnings.clone();
+    let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
+        table.batches.into_iter().map(Ok),
+        table.schema.clone(),
+    ));
+    let stream = FFI_ArrowArrayStream::new(reader);
+    let capsule = PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?;
+    Ok((capsule, name, warnings))
+}
+
+#[pymodule]
+fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(list_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(read_stream, m)?)?;
+    m.add("RDataError", py.get_type::<RDataError>())?;
+    m.add("RDataIOError", py.get_type::<RDataIOError>())?;
+    m.add("NotRDataError", py.get_type::<NotRDataError>())?;
+    m.add("CorruptError", py.get_type::<CorruptError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("LimitError", py.get_type::<LimitError>())?;
+    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

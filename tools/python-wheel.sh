@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Build the Python package (python/: crate src/rust/rdarrow-py through
+# maturin, one abi3 wheel for CPython >= 3.9) and install it into the
+# project's virtual environment (.venv, made by tools/setup.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ -f "$HOME/.cargo/env" ]; then
+  # shellcheck disable=SC1091
+  . "$HOME/.cargo/env"
+fi
+export PATH="$PATH:$HOME/.cargo/bin"
+venv="$(pwd)/.venv"
+if [ ! -x "$venv/bin/maturin" ]; then
+  echo "python-wheel.sh: $venv/bin/maturin not found; run tools/setup.sh first" >&2
+  exit 1
+fi
+wheels="$(mktemp -d -t rdarrow-wheel.XXXXXX)"
+trap 'rm -rf "$wheels"' EXIT
+echo "==> maturin build (python/)"
+start=$(date +%s)
+(cd python && "$venv/bin/maturin" build --release --quiet -i "$venv/bin/python" -o "$wheels")
+"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/rdarrow-*.whl
+echo "==> Python package rdarrow built and installed in $(($(date +%s) - start)) s"
