@@ -37,6 +37,8 @@ __all__ = [
     "UsageError",
     "list_objects",
     "read_table",
+    "write_rdata",
+    "write_rds",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -137,3 +139,92 @@ def read_table(
 
     reader = RDataReader(path, object=object, columns=columns)
     return pa.RecordBatchReader.from_stream(reader).read_all()
+
+
+def _stream_of(data: Any) -> Any:
+    """An Arrow C stream capsule of ``data``: anything with
+    ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, ...), or a pandas
+    DataFrame (its index kept as a column unless it is the default
+    0, 1, 2, ...)."""
+    if hasattr(data, "__arrow_c_stream__"):
+        return data.__arrow_c_stream__()
+    import pyarrow as pa
+
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        pd = None
+    if pd is not None and isinstance(data, pd.DataFrame):
+        keep_index = not isinstance(data.index, pd.RangeIndex)
+        return pa.Table.from_pandas(data, preserve_index=keep_index).__arrow_c_stream__()
+    if hasattr(data, "__arrow_c_array__"):
+        return pa.table(data).__arrow_c_stream__()
+    raise TypeError(
+        f"cannot write a {type(data).__name__}: expected an object with __arrow_c_stream__ "
+        "(a pyarrow Table or RecordBatchReader, a Polars DataFrame, a DuckDB result, "
+        "an rdarrow RDataReader) or a pandas DataFrame"
+    )
+
+
+def _check_write(path: PathLike, compress: str, compression_level: Optional[int], version: int) -> str:
+    if compress not in ("gzip", "bzip2", "xz", "none"):
+        raise ValueError('compress must be one of "gzip", "bzip2", "xz", "none"')
+    if compression_level is not None and (
+        not isinstance(compression_level, int) or compression_level < 0
+    ):
+        raise ValueError("compression_level must be a non-negative integer or None")
+    if version not in (2, 3):
+        raise ValueError("version must be 2 or 3")
+    return _path(path)
+
+
+def write_rdata(
+    data: Any,
+    path: PathLike,
+    name: Optional[str] = None,
+    compress: str = "gzip",
+    compression_level: Optional[int] = None,
+    version: int = 3,
+) -> None:
+    """Write tables as an ``.RData`` file that R's ``load()`` reads.
+
+    ``data`` is one table (anything with ``__arrow_c_stream__``: a pyarrow
+    Table, a Polars DataFrame, a DuckDB result; or a pandas DataFrame),
+    saved under ``name`` (default: the file's name without extension), or
+    a dict of such tables, each saved under its key, in order. Each becomes
+    an R data frame with the types of rdarrow's mapping (a dictionary of
+    strings a factor, timestamps POSIXct, ...); a table read from an R
+    file by rdarrow goes back as the object it was. ``compress`` is
+    ``"gzip"`` (R's default), ``"bzip2"``, ``"xz"`` or ``"none"``. The file
+    appears only when complete.
+    """
+    p = _check_write(path, compress, compression_level, version)
+    if isinstance(data, dict):
+        if not data:
+            raise ValueError("data is an empty dict: nothing to save")
+        items = list(data.items())
+    else:
+        if name is None:
+            name = os.path.splitext(os.path.basename(p))[0]
+        items = [(name, data)]
+    objects = []
+    for key, value in items:
+        if not isinstance(key, str) or not key:
+            raise TypeError("object names must be non-empty strings")
+        objects.append((key, _stream_of(value)))
+    _rdarrow.write_rdata(objects, p, rds=False, compress=compress, level=compression_level, version=version)
+
+
+def write_rds(
+    data: Any,
+    path: PathLike,
+    compress: str = "gzip",
+    compression_level: Optional[int] = None,
+    version: int = 3,
+) -> None:
+    """Write one table as an ``.rds`` file that R's ``readRDS()`` reads (see
+    :func:`write_rdata` for the arguments)."""
+    p = _check_write(path, compress, compression_level, version)
+    _rdarrow.write_rdata(
+        [("", _stream_of(data))], p, rds=True, compress=compress, level=compression_level, version=version
+    )

@@ -37,3 +37,19 @@ def read_table(
     object: Optional[str] = ...,
     columns: Optional[Sequence[str]] = ...,
 ) -> pyarrow.Table: ...
+
+def write_rdata(
+    data: Any,
+    path: PathLike,
+    name: Optional[str] = ...,
+    compress: str = ...,
+    compression_level: Optional[int] = ...,
+    version: int = ...,
+) -> None: ...
+def write_rds(
+    data: Any,
+    path: PathLike,
+    compress: str = ...,
+    compression_level: Optional[int] = ...,
+    version: int = ...,
+) -> None: ...

@@ -17,3 +17,12 @@ def read_stream(
     columns: Optional[List[str]] = None,
     chunk_size: Optional[int] = None,
 ) -> Tuple[Any, str, List[str]]: ...
+def write_rdata(
+    objects: List[Tuple[str, Any]],
+    path: str,
+    rds: bool = False,
+    compress: str = "gzip",
+    level: Optional[int] = None,
+    version: int = 3,
+    threads: Optional[int] = None,
+) -> None: ...

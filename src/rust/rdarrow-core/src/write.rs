@@ -815,23 +815,58 @@ impl ObjectFileOptions {
 pub fn write_object_file(
     path: &Path,
     object: RObject,
+    refs: RefTable,
+    o: &ObjectFileOptions,
+) -> Result<()> {
+    write_objects_file(path, vec![(o.name.clone(), object)], refs, o)
+}
+
+/// Write objects sharing one reference table as one `.RData` file, each
+/// under its name, in this order, as `save()` writes several objects (or,
+/// with `o.rds`, the one object as `.rds`); the file appears only when
+/// complete.
+pub fn write_objects_file(
+    path: &Path,
+    objects: Vec<(String, RObject)>,
     mut refs: RefTable,
     o: &ObjectFileOptions,
 ) -> Result<()> {
     let header = StreamHeader::new(o.format(), o.version, o.writer_version)?;
     let root = if o.rds {
-        object
+        let mut objects = objects;
+        match (objects.pop(), objects.is_empty()) {
+            (Some((_, object)), true) => object,
+            _ => return Err(Error::usage("an .rds file holds exactly one object")),
+        }
     } else {
-        let sym = name_symbol(&mut refs, &o.name);
-        let cell = Cell {
-            sxptype: sxp::LIST,
-            flags: Flags::default(),
-            attributes: None,
-            tag: Some(RObject::Ref(sym)),
-            car: object,
-        };
+        let mut seen = std::collections::HashSet::new();
+        let cells = objects
+            .into_iter()
+            .map(|(name, car)| {
+                if name.is_empty() || name.contains('\0') {
+                    return Err(Error::usage(format!(
+                        "'{}' cannot name an object in an .RData file",
+                        name.replace('\0', "\\0")
+                    )));
+                }
+                if !seen.insert(name.clone()) {
+                    return Err(Error::usage(format!("two objects are named '{name}'")));
+                }
+                let sym = name_symbol(&mut refs, &name);
+                Ok(Cell {
+                    sxptype: sxp::LIST,
+                    flags: Flags::default(),
+                    attributes: None,
+                    tag: Some(RObject::Ref(sym)),
+                    car,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if cells.is_empty() {
+            return Err(Error::usage("nothing to save: no objects"));
+        }
         RObject::Pairlist(Box::new(Pairlist {
-            cells: vec![cell],
+            cells,
             tail: RObject::Null,
         }))
     };

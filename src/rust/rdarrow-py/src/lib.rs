@@ -4,8 +4,9 @@
 //! which limit, what an error says) is the core's; the Python package
 //! (`python/rdarrow`) checks arguments and carries the documentation.
 
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow_schema::SchemaRef;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -14,13 +15,48 @@ use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_core::{Error, ErrorKind, ReadOptions};
 use std::path::PathBuf;
 
-create_exception!(_rdarrow, RDataError, PyException, "An R data file could not be read or written.");
-create_exception!(_rdarrow, RDataIOError, RDataError, "The file could not be opened, read or written.");
-create_exception!(_rdarrow, NotRDataError, RDataError, "The bytes are not R data.");
-create_exception!(_rdarrow, CorruptError, RDataError, "The file is truncated or malformed.");
-create_exception!(_rdarrow, UnsupportedError, RDataError, "Valid R data that this operation cannot provide.");
-create_exception!(_rdarrow, LimitError, RDataError, "A limit that protects the process was reached.");
-create_exception!(_rdarrow, UsageError, RDataError, "The call asked for something that is not there.");
+create_exception!(
+    _rdarrow,
+    RDataError,
+    PyException,
+    "An R data file could not be read or written."
+);
+create_exception!(
+    _rdarrow,
+    RDataIOError,
+    RDataError,
+    "The file could not be opened, read or written."
+);
+create_exception!(
+    _rdarrow,
+    NotRDataError,
+    RDataError,
+    "The bytes are not R data."
+);
+create_exception!(
+    _rdarrow,
+    CorruptError,
+    RDataError,
+    "The file is truncated or malformed."
+);
+create_exception!(
+    _rdarrow,
+    UnsupportedError,
+    RDataError,
+    "Valid R data that this operation cannot provide."
+);
+create_exception!(
+    _rdarrow,
+    LimitError,
+    RDataError,
+    "A limit that protects the process was reached."
+);
+create_exception!(
+    _rdarrow,
+    UsageError,
+    RDataError,
+    "The call asked for something that is not there."
+);
 
 /// The Python exception of an engine error: its class says what kind of
 /// failure it is, its message what went wrong and where.
@@ -115,11 +151,82 @@ fn read_stream<'py>(
     Ok((capsule, name, warnings))
 }
 
+/// The record batches of an Arrow C stream capsule (`__arrow_c_stream__`
+/// of pyarrow, Polars, DuckDB, ...), moved out of the capsule; read with
+/// the GIL held, as a stream made in Python may call back into it.
+fn import_stream(capsule: &Bound<'_, PyCapsule>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
+    let name = capsule.name()?;
+    // SAFETY: the name, when set, is a NUL-terminated string of the capsule's
+    let named = name.is_some_and(|n| unsafe { n.as_cstr() } == c"arrow_array_stream");
+    if !named {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "expected an Arrow C stream (a PyCapsule named 'arrow_array_stream')",
+        ));
+    }
+    let ptr = capsule
+        .pointer_checked(Some(c"arrow_array_stream"))?
+        .as_ptr() as *mut FFI_ArrowArrayStream;
+    // SAFETY: a live ArrowArrayStream, moved out (its release left empty)
+    let reader = unsafe { RecordBatchStreamReader::from_raw(ptr) }
+        .map_err(|e| py_err(Error::usage(format!("cannot read the Arrow stream: {e}"))))?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| py_err(Error::corrupt(format!("cannot read the Arrow stream: {e}"))))?;
+    Ok((schema, batches))
+}
+
+/// Write Arrow streams as one R data file: each `(name, capsule)` becomes an
+/// R object (a data frame, or what the `"r"` metadata says it was), saved
+/// under its name as `save()` would (`rds`: the one object as `saveRDS()`
+/// would).
+#[pyfunction]
+#[pyo3(signature = (objects, path, rds=false, compress="gzip", level=None, version=3, threads=None))]
+fn write_rdata(
+    py: Python<'_>,
+    objects: Vec<(String, Bound<'_, PyCapsule>)>,
+    path: PathBuf,
+    rds: bool,
+    compress: &str,
+    level: Option<u32>,
+    version: i32,
+    threads: Option<usize>,
+) -> PyResult<()> {
+    let compression = rdarrow_core::Compression::from_name(compress)
+        .ok_or_else(|| py_err(Error::usage(format!("unknown compression '{compress}'"))))?;
+    rdarrow_core::header::check_version(version).map_err(py_err)?;
+    let streams = objects
+        .iter()
+        .map(|(name, c)| import_stream(c).map(|s| (name.clone(), s)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let o = rdarrow_core::write::ObjectFileOptions {
+        compression,
+        level,
+        version,
+        rds,
+        threads: threads.unwrap_or_else(rdarrow_core::arrow::rows::all_cores),
+        ..Default::default()
+    };
+    py.detach(|| {
+        let mut m = rdarrow_core::build::ObjectMaker::default();
+        let mut made = Vec::with_capacity(streams.len());
+        for (name, (schema, batches)) in streams {
+            let obj = rdarrow_core::arrow::from_arrow::object_with(&mut m, &schema, &batches)
+                .map_err(|e| e.in_object(&name))?;
+            drop(batches);
+            made.push((name, obj));
+        }
+        rdarrow_core::write::write_objects_file(&path, made, m.refs, &o)
+    })
+    .map_err(|e| in_file(&path, e))
+}
+
 #[pymodule]
 fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(write_rdata, m)?)?;
     m.add("RDataError", py.get_type::<RDataError>())?;
     m.add("RDataIOError", py.get_type::<RDataIOError>())?;
     m.add("NotRDataError", py.get_type::<NotRDataError>())?;

@@ -49,19 +49,31 @@ pub fn frame_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result
 /// from: a data frame, or the vector or matrix whose shape rdarrow's
 /// `"r"` metadata records ([`super::metadata::Shape`]).
 pub fn object_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
-    let (mut object, shape, mut m) = convert(schema, batches)?;
-    if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
-        super::metadata::restore_selfref(&mut m, &mut object, notes);
-    }
-    if let Some(shape) = shape {
-        object = super::metadata::restore_shape(&mut m, object, &shape)?;
-        crate::validate::check_for_r(&object, &m.refs)
-            .map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
-    }
+    let mut m = ObjectMaker::default();
+    let object = object_with(&mut m, schema, batches)?;
     Ok(RFrame {
         object,
         refs: m.refs,
     })
+}
+
+/// As [`object_from_batches`], its symbols made by `m`, so that several
+/// objects share one reference table (the objects of one `.RData` file).
+pub fn object_with(
+    m: &mut ObjectMaker,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<RObject> {
+    let (mut object, shape) = convert_with(m, schema, batches)?;
+    if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
+        super::metadata::restore_selfref(m, &mut object, notes);
+    }
+    if let Some(shape) = shape {
+        object = super::metadata::restore_shape(m, object, &shape)?;
+        crate::validate::check_for_r(&object, &m.refs)
+            .map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;
+    }
+    Ok(object)
 }
 
 /// The data frame, the shape element of the `"r"` metadata and the object
@@ -71,15 +83,24 @@ fn convert(
     batches: &[RecordBatch],
 ) -> Result<(RObject, Option<RObject>, ObjectMaker)> {
     let mut m = ObjectMaker::default();
+    let (frame, shape) = convert_with(&mut m, schema, batches)?;
+    Ok((frame, shape, m))
+}
+
+/// [`convert`] with the symbols made by `m`.
+fn convert_with(
+    m: &mut ObjectMaker,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<(RObject, Option<RObject>)> {
     let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut cols = Vec::with_capacity(schema.fields().len());
     for (i, f) in schema.fields().iter().enumerate() {
         crate::cancel::check()?;
         let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
-        cols.push(convert_column(&mut m, f, &parts)?);
+        cols.push(convert_column(m, f, &parts)?);
     }
-    let (frame, shape) = finish_frame(&mut m, schema, cols, nrow)?;
-    Ok((frame, shape, m))
+    finish_frame(m, schema, cols, nrow)
 }
 
 /// One column from its chunks, checked for what R cannot hold.
