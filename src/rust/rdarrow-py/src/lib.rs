@@ -4,7 +4,7 @@
 //! which limit, what an error says) is the core's; the Python package
 //! (`python/rdarrow`) checks arguments and carries the documentation.
 
-use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_schema::SchemaRef;
 use pyo3::create_exception;
