@@ -36,7 +36,10 @@ __all__ = [
     "UnsupportedError",
     "UsageError",
     "list_objects",
+    "read_pandas",
     "read_table",
+    "to_ipc",
+    "to_parquet",
     "write_rdata",
     "write_rds",
 ]
@@ -94,8 +97,12 @@ class RDataReader:
     ``object`` names the object of an ``.RData`` file (default: its only
     data frame, else its only object); ``columns`` keeps these columns in
     this order; ``chunk_size`` cuts the table into batches of that many
-    rows. The stream can be taken once; ``__arrow_c_stream__`` reads the
-    file again for a second consumer.
+    rows; ``time_unit`` (``"s"``, ``"ms"``, ``"us"``, ``"ns"``) gives every
+    POSIXct column timestamps of that unit, rounded (by default each takes
+    the coarsest unit that keeps all its values' bits, and one whose values
+    no unit keeps stays float64 seconds with its class in the ``"r"``
+    metadata). The stream can be taken once; ``__arrow_c_stream__`` reads
+    the file again for a second consumer.
     """
 
     def __init__(
@@ -104,12 +111,15 @@ class RDataReader:
         object: Optional[str] = None,
         columns: Optional[Sequence[str]] = None,
         chunk_size: Optional[int] = None,
+        time_unit: Optional[str] = None,
     ) -> None:
         if object is not None and not isinstance(object, str):
             raise TypeError("object must be a string (the object's name) or None")
         if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
             raise ValueError("chunk_size must be a positive integer or None")
-        self._args = (_path(path), object, _names(columns), chunk_size)
+        if time_unit not in (None, "s", "ms", "us", "ns"):
+            raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
+        self._args = (_path(path), object, _names(columns), chunk_size, time_unit)
         self._capsule, self.name, self.warnings = _rdarrow.read_stream(*self._args)
         for w in self.warnings:
             warnings.warn(w, RDataWarning, stacklevel=2)
@@ -130,6 +140,7 @@ def read_table(
     path: PathLike,
     object: Optional[str] = None,
     columns: Optional[Sequence[str]] = None,
+    time_unit: Optional[str] = None,
 ) -> "pyarrow.Table":  # noqa: F821
     """One object of an R data file as a ``pyarrow.Table`` (see
     :class:`RDataReader` for the arguments). The table's schema carries
@@ -137,8 +148,97 @@ def read_table(
     back to R as itself."""
     import pyarrow as pa
 
-    reader = RDataReader(path, object=object, columns=columns)
+    reader = RDataReader(path, object=object, columns=columns, time_unit=time_unit)
     return pa.RecordBatchReader.from_stream(reader).read_all()
+
+
+def read_pandas(
+    path: PathLike,
+    object: Optional[str] = None,
+    columns: Optional[Sequence[str]] = None,
+) -> "pandas.DataFrame":  # noqa: F821
+    """One data frame of an R data file as a ``pandas.DataFrame``, R's
+    meaning kept as far as pandas can hold it: a factor is a
+    ``Categorical`` (its levels, unused ones and their order included;
+    ordered for an ordered factor), ``NA`` is ``pd.NA`` in nullable
+    columns (``Int32``, ``Float64``, ``boolean``, ``string``), apart from
+    a double's ``NaN``, which stays ``NaN``; a POSIXct column is
+    ``datetime64[ns]`` in its time zone, a Date ``datetime64`` (pandas has
+    no date type of its own)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    table = read_table(path, object=object, columns=columns, time_unit="ns")
+    mapping = {
+        pa.int8(): pd.Int8Dtype(),
+        pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+        pa.string(): pd.StringDtype(),
+        pa.large_string(): pd.StringDtype(),
+    }
+    df = table.to_pandas(types_mapper=mapping.get, date_as_object=False)
+    # doubles: NA (a null) is pd.NA, NaN stays a value (pandas' own
+    # conversion would make both NA)
+    for name, field in zip(table.column_names, table.schema):
+        if field.type == pa.float64():
+            col = table.column(name).combine_chunks()
+            values = col.to_numpy(zero_copy_only=False)
+            mask = col.is_null().to_numpy(zero_copy_only=False)
+            df[name] = pd.arrays.FloatingArray(values.copy(), mask)
+    return df
+
+
+def to_parquet(
+    path: PathLike,
+    sink: PathLike,
+    object: Optional[str] = None,
+    columns: Optional[Sequence[str]] = None,
+    compression: str = "zstd",
+    compression_level: Optional[int] = None,
+    row_group_size: Optional[int] = None,
+    memory: Optional[int] = None,
+) -> None:
+    """Write one object of an R data file as a Parquet file, row group by
+    row group (as R's ``rdata_to_parquet()``): memory holds about one row
+    group of every column, never the table (``memory``, bytes, default
+    1 GiB). ``compression``: ``"zstd"``, ``"snappy"``, ``"gzip"``,
+    ``"lz4"`` or ``"uncompressed"``. The file appears only when complete;
+    a sink named ``.arrow``/``.feather`` is an error naming
+    :func:`to_ipc`."""
+    if row_group_size is not None and (not isinstance(row_group_size, int) or row_group_size < 1):
+        raise ValueError("row_group_size must be a positive integer or None")
+    _, _, warns = _rdarrow.to_parquet(
+        _path(path), _path(sink), object, _names(columns), compression,
+        compression_level, row_group_size, memory,
+    )
+    for w in warns:
+        warnings.warn(w, RDataWarning, stacklevel=2)
+
+
+def to_ipc(
+    path: PathLike,
+    sink: PathLike,
+    object: Optional[str] = None,
+    columns: Optional[Sequence[str]] = None,
+    format: str = "file",
+    compression: str = "uncompressed",
+    chunk_size: Optional[int] = 65536,
+    memory: Optional[int] = None,
+) -> None:
+    """Write one object of an R data file as an Arrow IPC file
+    (``format="file"``, Feather version 2) or stream (``"stream"``), in
+    record batches of ``chunk_size`` rows (as R's ``rdata_to_ipc()``);
+    ``compression``: ``"uncompressed"``, ``"lz4"`` or ``"zstd"``. A sink
+    named ``.parquet`` is an error naming :func:`to_parquet`."""
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError("chunk_size must be a positive integer or None")
+    _, _, warns = _rdarrow.to_ipc(
+        _path(path), _path(sink), object, _names(columns), format, compression, chunk_size, memory,
+    )
+    for w in warns:
+        warnings.warn(w, RDataWarning, stacklevel=2)
 
 
 def _stream_of(data: Any) -> Any:

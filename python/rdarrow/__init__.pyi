@@ -29,6 +29,7 @@ class RDataReader:
         object: Optional[str] = ...,
         columns: Optional[Sequence[str]] = ...,
         chunk_size: Optional[int] = ...,
+        time_unit: Optional[str] = ...,
     ) -> None: ...
     def __arrow_c_stream__(self, requested_schema: Any = ...) -> Any: ...
 
@@ -36,7 +37,33 @@ def read_table(
     path: PathLike,
     object: Optional[str] = ...,
     columns: Optional[Sequence[str]] = ...,
+    time_unit: Optional[str] = ...,
 ) -> pyarrow.Table: ...
+def read_pandas(
+    path: PathLike,
+    object: Optional[str] = ...,
+    columns: Optional[Sequence[str]] = ...,
+) -> Any: ...
+def to_parquet(
+    path: PathLike,
+    sink: PathLike,
+    object: Optional[str] = ...,
+    columns: Optional[Sequence[str]] = ...,
+    compression: str = ...,
+    compression_level: Optional[int] = ...,
+    row_group_size: Optional[int] = ...,
+    memory: Optional[int] = ...,
+) -> None: ...
+def to_ipc(
+    path: PathLike,
+    sink: PathLike,
+    object: Optional[str] = ...,
+    columns: Optional[Sequence[str]] = ...,
+    format: str = ...,
+    compression: str = ...,
+    chunk_size: Optional[int] = ...,
+    memory: Optional[int] = ...,
+) -> None: ...
 
 def write_rdata(
     data: Any,

@@ -16,6 +16,7 @@ def read_stream(
     object: Optional[str] = None,
     columns: Optional[List[str]] = None,
     chunk_size: Optional[int] = None,
+    time_unit: Optional[str] = None,
 ) -> Tuple[Any, str, List[str]]: ...
 def write_rdata(
     objects: List[Tuple[str, Any]],
@@ -26,3 +27,23 @@ def write_rdata(
     version: int = 3,
     threads: Optional[int] = None,
 ) -> None: ...
+def to_parquet(
+    path: str,
+    sink: str,
+    object: Optional[str] = None,
+    columns: Optional[List[str]] = None,
+    compression: str = "zstd",
+    level: Optional[int] = None,
+    row_group_size: Optional[int] = None,
+    memory: Optional[int] = None,
+) -> Tuple[str, int, List[str]]: ...
+def to_ipc(
+    path: str,
+    sink: str,
+    object: Optional[str] = None,
+    columns: Optional[List[str]] = None,
+    format: str = "file",
+    compression: str = "uncompressed",
+    chunk_size: Optional[int] = None,
+    memory: Optional[int] = None,
+) -> Tuple[str, int, List[str]]: ...

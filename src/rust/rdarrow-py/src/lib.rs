@@ -115,19 +115,34 @@ fn list_objects<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyLi
 /// (`"arrow_array_stream"`), its record batches the buffers the engine
 /// decoded (no copy), with the conversion's warnings.
 #[pyfunction]
-#[pyo3(signature = (path, object=None, columns=None, chunk_size=None))]
+#[pyo3(signature = (path, object=None, columns=None, chunk_size=None, time_unit=None))]
 fn read_stream<'py>(
     py: Python<'py>,
     path: PathBuf,
     object: Option<String>,
     columns: Option<Vec<String>>,
     chunk_size: Option<usize>,
+    time_unit: Option<&str>,
 ) -> PyResult<(Bound<'py, PyCapsule>, String, Vec<String>)> {
+    use arrow_schema::TimeUnit;
     let stream_name = rdarrow_core::stream_object_name(&path);
+    let time_unit = match time_unit {
+        None => None,
+        Some("s") => Some(TimeUnit::Second),
+        Some("ms") => Some(TimeUnit::Millisecond),
+        Some("us") => Some(TimeUnit::Microsecond),
+        Some("ns") => Some(TimeUnit::Nanosecond),
+        Some(other) => {
+            return Err(py_err(Error::usage(format!(
+                "unknown time unit '{other}' (use \"s\", \"ms\", \"us\" or \"ns\")"
+            ))))
+        }
+    };
     let opts = TableOptions {
         col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         chunk_size: chunk_size.filter(|&n| n > 0),
         default_tz: rdarrow_core::arrow::session_zone(),
+        time_unit,
         ..Default::default()
     };
     let (name, table) = py
@@ -221,12 +236,119 @@ fn write_rdata(
     .map_err(|e| in_file(&path, e))
 }
 
+/// Convert one object of an R data file to a Parquet or Arrow IPC file,
+/// row group by row group within `memory` bytes (see the core's
+/// `convert_to_file`): the object's name, its rows and the warnings.
+#[allow(clippy::too_many_arguments)]
+fn convert(
+    py: Python<'_>,
+    path: PathBuf,
+    sink: PathBuf,
+    object: Option<String>,
+    columns: Option<Vec<String>>,
+    out: rdarrow_core::arrow::FileOutput,
+    kind: rdarrow_core::arrow::DataFileKind,
+    other_function: &str,
+    memory: Option<u64>,
+) -> PyResult<(String, usize, Vec<String>)> {
+    let stream_name = rdarrow_core::stream_object_name(&path);
+    let opts = TableOptions {
+        col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
+        default_tz: rdarrow_core::arrow::session_zone(),
+        ..Default::default()
+    };
+    py.detach(|| {
+        rdarrow_core::arrow::check_sink_name(&sink, kind, other_function)?;
+        rdarrow_core::arrow::convert_to_file(
+            &path,
+            object.as_deref(),
+            &stream_name,
+            opts,
+            ReadOptions::default(),
+            &sink,
+            &out,
+            memory.unwrap_or(rdarrow_core::arrow::DEFAULT_MEMORY),
+        )
+    })
+    .map_err(|e| in_file(&path, e))
+}
+
+/// One object of an R data file as a Parquet file.
+#[pyfunction]
+#[pyo3(signature = (path, sink, object=None, columns=None, compression="zstd", level=None, row_group_size=None, memory=None))]
+#[allow(clippy::too_many_arguments)]
+fn to_parquet(
+    py: Python<'_>,
+    path: PathBuf,
+    sink: PathBuf,
+    object: Option<String>,
+    columns: Option<Vec<String>>,
+    compression: &str,
+    level: Option<i32>,
+    row_group_size: Option<usize>,
+    memory: Option<u64>,
+) -> PyResult<(String, usize, Vec<String>)> {
+    use rdarrow_core::arrow::parquet::{ParquetCompression, ParquetOptions};
+    let compression = ParquetCompression::from_name(compression).ok_or_else(|| {
+        py_err(Error::usage(format!(
+            "unknown Parquet compression '{compression}'"
+        )))
+    })?;
+    let out = rdarrow_core::arrow::FileOutput::Parquet(ParquetOptions {
+        compression,
+        level,
+        row_group_rows: row_group_size,
+        ..Default::default()
+    });
+    let kind = rdarrow_core::arrow::DataFileKind::Parquet;
+    convert(
+        py, path, sink, object, columns, out, kind, "to_ipc()", memory,
+    )
+}
+
+/// One object of an R data file as an Arrow IPC file or stream.
+#[pyfunction]
+#[pyo3(signature = (path, sink, object=None, columns=None, format="file", compression="uncompressed", chunk_size=None, memory=None))]
+#[allow(clippy::too_many_arguments)]
+fn to_ipc(
+    py: Python<'_>,
+    path: PathBuf,
+    sink: PathBuf,
+    object: Option<String>,
+    columns: Option<Vec<String>>,
+    format: &str,
+    compression: &str,
+    chunk_size: Option<usize>,
+    memory: Option<u64>,
+) -> PyResult<(String, usize, Vec<String>)> {
+    use rdarrow_core::arrow::ipc::{IpcCompression, IpcFormat};
+    let out = rdarrow_core::arrow::FileOutput::Ipc {
+        format: IpcFormat::from_name(format).map_err(py_err)?,
+        compression: IpcCompression::from_name(compression).map_err(py_err)?,
+        rows: chunk_size,
+    };
+    let kind = rdarrow_core::arrow::DataFileKind::Ipc;
+    convert(
+        py,
+        path,
+        sink,
+        object,
+        columns,
+        out,
+        kind,
+        "to_parquet()",
+        memory,
+    )
+}
+
 #[pymodule]
 fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;
     m.add_function(wrap_pyfunction!(write_rdata, m)?)?;
+    m.add_function(wrap_pyfunction!(to_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(to_ipc, m)?)?;
     m.add("RDataError", py.get_type::<RDataError>())?;
     m.add("RDataIOError", py.get_type::<RDataIOError>())?;
     m.add("NotRDataError", py.get_type::<NotRDataError>())?;

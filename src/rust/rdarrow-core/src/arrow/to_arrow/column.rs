@@ -207,13 +207,14 @@ impl<'d> Converter<'d> {
         refs: &'d RefTable,
         header: &'d crate::StreamHeader,
         default_tz: Option<&'d str>,
+        time_unit: Option<arrow_schema::TimeUnit>,
     ) -> Self {
         Converter {
             refs,
             native: header.native_encoding.as_deref(),
             doc: None,
             default_tz,
-            time_unit: None,
+            time_unit,
             time_choice: None,
         }
     }

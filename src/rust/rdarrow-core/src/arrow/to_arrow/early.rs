@@ -32,12 +32,24 @@ pub struct ConvertedColumn {
 #[derive(Debug)]
 pub struct EarlyColumns {
     default_tz: Option<String>,
+    time_unit: Option<arrow_schema::TimeUnit>,
 }
 
 impl EarlyColumns {
     /// `default_tz` as in [`super::TableOptions::default_tz`].
     pub fn new(default_tz: Option<String>) -> Arc<Self> {
-        Arc::new(EarlyColumns { default_tz })
+        Self::with_unit(default_tz, None)
+    }
+
+    /// `default_tz` and `time_unit` as in [`super::TableOptions`].
+    pub fn with_unit(
+        default_tz: Option<String>,
+        time_unit: Option<arrow_schema::TimeUnit>,
+    ) -> Arc<Self> {
+        Arc::new(EarlyColumns {
+            default_tz,
+            time_unit,
+        })
     }
 
     /// The parser's hook ([`crate::ReadOptions::column_hook`]).
@@ -51,7 +63,8 @@ impl EarlyColumns {
     }
 
     fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader) {
-        let conv = Converter::while_reading(refs, header, self.default_tz.as_deref());
+        let conv =
+            Converter::while_reading(refs, header, self.default_tz.as_deref(), self.time_unit);
         // data-frame columns convert with their parent
         if obj.inherits(refs, "data.frame") {
             return;
@@ -111,12 +124,24 @@ pub(super) mod tests {
 
     #[test]
     fn columns_converted_while_reading_give_the_same_table() {
-        for n in [7, PARALLEL_ROWS + 1] {
+        let units = [None, Some(arrow_schema::TimeUnit::Nanosecond)];
+        for (n, time_unit) in [7, PARALLEL_ROWS + 1].into_iter().zip(units) {
             let doc = wide_doc(n);
             let bytes = crate::write_document(&doc, Vec::new()).unwrap();
-            let expected = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
+            let opts = TableOptions {
+                time_unit,
+                ..Default::default()
+            };
+            let expected = table_from_object(&doc, &doc.root, &opts).unwrap();
+            if time_unit.is_some() {
+                // every POSIXct column in the one unit asked for
+                assert!(expected.schema.fields().iter().any(|f| matches!(
+                    f.data_type(),
+                    DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, _)
+                )));
+            }
 
-            let early = EarlyColumns::new(None);
+            let early = EarlyColumns::with_unit(None, time_unit);
             let read_opts = crate::ReadOptions {
                 column_hook: Some(early.hook()),
                 ..Default::default()
@@ -133,7 +158,6 @@ pub(super) mod tests {
             // the object moves (as take_table_object moves it): its columns
             // hold their arrays
             let root = std::mem::replace(&mut read.root, RObject::Null);
-            let opts = TableOptions::default();
             let got = table_from_owned(&read, root, &opts).unwrap();
             assert_eq!(got.schema, expected.schema);
             assert_eq!(got.batches, expected.batches);

@@ -432,7 +432,7 @@ pub fn read_table(
     mut opts: TableOptions,
     read: crate::ReadOptions,
 ) -> Result<(String, ArrowTable)> {
-    let early = EarlyColumns::new(opts.default_tz.clone());
+    let early = EarlyColumns::with_unit(opts.default_tz.clone(), opts.time_unit);
     let read = crate::ReadOptions {
         column_hook: Some(early.hook()),
         ..read
