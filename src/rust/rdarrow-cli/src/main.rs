@@ -473,13 +473,8 @@ fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
             a.file.display()
         )));
     }
-    let compression = ParquetCompression::from_name(&a.compression).ok_or_else(|| {
-        Failure::Usage(format!(
-            "unknown compression '{}'; use one of {}",
-            a.compression,
-            ParquetCompression::NAMES.join(", ")
-        ))
-    })?;
+    let compression =
+        ParquetCompression::parse(&a.compression).map_err(|e| Failure::Usage(e.to_string()))?;
     check_sink_name(&out, DataFileKind::Parquet, "to-arrow")
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let spin = progress.spinner(format!("converting {}", a.file.display()));

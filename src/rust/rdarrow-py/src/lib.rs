@@ -289,11 +289,7 @@ fn to_parquet(
     memory: Option<u64>,
 ) -> PyResult<(String, usize, Vec<String>)> {
     use rdarrow_core::arrow::parquet::{ParquetCompression, ParquetOptions};
-    let compression = ParquetCompression::from_name(compression).ok_or_else(|| {
-        py_err(Error::usage(format!(
-            "unknown Parquet compression '{compression}'"
-        )))
-    })?;
+    let compression = ParquetCompression::parse(compression).map_err(py_err)?;
     let out = rdarrow_core::arrow::FileOutput::Parquet(ParquetOptions {
         compression,
         level,

@@ -299,8 +299,7 @@ pub fn to_parquet(
         stream_name,
     );
     let out = (|| {
-        let compression = ParquetCompression::from_name(compression)
-            .ok_or_else(|| Error::usage(format!("unknown Parquet compression '{compression}'")))?;
+        let compression = ParquetCompression::parse(compression)?;
         let level = if level.is_null() {
             None
         } else {

@@ -48,6 +48,16 @@ pub enum ParquetCompression {
 impl ParquetCompression {
     pub const NAMES: [&'static str; 5] = ["zstd", "snappy", "gzip", "lz4", "uncompressed"];
 
+    /// The codec of a name the front ends take, or the error naming them.
+    pub fn parse(name: &str) -> Result<Self> {
+        Self::from_name(name).ok_or_else(|| {
+            Error::usage(format!(
+                "unknown Parquet compression '{name}'; use one of {}",
+                Self::NAMES.join(", ")
+            ))
+        })
+    }
+
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name {
             "zstd" => Self::Zstd,
