@@ -1,0 +1,76 @@
+"""Many R data files as one Dask DataFrame, read on Dask's workers (threads,
+processes or a cluster's machines), one partition per file::
+
+    import rdarrow.dask
+    df = rdarrow.dask.read_rdata("archive/*.RData", object="survey")
+    df.to_parquet("lake/")   # each worker converts its files
+
+Each partition is read by rdarrow's engine into Arrow and handed to pandas
+with Arrow-backed columns (``pd.ArrowDtype``), so the lake keeps the types
+rdarrow gives (a factor stays a dictionary, an integer stays int32, NA
+stays null).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import List, Optional, Sequence, Union
+
+import rdarrow
+
+__all__ = ["read_rdata", "files_of"]
+
+
+def files_of(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]) -> List[str]:
+    """The files ``paths`` names: a path, a glob pattern, or a list of
+    either, in order (each pattern's matches sorted)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files: List[str] = []
+    for p in paths:
+        p = os.fspath(p)
+        if glob.has_magic(p):
+            matched = sorted(glob.glob(p))
+            if not matched:
+                raise FileNotFoundError(f"no file matches {p!r}")
+            files.extend(matched)
+        else:
+            files.append(p)
+    if not files:
+        raise ValueError("no files given")
+    return files
+
+
+def _partition(path: str, object: Optional[str], columns: Optional[List[str]]):
+    import pandas as pd
+
+    table = rdarrow.read_table(path, object=object, columns=columns)
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def read_rdata(
+    paths,
+    object: Optional[str] = None,
+    columns: Optional[Sequence[str]] = None,
+):
+    """A ``dask.dataframe.DataFrame`` of one data frame from each of the R
+    data files ``paths`` names (a path, a glob pattern, or a list), one
+    partition per file, read where Dask runs the task. ``object`` names the
+    data frame in each ``.RData`` file (default: each file's only data
+    frame); ``columns`` keeps these columns, in this order. The files must
+    share a schema: the first file's is the frame's (Dask checks the
+    others as it reads them)."""
+    import dask.dataframe as dd
+
+    files = files_of(paths)
+    cols = None if columns is None else list(columns)
+    meta = _partition(files[0], object, cols).iloc[:0]
+    return dd.from_map(
+        _partition,
+        files,
+        object=object,
+        columns=cols,
+        meta=meta,
+        label="read-rdata",
+    )
