@@ -96,12 +96,13 @@ echo "==> $(cargo --version), $(rustc --version)"
 # and another pyarrow crashes.
 pyarrow_version=25.0.1
 venv="$(pwd)/.venv"
-if ! "$venv/bin/python" -c "import pyarrow, polars, duckdb, pandas, pytest, maturin, dask.dataframe, distributed; assert pyarrow.__version__ == '$pyarrow_version'" >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c "import pyarrow, polars, duckdb, pandas, pytest, maturin, dask.dataframe, distributed, pyreadr, rdata; assert pyarrow.__version__ == '$pyarrow_version'" >/dev/null 2>&1; then
   echo "==> Python environment with pyarrow $pyarrow_version in $venv"
   /usr/bin/python3 -m venv "$venv"
   # maturin builds the Python package (python/); pytest runs its tests
   "$venv/bin/pip" install --quiet --disable-pip-version-check "pyarrow==$pyarrow_version" \
-    polars duckdb pandas pytest "maturin>=1.7,<2" "dask[dataframe]" distributed
+    polars duckdb pandas pytest "maturin>=1.7,<2" "dask[dataframe]" distributed \
+    pyreadr rdata  # the other Python readers, compared in the tests and bench/python.py
 else
   echo "==> Python environment: pyarrow $pyarrow_version present in $venv"
 fi

@@ -167,3 +167,25 @@ def test_hostile_bytes_raise_errors_never_crash(tmp_path, frame_files):
         except rdarrow.RDataError:
             outcomes["refused"] += 1
     assert outcomes["refused"] > 0 and sum(outcomes.values()) == len(spots)
+
+
+def test_same_values_as_pyreadr_where_it_reads_the_file(frame_files):
+    pyreadr = pytest.importorskip("pyreadr", reason="pyreadr is not installed (tools/setup.sh installs it)")
+    import pandas as pd
+
+    theirs = pyreadr.read_r(str(frame_files["rdata"]))["df"]
+    ours = rdarrow.read_pandas(frame_files["rdata"])
+    assert list(ours.columns) == list(theirs.columns)
+    for name in ["i", "b", "s"]:
+        # pyreadr has no nullable types: NA is NaN or None there
+        a = [None if pd.isna(x) else x for x in ours[name]]
+        b = [None if pd.isna(x) else x for x in theirs[name]]
+        assert a == b, name
+    # doubles: pyreadr loses NA against NaN (both NaN); the values agree
+    a = ours["d"].to_numpy(dtype=float, na_value=float("nan"))
+    b = theirs["d"].to_numpy(dtype=float)
+    assert ((a == b) | (pd.isna(a) & pd.isna(b))).all()
+    assert list(ours["f"].astype(object).where(ours["f"].notna(), None)) == list(
+        theirs["f"].astype(object).where(theirs["f"].notna(), None)
+    )
+    assert list(ours["f"].cat.categories) == list(theirs["f"].cat.categories)

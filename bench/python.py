@@ -1,0 +1,149 @@
+"""rdarrow's Python package against the Python readers of R files (pyreadr,
+the pure-Python `rdata`), all measured in the same run.
+
+What it measures (the bench/ frame of bench.R: integer sequence, two
+doubles, logical with NAs, character from 1000 words, factor, Date, POSIXct
+in UTC; saved by R's save(), gzip), at each of --sizes rows:
+  1. Reading to a pyarrow Table, median of --reps:
+       rdarrow.read_table(file)
+       pyreadr.read_r(file) + pyarrow.Table.from_pandas()
+       rdata.read_rda(file) + pyarrow.Table.from_pandas()   (once at sizes
+       above 1e6: it takes minutes)
+     targets: rdarrow >= 10x faster than pyreadr, >= 200x faster than rdata.
+  2. Reading to pandas: rdarrow.read_pandas() against pyreadr.read_r();
+     target >= 4x faster.
+  3. Peak memory of reading (VmHWM above VmRSS after the imports, in a fresh
+     Python per reader, VmHWM reset through /proc/self/clear_refs):
+     rdarrow.read_table() against pyreadr.read_r(); target <= 0.5x.
+  4. Writing the table as .RData (gzip): rdarrow.write_rdata() against
+     pyreadr.write_rdata(compress="gzip"); target >= 10x faster. The file
+     rdarrow writes is read back by R and compared with identical().
+
+How to run (from the repository root, with the .venv of tools/setup.sh,
+pyreadr and rdata installed from PyPI, and R with the rdarrow package):
+  .venv/bin/python bench/python.py                       # 5e5 and 5e6 rows
+  .venv/bin/python bench/python.py --sizes 2e5 --reps 3  # quick run
+"""
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def make_file(rows, folder):
+    path = os.path.join(folder, f"frame-{rows}.RData")
+    code = f'source("{HERE}/common.R"); df <- bench_frame({rows}); save(df, file = "{path}")'
+    subprocess.run(["Rscript", "--vanilla", "-e", code], check=True)
+    return path
+
+
+def timed(f, reps):
+    out = []
+    for _ in range(reps):
+        gc.collect()
+        t = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+PEAK = r"""
+import sys, gc
+def status(field):
+    for line in open('/proc/self/status'):
+        if line.startswith(field + ':'):
+            return int(line.split()[1]) * 1024
+import pyarrow as pa, pandas as pd, rdarrow, pyreadr
+gc.collect()
+open('/proc/self/clear_refs', 'w').write('5')
+base = status('VmRSS')
+what, path = sys.argv[1], sys.argv[2]
+if what == 'rdarrow':
+    x = rdarrow.read_table(path)
+else:
+    x = pyreadr.read_r(path)
+print(base, status('VmHWM'))
+"""
+
+
+def peak(what, path):
+    out = subprocess.run([sys.executable, "-c", PEAK, what, path], check=True, capture_output=True, text=True)
+    base, hwm = map(int, out.stdout.split())
+    return hwm - base
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="5e5,5e6")
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    sizes = [int(float(s)) for s in a.sizes.split(",")]
+
+    import pyarrow as pa
+    import pyreadr
+    import rdata
+
+    import rdarrow
+
+    print("# rdarrow Python benchmark\n")
+    print(f"- Python {sys.version.split()[0]}; rdarrow {rdarrow.__version__}; pyarrow {pa.__version__}; "
+          f"pyreadr {getattr(pyreadr, '__version__', '?')}; rdata {rdata.__version__}")
+    print(f"- load average at start: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+    rows_out = []
+    with tempfile.TemporaryDirectory() as folder:
+        for n in sizes:
+            path = make_file(n, folder)
+            mb = os.path.getsize(path) / 1e6
+            print(f"\n## {n:,} rows ({mb:.1f} MB, gzip), median of {a.reps}\n")
+            m = {}
+            m["rdarrow read_table"] = timed(lambda: rdarrow.read_table(path), a.reps)
+            m["pyreadr + from_pandas"] = timed(
+                lambda: pa.Table.from_pandas(pyreadr.read_r(path)["df"]), a.reps)
+            rdata_reps = a.reps if n <= 1_000_000 else 1
+            m["rdata + from_pandas"] = timed(
+                lambda: pa.Table.from_pandas(rdata.read_rda(path)["df"]), rdata_reps)
+            m["rdarrow read_pandas"] = timed(lambda: rdarrow.read_pandas(path), a.reps)
+            m["pyreadr read_r"] = timed(lambda: pyreadr.read_r(path), a.reps)
+            table = rdarrow.read_table(path)
+            frame = pyreadr.read_r(path)["df"]
+            ours = os.path.join(folder, "ours.RData")
+            theirs = os.path.join(folder, "theirs.RData")
+            m["rdarrow write_rdata"] = timed(lambda: rdarrow.write_rdata(table, ours, name="df"), a.reps)
+            m["pyreadr write_rdata"] = timed(
+                lambda: pyreadr.write_rdata(theirs, frame, df_name="df", compress="gzip"), a.reps)
+            del table, frame
+            for k, v in m.items():
+                print(f"- {k:24s} " + " ".join(f"{x:.3f}" for x in v))
+            med = {k: statistics.median(v) for k, v in m.items()}
+            same = subprocess.run(
+                ["Rscript", "--vanilla", "-e",
+                 f'a <- new.env(); load("{ours}", a); b <- new.env(); load("{path}", b); cat(identical(a$df, b$df))'],
+                capture_output=True, text=True).stdout.strip()
+            print(f"\nR's load() of rdarrow's file identical() to the frame save() wrote: {same}")
+            p_ours, p_theirs = peak("rdarrow", path), peak("pyreadr", path)
+            print(f"peak memory above baseline: rdarrow {p_ours / 1e6:.1f} MB, pyreadr {p_theirs / 1e6:.1f} MB")
+            rows_out += [
+                (n, "read_table: pyreadr + from_pandas / rdarrow", med["pyreadr + from_pandas"] / med["rdarrow read_table"], ">= 10"),
+                (n, "read_table: rdata + from_pandas / rdarrow", med["rdata + from_pandas"] / med["rdarrow read_table"], ">= 200"),
+                (n, "read_pandas: pyreadr / rdarrow", med["pyreadr read_r"] / med["rdarrow read_pandas"], ">= 4"),
+                (n, "peak memory: rdarrow / pyreadr", p_ours / p_theirs, "<= 0.5"),
+                (n, "write_rdata: pyreadr / rdarrow", med["pyreadr write_rdata"] / med["rdarrow write_rdata"], ">= 10"),
+            ]
+    print("\n| rows | ratio | value | target | verdict |\n|---:|---|---:|---|---|")
+    for n, what, v, target in rows_out:
+        op, bound = target.split()
+        ok = v >= float(bound) if op == ">=" else v <= float(bound)
+        print(f"| {n:,} | {what} | {v:.2f} | {target} | {'meets' if ok else 'misses'} |")
+    print(f"\nload average at the end: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+
+
+if __name__ == "__main__":
+    main()
