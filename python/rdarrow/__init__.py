@@ -36,6 +36,7 @@ __all__ = [
     "UnsupportedError",
     "UsageError",
     "list_objects",
+    "read_objects",
     "read_pandas",
     "read_table",
     "to_ipc",
@@ -81,6 +82,26 @@ def list_objects(path: PathLike) -> List[Dict[str, Any]]:
     file.
     """
     return _rdarrow.list_objects(_path(path))
+
+
+def read_objects(path: PathLike, names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """The objects of an R data file (all, or those named) as plain Python
+    values, by name, for what is not a table: a vector is a list (a named
+    vector a dict), ``NA`` is ``None`` (a double's ``NaN`` stays ``nan``), a
+    factor is its levels' strings, a Date a ``datetime.date``, a POSIXct an
+    aware ``datetime.datetime`` in UTC, a raw vector ``bytes``, a list a list
+    (a named list a dict), a data frame a dict of columns. Functions,
+    environments, calls and S4 objects have no plain value: they are
+    ``None``, with an :class:`RDataWarning` saying which kinds were left
+    out."""
+    values, dropped = _rdarrow.read_objects(_path(path), _names(names))
+    if dropped:
+        warnings.warn(
+            "left out (None): objects of type " + ", ".join(dropped) + ", which have no plain Python value",
+            RDataWarning,
+            stacklevel=2,
+        )
+    return values
 
 
 class RDataReader:

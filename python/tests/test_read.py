@@ -162,6 +162,7 @@ def test_hostile_bytes_raise_errors_never_crash(tmp_path, frame_files):
         bad.write_bytes(bytes(mutated) if k % 2 else gzip.compress(bytes(mutated), 1))
         try:
             rdarrow.list_objects(bad)
+            rdarrow.read_objects(bad)
             rdarrow.read_table(bad)
             outcomes["read"] += 1
         except rdarrow.RDataError:
@@ -189,3 +190,33 @@ def test_same_values_as_pyreadr_where_it_reads_the_file(frame_files):
         theirs["f"].astype(object).where(theirs["f"].notna(), None)
     )
     assert list(ours["f"].cat.categories) == list(theirs["f"].cat.categories)
+
+
+def test_objects_as_plain_python_values(tmp_path, run_r):
+    f = tmp_path / "objects.RData"
+    run_r(
+        f"""
+v <- c(1.5, NA, NaN); n <- c(a = 1L, b = NA); s <- c("x", NA, "ü")
+fac <- factor(c("lo", NA, "hi"), levels = c("lo", "hi"))
+when <- as.Date(c("2024-02-29", NA)); at <- as.POSIXct("2021-06-01 12:00:00", tz = "UTC")
+cfg <- list(name = "run", sizes = 1:3, nested = list(ok = TRUE, raw = as.raw(c(1, 255))))
+df <- data.frame(x = 1:2, y = c("p", "q"))
+f <- function(x) x + 1
+save(v, n, s, fac, when, at, cfg, df, f, file = "{f}")
+"""
+    )
+    with pytest.warns(rdarrow.RDataWarning, match="closure"):
+        o = rdarrow.read_objects(f)
+    assert list(o) == ["v", "n", "s", "fac", "when", "at", "cfg", "df", "f"]
+    assert o["v"][0] == 1.5 and o["v"][1] is None and math.isnan(o["v"][2])
+    assert o["n"] == {"a": 1, "b": None}
+    assert o["s"] == ["x", None, "ü"]
+    assert o["fac"] == ["lo", None, "hi"]
+    assert o["when"] == [datetime.date(2024, 2, 29), None]
+    assert o["at"] == [datetime.datetime(2021, 6, 1, 12, tzinfo=datetime.timezone.utc)]
+    assert o["cfg"] == {"name": ["run"], "sizes": [1, 2, 3], "nested": {"ok": [True], "raw": b"\x01\xff"}}
+    assert o["df"] == {"x": [1, 2], "y": ["p", "q"]}
+    assert o["f"] is None
+    assert rdarrow.read_objects(f, names=["n"]) == {"n": {"a": 1, "b": None}}
+    with pytest.raises(rdarrow.UsageError, match="nope"):
+        rdarrow.read_objects(f, names=["nope"])

@@ -15,6 +15,8 @@ use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_core::{Error, ErrorKind, ReadOptions};
 use std::path::PathBuf;
 
+mod values;
+
 create_exception!(
     _rdarrow,
     RDataError,
@@ -60,7 +62,7 @@ create_exception!(
 
 /// The Python exception of an engine error: its class says what kind of
 /// failure it is, its message what went wrong and where.
-fn py_err(e: Error) -> PyErr {
+pub(crate) fn py_err(e: Error) -> PyErr {
     let msg = e.to_string();
     match e.kind {
         ErrorKind::Io => RDataIOError::new_err(msg),
@@ -337,11 +339,45 @@ fn to_ipc(
     )
 }
 
+/// The objects of an R data file (all, or those named) as plain Python
+/// values, by name, with the kinds of objects that had no plain value
+/// (they are `None`).
+#[pyfunction]
+#[pyo3(signature = (path, names=None))]
+fn read_objects<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    names: Option<Vec<String>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    let stream_name = rdarrow_core::stream_object_name(&path);
+    let (doc, objects) = py
+        .detach(|| {
+            rdarrow_core::read_for_r(
+                &path,
+                names.as_deref(),
+                &stream_name,
+                &ReadOptions::default(),
+            )
+        })
+        .map_err(|e| in_file(&path, e))?;
+    let mut conv = values::ToPython {
+        refs: &doc.refs,
+        native: doc.header.native_encoding.as_deref(),
+        dropped: Default::default(),
+    };
+    let out = PyDict::new(py);
+    for (name, obj) in &objects {
+        out.set_item(name, conv.value(py, obj, 0)?)?;
+    }
+    Ok((out, conv.dropped.into_iter().collect()))
+}
+
 #[pymodule]
 fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(read_objects, m)?)?;
     m.add_function(wrap_pyfunction!(write_rdata, m)?)?;
     m.add_function(wrap_pyfunction!(to_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(to_ipc, m)?)?;
