@@ -78,3 +78,20 @@ if (requireNamespace("arrow", quietly = TRUE)) {{
 """
     )
     return files
+
+
+def plain(arr):
+    """An Arrow array's values as Python values, NaN as the string "NaN"
+    (NaN equals nothing, itself included), for comparing two arrays."""
+    import math
+
+    def fix(x):
+        if isinstance(x, float) and math.isnan(x):
+            return "NaN"
+        if isinstance(x, dict):
+            return {k: fix(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [fix(v) for v in x]
+        return x
+
+    return [fix(x) for x in arr.to_pylist()]

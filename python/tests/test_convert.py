@@ -7,10 +7,7 @@ import pyarrow as pa
 import pytest
 
 import rdarrow
-
-
-def values(arr):
-    return [("NaN" if isinstance(x, float) and math.isnan(x) else x) for x in arr.to_pylist()]
+from conftest import plain
 
 
 def test_pandas_keeps_r_meaning(frame_files):
@@ -44,7 +41,7 @@ def test_parquet_goes_to_pyarrow_and_back_to_r(tmp_path, run_r, frame_files):
         a, b = ours.column(name).combine_chunks(), t.column(name).combine_chunks()
         if pa.types.is_dictionary(a.type):
             a, b = a.cast(pa.string()), b.cast(pa.string())
-        assert values(a) == values(b), name
+        assert plain(a) == plain(b), name
     back = tmp_path / "back.RData"
     out_r = run_r(
         f"""

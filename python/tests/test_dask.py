@@ -1,10 +1,13 @@
 """Many R data files converted on a real Dask cluster (worker processes
 over loopback): the lake equals the one-process conversion."""
 
+import warnings
+
 import pyarrow as pa
 import pytest
 
 import rdarrow
+from conftest import plain
 
 dask = pytest.importorskip("dask", reason="dask is not installed (tools/setup.sh installs it)")
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
@@ -34,7 +37,87 @@ for (k in 1:6) {{
     return d
 
 
-def test_a_cluster_converts_the_archive_as_one_process_does(tmp_path, archive):
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def read_lake(lake):
+    """A lake's parts in the order of their partitions (part.10 after
+    part.9)."""
+    import pyarrow.parquet as pq
+
+    parts = sorted(lake.glob("part.*.parquet"), key=lambda p: int(p.name.split(".")[1]))
+    return pa.concat_tables([pq.read_table(p) for p in parts], promote_options="permissive")
+
+
+def same_tables(got, want, key=None):
+    assert got.num_rows == want.num_rows
+    got = got.select(want.column_names)
+    if key:
+        got, want = got.sort_by(key), want.sort_by(key)
+    for name in want.column_names:
+        a, b = want.column(name).combine_chunks(), got.column(name).combine_chunks()
+        if pa.types.is_dictionary(a.type):
+            a = a.cast(pa.string())
+        if pa.types.is_dictionary(b.type):
+            b = b.cast(pa.string())
+        if pa.types.is_timestamp(a.type) and a.type.unit == "s":
+            # Parquet has no seconds: the writer stores milliseconds
+            assert b.type == pa.timestamp("ms", a.type.tz), name
+            a = a.cast(b.type)
+        assert a.type == b.type, name
+        assert plain(a) == plain(b), name
+
+
+def test_the_corpus_frames_of_a_schema_convert_on_the_cluster(tmp_path, client):
+    """Every data frame of the peer corpus (files written by many R
+    versions) whose schema another file shares: each such group is read on
+    the cluster and written as one lake, equal to the one-process
+    conversion."""
+    import os
+
+    import pyarrow.parquet as pq
+    import rdarrow.dask
+
+    root = os.environ.get("RDARROW_PEERS_DIR")
+    if not root or not os.path.isdir(root):
+        pytest.skip("RDARROW_PEERS_DIR is not set to the peer corpus (tools/test.sh sets it)")
+    groups = {}
+    for dp, _, fn in os.walk(root):
+        for f in sorted(fn):
+            if not f.lower().endswith((".rda", ".rdata", ".rds")):
+                continue
+            p = os.path.join(dp, f)
+            try:
+                objs = rdarrow.list_objects(p)
+                if sum("data.frame" in o["class"] for o in objs) != 1:
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t = rdarrow.read_table(p)
+            except rdarrow.RDataError:
+                continue
+            groups.setdefault(str(t.schema.remove_metadata()), []).append((p, t))
+    shared = [g for g in groups.values() if len(g) > 1]
+    assert len(shared) >= 5, "the corpus has groups of frames with one schema"
+    converted = 0
+    for k, group in enumerate(shared):
+        files = [p for p, _ in group]
+        want = pa.concat_tables([t for _, t in group], promote_options="permissive")
+        lake = tmp_path / f"lake{k}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rdarrow.dask.read_rdata(files).to_parquet(str(lake), write_index=False)
+        same_tables(read_lake(lake), want)
+        converted += len(files)
+    assert converted >= 20
+
+
+def test_a_cluster_converts_the_archive_as_one_process_does(tmp_path, archive, client):
     import pyarrow.parquet as pq
     import rdarrow.dask
 
@@ -45,29 +128,15 @@ def test_a_cluster_converts_the_archive_as_one_process_does(tmp_path, archive):
         [rdarrow.read_table(f, object="survey" if f.endswith(".RData") else None) for f in files]
     )
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        # the .RData files hold two objects: name the data frame
-        rdata = rdarrow.dask.read_rdata(str(archive / "*.RData"), object="survey")
-        rds = rdarrow.dask.read_rdata(str(archive / "*.rds"))
-        assert rdata.npartitions == 3 and rds.npartitions == 3
-        lake = tmp_path / "lake"
-        dask.dataframe.concat([rdata, rds]).to_parquet(str(lake), write_index=False)
-        # the work ran on the workers
-        assert len(client.scheduler_info()["workers"]) == 2
-
-    got = pq.read_table(lake)
-    assert got.num_rows == want.num_rows
-    key = [("id", "ascending")]
-    got = got.select(want.column_names).sort_by(key)
-    want = want.sort_by(key)
-    for name in want.column_names:
-        a, b = want.column(name).combine_chunks(), got.column(name).combine_chunks()
-        if pa.types.is_dictionary(a.type):
-            a = a.cast(pa.string())
-        if pa.types.is_dictionary(b.type):
-            b = b.cast(pa.string())
-        assert a.type == b.type, name
-        assert a.equals(b), name
+    # the .RData files hold two objects: name the data frame
+    rdata = rdarrow.dask.read_rdata(str(archive / "*.RData"), object="survey")
+    rds = rdarrow.dask.read_rdata(str(archive / "*.rds"))
+    assert rdata.npartitions == 3 and rds.npartitions == 3
+    lake = tmp_path / "lake"
+    dask.dataframe.concat([rdata, rds]).to_parquet(str(lake), write_index=False)
+    # the work ran on the two worker processes
+    assert len(client.scheduler_info()["workers"]) == 2
+    same_tables(read_lake(lake), want, key=[("id", "ascending")])
 
 
 def test_files_of_refuses_patterns_that_match_nothing(tmp_path):
