@@ -141,7 +141,7 @@ class RDataReader:
         if time_unit not in (None, "s", "ms", "us", "ns"):
             raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
         self._args = (_path(path), object, _names(columns), chunk_size, time_unit)
-        self._capsule, self.name, self.warnings = _rdarrow.read_stream(*self._args)
+        self._capsule, self.name, self.warnings, self._addresses = _rdarrow.read_stream(*self._args)
         for w in self.warnings:
             warnings.warn(w, RDataWarning, stacklevel=2)
 
@@ -150,7 +150,7 @@ class RDataReader:
         not applied: the stream has the schema the R object converts to)."""
         capsule, self._capsule = self._capsule, None
         if capsule is None:
-            capsule, _, _ = _rdarrow.read_stream(*self._args)
+            capsule, _, _, self._addresses = _rdarrow.read_stream(*self._args)
         return capsule
 
     def __repr__(self) -> str:

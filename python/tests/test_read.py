@@ -217,3 +217,14 @@ save(v, n, s, fac, when, at, cfg, df, f, file = "{f}")
     assert rdarrow.read_objects(f, names=["n"]) == {"n": {"a": 1, "b": None}}
     with pytest.raises(rdarrow.UsageError, match="nope"):
         rdarrow.read_objects(f, names=["nope"])
+
+
+def test_consumers_see_the_buffers_the_engine_decoded(frame_files):
+    """No copy: the values buffers pyarrow imports from the stream are at
+    the addresses where the engine decoded them."""
+    reader = rdarrow.RDataReader(frame_files["rdata"], columns=["i", "d", "s", "day"])
+    engine = reader._addresses
+    batch = pa.RecordBatchReader.from_stream(reader).read_next_batch()
+    for k in range(batch.num_columns):
+        seen = [b.address for b in batch.column(k).buffers()[1:] if b is not None]
+        assert seen == engine[k], batch.schema.field(k).name

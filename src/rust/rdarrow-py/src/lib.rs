@@ -125,7 +125,7 @@ fn read_stream<'py>(
     columns: Option<Vec<String>>,
     chunk_size: Option<usize>,
     time_unit: Option<&str>,
-) -> PyResult<(Bound<'py, PyCapsule>, String, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyCapsule>, String, Vec<String>, Vec<Vec<usize>>)> {
     use arrow_schema::TimeUnit;
     let stream_name = rdarrow_core::stream_object_name(&path);
     let time_unit = match time_unit {
@@ -159,13 +159,31 @@ fn read_stream<'py>(
         })
         .map_err(|e| in_file(&path, e))?;
     let warnings = table.warnings.clone();
+    // where the first batch's buffers lie, for the test that the consumer
+    // sees these very buffers (no copy)
+    let addresses: Vec<Vec<usize>> = table
+        .batches
+        .first()
+        .map(|b| {
+            b.columns()
+                .iter()
+                .map(|c| {
+                    c.to_data()
+                        .buffers()
+                        .iter()
+                        .map(|x| x.as_ptr() as usize)
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
         table.batches.into_iter().map(Ok),
         table.schema.clone(),
     ));
     let stream = FFI_ArrowArrayStream::new(reader);
     let capsule = PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?;
-    Ok((capsule, name, warnings))
+    Ok((capsule, name, warnings, addresses))
 }
 
 /// The record batches of an Arrow C stream capsule (`__arrow_c_stream__`
