@@ -123,7 +123,9 @@ class RDataReader:
     the coarsest unit that keeps all its values' bits, and one whose values
     no unit keeps stays float64 seconds with its class in the ``"r"``
     metadata). The stream can be taken once; ``__arrow_c_stream__`` reads
-    the file again for a second consumer.
+    the file again for a second consumer. ``name`` is the object's name,
+    ``warnings`` what the conversion changed, ``row_names`` a data frame's
+    own row names (``None`` for R's automatic 1, 2, ...).
     """
 
     def __init__(
@@ -141,7 +143,8 @@ class RDataReader:
         if time_unit not in (None, "s", "ms", "us", "ns"):
             raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
         self._args = (_path(path), object, _names(columns), chunk_size, time_unit)
-        self._capsule, self.name, self.warnings, self._addresses = _rdarrow.read_stream(*self._args)
+        (self._capsule, self.name, self.warnings, self._addresses,
+         self.row_names) = _rdarrow.read_stream(*self._args)
         for w in self.warnings:
             warnings.warn(w, RDataWarning, stacklevel=2)
 
@@ -150,7 +153,7 @@ class RDataReader:
         not applied: the stream has the schema the R object converts to)."""
         capsule, self._capsule = self._capsule, None
         if capsule is None:
-            capsule, _, _, self._addresses = _rdarrow.read_stream(*self._args)
+            capsule, _, _, self._addresses, _ = _rdarrow.read_stream(*self._args)
         return capsule
 
     def __repr__(self) -> str:
@@ -185,11 +188,13 @@ def read_pandas(
     columns (``Int32``, ``Float64``, ``boolean``, ``string``), apart from
     a double's ``NaN``, which stays ``NaN``; a POSIXct column is
     ``datetime64[ns]`` in its time zone, a Date ``datetime64`` (pandas has
-    no date type of its own)."""
+    no date type of its own); R's own row names (not 1, 2, ...) are the
+    index."""
     import pandas as pd
     import pyarrow as pa
 
-    table = read_table(path, object=object, columns=columns, time_unit="ns")
+    reader = RDataReader(path, object=object, columns=columns, time_unit="ns")
+    table = pa.RecordBatchReader.from_stream(reader).read_all()
     mapping = {
         pa.int8(): pd.Int8Dtype(),
         pa.int16(): pd.Int16Dtype(),
@@ -208,6 +213,9 @@ def read_pandas(
             values = col.to_numpy(zero_copy_only=False)
             mask = col.is_null().to_numpy(zero_copy_only=False)
             df[name] = pd.arrays.FloatingArray(values.copy(), mask)
+    # R's own row names (not 1..n) as the index
+    if isinstance(reader.row_names, list) and len(reader.row_names) == len(df):
+        df.index = pd.Index(reader.row_names)
     return df
 
 

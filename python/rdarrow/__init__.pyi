@@ -24,6 +24,7 @@ def read_objects(path: PathLike, names: Optional[Sequence[str]] = ...) -> Dict[s
 class RDataReader:
     name: str
     warnings: List[str]
+    row_names: Optional[List[Any]]
     def __init__(
         self,
         path: PathLike,

@@ -18,7 +18,7 @@ def read_stream(
     columns: Optional[List[str]] = None,
     chunk_size: Optional[int] = None,
     time_unit: Optional[str] = None,
-) -> Tuple[Any, str, List[str], List[List[int]]]: ...
+) -> Tuple[Any, str, List[str], List[List[int]], Optional[List[Any]]]: ...
 def write_rdata(
     objects: List[Tuple[str, Any]],
     path: str,

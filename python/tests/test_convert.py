@@ -76,3 +76,12 @@ def test_a_sink_named_for_the_other_format_is_refused(tmp_path, frame_files):
     with pytest.raises(rdarrow.UsageError, match="to_parquet"):
         rdarrow.to_ipc(frame_files["rdata"], tmp_path / "x.parquet")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_row_names_are_the_pandas_index(tmp_path, run_r):
+    f = tmp_path / "cars.RData"
+    run_r(f'cars <- head(mtcars[, c("mpg", "cyl")], 3); plain <- data.frame(x = 1:2); save(cars, plain, file = "{f}")')
+    df = rdarrow.read_pandas(f, object="cars")
+    assert list(df.index) == ["Mazda RX4", "Mazda RX4 Wag", "Datsun 710"]
+    assert df["mpg"].tolist() == [21.0, 21.0, 22.8]
+    assert list(rdarrow.read_pandas(f, object="plain").index) == [0, 1]

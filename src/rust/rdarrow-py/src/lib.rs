@@ -125,7 +125,13 @@ fn read_stream<'py>(
     columns: Option<Vec<String>>,
     chunk_size: Option<usize>,
     time_unit: Option<&str>,
-) -> PyResult<(Bound<'py, PyCapsule>, String, Vec<String>, Vec<Vec<usize>>)> {
+) -> PyResult<(
+    Bound<'py, PyCapsule>,
+    String,
+    Vec<String>,
+    Vec<Vec<usize>>,
+    Py<PyAny>,
+)> {
     use arrow_schema::TimeUnit;
     let stream_name = rdarrow_core::stream_object_name(&path);
     let time_unit = match time_unit {
@@ -159,6 +165,18 @@ fn read_stream<'py>(
         })
         .map_err(|e| in_file(&path, e))?;
     let warnings = table.warnings.clone();
+    // the data frame's own row names (not 1..n), for a pandas index
+    let row_names = match rdarrow_core::arrow::metadata::row_names(&table.schema).map_err(py_err)? {
+        Some((rn, refs)) => {
+            let mut conv = values::ToPython {
+                refs: &refs,
+                native: None,
+                dropped: Default::default(),
+            };
+            conv.value(py, &rn, 0)?
+        }
+        None => py.None(),
+    };
     // where the first batch's buffers lie, for the test that the consumer
     // sees these very buffers (no copy)
     let addresses: Vec<Vec<usize>> = table
@@ -183,7 +201,7 @@ fn read_stream<'py>(
     ));
     let stream = FFI_ArrowArrayStream::new(reader);
     let capsule = PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?;
-    Ok((capsule, name, warnings, addresses))
+    Ok((capsule, name, warnings, addresses, row_names))
 }
 
 /// The record batches of an Arrow C stream capsule (`__arrow_c_stream__`

@@ -546,19 +546,7 @@ pub fn apply_r_metadata(
     mut frame: RObject,
     md: &str,
 ) -> Result<(RObject, Option<RObject>)> {
-    let mut doc = crate::read_bytes(md.as_bytes().to_vec(), &crate::ReadOptions::default())
-        .map_err(|e| {
-            crate::Error::corrupt(format!(
-                "the \"r\" schema metadata is not a valid R serialization: {e}"
-            ))
-        })?;
-    // arrow R gzips large metadata: serialize(memCompress(x, "gzip"))
-    if let RObject::Vector(v) = &doc.root {
-        if let VectorData::Raw(b) = &v.data {
-            let inner = crate::compression::inflate_zlib_or_gzip(b)?;
-            doc = crate::read_bytes(inner, &crate::ReadOptions::default())?;
-        }
-    }
+    let mut doc = parse_r_metadata(md)?;
     let base = m.refs.append(std::mem::take(&mut doc.refs));
     let mut root = doc.root;
     root.for_each_ref_mut(&mut |id| id.0 += base);
@@ -569,6 +557,45 @@ pub fn apply_r_metadata(
         .find(|(k, _)| k == SHAPE_ELEMENT)
         .map(|(_, v)| v.clone());
     Ok((frame, shape))
+}
+
+/// The `"r"` schema metadata, as the R object it serializes.
+fn parse_r_metadata(md: &str) -> Result<crate::Document> {
+    let doc =
+        crate::read_bytes(md.as_bytes().to_vec(), &crate::ReadOptions::default()).map_err(|e| {
+            crate::Error::corrupt(format!(
+                "the \"r\" schema metadata is not a valid R serialization: {e}"
+            ))
+        })?;
+    // arrow R gzips large metadata: serialize(memCompress(x, "gzip"))
+    if let RObject::Vector(v) = &doc.root {
+        if let VectorData::Raw(b) = &v.data {
+            let inner = crate::compression::inflate_zlib_or_gzip(b)?;
+            return crate::read_bytes(inner, &crate::ReadOptions::default());
+        }
+    }
+    Ok(doc)
+}
+
+/// The row names of the data frame a schema's `"r"` metadata describes,
+/// when they are not R's automatic 1..n (character row names, or integers
+/// R keeps), with the reference table they use: for front ends that give
+/// a table an index (pandas).
+pub fn row_names(schema: &arrow_schema::Schema) -> Result<Option<(RObject, RefTable)>> {
+    let Some(md) = schema.metadata().get("r") else {
+        return Ok(None);
+    };
+    let mut doc = parse_r_metadata(md)?;
+    let found = list_entries(&doc.root, &doc.refs)
+        .into_iter()
+        .find(|(k, _)| k == "attributes")
+        .and_then(|(_, a)| {
+            list_entries(a, &doc.refs)
+                .into_iter()
+                .find(|(k, _)| k == "row.names")
+                .map(|(_, rn)| rn.clone())
+        });
+    Ok(found.map(|rn| (rn, std::mem::take(&mut doc.refs))))
 }
 
 /// Give a data frame made from Arrow data back the shape of the object it
