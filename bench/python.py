@@ -16,7 +16,8 @@ in UTC; saved by R's save(), gzip), at each of --sizes rows:
      Python per reader, VmHWM reset through /proc/self/clear_refs):
      rdarrow.read_table() against pyreadr.read_r(); target <= 0.5x.
   4. Writing the table as .RData (gzip): rdarrow.write_rdata() against
-     pyreadr.write_rdata(compress="gzip"); target >= 10x faster. The file
+     pyreadr.write_rdata(compress="gzip") (once above 1e6 rows); target
+     >= 10x faster. The file
      rdarrow writes is read back by R and compared with identical().
 
 How to run (from the repository root, with the .venv of tools/setup.sh,
@@ -87,11 +88,16 @@ def main():
     a = ap.parse_args()
     sizes = [int(float(s)) for s in a.sizes.split(",")]
 
+    import warnings
+
     import pyarrow as pa
     import pyreadr
     import rdata
 
     import rdarrow
+
+    # the rdata package warns for every Date and POSIXct column
+    warnings.filterwarnings("ignore", module="rdata")
 
     print("# rdarrow Python benchmark\n")
     print(f"- Python {sys.version.split()[0]}; rdarrow {rdarrow.__version__}; pyarrow {pa.__version__}; "
@@ -117,8 +123,9 @@ def main():
             ours = os.path.join(folder, "ours.RData")
             theirs = os.path.join(folder, "theirs.RData")
             m["rdarrow write_rdata"] = timed(lambda: rdarrow.write_rdata(table, ours, name="df"), a.reps)
+            # pyreadr writes slowly (minutes at 5e6 rows): once above 1e6 rows
             m["pyreadr write_rdata"] = timed(
-                lambda: pyreadr.write_rdata(theirs, frame, df_name="df", compress="gzip"), a.reps)
+                lambda: pyreadr.write_rdata(theirs, frame, df_name="df", compress="gzip"), rdata_reps)
             del table, frame
             for k, v in m.items():
                 print(f"- {k:24s} " + " ".join(f"{x:.3f}" for x in v))
