@@ -58,6 +58,19 @@ def test_pyarrow_table_loads_identical(tmp_path, run_r, compress):
     check_in_r(run_r, f'e <- new.env(); stopifnot(identical(load("{f}", e), "df")); cat(identical(e$df, want))')
 
 
+@pytest.mark.parametrize("version", [2, 3])
+def test_both_format_versions_load(tmp_path, run_r, version):
+    f = tmp_path / f"v{version}.RData"
+    rdarrow.write_rdata(arrow_table(), f, name="df", compress="bzip2", version=version)
+    assert f.read_bytes()[:3] == b"BZh"
+    check_in_r(
+        run_r,
+        f'e <- new.env(); load("{f}", e); stopifnot(identical(e$df, want)); '
+        f'con <- bzfile("{f}", "rb"); magic <- readChar(con, 5, useBytes = TRUE); close(con); '
+        f'cat(magic == "RDX{version}\\n")',
+    )
+
+
 def test_rds_reads_back_identical(tmp_path, run_r):
     f = tmp_path / "t.rds"
     rdarrow.write_rds(arrow_table(), f)
