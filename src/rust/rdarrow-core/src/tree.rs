@@ -147,6 +147,23 @@ pub mod na {
         f64::from_bits(REAL_BITS)
     }
 
+    /// `NA_integer64_` of the bit64 package: the smallest 64-bit integer.
+    pub const INTEGER64: i64 = i64::MIN;
+
+    /// An integer64 value as bit64 holds it (the int64's 8 bytes in a
+    /// double); `None` is `NA`.
+    #[inline]
+    pub fn integer64(x: Option<i64>) -> f64 {
+        f64::from_bits(x.unwrap_or(INTEGER64) as u64)
+    }
+
+    /// R integers as integer64 values, `NA` kept.
+    pub fn integer64_of_ints(x: &[i32]) -> Vec<f64> {
+        x.iter()
+            .map(|&i| integer64((i != INTEGER).then_some(i as i64)))
+            .collect()
+    }
+
     /// Whether `x` is `NA_real_` rather than another NaN, as R's
     /// `R_IsNA` tells them apart (by the low word only: arithmetic may
     /// set the quiet bit).

@@ -261,13 +261,9 @@ impl ChunkPlan {
             return Err(Error::internal("a column's chunk is not a vector"));
         };
         Ok(match v.data {
-            VectorData::Integer(x) if self.integer64 => VectorData::Real(
-                x.iter()
-                    .map(|&i| {
-                        f64::from_bits(if i == na::INTEGER { i64::MIN } else { i as i64 } as u64)
-                    })
-                    .collect(),
-            ),
+            VectorData::Integer(x) if self.integer64 => {
+                VectorData::Real(na::integer64_of_ints(&x).into())
+            }
             data => data,
         })
     }
@@ -507,9 +503,7 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
             } else {
                 // integer64: the 8 bytes of each value in a double
                 let v: Vec<f64> = (0..p.len())
-                    .map(
-                        |i| f64::from_bits(if p.is_null(i) { i64::MIN } else { p.value(i) } as u64),
-                    )
+                    .map(|i| na::integer64((!p.is_null(i)).then(|| p.value(i))))
                     .collect();
                 m.vector(real_vec(v), vec![("class", classes(RKind::Integer64))])
             }

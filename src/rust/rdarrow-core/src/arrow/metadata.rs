@@ -906,15 +906,7 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             "integer64" => {
                 if let RObject::Vector(cv) = col {
                     if let VectorData::Integer(x) = &cv.data {
-                        let v: Vec<f64> = x
-                            .iter()
-                            .map(|&i| {
-                                f64::from_bits(
-                                    if i == i32::MIN { i64::MIN } else { i as i64 } as u64
-                                )
-                            })
-                            .collect();
-                        cv.data = VectorData::Real(v.into());
+                        cv.data = VectorData::Real(crate::tree::na::integer64_of_ints(x).into());
                     }
                 }
                 set_vector_attribute(

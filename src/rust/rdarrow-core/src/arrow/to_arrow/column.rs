@@ -639,8 +639,8 @@ fn integer64(data: &VectorData) -> Result<(DataType, ArrayRef)> {
         return Err(Error::usage("internal: an integer64 that is not double"));
     };
     let ints: ScalarBuffer<i64> = ScalarBuffer::new(x.inner().clone(), 0, x.len());
-    let nulls = if ints.contains(&i64::MIN) {
-        nulls_from(ints.len(), |i| ints[i] != i64::MIN)
+    let nulls = if ints.contains(&na::INTEGER64) {
+        nulls_from(ints.len(), |i| ints[i] != na::INTEGER64)
     } else {
         None
     };
