@@ -30,7 +30,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use file_out::{atomic_write, WritebackFile};
 pub use header::{Container, StreamHeader};
 pub use input::Format;
-pub use read::{ColumnHook, ObjectFilter, ObjectSpan, ReadOptions};
+pub use read::{ColumnHook, DeferredHook, ObjectFilter, ObjectSpan, ReadOptions};
 pub use tree::{RObject, RefTable};
 
 use input::{Input, Source};
@@ -464,21 +464,34 @@ pub fn read_file_deferred(
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
     spill_dir: &Path,
+    on_column: Option<DeferredHook>,
 ) -> Result<(Document, spill::PayloadStore)> {
     let path = path.as_ref();
-    let opts = ReadOptions {
+    let mut opts = ReadOptions {
         defer_columns: true,
         column_hook: None,
         ..opts.clone()
     };
     let (file, len, kind) = open_detected(path)?;
+    // a deferred column's payload, as far as the stream has been read
+    let so_far = |obj: &RObject| matches!(obj, RObject::Vector(v) if matches!(v.data, tree::VectorData::Deferred(_)));
     if kind == Compression::None {
         // read in place: the payloads are read back from the file itself
         let store_file = file
             .try_clone()
             .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+        let store = spill::PayloadStore::in_file(store_file, Format::Xdr);
+        if let Some(hook) = on_column {
+            let whole = store.with_format(Format::Xdr);
+            opts.column_hook = Some(std::sync::Arc::new(
+                move |obj: &mut RObject, refs: &RefTable, header: &StreamHeader| {
+                    let at = so_far(obj).then(|| whole.with_format(header.format));
+                    hook(obj, refs, header, at)
+                },
+            ));
+        }
         let doc = parse(kind, Input::new(Source::File { file, len }), &opts, filter)?;
-        let store = spill::PayloadStore::in_file(store_file, doc.header.format);
+        let store = store.with_format(doc.header.format);
         return Ok((doc, store));
     }
     let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
@@ -488,6 +501,18 @@ pub fn read_file_deferred(
     let piped = compression::PipelinedReader::new(r)
         .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
     let (tee, spill) = spill::Tee::new(Box::new(piped), spill_dir)?;
+    let spill = std::sync::Arc::new(spill);
+    if let Some(hook) = on_column {
+        let spill = spill.clone();
+        opts.column_hook = Some(std::sync::Arc::new(
+            move |obj: &mut RObject, refs: &RefTable, header: &StreamHeader| {
+                let at = so_far(obj)
+                    .then(|| spill.store_so_far(header.format).ok())
+                    .flatten();
+                hook(obj, refs, header, at)
+            },
+        ));
+    }
     let doc = parse(
         kind,
         Input::new(Source::Stream(Box::new(tee))),
@@ -495,6 +520,10 @@ pub fn read_file_deferred(
         filter,
     )
     .map_err(|e| spill.failure().unwrap_or(e))?;
+    // the hook (and its hold on the spill) went with the parse
+    drop(opts);
+    let spill = std::sync::Arc::into_inner(spill)
+        .ok_or_else(|| Error::internal("the spill is still shared"))?;
     let store = spill.into_store(doc.header.format)?;
     Ok((doc, store))
 }

@@ -14,6 +14,16 @@ use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, Scala
 /// element and release its payload (see `arrow::EarlyColumns`).
 pub type ColumnHook = std::sync::Arc<dyn Fn(&mut RObject, &RefTable, &StreamHeader) + Send + Sync>;
 
+/// Called on the parsing thread of [`crate::read_file_deferred`] with each
+/// element of a top-level list as soon as it is read, with the reference
+/// table so far, the stream's header and, for an element whose payload
+/// stayed in the stream ([`VectorData::Deferred`]), a store that already
+/// holds that payload, so that other threads can work on the column while
+/// the parse goes on.
+pub type DeferredHook = std::sync::Arc<
+    dyn Fn(&RObject, &RefTable, &StreamHeader, Option<crate::spill::PayloadStore>) + Send + Sync,
+>;
+
 /// Limits and modes of one read.
 #[derive(Clone)]
 pub struct ReadOptions {

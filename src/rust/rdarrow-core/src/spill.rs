@@ -85,6 +85,17 @@ impl PayloadStore {
         }
     }
 
+    /// Another handle on the same file, its payloads in `format` (the
+    /// file stays while any handle does; where removing it was left to
+    /// the store, the first one removes it).
+    pub fn with_format(&self, format: Format) -> PayloadStore {
+        PayloadStore {
+            file: self.file.clone(),
+            format,
+            _remove: RemoveOnDrop(None),
+        }
+    }
+
     fn input(&self, from: u64, to: u64) -> Input {
         let mut inp = Input::new(Source::Stream(Box::new(RangeReader {
             file: self.file.clone(),
@@ -164,7 +175,7 @@ fn empty(t: u8) -> VectorData {
 
 /// A spill file in `dir`, removed from the folder at once where the
 /// system allows (the open file stays usable).
-fn spill_file(dir: &Path) -> Result<(File, RemoveOnDrop)> {
+fn spill_file(dir: &Path, what: &str) -> Result<(File, RemoveOnDrop)> {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
@@ -182,7 +193,7 @@ fn spill_file(dir: &Path) -> Result<(File, RemoveOnDrop)> {
             Error::io(
                 &e,
                 &format!(
-                    "cannot create a temporary file in '{}' for the decompressed data",
+                    "cannot create a temporary file in '{}' for {what}",
                     dir.display()
                 ),
             )
@@ -191,6 +202,68 @@ fn spill_file(dir: &Path) -> Result<(File, RemoveOnDrop)> {
         return Ok((file, RemoveOnDrop(None)));
     }
     Ok((file, RemoveOnDrop(Some(path))))
+}
+
+#[cfg(unix)]
+fn write_at(f: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(f, buf, at)
+}
+
+#[cfg(windows)]
+fn write_at(f: &File, mut buf: &[u8], mut at: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(f, buf, at)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// Blobs (a Parquet writer's encoded pages) kept in a spill file until
+/// they are written out: put from any thread, read back by place. The
+/// file goes as [`PayloadStore`]'s spill does.
+pub struct BlobSpill {
+    file: File,
+    end: std::sync::atomic::AtomicU64,
+    _remove: RemoveOnDrop,
+}
+
+impl BlobSpill {
+    /// A new, empty spill file in `dir`.
+    pub fn new(dir: &Path) -> Result<BlobSpill> {
+        let (file, remove) = spill_file(dir, "encoded data")?;
+        Ok(BlobSpill {
+            file,
+            end: std::sync::atomic::AtomicU64::new(0),
+            _remove: remove,
+        })
+    }
+
+    /// Store `blob`; returns its place.
+    pub fn put(&self, blob: &[u8]) -> std::io::Result<u64> {
+        let at = self
+            .end
+            .fetch_add(blob.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        write_at(&self.file, blob, at)?;
+        Ok(at)
+    }
+
+    /// The `len` bytes stored at `at`.
+    pub fn get(&self, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        let mut done = 0;
+        while done < len {
+            let n = read_at(&self.file, &mut buf[done..], at + done as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
+        }
+        Ok(buf)
+    }
 }
 
 /// A reader that copies everything read through it to a spill file. A
@@ -210,6 +283,8 @@ struct TeeOut {
 /// The spill side of a [`Tee`], kept by the caller.
 pub struct Spill {
     out: Arc<Mutex<TeeOut>>,
+    /// The spill file, for reads while it is still being written.
+    reader: Arc<File>,
     dir: PathBuf,
     remove: RemoveOnDrop,
 }
@@ -217,7 +292,11 @@ pub struct Spill {
 impl Tee {
     /// Copy `inner` to a new spill file in `dir`.
     pub fn new(inner: Box<dyn Read + Send>, dir: &Path) -> Result<(Tee, Spill)> {
-        let (file, remove) = spill_file(dir)?;
+        let (file, remove) = spill_file(dir, "the decompressed data")?;
+        let reader = Arc::new(
+            file.try_clone()
+                .map_err(|e| Error::io(&e, "cannot open the temporary file"))?,
+        );
         let out = Arc::new(Mutex::new(TeeOut {
             writer: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
             failed: None,
@@ -229,6 +308,7 @@ impl Tee {
             },
             Spill {
                 out,
+                reader,
                 dir: dir.to_path_buf(),
                 remove,
             },
@@ -271,6 +351,24 @@ impl Spill {
     pub fn failure(&self) -> Option<Error> {
         let out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         out.failed.as_ref().map(|e| self.error(e))
+    }
+
+    /// The stream read so far, flushed to the spill file, as a store to
+    /// read the payloads already parsed (while the parse goes on).
+    pub fn store_so_far(&self, format: Format) -> Result<PayloadStore> {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = out.writer.as_mut() {
+            if let Err(e) = w.flush() {
+                let err = self.error(&e);
+                out.failed = Some(e);
+                return Err(err);
+            }
+        }
+        Ok(PayloadStore {
+            file: self.reader.clone(),
+            format,
+            _remove: RemoveOnDrop(None),
+        })
     }
 
     /// The spill file, complete, as a store to read payloads from.

@@ -190,6 +190,7 @@ fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) 
             &std::env::temp_dir(),
             Some(rows),
             rdarrow_core::arrow::DEFAULT_MEMORY,
+            None,
         )
     });
     let t = match res {

@@ -20,6 +20,7 @@ pub mod from_arrow;
 pub mod ipc;
 pub mod metadata;
 pub mod parquet;
+pub mod parquet_early;
 pub mod rows;
 pub mod to_arrow;
 pub mod types;
@@ -211,6 +212,14 @@ pub fn convert_to_file(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
+    // a Parquet file's chunks are encoded while the file is still being
+    // read, where a selection of columns does not change the row groups
+    let early = match out {
+        FileOutput::Parquet(p) if opts.col_select.is_none() => Some(std::sync::Arc::new(
+            parquet_early::EarlyChunks::start(p, &opts, rows, memory, spill_dir)?,
+        )),
+        _ => None,
+    };
     let t = open_table(
         path,
         object,
@@ -220,7 +229,11 @@ pub fn convert_to_file(
         spill_dir,
         rows,
         memory,
+        early.as_ref().map(|e| e.hook()),
     )?;
+    if let Some(e) = &early {
+        e.finish();
+    }
     let threads = rows::all_cores();
     match out {
         FileOutput::Parquet(p) => {
@@ -228,7 +241,7 @@ pub fn convert_to_file(
                 row_group_rows: Some(t.group_rows),
                 ..p.clone()
             };
-            parquet::write_parquet_file(t.source.as_ref(), sink, &p)?
+            parquet::write_parquet_file_with(t.source.as_ref(), sink, &p, early.as_deref())?
         }
         FileOutput::Ipc {
             format,

@@ -7,6 +7,7 @@
 //! (Parquet stores each column's chunks apart), so a file is never held
 //! whole.
 
+use super::parquet_early::EarlyChunks;
 use super::rows::{by_row_group, row_groups, ColumnSource};
 use crate::error::{Error, ErrorKind, Result};
 use arrow_array::cast::AsArray;
@@ -22,7 +23,7 @@ use parquet::basic::EncodingMask;
 use parquet::basic::{Compression as Codec, GzipLevel, ZstdLevel};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::{ColumnChunkMetaData, KeyValue};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use std::io::Write;
 use std::path::Path;
@@ -69,7 +70,7 @@ impl ParquetCompression {
         })
     }
 
-    fn codec(self, level: Option<i32>) -> Result<Codec> {
+    pub(super) fn codec(self, level: Option<i32>) -> Result<Codec> {
         let bad =
             |e: parquet::errors::ParquetError| Error::usage(format!("compression level: {e}"));
         Ok(match self {
@@ -119,7 +120,7 @@ impl Default for ParquetOptions {
     }
 }
 
-fn pq_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
+pub(super) fn pq_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
     move |e| match e {
         parquet::errors::ParquetError::External(inner) => {
             match inner.downcast::<std::io::Error>() {
@@ -143,7 +144,7 @@ fn pq_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
 /// The type a column is stored with: Parquet has no unit of seconds, and
 /// readers (arrow's C++ among them) read a timestamp or time of seconds
 /// back as plain integers, so they go in milliseconds (exactly).
-fn stored_type(dt: &DataType) -> DataType {
+pub(super) fn stored_type(dt: &DataType) -> DataType {
     use arrow_schema::{Field, TimeUnit};
     let field = |f: &arrow_schema::FieldRef| {
         std::sync::Arc::new(Field::clone(f).with_data_type(stored_type(f.data_type())))
@@ -166,7 +167,7 @@ fn stored_type(dt: &DataType) -> DataType {
 /// null slot, so there the slot stays valid and the part that is
 /// `NA_real_` is the null (`1.1+NAi` comes back as itself, not as
 /// `NA+NAi`).
-fn stored_complex(array: ArrayRef) -> ArrayRef {
+pub(super) fn stored_complex(array: ArrayRef) -> ArrayRef {
     use arrow_array::{Float64Array, StructArray};
     if array.null_count() == 0
         || array.data_type()
@@ -189,7 +190,7 @@ fn stored_complex(array: ArrayRef) -> ArrayRef {
 }
 
 /// The Parquet leaf columns an Arrow type becomes.
-fn leaf_count(dt: &DataType) -> usize {
+pub(super) fn leaf_count(dt: &DataType) -> usize {
     match dt {
         DataType::Struct(fs) => fs.iter().map(|f| leaf_count(f.data_type())).sum(),
         DataType::List(f)
@@ -246,6 +247,31 @@ fn mostly_distinct(a: &dyn Array) -> bool {
     }
 }
 
+/// The writer properties of every column chunk (the file's key-value
+/// metadata aside).
+pub(super) fn chunk_props(opts: &ParquetOptions) -> Result<WriterPropertiesBuilder> {
+    Ok(WriterProperties::builder()
+        .set_compression(opts.compression.codec(opts.level)?)
+        .set_created_by(format!("rdarrow version {}", env!("CARGO_PKG_VERSION"))))
+}
+
+/// Whether the column `f` (as stored) of `rows` rows is dictionary
+/// encoded, `sample(n)` giving its first `n` rows: not where the first
+/// rows are mostly distinct (an id, measurements, times), which the writer
+/// would encode with a dictionary until the dictionary outgrew its page
+/// and then plainly, slower and larger than plainly from the start.
+pub(super) fn wants_dictionary(
+    f: &arrow_schema::Field,
+    rows: usize,
+    sample: impl FnOnce(usize) -> Result<ArrayRef>,
+) -> Result<bool> {
+    let n = rows.min(DICTIONARY_SAMPLE);
+    if f.data_type().is_nested() || n < DICTIONARY_SAMPLE_MIN {
+        return Ok(true);
+    }
+    Ok(!mostly_distinct(sample(n)?.as_ref()))
+}
+
 /// Write `src` as Parquet to `sink`: one row group of `row_group_rows`
 /// rows at a time, its columns converted and encoded on `threads`
 /// threads, then appended in order.
@@ -253,6 +279,17 @@ pub fn write_parquet<W: Write + Send>(
     src: &dyn ColumnSource,
     sink: W,
     opts: &ParquetOptions,
+) -> Result<W> {
+    write_parquet_with(src, sink, opts, None)
+}
+
+/// [`write_parquet`], splicing in the chunks `early` encoded while `src`'s
+/// file was read (see [`super::parquet_early`]).
+pub fn write_parquet_with<W: Write + Send>(
+    src: &dyn ColumnSource,
+    sink: W,
+    opts: &ParquetOptions,
+    early: Option<&EarlyChunks>,
 ) -> Result<W> {
     let given = src.schema();
     let fields: Vec<arrow_schema::Field> = given
@@ -275,21 +312,9 @@ pub fn write_parquet<W: Write + Send>(
         .iter()
         .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
         .collect();
-    let codec = opts.compression.codec(opts.level)?;
-    let mut props = WriterProperties::builder()
-        .set_key_value_metadata((!kv.is_empty()).then_some(kv))
-        .set_compression(codec)
-        .set_created_by(format!("rdarrow version {}", env!("CARGO_PKG_VERSION")));
-    // dictionary encoding where it pays: not for a column whose first rows
-    // are mostly distinct (an id, measurements, times), which the writer
-    // would encode with a dictionary until the dictionary outgrew its page
-    // and then plainly, slower and larger than plainly from the start
-    let sample = src.num_rows().min(DICTIONARY_SAMPLE);
+    let mut props = chunk_props(opts)?.set_key_value_metadata((!kv.is_empty()).then_some(kv));
     for (j, f) in schema.fields().iter().enumerate() {
-        if f.data_type().is_nested() || sample < DICTIONARY_SAMPLE_MIN {
-            continue;
-        }
-        if mostly_distinct(src.column(j, 0, sample)?.as_ref()) {
+        if !wants_dictionary(f, src.num_rows(), |n| src.column(j, 0, n))? {
             props =
                 props.set_column_dictionary_enabled(ColumnPath::new(vec![f.name().clone()]), false);
         }
@@ -329,6 +354,11 @@ pub fn write_parquet<W: Write + Send>(
     };
     let encode = |g: usize, j: usize, writers: &Vec<Mutex<Vec<ArrowColumnWriter>>>| {
         let (start, len) = groups[g];
+        if let (Some(early), Some(payload)) = (early, src.payload_start(j)) {
+            if let Some(chunk) = early.take(payload, groups[g], &fields[j], &leaves[j])? {
+                return Ok(vec![chunk]);
+            }
+        }
         let mut array = src.column(j, start, len)?;
         let name = fields[j].name();
         if array.data_type() != fields[j].data_type() {
@@ -377,7 +407,7 @@ pub fn write_parquet<W: Write + Send>(
 }
 
 /// A row group's column chunk, encoded.
-enum Chunk {
+pub(super) enum Chunk {
     /// By arrow-rs's column writer.
     Arrow(ArrowColumnChunk),
     /// By [`dictionary_chunk`]: the chunk's bytes and what describes them.
@@ -395,7 +425,7 @@ const DICTIONARY_PAGE_VALUES: usize = 1 << 20;
 /// data pages (version 1: definition levels, then the keys, both in the
 /// RLE/bit-packed hybrid). `None` for anything but a flat dictionary of
 /// non-null strings, which arrow-rs's writer then takes.
-fn dictionary_chunk(
+pub(super) fn dictionary_chunk(
     descr: &ColumnDescPtr,
     array: &dyn Array,
     codec: Codec,
@@ -560,8 +590,23 @@ pub fn write_parquet_file(
     path: &Path,
     opts: &ParquetOptions,
 ) -> Result<()> {
+    write_parquet_file_with(src, path, opts, None)
+}
+
+/// [`write_parquet_file`] with [`write_parquet_with`]'s `early` chunks.
+pub fn write_parquet_file_with(
+    src: &dyn ColumnSource,
+    path: &Path,
+    opts: &ParquetOptions,
+    early: Option<&EarlyChunks>,
+) -> Result<()> {
     crate::atomic_write(path, |f| {
-        let w = write_parquet(src, std::io::BufWriter::with_capacity(1 << 20, f), opts)?;
+        let w = write_parquet_with(
+            src,
+            std::io::BufWriter::with_capacity(1 << 20, f),
+            opts,
+            early,
+        )?;
         w.into_inner()
             .map_err(|e| Error::io(e.error(), "cannot write"))
             .map(|_| ())

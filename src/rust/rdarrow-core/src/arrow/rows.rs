@@ -21,6 +21,11 @@ pub trait ColumnSource: Sync {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Where column `j`'s payload starts in its R data stream, for a
+    /// column read back from there (see [`crate::DeferredHook`]).
+    fn payload_start(&self, _j: usize) -> Option<u64> {
+        None
+    }
 }
 
 impl ColumnSource for ArrowTable {

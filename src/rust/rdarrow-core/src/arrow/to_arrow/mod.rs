@@ -19,8 +19,11 @@ mod temporal;
 
 pub(crate) use column::is_s4;
 pub use early::{ConvertedColumn, EarlyColumns};
-pub use streamed::{open_table, rows_for, OpenedTable, StreamedTable};
+pub use streamed::{element_bytes, open_table, rows_for, ColumnSoFar, OpenedTable, StreamedTable};
 pub(crate) use table::names_of;
 pub use table::{
     read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef, TableOptions,
 };
+
+#[cfg(test)]
+pub(crate) use table::tests::wide_doc;

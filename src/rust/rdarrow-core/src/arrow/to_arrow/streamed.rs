@@ -30,14 +30,154 @@ use std::path::Path;
 enum Column {
     /// Converted whole; row groups are slices.
     Whole(ArrayRef),
-    /// A vector whose payload stays in the stream (the node holds its
-    /// attributes), converted to `want` row group by row group.
-    Deferred {
+    /// Read and converted row group by row group.
+    Deferred(DeferredColumn),
+}
+
+/// A vector whose payload stays in the stream (the node holds its
+/// attributes), or a compact sequence, converted to `want` by row range.
+struct DeferredColumn {
+    node: RObject,
+    name: String,
+    want: DataType,
+    time: Option<TimeChoice>,
+}
+
+impl DeferredColumn {
+    /// The column `node` named `name`, to convert with `conv` (as the
+    /// whole column would): a time column's unit is chosen over all its
+    /// values first, read through `rows` at a time.
+    fn new(
+        conv: Converter<'_>,
+        store: &PayloadStore,
         node: RObject,
         name: String,
-        want: DataType,
-        time: Option<TimeChoice>,
-    },
+        rows: usize,
+    ) -> Result<DeferredColumn> {
+        let refs = conv.refs;
+        let kind = RKind::of(&node.class_attr(refs), node.sxptype(refs));
+        let time = match kind {
+            Some(k @ (RKind::Date | RKind::PosixCt | RKind::Hms | RKind::Difftime)) => {
+                Some(time_choice(refs, store, &node, k, rows).map_err(|e| in_column(&name, e))?)
+            }
+            _ => None,
+        };
+        // the type: as an empty part of the column converts
+        let mut conv = conv;
+        conv.time_choice = time;
+        let (want, _) = conv
+            .column_cow(Cow::Owned(part(store, refs, &node, 0, 0)?), &name)
+            .map_err(|e| in_column(&name, e))?;
+        Ok(DeferredColumn {
+            node,
+            name,
+            want,
+            time,
+        })
+    }
+
+    /// Where the payload starts in the stream (`None` for a sequence).
+    fn payload_start(&self) -> Option<u64> {
+        match &self.node {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Deferred(d) => Some(d.start),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Rows `[start, start + len)`, converted by `conv` (as for
+    /// [`Self::new`]).
+    fn rows(
+        &self,
+        conv: Converter<'_>,
+        store: &PayloadStore,
+        start: usize,
+        len: usize,
+    ) -> Result<ArrayRef> {
+        let (name, want) = (&self.name, &self.want);
+        let obj = part(store, conv.refs, &self.node, start, len)?;
+        let mut conv = conv;
+        conv.time_choice = self.time;
+        let (dt, arr) = conv
+            .column_cow(Cow::Owned(obj), name)
+            .map_err(|e| in_column(name, e))?;
+        if dt == *want {
+            return Ok(arr);
+        }
+        arrow_cast::cast(&arr, want).map_err(|e| {
+            in_column(
+                name,
+                Error::corrupt(format!("its rows {start}.. became {dt}, not {want}: {e}")),
+            )
+        })
+    }
+}
+
+/// A column of a data frame whose file is still being parsed, read by row
+/// range from what has been read so far (see [`crate::DeferredHook`]):
+/// converted as [`StreamedTable`] will convert it once the parse is done.
+pub struct ColumnSoFar {
+    col: DeferredColumn,
+    refs: RefTable,
+    header: crate::StreamHeader,
+    store: PayloadStore,
+    default_tz: Option<String>,
+    time_unit: Option<arrow_schema::TimeUnit>,
+}
+
+impl ColumnSoFar {
+    /// The column `node` (a deferred vector) of a stream with `header`,
+    /// its references so far `refs`, its payload in `store`; `opts` and
+    /// `rows` as the table's.
+    pub fn new(
+        node: RObject,
+        refs: RefTable,
+        header: crate::StreamHeader,
+        store: PayloadStore,
+        opts: &TableOptions,
+        rows: usize,
+    ) -> Result<ColumnSoFar> {
+        let conv =
+            Converter::while_reading(&refs, &header, opts.default_tz.as_deref(), opts.time_unit);
+        let col = DeferredColumn::new(conv, &store, node, String::new(), rows)?;
+        Ok(ColumnSoFar {
+            col,
+            refs,
+            header,
+            store,
+            default_tz: opts.default_tz.clone(),
+            time_unit: opts.time_unit,
+        })
+    }
+
+    pub fn data_type(&self) -> &DataType {
+        &self.col.want
+    }
+
+    pub fn payload_start(&self) -> Option<u64> {
+        self.col.payload_start()
+    }
+
+    pub fn len(&self) -> usize {
+        self.col.node.vector_len(&self.refs) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Rows `[start, start + len)`.
+    pub fn rows(&self, start: usize, len: usize) -> Result<ArrayRef> {
+        let conv = Converter::while_reading(
+            &self.refs,
+            &self.header,
+            self.default_tz.as_deref(),
+            self.time_unit,
+        );
+        self.col.rows(conv, &self.store, start, len)
+    }
 }
 
 /// A data frame whose columns are read by row range.
@@ -75,7 +215,7 @@ pub fn rows_for(row_bytes: u64, memory: u64) -> usize {
 }
 
 /// Bytes per element of a payload, strings by their average size.
-fn element_bytes(obj: &RObject) -> u64 {
+pub fn element_bytes(obj: &RObject) -> u64 {
     match obj {
         RObject::Vector(v) => match &v.data {
             VectorData::Deferred(d) if d.sxptype == sxp::STR => {
@@ -104,9 +244,15 @@ pub fn open_table(
     spill_dir: &Path,
     rows: Option<usize>,
     memory: u64,
+    on_column: Option<crate::DeferredHook>,
 ) -> Result<OpenedTable> {
-    let (mut doc, store) =
-        crate::read_file_deferred(path, &read, &mut crate::Wanted::one(object), spill_dir)?;
+    let (mut doc, store) = crate::read_file_deferred(
+        path,
+        &read,
+        &mut crate::Wanted::one(object),
+        spill_dir,
+        on_column,
+    )?;
     let (name, obj) = doc.take_table_object(object, stream_name)?;
     opts.object_name = if name.is_empty() {
         "value".into()
@@ -207,32 +353,15 @@ impl StreamedTable {
                 cols.push(Column::Whole(arr));
                 continue;
             }
-            let kind = RKind::of(&node.class_attr(&doc.refs), node.sxptype(&doc.refs));
-            let time = match kind {
-                Some(k @ (RKind::Date | RKind::PosixCt | RKind::Hms | RKind::Difftime)) => Some(
-                    time_choice(&doc, &store, &node, k, group_rows)
-                        .map_err(|e| in_column(&name, e))?,
-                ),
-                _ => None,
-            };
-            // the type: as an empty part of the column converts
-            let mut conv = conv;
-            conv.time_choice = time;
-            let (want, _) = conv
-                .column_cow(Cow::Owned(part(&store, &doc.refs, &node, 0, 0)?), &name)
-                .map_err(|e| in_column(&name, e))?;
-            cols.push(Column::Deferred {
-                node,
-                name,
-                want,
-                time,
-            });
+            cols.push(Column::Deferred(DeferredColumn::new(
+                conv, &store, node, name, group_rows,
+            )?));
         }
         let types_of: Vec<DataType> = cols
             .iter()
             .map(|c| match c {
                 Column::Whole(a) => a.data_type().clone(),
-                Column::Deferred { want, .. } => want.clone(),
+                Column::Deferred(c) => c.want.clone(),
             })
             .collect();
         let at: Vec<usize> = plan
@@ -308,16 +437,16 @@ fn part(
 
 /// The type of a time column over all its values, read through once.
 fn time_choice(
-    doc: &Document,
+    refs: &RefTable,
     store: &PayloadStore,
     node: &RObject,
     kind: RKind,
     rows: usize,
 ) -> Result<TimeChoice> {
-    let len = node.vector_len(&doc.refs) as usize;
+    let len = node.vector_len(refs) as usize;
     let to_seconds = match kind {
         RKind::Difftime => {
-            let units = super::column::strings_in(node.attribute(&doc.refs, "units"), &doc.refs)
+            let units = super::column::strings_in(node.attribute(refs, "units"), refs)
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| "secs".into());
@@ -332,7 +461,7 @@ fn time_choice(
     while start < len && mask != 0 {
         crate::cancel::check()?;
         let n = rows.min(len - start);
-        if let RObject::Vector(v) = part(store, &doc.refs, node, start, n)? {
+        if let RObject::Vector(v) = part(store, refs, node, start, n)? {
             mask &= temporal::kept_units(kind, &v.data, to_seconds);
         }
         start += n;
@@ -350,28 +479,18 @@ impl ColumnSource for StreamedTable {
     fn column(&self, j: usize, start: usize, len: usize) -> Result<ArrayRef> {
         match &self.cols[self.at[j]] {
             Column::Whole(a) => Ok(a.slice(start, len)),
-            Column::Deferred {
-                node,
-                name,
-                want,
-                time,
-            } => {
-                let obj = part(&self.store, &self.doc.refs, node, start, len)?;
-                let mut conv = Converter::for_table(&self.doc, &self.opts);
-                conv.time_choice = *time;
-                let (dt, arr) = conv
-                    .column_cow(Cow::Owned(obj), name)
-                    .map_err(|e| in_column(name, e))?;
-                if dt == *want {
-                    return Ok(arr);
-                }
-                arrow_cast::cast(&arr, want).map_err(|e| {
-                    in_column(
-                        name,
-                        Error::corrupt(format!("its rows {start}.. became {dt}, not {want}: {e}")),
-                    )
-                })
-            }
+            Column::Deferred(c) => c.rows(
+                Converter::for_table(&self.doc, &self.opts),
+                &self.store,
+                start,
+                len,
+            ),
+        }
+    }
+    fn payload_start(&self, j: usize) -> Option<u64> {
+        match &self.cols[self.at[j]] {
+            Column::Deferred(c) => c.payload_start(),
+            Column::Whole(_) => None,
         }
     }
     fn warnings(&self) -> Vec<String> {
@@ -411,6 +530,7 @@ mod tests {
             dir,
             Some(rows),
             1 << 30,
+            None,
         )
         .unwrap();
         let schema = t.source.schema();
