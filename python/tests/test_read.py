@@ -132,31 +132,28 @@ def test_errors_say_what_and_where(tmp_path, frame_files):
 
 
 def test_hostile_bytes_raise_errors_never_crash(tmp_path, frame_files):
-    """A mutation sweep through the Python API: every truncation and byte
-    flip of an uncompressed file is read back or refused with an
-    RDataError."""
-    import random
-
-    raw = tmp_path / "raw.rds"
-    # the same object uncompressed: the mutations hit the stream itself
-    pa_table = rdarrow.read_table(frame_files["rds"])
-    assert pa_table.num_rows == 1000
+    """A mutation sweep through the Python API: truncations and bit flips of
+    the stream, in every compression R writes, and of the compressed bytes
+    themselves, are read back or refused with an RDataError."""
+    import bz2
     import gzip
     import lzma
+    import random
 
     data = lzma.decompress(frame_files["rds"].read_bytes())
-    raw.write_bytes(data)
+    envelopes = [
+        lambda b: b,
+        lambda b: gzip.compress(b, 1),
+        lambda b: bz2.compress(b, 1),
+        lambda b: lzma.compress(b, preset=0),
+    ]
     rng = random.Random(7)
     spots = sorted(rng.sample(range(len(data)), 150)) + list(range(0, 64))
     bad = tmp_path / "bad.rds"
     outcomes = {"read": 0, "refused": 0}
-    for k, at in enumerate(spots):
-        mutated = bytearray(data)
-        if k % 3 == 0:
-            mutated = mutated[:at]
-        else:
-            mutated[at] ^= 1 << (k % 8)
-        bad.write_bytes(bytes(mutated) if k % 2 else gzip.compress(bytes(mutated), 1))
+
+    def attempt(blob):
+        bad.write_bytes(blob)
         try:
             rdarrow.list_objects(bad)
             rdarrow.read_objects(bad)
@@ -164,7 +161,25 @@ def test_hostile_bytes_raise_errors_never_crash(tmp_path, frame_files):
             outcomes["read"] += 1
         except rdarrow.RDataError:
             outcomes["refused"] += 1
-    assert outcomes["refused"] > 0 and sum(outcomes.values()) == len(spots)
+
+    for k, at in enumerate(spots):
+        mutated = bytearray(data)
+        if k % 3 == 0:
+            mutated = mutated[:at]
+        else:
+            mutated[at] ^= 1 << (k % 8)
+        attempt(envelopes[k % 4](bytes(mutated)))
+    # the compressed bytes mutated: each decompressor meets damage
+    for wrap in envelopes[1:]:
+        packed = wrap(data)
+        for k, at in enumerate(sorted(rng.sample(range(len(packed)), 40))):
+            mutated = bytearray(packed)
+            if k % 4 == 0:
+                mutated = mutated[:at]
+            else:
+                mutated[at] ^= 1 << (k % 8)
+            attempt(bytes(mutated))
+    assert outcomes["refused"] > 0 and sum(outcomes.values()) == len(spots) + 3 * 40
 
 
 def test_same_values_as_pyreadr_where_it_reads_the_file(frame_files):
