@@ -34,7 +34,10 @@
 #' @param file Path to an `.RData`/`.rda`/`.rds` file.
 #' @param object Name of the object to convert; `NULL` takes the file's
 #'   only data frame, else its only object that converts (a vector,
-#'   factor, matrix, ...); an error lists the candidates otherwise.
+#'   factor, matrix, ...); an error lists the candidates otherwise. An
+#'   object nested in lists is named by its path (`"lst$a"`, `"lst[[2]]"`)
+#'   or its parts (`c("lst", "a")`, `list("lst", 2)`); see
+#'   [rdata_objects()] with `recursive = TRUE`.
 #' @param col_select Column names or positions to keep, or `NULL` for all.
 #' @param chunk_size Rows per record batch; `NULL` for a single batch.
 #'   Without it the whole table is converted at once and handed over
@@ -195,9 +198,7 @@ check_memory <- function(memory) {
 }
 
 check_arrow_args <- function(object, col_select, chunk_size) {
-  if (!is.null(object) && (!is.character(object) || length(object) != 1L || is.na(object))) {
-    abort_usage("`object` must be NULL or a single object name.")
-  }
+  object <- object_arg(object)
   if (!is.null(col_select)) {
     ok <- (is.character(col_select) && !anyNA(col_select)) ||
       (is.numeric(col_select) && !anyNA(col_select) && all(col_select >= 1))

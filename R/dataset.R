@@ -40,8 +40,8 @@
 #'   `"arrow"` (Arrow IPC files, `.arrow`) or `"feather"` (the same bytes,
 #'   Feather version 2, with the extension `.feather`).
 #' @param object `NULL` to take every data frame of each `.RData` file, or
-#'   the name of the object to take from each (an `.rds` file holds one
-#'   object).
+#'   the name (or object path, as in [rdata_to_arrow()]) of the object to
+#'   take from each (an `.rds` file holds one object).
 #' @return `path`, invisibly.
 #' @examples
 #' dir <- file.path(tempdir(), "rdarrow-dataset-example")
@@ -103,10 +103,7 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
   if (!format %in% formats) {
     abort_usage(sprintf("`format` must be \"parquet\", \"arrow\" or \"feather\", not \"%s\".", format))
   }
-  if (!is.null(object) && (!is.character(object) || length(object) != 1L ||
-                           is.na(object) || !nzchar(object))) {
-    abort_usage("`object` must be NULL or a single object name.")
-  }
+  object <- object_arg(object)
   check_engine(rdata_to_dataset_impl(inputs, path.expand(path), partitioning,
                                      format, object, session_tz(), max_depth()))
   invisible(path)

@@ -18,13 +18,18 @@ rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 
 #' List the objects in a file (payloads skipped).
 #' @noRd
-rdata_list_impl <- function(path, stream_name, max_depth) .Call(wrap__rdata_list_impl, path, stream_name, max_depth)
+rdata_list_impl <- function(path, stream_name, max_depth, recursive) .Call(wrap__rdata_list_impl, path, stream_name, max_depth, recursive)
 
 #' Read the objects of a file. Returns list(values, fallback, names):
 #' values built here, or (fallback) serialized streams for R's
 #' unserializer.
 #' @noRd
 rdata_read_impl <- function(path, objects, stream_name, max_depth) .Call(wrap__rdata_read_impl, path, objects, stream_name, max_depth)
+
+#' The object path (`lst$a[[2]]`) of `parts`, each a name or (where
+#' `position`) a position from 1.
+#' @noRd
+object_path_impl <- function(parts, position) .Call(wrap__object_path_impl, parts, position)
 
 #' Parse a file completely without building R objects; returns the size of
 #' the decompressed stream (for benchmarks).

@@ -7,13 +7,19 @@
 #' detected from the file's bytes.
 #'
 #' @param file Path to the file.
+#' @param recursive `TRUE` to list, after each plain list, what it holds
+#'   (data frames, vectors, lists, to any depth), each named by its object
+#'   path (`lst$a`, `lst[[2]]`), which [read_rdata()], [rdata_to_arrow()]
+#'   and the other readers take as an object name. Nothing is decoded for
+#'   this either.
 #' @return A data frame with one row per object (one row for an `.rds`
 #'   file, named after the file), and columns `name`, `class` (as [class()]
 #'   gives it, collapsed with `"/"`), `type` (as [typeof()]), `length`
 #'   (`NA` for the global and base environments, namespaces and package
 #'   environments: a file refers to them by name and does not hold their
 #'   bindings), `nrow` and `ncol` (for data frames and matrices, else `NA`), and
-#'   `bytes`, the object's size in the uncompressed stream.
+#'   `bytes`, the object's size in the uncompressed stream (`NA` for the
+#'   objects nested in lists).
 #' @section Errors: A file that is not R data, or is truncated or
 #'   corrupt, raises an error of class `rdarrow_error` saying what is wrong
 #'   and at which byte of the decompressed stream.
@@ -24,10 +30,14 @@
 #' letters2 <- letters
 #' save(cars2, letters2, file = f)
 #' rdata_objects(f)
+#' lst <- list(a = head(mtcars), b = head(iris))
+#' save(lst, file = f)
+#' rdata_objects(f, recursive = TRUE)
 #' @export
-rdata_objects <- function(file) {
+rdata_objects <- function(file, recursive = FALSE) {
   path <- check_file(file)
-  res <- check_engine(rdata_list_impl(path, rds_name(file), max_depth()))
+  if (!isTRUE(recursive) && !isFALSE(recursive)) abort_usage("`recursive` must be TRUE or FALSE.")
+  res <- check_engine(rdata_list_impl(path, rds_name(file), max_depth(), recursive))
   name <- res$name
   num <- function(x) {
     x[is.nan(x)] <- NA_real_
@@ -59,8 +69,12 @@ rdata_objects <- function(file) {
 #'
 #' @param file Path to the file.
 #' @param objects `NULL` (all objects) or a character vector of object
-#'   names to read; the others are skipped without being built. An unknown
-#'   name is an error that lists the names present.
+#'   names to read; the others are skipped without being built. An object
+#'   nested in lists is named by its path, as R code reaches it: `"lst$a"`,
+#'   `"lst[[2]]"`, `"lst$a$b"` (or, in a list, by a path's parts:
+#'   `list(c("lst", "a"), list("lst", 2))`); see [rdata_objects()] with
+#'   `recursive = TRUE`. An unknown name is an error that lists the names
+#'   present (for a path, those at the deepest level that exists).
 #' @return A named list of the objects. For an `.rds` file, a list of one
 #'   element named after the file's base name.
 #' @section Limits: Objects nested deeper than
@@ -79,11 +93,17 @@ rdata_objects <- function(file) {
 #' save(cars2, letters2, file = f)
 #' str(read_rdata(f))
 #' read_rdata(f, objects = "letters2")
+#' lst <- list(a = head(mtcars), b = head(iris))
+#' save(lst, file = f)
+#' read_rdata(f, objects = "lst$b")
 #' @export
 read_rdata <- function(file, objects = NULL) {
   path <- check_file(file)
+  if (is.list(objects)) {
+    objects <- vapply(objects, object_arg, "", what = "each of `objects`")
+  }
   if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
-    abort_usage("`objects` must be NULL or a character vector of object names.")
+    abort_usage("`objects` must be NULL, a character vector of object names or paths, or a list of those and paths' parts.")
   }
   res <- check_engine(rdata_read_impl(path, objects, rds_name(file), max_depth()))
   values <- res$values
@@ -101,6 +121,29 @@ read_rdata <- function(file, objects = NULL) {
   }
   names(values) <- res$names
   values
+}
+
+# An object argument as the engine takes it: a name or an object path
+# (`"lst$a"`, `"lst[[2]]"`), or a path's parts (`c("lst", "a")`,
+# `list("lst", 2)`: names, and positions from 1).
+object_arg <- function(object, what = "`object`") {
+  if (is.null(object)) return(NULL)
+  if (is.character(object) && length(object) == 1L && !is.na(object) && nzchar(object)) {
+    return(object)
+  }
+  parts <- if (is.list(object)) object else as.list(object)
+  part_ok <- function(p) {
+    length(p) == 1L && !is.na(p) &&
+      ((is.character(p) && nzchar(p)) || (is.numeric(p) && p >= 1 && p == round(p)))
+  }
+  if (!length(parts) || !all(vapply(parts, part_ok, TRUE)) || !is.character(parts[[1]])) {
+    abort_usage(paste0(what, " must be NULL, an object name or path (\"lst$a\", \"lst[[2]]\"), ",
+                       "or a path's parts (c(\"lst\", \"a\"), list(\"lst\", 2))."))
+  }
+  check_engine(object_path_impl(
+    vapply(parts, function(p) if (is.numeric(p)) format(p, scientific = FALSE) else p, ""),
+    vapply(parts, is.numeric, TRUE)
+  ))
 }
 
 rds_name <- function(file) {

@@ -72,16 +72,35 @@ def _names(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
     return names
 
 
-def list_objects(path: PathLike) -> List[Dict[str, Any]]:
+ObjectRef = Union[str, Sequence[Union[str, int]]]
+
+
+def _object(object: Optional[ObjectRef]) -> Optional[str]:
+    """An object's name or path as the engine takes it: a string (a name,
+    or a path such as ``"lst$a"``, ``"lst[[2]]"``), or a path's parts
+    (``("lst", "a")``, ``("lst", 2)``: names, and positions from 1)."""
+    if object is None or isinstance(object, str):
+        if object == "":
+            raise ValueError("object must not be empty")
+        return object
+    if isinstance(object, (list, tuple)):
+        return _rdarrow.object_path(list(object))
+    raise TypeError("object must be a name or object path (str), a sequence of path parts, or None")
+
+
+def list_objects(path: PathLike, recursive: bool = False) -> List[Dict[str, Any]]:
     """The objects of an R data file, without decoding their values.
 
     One dict per object: ``name``, ``class`` (R's ``class()``, a list),
     ``type`` (``typeof()``), ``length``, ``rows`` and ``columns`` (for data
     frames and matrices, else ``None``) and ``bytes`` (its size in the
     decompressed stream). An ``.rds`` file's one object is named after the
-    file.
+    file. With ``recursive``, each plain list is followed by what it holds
+    (data frames, vectors, lists, to any depth), named by object path
+    (``lst$a``, ``lst[[2]]``), which every reader takes as ``object``;
+    their ``bytes`` is ``None``.
     """
-    return _rdarrow.list_objects(_path(path))
+    return _rdarrow.list_objects(_path(path), bool(recursive))
 
 
 def read_objects(path: PathLike, names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -94,6 +113,8 @@ def read_objects(path: PathLike, names: Optional[Sequence[str]] = None) -> Dict[
     environments, calls and S4 objects have no plain value: they are
     ``None``, with an :class:`RDataWarning` saying which kinds were left
     out."""
+    if names is not None and not isinstance(names, str):
+        names = [n if isinstance(n, str) else _object(n) for n in names]
     values, dropped = _rdarrow.read_objects(_path(path), _names(names))
     if dropped:
         warnings.warn(
@@ -131,13 +152,12 @@ class RDataReader:
     def __init__(
         self,
         path: PathLike,
-        object: Optional[str] = None,
+        object: Optional[ObjectRef] = None,
         columns: Optional[Sequence[str]] = None,
         chunk_size: Optional[int] = None,
         time_unit: Optional[str] = None,
     ) -> None:
-        if object is not None and not isinstance(object, str):
-            raise TypeError("object must be a string (the object's name) or None")
+        object = _object(object)
         if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
             raise ValueError("chunk_size must be a positive integer or None")
         if time_unit not in (None, "s", "ms", "us", "ns"):
@@ -162,7 +182,7 @@ class RDataReader:
 
 def read_table(
     path: PathLike,
-    object: Optional[str] = None,
+    object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
     time_unit: Optional[str] = None,
 ) -> "pyarrow.Table":  # noqa: F821
@@ -178,7 +198,7 @@ def read_table(
 
 def read_pandas(
     path: PathLike,
-    object: Optional[str] = None,
+    object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
 ) -> "pandas.DataFrame":  # noqa: F821
     """One data frame of an R data file as a ``pandas.DataFrame``, R's
@@ -222,7 +242,7 @@ def read_pandas(
 def to_parquet(
     path: PathLike,
     sink: PathLike,
-    object: Optional[str] = None,
+    object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
     compression: str = "zstd",
     compression_level: Optional[int] = None,
@@ -239,7 +259,7 @@ def to_parquet(
     if row_group_size is not None and (not isinstance(row_group_size, int) or row_group_size < 1):
         raise ValueError("row_group_size must be a positive integer or None")
     _, _, warns = _rdarrow.to_parquet(
-        _path(path), _path(sink), object, _names(columns), compression,
+        _path(path), _path(sink), _object(object), _names(columns), compression,
         compression_level, row_group_size, memory,
     )
     for w in warns:
@@ -249,7 +269,7 @@ def to_parquet(
 def to_ipc(
     path: PathLike,
     sink: PathLike,
-    object: Optional[str] = None,
+    object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
     format: str = "file",
     compression: str = "uncompressed",
@@ -264,7 +284,7 @@ def to_ipc(
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError("chunk_size must be a positive integer or None")
     _, _, warns = _rdarrow.to_ipc(
-        _path(path), _path(sink), object, _names(columns), format, compression, chunk_size, memory,
+        _path(path), _path(sink), _object(object), _names(columns), format, compression, chunk_size, memory,
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)

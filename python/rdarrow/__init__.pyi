@@ -18,7 +18,9 @@ PathLike = Union[str, os.PathLike[str]]
 
 class RDataWarning(UserWarning): ...
 
-def list_objects(path: PathLike) -> List[Dict[str, Any]]: ...
+ObjectRef = Union[str, Sequence[Union[str, int]]]
+
+def list_objects(path: PathLike, recursive: bool = ...) -> List[Dict[str, Any]]: ...
 def read_objects(path: PathLike, names: Optional[Sequence[str]] = ...) -> Dict[str, Any]: ...
 
 class RDataReader:
@@ -28,7 +30,7 @@ class RDataReader:
     def __init__(
         self,
         path: PathLike,
-        object: Optional[str] = ...,
+        object: Optional[ObjectRef] = ...,
         columns: Optional[Sequence[str]] = ...,
         chunk_size: Optional[int] = ...,
         time_unit: Optional[str] = ...,
@@ -37,19 +39,19 @@ class RDataReader:
 
 def read_table(
     path: PathLike,
-    object: Optional[str] = ...,
+    object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
     time_unit: Optional[str] = ...,
 ) -> pyarrow.Table: ...
 def read_pandas(
     path: PathLike,
-    object: Optional[str] = ...,
+    object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
 ) -> Any: ...
 def to_parquet(
     path: PathLike,
     sink: PathLike,
-    object: Optional[str] = ...,
+    object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
     compression: str = ...,
     compression_level: Optional[int] = ...,
@@ -59,7 +61,7 @@ def to_parquet(
 def to_ipc(
     path: PathLike,
     sink: PathLike,
-    object: Optional[str] = ...,
+    object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
     format: str = ...,
     compression: str = ...,

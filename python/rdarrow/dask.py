@@ -51,19 +51,20 @@ def _partition(path: str, object: Optional[str], columns: Optional[List[str]]):
 
 def read_rdata(
     paths,
-    object: Optional[str] = None,
+    object: "Optional[rdarrow.ObjectRef]" = None,
     columns: Optional[Sequence[str]] = None,
 ):
     """A ``dask.dataframe.DataFrame`` of one data frame from each of the R
     data files ``paths`` names (a path, a glob pattern, or a list), one
     partition per file, read where Dask runs the task. ``object`` names the
-    data frame in each ``.RData`` file (default: each file's only data
-    frame); ``columns`` keeps these columns, in this order. The files must
+    data frame in each ``.RData`` file, or its object path (``"lst$a"``)
+    (default: each file's only data frame); ``columns`` keeps these columns, in this order. The files must
     share a schema: the first file's is the frame's (Dask checks the
     others as it reads them)."""
     import dask.dataframe as dd
 
     files = files_of(paths)
+    object = rdarrow._object(object)
     cols = None if columns is None else list(columns)
     meta = _partition(files[0], object, cols).iloc[:0]
     return dd.from_map(

@@ -243,3 +243,35 @@ def test_consumers_see_the_buffers_the_engine_decoded(frame_files):
     for k in range(batch.num_columns):
         seen = [b.address for b in batch.column(k).buffers()[1:] if b is not None]
         assert seen == engine[k], batch.schema.field(k).name
+
+
+def test_nested_objects_by_path(tmp_path, run_r):
+    f = tmp_path / "nested.RData"
+    run_r(
+        f"""
+lst <- list(a = data.frame(x = 1:3, y = c("p", NA, "r")), b = list(c = c(1.5, NA)), 7L)
+save(lst, file = "{f}")
+"""
+    )
+    names = [o["name"] for o in rdarrow.list_objects(f, recursive=True)]
+    assert names == ["lst", "lst$a", "lst$b", "lst$b$c", "lst[[3]]"]
+    assert [o["name"] for o in rdarrow.list_objects(f)] == ["lst"]
+    a = rdarrow.read_table(f, object="lst$a")
+    assert a.column("x").to_pylist() == [1, 2, 3]
+    assert a.column("y").to_pylist() == ["p", None, "r"]
+    assert rdarrow.read_table(f, object=("lst", 1)).equals(a)
+    assert rdarrow.read_pandas(f, object=["lst", "a"])["y"].isna().tolist() == [False, True, False]
+    vals = rdarrow.read_objects(f, ["lst$b$c", ("lst", 3)])
+    assert vals["lst$b$c"] == [1.5, None]
+    assert vals["lst[[3]]"] == [7]
+    with pytest.raises(rdarrow.UsageError, match=r"'lst\$z' not found: 'lst' holds 'a', 'b', \[\[3\]\]"):
+        rdarrow.read_table(f, object="lst$z")
+    with pytest.raises(ValueError):
+        rdarrow.read_table(f, object=("lst", 0))
+    with pytest.raises(TypeError):
+        rdarrow.read_table(f, object=("lst", 1.5))
+    out = tmp_path / "a.parquet"
+    rdarrow.to_parquet(f, out, object="lst$a")
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).column("x").to_pylist() == [1, 2, 3]

@@ -54,6 +54,9 @@ struct LsArgs {
     /// Print a JSON array instead of a table
     #[arg(long)]
     json: bool,
+    /// List what lists hold too, each named by its object path (lst$a, lst[[2]])
+    #[arg(short, long)]
+    recursive: bool,
 }
 
 #[derive(Args)]
@@ -249,9 +252,13 @@ fn main() -> ExitCode {
 // --- ls ----------------------------------------------------------------------
 
 fn ls(a: LsArgs) -> Outcome {
-    let (_, infos) =
-        rdarrow_core::list_file(&a.file, &ReadOptions::default(), &stream_name(&a.file))
-            .map_err(|e| data_error(&a.file, e))?;
+    let (_, infos) = rdarrow_core::list_file(
+        &a.file,
+        &ReadOptions::default(),
+        &stream_name(&a.file),
+        a.recursive,
+    )
+    .map_err(|e| data_error(&a.file, e))?;
     let num = |x: f64| {
         if x.fract() == 0.0 && x.abs() < 9.0e15 {
             format!("{}", x as i64)
@@ -275,7 +282,7 @@ fn ls(a: LsArgs) -> Outcome {
                     "length": opt(i.length),
                     "rows": opt(i.nrow),
                     "columns": opt(i.ncol),
-                    "bytes": i.bytes,
+                    "bytes": i.bytes.map(serde_json::Value::from).unwrap_or(serde_json::Value::Null),
                 })
             })
             .collect();
@@ -297,7 +304,7 @@ fn ls(a: LsArgs) -> Outcome {
                     dash(i.length),
                     dash(i.nrow),
                     dash(i.ncol),
-                    i.bytes.to_string(),
+                    i.bytes.map_or_else(|| "-".to_string(), |b| b.to_string()),
                 ]
             })
             .collect();

@@ -17,6 +17,7 @@ pub mod file_out;
 pub mod header;
 pub mod input;
 pub mod layout;
+pub mod object_path;
 pub mod parallel;
 pub mod read;
 pub mod spill;
@@ -150,6 +151,82 @@ impl Document {
             .collect())
     }
 
+    /// Where `object` is: the top-level object of that name, else the
+    /// place an object path ([`object_path`]) leads to inside one.
+    pub fn locate(
+        &self,
+        object: &str,
+        stream_name: &str,
+    ) -> Result<(usize, Option<object_path::ObjectPath>)> {
+        let names = self.object_names(stream_name);
+        if let Some(i) = names.iter().position(|n| n == object) {
+            return Ok((i, None));
+        }
+        let path = object_path::ObjectPath::parse(object)
+            .ok()
+            .filter(|p| !p.steps.is_empty());
+        let Some(path) = path else {
+            return Err(self
+                .find_objects(&[object.to_string()], stream_name)
+                .unwrap_err());
+        };
+        let i = self.find_objects(&[path.top.clone()], stream_name)?[0];
+        path.find(self.objects()[i].1, &self.refs)?;
+        Ok((i, Some(path)))
+    }
+
+    /// Move the objects `wanted` (names or object paths, see
+    /// [`Document::locate`]) out of the document, in the order asked,
+    /// each with its name as asked; the rest are dropped (the reference
+    /// table stays). An element inside an object shares its payloads'
+    /// buffers with it.
+    pub fn take_paths(
+        &mut self,
+        wanted: &[String],
+        stream_name: &str,
+    ) -> Result<Vec<(String, RObject)>> {
+        let names = self.object_names(stream_name);
+        // every missing top-level object at once, as find_objects tells them
+        let unknown: Vec<String> = wanted
+            .iter()
+            .filter(|w| !names.contains(w))
+            .map(|w| match object_path::ObjectPath::parse(w) {
+                Ok(p) if !p.steps.is_empty() => p.top,
+                _ => w.clone(),
+            })
+            .filter(|top| !names.contains(top))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(self.find_objects(&unknown, stream_name).unwrap_err());
+        }
+        let located = wanted
+            .iter()
+            .map(|w| self.locate(w, stream_name))
+            .collect::<Result<Vec<_>>>()?;
+        let refs = self.refs.clone();
+        let mut objs: Vec<Option<RObject>> = self
+            .take_objects()
+            .into_iter()
+            .map(|(_, o)| Some(o))
+            .collect();
+        let mut out = Vec::with_capacity(located.len());
+        for (k, (i, path)) in located.iter().enumerate() {
+            let label = match path {
+                None => names[*i].clone(),
+                Some(_) => wanted[k].clone(),
+            };
+            let used_again = located[k + 1..].iter().any(|(j, _)| j == i);
+            let obj = match (path, &mut objs[*i]) {
+                (_, None) => RObject::Null,
+                (None, slot) if !used_again => slot.take().unwrap_or(RObject::Null),
+                (None, Some(o)) => o.clone(),
+                (Some(p), Some(o)) => p.find(o, &refs)?.clone(),
+            };
+            out.push((label, obj));
+        }
+        Ok(out)
+    }
+
     /// The object to turn into one table: the one named `object`, else
     /// the file's only data frame, else its only object that converts
     /// ([`Document::convertible`]); an `.rds` stream's one object.
@@ -159,7 +236,7 @@ impl Document {
         stream_name: &str,
     ) -> Result<(String, usize)> {
         if let Some(name) = object {
-            let at = self.find_objects(&[name.to_string()], stream_name)?[0];
+            let at = self.locate(name, stream_name)?.0;
             return Ok((name.to_string(), at));
         }
         if self.is_rds() {
@@ -197,6 +274,13 @@ impl Document {
         object: Option<&str>,
         stream_name: &str,
     ) -> Result<(String, RObject)> {
+        if let Some(o) = object {
+            let (name, obj) = self
+                .take_paths(&[o.to_string()], stream_name)?
+                .pop()
+                .ok_or_else(|| Error::internal("no object taken"))?;
+            return Ok((name, obj));
+        }
         let (name, at) = self.choose_table_object(object, stream_name)?;
         let obj = self
             .take_objects_at(&[at], stream_name)
@@ -319,11 +403,13 @@ impl Wanted {
 
 impl ObjectFilter for Wanted {
     fn decode(&mut self, name: &[u8]) -> bool {
+        // an object named as asked, or the top of an object path
+        let top = |n: &str| object_path::ObjectPath::parse(n).map(|p| p.top).ok();
         name.is_empty()
-            || self
-                .0
-                .as_ref()
-                .is_none_or(|w| w.iter().any(|n| n.as_bytes() == name))
+            || self.0.as_ref().is_none_or(|w| {
+                w.iter()
+                    .any(|n| n.as_bytes() == name || top(n).is_some_and(|t| t.as_bytes() == name))
+            })
     }
 }
 
@@ -547,15 +633,21 @@ fn check_name_for_r(name: &str) -> Result<()> {
 }
 
 /// List the objects of a file without decoding payloads; an `.rds`
-/// stream's one object is named `stream_name`.
+/// stream's one object is named `stream_name`; `recursive` lists what
+/// lists hold too (see [`summary::describe_nested`]).
 pub fn list_file(
     path: impl AsRef<Path>,
     opts: &ReadOptions,
     stream_name: &str,
+    recursive: bool,
 ) -> Result<(Document, Vec<summary::ObjectInfo>)> {
     let doc = read_file_filtered(path, opts, &mut |_: &[u8]| false)?;
-    let mut infos = summary::describe(&doc);
-    if doc.is_rds() {
+    let mut infos = if recursive {
+        summary::describe_nested(&doc, &doc.object_names(stream_name))
+    } else {
+        summary::describe(&doc)
+    };
+    if doc.is_rds() && !recursive {
         for i in &mut infos {
             i.name = stream_name.to_string();
         }
@@ -572,6 +664,41 @@ pub fn list_file(
     Ok((doc, infos))
 }
 
+/// Whether `object` is an object path into a list (`lst$a`), not a name.
+pub(crate) fn is_path(object: &str) -> bool {
+    object_path::ObjectPath::parse(object).is_ok_and(|p| !p.steps.is_empty())
+}
+
+/// Read the objects `wanted` (names or object paths) of the file at
+/// `path`, each named as asked. An element of a list is read alone: the
+/// wanted top-level objects are parsed with the payloads of their lists'
+/// elements left in the stream (a compressed stream spilled to the
+/// system's temporary folder, see [`spill`]), and only the elements asked
+/// for are decoded, never their siblings.
+pub fn read_paths(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    wanted: &[String],
+    stream_name: &str,
+) -> Result<(Document, Vec<(String, RObject)>)> {
+    let opts = ReadOptions {
+        defer_nested: true,
+        ..opts.clone()
+    };
+    let (mut doc, store) = read_file_deferred(
+        path,
+        &opts,
+        &mut Wanted(Some(wanted.to_vec())),
+        &std::env::temp_dir(),
+        None,
+    )?;
+    let mut taken = doc.take_paths(wanted, stream_name)?;
+    for (name, obj) in &mut taken {
+        store.materialize(obj).map_err(|e| e.in_object(name))?;
+    }
+    Ok((doc, taken))
+}
+
 /// Read the objects of a file that R will be handed: all of them, or
 /// those named in `wanted` (an error names the missing ones), each
 /// checked to be safe for R. An `.rds` stream's one object is named
@@ -582,21 +709,26 @@ pub fn read_for_r(
     stream_name: &str,
     opts: &ReadOptions,
 ) -> Result<(Document, Vec<(String, RObject)>)> {
-    let mut doc = read_file_filtered(path, opts, &mut Wanted(wanted.map(<[String]>::to_vec)))?;
-    let names = doc.object_names(stream_name);
-    let at: Vec<usize> = match wanted {
-        Some(w) => doc.find_objects(w, stream_name)?,
-        None => (0..names.len()).collect(),
-    };
-    {
-        let objs = doc.objects();
-        for &i in &at {
-            check_name_for_r(&names[i])?;
-            validate::check_for_r_within(objs[i].1, &doc.refs, opts.memory_limit())
-                .map_err(|e| e.in_object(&names[i]))?;
+    let (doc, taken) = match wanted {
+        Some(w) if w.iter().any(|o| is_path(o)) => read_paths(path, opts, w, stream_name)?,
+        _ => {
+            let mut doc =
+                read_file_filtered(path, opts, &mut Wanted(wanted.map(<[String]>::to_vec)))?;
+            let taken = match wanted {
+                Some(w) => doc.take_paths(w, stream_name)?,
+                None => {
+                    let all: Vec<usize> = (0..doc.objects().len()).collect();
+                    doc.take_objects_at(&all, stream_name)
+                }
+            };
+            (doc, taken)
         }
+    };
+    for (name, obj) in &taken {
+        check_name_for_r(name)?;
+        validate::check_for_r_within(obj, &doc.refs, opts.memory_limit())
+            .map_err(|e| e.in_object(name))?;
     }
-    let taken = doc.take_objects_at(&at, stream_name);
     Ok((doc, taken))
 }
 

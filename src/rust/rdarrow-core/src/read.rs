@@ -39,6 +39,11 @@ pub struct ReadOptions {
     /// frames) in the stream ([`VectorData::Deferred`]), to be read by
     /// row range later (binary and XDR streams; ASCII ones decode).
     pub defer_columns: bool,
+    /// With `defer_columns`, the atomic elements of lists nested in those
+    /// lists too, to any depth (the columns of a data frame inside a list,
+    /// the vectors of a list of lists), so that one element can be read
+    /// without decoding its siblings.
+    pub defer_nested: bool,
 }
 
 impl Default for ReadOptions {
@@ -48,6 +53,7 @@ impl Default for ReadOptions {
             max_memory: None,
             column_hook: None,
             defer_columns: false,
+            defer_nested: false,
         }
     }
 }
@@ -66,6 +72,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("max_memory", &self.max_memory)
             .field("column_hook", &self.column_hook.is_some())
             .field("defer_columns", &self.defer_columns)
+            .field("defer_nested", &self.defer_nested)
             .finish()
     }
 }
@@ -125,8 +132,11 @@ pub(crate) struct Parser<'a> {
     max_decoded: u64,
     column_hook: Option<(ColumnHook, StreamHeader)>,
     defer_columns: bool,
-    /// Reading the elements of a top-level list (a data frame's columns).
+    defer_nested: bool,
+    /// Reading the elements of a top-level list (a data frame's columns),
+    /// or with `defer_nested` of a list nested in one, at `list_depth`.
     in_columns: bool,
+    list_depth: usize,
 }
 
 fn is_pairlist_type(t: u8) -> bool {
@@ -148,7 +158,9 @@ impl<'a> Parser<'a> {
             max_decoded: opts.memory_limit(),
             column_hook: None,
             defer_columns: opts.defer_columns,
+            defer_nested: opts.defer_nested,
             in_columns: false,
+            list_depth: 0,
         }
     }
 
@@ -426,7 +438,7 @@ impl<'a> Parser<'a> {
         let skip = self.skip_payload(len) && !matches!(t, sxp::VEC | sxp::EXPR);
         let defer = self.defer_columns
             && self.in_columns
-            && self.depth == 2
+            && self.depth == self.list_depth + 1
             && self.in_attr == 0
             && self.in_env == 0
             && !self.skipping
@@ -495,11 +507,18 @@ impl<'a> Parser<'a> {
                 sxp::STR => VectorData::Character(self.strings(len)?),
                 sxp::VEC | sxp::EXPR => {
                     let mut items = Vec::with_capacity(len.min(1 << 16) as usize);
-                    let outer = self.in_columns;
-                    self.in_columns =
-                        self.depth == 1 && t == sxp::VEC && self.in_attr == 0 && self.in_env == 0;
+                    let outer = (self.in_columns, self.list_depth);
+                    // a top-level list, or (deferring nested lists) a list
+                    // that is itself an element of one
+                    let nested =
+                        self.defer_nested && self.in_columns && self.depth == self.list_depth + 1;
+                    self.in_columns = (self.depth == 1 || nested)
+                        && t == sxp::VEC
+                        && self.in_attr == 0
+                        && self.in_env == 0;
+                    self.list_depth = self.depth;
                     let r = self.items(t, len, &mut items);
-                    self.in_columns = outer;
+                    (self.in_columns, self.list_depth) = outer;
                     r?;
                     if t == sxp::VEC {
                         VectorData::List(items)

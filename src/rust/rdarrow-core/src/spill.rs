@@ -155,6 +155,27 @@ impl PayloadStore {
     }
 }
 
+impl PayloadStore {
+    /// Decode the payloads of `obj` left in the stream: its own, and
+    /// those of the elements of its lists, to any depth.
+    pub fn materialize(&self, obj: &mut crate::tree::RObject) -> Result<()> {
+        use crate::tree::RObject;
+        let mut todo: Vec<&mut RObject> = vec![obj];
+        while let Some(o) = todo.pop() {
+            let RObject::Vector(v) = o else { continue };
+            if let VectorData::Deferred(d) = &v.data {
+                let d = d.clone();
+                v.data = self.read(&d, 0, d.len)?;
+                continue;
+            }
+            if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data {
+                todo.extend(items.iter_mut());
+            }
+        }
+        Ok(())
+    }
+}
+
 /// An empty payload of R type `t`.
 fn empty(t: u8) -> VectorData {
     use crate::tree::{sxp, StringLevels, StringOffsets, StringVector};

@@ -18,8 +18,8 @@ pub struct ObjectInfo {
     pub length: Option<f64>,
     pub nrow: Option<f64>,
     pub ncol: Option<f64>,
-    /// Size in the decompressed stream.
-    pub bytes: u64,
+    /// Size in the decompressed stream (`None` inside an object).
+    pub bytes: Option<u64>,
 }
 
 /// Describe the top-level objects of a document.
@@ -31,18 +31,78 @@ pub fn describe(doc: &Document) -> Vec<ObjectInfo> {
         .enumerate()
         .map(|(i, (name, obj))| {
             let bytes = spans.get(i).map(|s| s.end - s.start).unwrap_or(0);
-            let (nrow, ncol) = dims(obj, &doc.refs);
-            ObjectInfo {
-                name: String::from_utf8_lossy(name).into_owned(),
-                class: obj.class(&doc.refs).join("/"),
-                type_name: sxp::type_name(obj.sxptype(&doc.refs)).to_string(),
-                length: listed_length(obj, &doc.refs),
-                nrow,
-                ncol,
-                bytes,
-            }
+            info(
+                String::from_utf8_lossy(name).into_owned(),
+                obj,
+                &doc.refs,
+                Some(bytes),
+            )
         })
         .collect()
+}
+
+/// [`describe`], and after each list (not a data frame or other classed
+/// list) what it holds, to any depth, each named by its object path
+/// ([`crate::object_path`]); their sizes in the stream are unknown. The
+/// top-level objects are named `names`.
+pub fn describe_nested(doc: &Document, names: &[String]) -> Vec<ObjectInfo> {
+    let mut out = Vec::new();
+    for (k, mut top) in describe(doc).into_iter().enumerate() {
+        if let Some(n) = names.get(k) {
+            top.name = n.clone();
+        }
+        let path = crate::object_path::ObjectPath::top(&top.name);
+        out.push(top);
+        if let Some((_, obj)) = doc.objects().get(k) {
+            nested(obj, &doc.refs, path, &mut out);
+        }
+    }
+    out
+}
+
+/// The elements of `obj`, if it is a plain list, and theirs.
+fn nested(
+    obj: &RObject,
+    refs: &RefTable,
+    path: crate::object_path::ObjectPath,
+    out: &mut Vec<ObjectInfo>,
+) {
+    use crate::object_path::Step;
+    let RObject::Vector(v) = obj else { return };
+    let VectorData::List(items) = &v.data else {
+        return;
+    };
+    if !obj.class(refs).iter().all(|c| c == "list") {
+        return;
+    }
+    let names = obj.attribute(refs, "names").and_then(|n| n.as_strings());
+    for (i, item) in items.iter().enumerate() {
+        let name = names
+            .as_ref()
+            .and_then(|ns| ns.get(i))
+            .filter(|n| !n.is_empty())
+            .map(|n| String::from_utf8_lossy(n).into_owned());
+        let mut p = path.clone();
+        p.steps.push(match name {
+            Some(n) => Step::Name(n),
+            None => Step::Position(i + 1),
+        });
+        out.push(info(p.display(), item, refs, None));
+        nested(item, refs, p, out);
+    }
+}
+
+fn info(name: String, obj: &RObject, refs: &RefTable, bytes: Option<u64>) -> ObjectInfo {
+    let (nrow, ncol) = dims(obj, refs);
+    ObjectInfo {
+        name,
+        class: obj.class(refs).join("/"),
+        type_name: sxp::type_name(obj.sxptype(refs)).to_string(),
+        length: listed_length(obj, refs),
+        nrow,
+        ncol,
+        bytes,
+    }
 }
 
 /// `length(x)`.

@@ -89,13 +89,52 @@ fn in_file(path: &std::path::Path, e: Error) -> PyErr {
     }
 }
 
-/// The objects of an R data file, without decoding their values: one dict
-/// per object (name, class, type, length, rows, columns, bytes).
+/// The object path (`lst$a[[2]]`) of `parts`: the top-level object's
+/// name, then names (str) and positions from 1 (int).
 #[pyfunction]
-fn list_objects<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyList>> {
+fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
+    use rdarrow_core::object_path::{ObjectPath, Step};
+    let mut it = parts.iter();
+    let top: String = it
+        .next()
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("an object path needs a name"))?
+        .extract()
+        .map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err("an object path starts with a name (str)")
+        })?;
+    let mut steps = Vec::new();
+    for p in it {
+        if let Ok(n) = p.extract::<String>() {
+            steps.push(Step::Name(n));
+        } else if let Ok(i) = p.extract::<i64>() {
+            if i < 1 || p.is_instance_of::<pyo3::types::PyBool>() {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "positions in an object path count from 1",
+                ));
+            }
+            steps.push(Step::Position(i as usize));
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "an object path's parts are names (str) and positions (int)",
+            ));
+        }
+    }
+    Ok(ObjectPath { top, steps }.display())
+}
+
+/// The objects of an R data file, without decoding their values: one dict
+/// per object (name, class, type, length, rows, columns, bytes); with
+/// `recursive`, what lists hold too, named by object path.
+#[pyfunction]
+#[pyo3(signature = (path, recursive=false))]
+fn list_objects<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    recursive: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let stream_name = rdarrow_core::stream_object_name(&path);
     let (_, infos) = py
-        .detach(|| rdarrow_core::list_file(&path, &ReadOptions::default(), &stream_name))
+        .detach(|| rdarrow_core::list_file(&path, &ReadOptions::default(), &stream_name, recursive))
         .map_err(|e| in_file(&path, e))?;
     let out = PyList::empty(py);
     for i in infos {
@@ -412,6 +451,7 @@ fn read_objects<'py>(
 fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(list_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(object_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;
     m.add_function(wrap_pyfunction!(read_objects, m)?)?;
     m.add_function(wrap_pyfunction!(write_rdata, m)?)?;

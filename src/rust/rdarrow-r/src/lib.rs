@@ -50,10 +50,10 @@ fn rdarrow_engine_version() -> &'static str {
 /// List the objects in a file (payloads skipped).
 /// @noRd
 #[extendr]
-fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32) -> Robj {
+fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: bool) -> Robj {
     let opts = options(max_depth);
     match job::run("Listing", || {
-        rdarrow_core::list_file(path, &opts, stream_name)
+        rdarrow_core::list_file(path, &opts, stream_name, recursive)
     }) {
         Err(e) => error_value(&e),
         Ok((_, infos)) => {
@@ -68,11 +68,40 @@ fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32) -> Robj {
                 length = infos.iter().map(|i| na(i.length)).collect::<Vec<_>>(),
                 nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
                 ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
-                bytes = infos.iter().map(|i| i.bytes as f64).collect::<Vec<_>>()
+                bytes = infos
+                    .iter()
+                    .map(|i| i.bytes.map_or(f64::NAN, |b| b as f64))
+                    .collect::<Vec<_>>()
             )
             .into()
         }
     }
+}
+
+/// The object path (`lst$a[[2]]`) of `parts`, each a name or (where
+/// `position`) a position from 1.
+/// @noRd
+#[extendr]
+fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
+    use rdarrow_core::object_path::{ObjectPath, Step};
+    let position: Vec<bool> = position.iter().map(|b| b.is_true()).collect();
+    let mut steps = Vec::new();
+    for (p, &pos) in parts.iter().zip(&position).skip(1) {
+        steps.push(if pos {
+            match p.parse::<usize>() {
+                Ok(n) if n >= 1 => Step::Position(n),
+                _ => {
+                    return error_value(&rdarrow_core::Error::usage(format!(
+                        "'{p}' is not a position (from 1)"
+                    )))
+                }
+            }
+        } else {
+            Step::Name(p.clone())
+        });
+    }
+    let top = parts.first().cloned().unwrap_or_default();
+    ObjectPath { top, steps }.display().into()
 }
 
 /// Read the objects of a file. Returns list(values, fallback, names):
@@ -533,6 +562,7 @@ extendr_module! {
     fn rdarrow_engine_version;
     fn rdata_list_impl;
     fn rdata_read_impl;
+    fn object_path_impl;
     fn rdata_parse_impl;
     fn rdata_decompress_impl;
     fn rdata_decompressed_impl;

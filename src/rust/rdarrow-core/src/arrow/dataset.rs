@@ -457,6 +457,9 @@ fn select_objects(
     wanted: Option<&str>,
     stream_name: &str,
 ) -> Result<Vec<(String, RObject)>> {
+    if let (Some(w), false) = (wanted, doc.is_rds()) {
+        return doc.take_paths(&[w.to_string()], stream_name);
+    }
     let at = doc.choose_frames(wanted, stream_name)?;
     Ok(doc.take_objects_at(&at, stream_name))
 }

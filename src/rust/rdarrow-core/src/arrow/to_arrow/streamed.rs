@@ -246,6 +246,12 @@ pub fn open_table(
     memory: u64,
     on_column: Option<crate::DeferredHook>,
 ) -> Result<OpenedTable> {
+    // an element of a list streams too: the elements of lists are left
+    // in the stream at every depth
+    let read = crate::ReadOptions {
+        defer_nested: object.is_some_and(crate::is_path),
+        ..read
+    };
     let (mut doc, store) = crate::read_file_deferred(
         path,
         &read,

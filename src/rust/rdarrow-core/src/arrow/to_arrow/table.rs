@@ -432,13 +432,26 @@ pub fn read_table(
     mut opts: TableOptions,
     read: crate::ReadOptions,
 ) -> Result<(String, ArrowTable)> {
-    let early = EarlyColumns::with_unit(opts.default_tz.clone(), opts.time_unit);
-    let read = crate::ReadOptions {
-        column_hook: Some(early.hook()),
-        ..read
+    let (doc, (name, obj)) = match object {
+        // an element of a list, read alone
+        Some(o) if crate::is_path(o) => {
+            let (doc, mut taken) = crate::read_paths(path, &read, &[o.to_string()], stream_name)?;
+            let one = taken
+                .pop()
+                .ok_or_else(|| crate::Error::internal("no object taken"))?;
+            (doc, one)
+        }
+        _ => {
+            let early = EarlyColumns::with_unit(opts.default_tz.clone(), opts.time_unit);
+            let read = crate::ReadOptions {
+                column_hook: Some(early.hook()),
+                ..read
+            };
+            let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
+            let one = doc.take_table_object(object, stream_name)?;
+            (doc, one)
+        }
     };
-    let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
-    let (name, obj) = doc.take_table_object(object, stream_name)?;
     opts.object_name = if name.is_empty() {
         "value".into()
     } else {

@@ -1,0 +1,152 @@
+# Objects nested in lists, reached by object path ("lst$a", "lst[[2]]", or
+# a path's parts) in every reader, and listed with recursive = TRUE.
+
+nested_file <- function(env = parent.frame()) {
+  lst <- list(
+    a = head(mtcars),
+    b = head(iris),
+    c = list(d = 1:3, c(x = 1.5, y = NA)),
+    `odd name` = factor(c("u", "v", NA))
+  )
+  df <- data.frame(id = 1:2)
+  f <- withr::local_tempfile(fileext = ".RData", .local_envir = env)
+  save(lst, df, file = f)
+  list(file = f, lst = lst, df = df)
+}
+
+test_that("a recursive listing names what lists hold by object path", {
+  x <- nested_file()
+  top <- rdata_objects(x$file)
+  expect_identical(top$name, c("lst", "df"))
+  all <- rdata_objects(x$file, recursive = TRUE)
+  expect_identical(all$name, c(
+    "lst", "lst$a", "lst$b", "lst$c", "lst$c$d", "lst$c[[2]]", "lst$`odd name`", "df"
+  ))
+  at <- function(n) all[all$name == n, ]
+  expect_identical(at("lst$a")$class, "data.frame")
+  expect_identical(c(at("lst$a")$nrow, at("lst$a")$ncol), c(6, 11))
+  expect_identical(at("lst$b")$ncol, 5)
+  expect_identical(at("lst$c")$class, "list")
+  expect_identical(at("lst$c[[2]]")$type, "double")
+  expect_identical(at("lst$c[[2]]")$length, 2)
+  expect_identical(at("lst$`odd name`")$class, "factor")
+  # nested objects have no size of their own in the listing
+  expect_true(is.na(at("lst$a")$bytes))
+  expect_false(is.na(at("lst")$bytes))
+  # the top-level rows are those of the plain listing
+  expect_identical(all[all$name %in% top$name, names(top)], top, ignore_attr = TRUE)
+})
+
+test_that("read_rdata() reads nested objects by path, identical to R's", {
+  x <- nested_file()
+  got <- read_rdata(x$file, objects = c("lst$a", "lst[[2]]", "lst$c$d", "lst$c[[2]]", "df"))
+  expect_identical(names(got), c("lst$a", "lst[[2]]", "lst$c$d", "lst$c[[2]]", "df"))
+  expect_identical(got[["lst$a"]], x$lst$a)
+  expect_identical(got[["lst[[2]]"]], x$lst[[2]])
+  expect_identical(got[["lst$c$d"]], x$lst$c$d)
+  expect_identical(got[["lst$c[[2]]"]], x$lst$c[[2]])
+  expect_identical(got$df, x$df)
+  # a path's parts, in a list; backticks and [["name"]] as R writes them
+  parts <- read_rdata(x$file, objects = list(c("lst", "odd name"), list("lst", 3L, 1)))
+  expect_identical(unname(parts), list(x$lst$`odd name`, x$lst$c$d))
+  expect_identical(names(parts), c("lst$`odd name`", "lst[[3]][[1]]"))
+  expect_identical(read_rdata(x$file, "lst[[\"b\"]]")[[1]], x$lst$b)
+  # the whole list is still one object
+  expect_identical(read_rdata(x$file, "lst")$lst, x$lst)
+})
+
+test_that("an .rds file's object is named after the file, and so are its paths", {
+  x <- nested_file()
+  f <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(x$lst, f)
+  nm <- sub("\\.rds$", "", basename(f))
+  all <- rdata_objects(f, recursive = TRUE)
+  expect_identical(all$name[1:3], c(nm, paste0(nm, "$a"), paste0(nm, "$b")))
+  expect_identical(read_rdata(f, paste0(nm, "$b"))[[1]], x$lst$b)
+})
+
+test_that("a path that leads nowhere says what exists where it stops", {
+  x <- nested_file()
+  e <- expect_error(read_rdata(x$file, "lst$z"), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "'lst$z' not found: 'lst' holds 'a', 'b', 'c', 'odd name'", fixed = TRUE)
+  e <- expect_error(read_rdata(x$file, "lst$c$q"), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "'lst$c' holds 'd', [[2]]", fixed = TRUE)
+  e <- expect_error(read_rdata(x$file, "lst[[9]]"), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "'lst' has 4 elements, not 9", fixed = TRUE)
+  e <- expect_error(read_rdata(x$file, "df$id$x"), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "'df$id' is not a list", fixed = TRUE)
+  e <- expect_error(read_rdata(x$file, "nope$a"), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "object 'nope' not found in the file; it holds 'lst', 'df'", fixed = TRUE)
+  expect_error(rdata_to_arrow(x$file, object = list("lst", 0)), class = "rdarrow_error")
+  expect_error(rdata_to_arrow(x$file, object = list(1, "a")), class = "rdarrow_error")
+  expect_error(rdata_objects(x$file, recursive = NA), class = "rdarrow_error")
+})
+
+test_that("Arrow, IPC and Parquet take nested data frames", {
+  skip_if_not_installed("arrow")
+  x <- nested_file()
+  back <- function(tab) as.data.frame(tab)
+  s <- rdata_to_arrow(x$file, object = "lst$a")
+  expect_identical(back(arrow::as_arrow_table(s)), x$lst$a)
+  s <- rdata_to_arrow(x$file, object = c("lst", "b"))
+  expect_identical(back(arrow::as_arrow_table(s)), x$lst$b)
+  ipc <- withr::local_tempfile(fileext = ".arrow")
+  rdata_to_ipc(x$file, ipc, object = list("lst", 2))
+  expect_identical(back(arrow::read_ipc_file(ipc, as_data_frame = FALSE)), x$lst$b)
+  pq <- withr::local_tempfile(fileext = ".parquet")
+  rdata_to_parquet(x$file, pq, object = "lst$a")
+  expect_identical(back(arrow::read_parquet(pq, as_data_frame = FALSE)), x$lst$a)
+  # a vector nested in a list is one column, as a top-level vector is
+  s <- rdata_to_arrow(x$file, object = "lst$c$d")
+  expect_identical(back(arrow::as_arrow_table(s))[[1]], x$lst$c$d)
+})
+
+test_that("a dataset takes the same nested data frame from each file", {
+  skip_if_not_installed("arrow")
+  files <- vapply(1:2, function(i) {
+    lst <- list(sales = data.frame(shop = c("a", "b"), amount = c(i, i * 10)), other = 1)
+    f <- tempfile(fileext = ".RData")
+    save(lst, file = f)
+    f
+  }, "")
+  on.exit(unlink(files))
+  out <- withr::local_tempfile()
+  rdata_to_dataset(files, out, object = "lst$sales")
+  got <- as.data.frame(arrow::open_dataset(out))
+  got <- got[order(got$amount), ]
+  expect_identical(got$amount, c(1, 2, 10, 20))
+})
+
+test_that("the command line lists nested objects and converts them", {
+  x <- nested_file()
+  r <- run_cli(c("ls", "--recursive", x$file))
+  expect_identical(r$status, 0L)
+  expect_true(any(grepl("^lst\\$a\\s+data.frame", r$stdout)))
+  r <- run_cli(c("ls", "-r", "--json", x$file))
+  rows <- jsonlite::fromJSON(paste(r$stdout, collapse = "\n"))
+  expect_identical(rows$name[2], "lst$a")
+  expect_true(is.na(rows$bytes[2]))
+  skip_if_not_installed("arrow")
+  pq <- withr::local_tempfile(fileext = ".parquet")
+  r <- run_cli(c("to-parquet", x$file, "--object", "lst$b", "-o", pq))
+  expect_identical(r$status, 0L, info = paste(r$stderr, collapse = "\n"))
+  expect_identical(as.data.frame(arrow::read_parquet(pq, as_data_frame = FALSE)), x$lst$b)
+  # as for a top-level object that is not there: a data error
+  r <- run_cli(c("to-arrow", x$file, "--object", "lst$z", "-o", tempfile()))
+  expect_identical(r$status, 1L)
+  expect_true(any(grepl("'lst$z' not found", r$stderr, fixed = TRUE)))
+})
+
+test_that("an element of a list is read without decoding its siblings", {
+  lst <- list(small = head(mtcars), big = runif(2e6), more = list(x = 1:10, y = runif(1e6)))
+  f <- withr::local_tempfile(fileext = ".RData")
+  save(lst, file = f)
+  # the limit on decoded data is far below what the siblings hold
+  withr::local_options(rdarrow.max_memory = 2^20)
+  expect_error(read_rdata(f, "lst"), class = "rdarrow_error_limit")
+  expect_identical(read_rdata(f, "lst$small")[[1]], lst$small)
+  expect_identical(read_rdata(f, "lst$more$x")[[1]], lst$more$x)
+  skip_if_not_installed("arrow")
+  s <- rdata_to_arrow(f, object = "lst$small")
+  expect_identical(as.data.frame(arrow::as_arrow_table(s)), lst$small)
+})
