@@ -41,7 +41,12 @@
 #'   Feather version 2, with the extension `.feather`).
 #' @param object `NULL` to take every data frame of each `.RData` file, or
 #'   the name (or object path, as in [rdata_to_arrow()]) of the object to
-#'   take from each (an `.rds` file holds one object).
+#'   take from each (an `.rds` file holds one object). When that object is
+#'   a list of data frames (results per group, per year, per sheet), each
+#'   of its data frames is written, partitioned by their names in the list.
+#' @param names_to The partition column (outermost) that holds the names
+#'   of a list's data frames (their positions where they have none), when
+#'   `object` is a list of data frames.
 #' @return `path`, invisibly.
 #' @examples
 #' dir <- file.path(tempdir(), "rdarrow-dataset-example")
@@ -62,7 +67,8 @@
 #' unlink(dir, recursive = TRUE)
 #' @export
 rdata_to_dataset <- function(files, path, partitioning = NULL,
-                             format = c("parquet", "arrow", "feather"), object = NULL) {
+                             format = c("parquet", "arrow", "feather"), object = NULL,
+                             names_to = "name") {
   if (!is.character(files) || length(files) == 0L || anyNA(files) || !all(nzchar(files))) {
     abort_usage("`files` must be a character vector of paths (non-empty strings).")
   }
@@ -104,7 +110,10 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
     abort_usage(sprintf("`format` must be \"parquet\", \"arrow\" or \"feather\", not \"%s\".", format))
   }
   object <- object_arg(object)
+  if (!is.character(names_to) || length(names_to) != 1L || is.na(names_to) || !nzchar(names_to)) {
+    abort_usage("`names_to` must be a column name (a non-empty string).")
+  }
   check_engine(rdata_to_dataset_impl(inputs, path.expand(path), partitioning,
-                                     format, object, session_tz(), max_depth()))
+                                     format, object, names_to, session_tz(), max_depth()))
   invisible(path)
 }

@@ -101,7 +101,7 @@ new_stream_impl <- function() .Call(wrap__new_stream_impl)
 
 #' Write the data frames of R data files as an Arrow dataset directory.
 #' @noRd
-rdata_to_dataset_impl <- function(files, path, partitioning, format, object, default_tz, max_depth) .Call(wrap__rdata_to_dataset_impl, files, path, partitioning, format, object, default_tz, max_depth)
+rdata_to_dataset_impl <- function(files, path, partitioning, format, object, names_to, default_tz, max_depth) .Call(wrap__rdata_to_dataset_impl, files, path, partitioning, format, object, names_to, default_tz, max_depth)
 
 #' The engine's node-type table: every code, named as R's sources name it.
 #' @noRd

@@ -150,3 +150,32 @@ test_that("an element of a list is read without decoding its siblings", {
   s <- rdata_to_arrow(f, object = "lst$small")
   expect_identical(as.data.frame(arrow::as_arrow_table(s)), lst$small)
 })
+
+test_that("a list of data frames is one dataset, partitioned by their names", {
+  skip_if_not_installed("arrow")
+  by_year <- list(
+    `2019` = data.frame(shop = c("a", "b"), amount = c(1, 2)),
+    `2020` = data.frame(shop = "c", amount = 3)
+  )
+  f <- withr::local_tempfile(fileext = ".RData")
+  save(by_year, file = f)
+  out <- withr::local_tempfile()
+  rdata_to_dataset(f, out, object = "by_year", names_to = "year")
+  expect_setequal(list.files(out, recursive = TRUE),
+                  c("year=2019/part-0.parquet", "year=2020/part-0.parquet"))
+  got <- as.data.frame(arrow::open_dataset(out))
+  got <- got[order(got$amount), ]
+  expect_identical(got$amount, c(1, 2, 3))
+  expect_identical(as.character(got$year), c("2019", "2019", "2020"))
+  # unnamed elements are numbered; a column of that name already there is an error
+  unnamed <- unname(by_year)
+  f2 <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(unnamed, f2)
+  out2 <- withr::local_tempfile()
+  rdata_to_dataset(f2, out2)
+  expect_setequal(list.files(out2, recursive = TRUE),
+                  c("name=1/part-0.parquet", "name=2/part-0.parquet"))
+  out3 <- withr::local_tempfile()
+  expect_error(rdata_to_dataset(f, out3, object = "by_year", names_to = "shop"),
+               "has a column 'shop' already", class = "rdarrow_error")
+})

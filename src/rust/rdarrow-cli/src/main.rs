@@ -148,6 +148,9 @@ struct ToDatasetArgs {
     /// The object to take from each .RData file [default: every data frame]
     #[arg(long, value_name = "NAME")]
     object: Option<String>,
+    /// Where the object is a list of data frames: the partition column of their names in the list
+    #[arg(long, value_name = "COL", default_value = rdarrow_core::arrow::dataset::DEFAULT_NAMES_TO)]
+    names_to: String,
     /// Compression [default: zstd for parquet, none for arrow and feather]
     #[arg(long, value_enum)]
     compression: Option<Codec>,
@@ -624,6 +627,7 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
             DsFormat::Feather => DatasetFormat::Feather,
         },
         object: a.object.clone(),
+        names_to: a.names_to.clone(),
         compression: a.compression.map(Codec::ipc),
         parquet: {
             let mut p = rdarrow_core::arrow::parquet::ParquetOptions::default();

@@ -173,7 +173,8 @@ fn env_size(e: &Environment) -> u64 {
 }
 
 /// (nrow, ncol) of a data frame or matrix.
-fn dims(obj: &RObject, refs: &RefTable) -> (Option<f64>, Option<f64>) {
+/// Rows and columns of a data frame or matrix.
+pub fn dims(obj: &RObject, refs: &RefTable) -> (Option<f64>, Option<f64>) {
     let is_df = obj.inherits(refs, "data.frame");
     if is_df {
         let ncol = r_length(obj, refs) as f64;

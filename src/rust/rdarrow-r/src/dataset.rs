@@ -16,6 +16,7 @@ pub fn to_dataset(
     partitioning: Vec<String>,
     format: &str,
     object: Robj,
+    names_to: &str,
     default_tz: &str,
     max_depth: i32,
 ) -> Robj {
@@ -31,6 +32,7 @@ pub fn to_dataset(
         partitioning,
         format,
         object,
+        names_to: names_to.to_string(),
         compression: None,
         parquet: Default::default(),
         chunk_size: None,

@@ -515,6 +515,7 @@ fn rdata_to_dataset_impl(
     partitioning: Vec<String>,
     format: &str,
     object: Robj,
+    names_to: &str,
     default_tz: &str,
     max_depth: i32,
 ) -> Robj {
@@ -524,6 +525,7 @@ fn rdata_to_dataset_impl(
         partitioning,
         format,
         object,
+        names_to,
         default_tz,
         max_depth,
     )

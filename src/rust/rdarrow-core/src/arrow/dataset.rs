@@ -46,6 +46,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// The partition column holding the names of a list's data frames
+/// ([`DatasetOptions::names_to`]) unless told otherwise.
+pub const DEFAULT_NAMES_TO: &str = "name";
+
 /// The directory name arrow gives to a missing (`NA`) partition value.
 pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
 
@@ -90,6 +94,10 @@ pub struct DatasetOptions {
     /// The object to take from each `.RData` file; `None` takes every data
     /// frame of each file (an `.rds` file holds one object).
     pub object: Option<String>,
+    /// Where the object taken is a list of data frames, each of them is
+    /// written, and this partition column (outermost) holds its name in
+    /// the list (its position where it has none).
+    pub names_to: String,
     pub compression: Option<IpcCompression>,
     /// How Parquet files are compressed.
     pub parquet: super::parquet::ParquetOptions,
@@ -377,6 +385,20 @@ fn write_all(
         let stem = crate::stream_object_name(path);
         let selected = select_objects(&mut doc, opts.object.as_deref(), &stem)
             .map_err(|e| in_file(e, &label))?;
+        let (selected, split) =
+            split_frame_lists(selected, &doc, &opts.names_to).map_err(|e| in_file(e, &label))?;
+        let split_opts;
+        let opts = if split {
+            split_opts = DatasetOptions {
+                partitioning: std::iter::once(opts.names_to.clone())
+                    .chain(opts.partitioning.iter().cloned())
+                    .collect(),
+                ..opts.clone()
+            };
+            &split_opts
+        } else {
+            opts
+        };
         for (name, mut obj) in selected {
             let at = |e: Error| {
                 if name.is_empty() {
@@ -462,6 +484,117 @@ fn select_objects(
     }
     let at = doc.choose_frames(wanted, stream_name)?;
     Ok(doc.take_objects_at(&at, stream_name))
+}
+
+/// A list of data frames (not itself a data frame) taken as one object
+/// becomes its data frames, each with a column `names_to` of its name in
+/// the list (its position where it has none); other objects stay. Says
+/// whether any list was split.
+fn split_frame_lists(
+    selected: Vec<(String, RObject)>,
+    doc: &Document,
+    names_to: &str,
+) -> Result<(Vec<(String, RObject)>, bool)> {
+    use crate::object_path::{ObjectPath, Step};
+    let is_frame_list = |obj: &RObject, doc: &Document| match obj {
+        RObject::Vector(v) => match &v.data {
+            crate::tree::VectorData::List(items) => {
+                !is_data_frame(obj, doc)
+                    && !items.is_empty()
+                    && items.iter().all(|i| is_data_frame(i, doc))
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    if !selected.iter().any(|(_, o)| is_frame_list(o, doc)) {
+        return Ok((selected, false));
+    }
+    if names_to.is_empty() {
+        return Err(Error::usage(
+            "the name of the column of a list's names (names_to) is empty",
+        ));
+    }
+    let mut out = Vec::new();
+    for (name, obj) in selected {
+        if !is_frame_list(&obj, doc) {
+            out.push((name, obj));
+            continue;
+        }
+        let labels: Vec<Option<Vec<u8>>> = match obj
+            .attribute(&doc.refs, "names")
+            .and_then(|n| n.as_strings())
+        {
+            Some(ns) => (0..ns.len())
+                .map(|i| ns.get(i).filter(|n| !n.is_empty()).map(<[u8]>::to_vec))
+                .collect(),
+            None => Vec::new(),
+        };
+        let base =
+            crate::object_path::ObjectPath::parse(&name).unwrap_or_else(|_| ObjectPath::top(&name));
+        let RObject::Vector(v) = obj else {
+            unreachable!()
+        };
+        let crate::tree::VectorData::List(items) = v.data else {
+            unreachable!()
+        };
+        for (i, mut frame) in items.into_iter().enumerate() {
+            let label = labels.get(i).cloned().flatten();
+            let mut path = base.clone();
+            path.steps.push(match &label {
+                Some(l) => Step::Name(String::from_utf8_lossy(l).into_owned()),
+                None => Step::Position(i + 1),
+            });
+            let value = label.unwrap_or_else(|| (i + 1).to_string().into_bytes());
+            let rows = crate::summary::dims(&frame, &doc.refs).0.unwrap_or(0.0) as usize;
+            let col_names: Vec<Vec<u8>> = frame_names(&frame, doc);
+            if col_names.iter().any(|c| c == names_to.as_bytes()) {
+                return Err(Error::usage(format!(
+                    "'{}' has a column '{names_to}' already: name the column of the list's names otherwise (names_to)",
+                    path.display()
+                ))
+                .in_object(&name));
+            }
+            let RObject::Vector(fv) = &mut frame else {
+                unreachable!()
+            };
+            if let crate::tree::VectorData::List(fcols) = &mut fv.data {
+                fcols.push(crate::build::strings(std::iter::repeat_n(
+                    Some(&value[..]),
+                    rows,
+                )));
+            }
+            let new_names = crate::build::strings(
+                col_names
+                    .iter()
+                    .map(|c| Some(&c[..]))
+                    .chain(std::iter::once(Some(names_to.as_bytes()))),
+            );
+            // a data frame has names: they are replaced
+            set_attribute(
+                &mut fv.attributes,
+                RObject::Null,
+                b"names",
+                &doc.refs,
+                new_names,
+            );
+            out.push((path.display(), frame));
+        }
+    }
+    Ok((out, true))
+}
+
+/// A data frame's column names.
+fn frame_names(frame: &RObject, doc: &Document) -> Vec<Vec<u8>> {
+    frame
+        .attribute(&doc.refs, "names")
+        .and_then(|n| n.as_strings())
+        .map(|s| {
+            (0..s.len())
+                .map(|i| s.get(i).unwrap_or(b"NA").to_vec())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Replace character row names by compact ones (a dataset's rows have no
