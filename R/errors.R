@@ -39,6 +39,10 @@ check_file <- function(file) {
   }
   path <- path.expand(file)
   if (!file.exists(path)) {
+    # a lazy-load data base named by the path its .rdb and .rdx share
+    if (file.exists(paste0(path, ".rdb")) || file.exists(paste0(path, ".rdx"))) {
+      return(file.path(normalizePath(dirname(path), mustWork = TRUE), basename(path)))
+    }
     abort_usage(sprintf("file '%s' does not exist.", file))
   }
   if (dir.exists(path)) {

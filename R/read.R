@@ -107,17 +107,21 @@ read_rdata <- function(file, objects = NULL) {
   }
   res <- check_engine(rdata_read_impl(path, objects, rds_name(file), max_depth()))
   values <- res$values
-  for (i in which(res$fallback)) {
-    obj <- tryCatch(
-      unserialize(values[[i]]),
+  if (any(res$fallback)) {
+    # the objects only R can rebuild, unserialized together so that what
+    # they share stays shared
+    who <- res$names[res$fallback]
+    rebuilt <- tryCatch(
+      unserialize(res$rebuild),
       error = function(e) {
         stop(rdarrow_error(
-          sprintf("object '%s' cannot be rebuilt: %s", res$names[[i]], conditionMessage(e)),
-          "unsupported", object = res$names[[i]], call = sys.call(-4)
+          sprintf("%s %s cannot be rebuilt: %s", if (length(who) > 1L) "objects" else "object",
+                  paste0("'", who, "'", collapse = ", "), conditionMessage(e)),
+          "unsupported", object = who[[1]], call = sys.call(-4)
         ))
       }
     )
-    values[i] <- list(obj)
+    values[res$fallback] <- rebuilt
   }
   names(values) <- res$names
   values

@@ -17,6 +17,7 @@ pub mod file_out;
 pub mod header;
 pub mod input;
 pub mod layout;
+pub mod lazyload;
 pub mod object_path;
 pub mod parallel;
 pub mod read;
@@ -479,7 +480,7 @@ fn input_from_bytes(bytes: Vec<u8>) -> Result<(Compression, Input)> {
 /// Stack for the parsing thread: deep (but bounded) nesting recurses.
 const PARSE_STACK: usize = 1 << 30;
 
-fn parse(
+pub(crate) fn parse(
     kind: Compression,
     inp: Input,
     opts: &ReadOptions,
@@ -536,7 +537,23 @@ pub fn read_file_filtered(
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
 ) -> Result<Document> {
-    let (kind, inp) = open_input(path.as_ref())?;
+    if lazyload::files_of(path.as_ref()).is_some() {
+        return lazyload::LazyDb::open(path.as_ref(), opts)?.read(opts, filter);
+    }
+    read_file_plain_filtered(path.as_ref(), opts, filter)
+}
+
+/// A file as R data, whatever its name says (not as a lazy-load base).
+pub(crate) fn read_file_plain(path: &Path, opts: &ReadOptions) -> Result<Document> {
+    read_file_plain_filtered(path, opts, &mut |_: &[u8]| true)
+}
+
+fn read_file_plain_filtered(
+    path: &Path,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+) -> Result<Document> {
+    let (kind, inp) = open_input(path)?;
     parse(kind, inp, opts, filter)
 }
 
@@ -553,6 +570,13 @@ pub fn read_file_deferred(
     on_column: Option<DeferredHook>,
 ) -> Result<(Document, spill::PayloadStore)> {
     let path = path.as_ref();
+    if lazyload::files_of(path).is_some() {
+        // entries are read whole: nothing stays in a stream
+        let db = lazyload::LazyDb::open(path, opts)?;
+        let doc = db.read(opts, filter)?;
+        let store = spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format);
+        return Ok((doc, store));
+    }
     let mut opts = ReadOptions {
         defer_columns: true,
         column_hook: None,

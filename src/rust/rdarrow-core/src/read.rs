@@ -97,6 +97,12 @@ pub fn physical_memory() -> u64 {
 /// fully or to skip its payloads (listing).
 pub trait ObjectFilter {
     fn decode(&mut self, name: &[u8]) -> bool;
+    /// Whether the objects not decoded must still be parsed (with their
+    /// payloads skipped, as a listing needs them), where a source lets
+    /// them be passed over unread (a lazy-load data base's entries).
+    fn parse_declined(&self) -> bool {
+        true
+    }
 }
 
 impl<F: FnMut(&[u8]) -> bool> ObjectFilter for F {

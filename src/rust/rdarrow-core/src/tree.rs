@@ -823,6 +823,27 @@ pub fn pairlist_get<'a>(list: &'a RObject, refs: &RefTable, name: &[u8]) -> Opti
     }
 }
 
+/// The elements of a named list as (name, value).
+pub fn list_entries<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a RObject)> {
+    let names = match obj.attribute(refs, "names").and_then(|n| n.as_strings()) {
+        Some(s) => (0..s.len())
+            .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned())
+            .collect(),
+        None => Vec::new(),
+    };
+    match obj {
+        RObject::Vector(v) => match &v.data {
+            VectorData::List(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| (names.get(i).cloned().unwrap_or_default(), it))
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
 /// The (name, value) pairs of a tagged pairlist; untagged cells have no name.
 pub fn pairlist_entries<'a>(
     list: &'a RObject,

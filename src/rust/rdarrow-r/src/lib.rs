@@ -104,9 +104,11 @@ fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
     ObjectPath { top, steps }.display().into()
 }
 
-/// Read the objects of a file. Returns list(values, fallback, names):
-/// values built here, or (fallback) serialized streams for R's
-/// unserializer.
+/// Read the objects of a file. Returns list(values, fallback, names,
+/// rebuild): values built here, or (where `fallback`) `NULL` and, in
+/// `rebuild`, one serialized list of all such objects for R's
+/// unserializer, so that what they share (an environment two closures
+/// enclose) stays shared, as `load()` keeps it.
 /// @noRd
 #[extendr]
 fn rdata_read_impl(
@@ -134,6 +136,7 @@ fn rdata_read_impl(
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
+    let mut rebuild: Vec<rdarrow_core::RObject> = Vec::new();
     for (name, mut obj) in objs {
         let built = if builder.plain(&obj) {
             match unsafe { builder.build(&mut obj) } {
@@ -145,8 +148,8 @@ fn rdata_read_impl(
                 Err(BuildError::Engine(e)) => Err(e),
             }
         } else {
-            rdarrow_core::object_to_rds(&doc, &obj)
-                .map(|bytes| (Raw::from_bytes(&bytes).into(), true))
+            rebuild.push(obj);
+            Ok((Robj::from(()), true))
         };
         match built {
             Ok((value, fell_back)) => {
@@ -157,10 +160,24 @@ fn rdata_read_impl(
             Err(e) => return error_value(&e.in_object(&name)),
         }
     }
+    let rebuild: Robj = if rebuild.is_empty() {
+        ().into()
+    } else {
+        let all = rdarrow_core::RObject::Vector(Box::new(rdarrow_core::tree::Vector {
+            flags: Default::default(),
+            data: rdarrow_core::tree::VectorData::List(rebuild),
+            attributes: None,
+        }));
+        match rdarrow_core::object_to_rds(&doc, &all) {
+            Ok(bytes) => Raw::from_bytes(&bytes).into(),
+            Err(e) => return error_value(&e),
+        }
+    };
     list!(
         values = List::from_values(values),
         fallback = fallback,
-        names = names
+        names = names,
+        rebuild = rebuild
     )
     .into()
 }

@@ -434,27 +434,6 @@ fn compress_large(bytes: Vec<u8>, header: &StreamHeader) -> Result<Vec<u8>> {
     Ok(if out.len() < bytes.len() { out } else { bytes })
 }
 
-/// The elements of a named list as (name, value).
-fn list_entries<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a RObject)> {
-    let names = match obj.attribute(refs, "names").and_then(|n| n.as_strings()) {
-        Some(s) => (0..s.len())
-            .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned())
-            .collect(),
-        None => Vec::new(),
-    };
-    match obj {
-        RObject::Vector(v) => match &v.data {
-            VectorData::List(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, it)| (names.get(i).cloned().unwrap_or_default(), it))
-                .collect(),
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
-}
-
 /// Set an attribute on a vector node (setting `class` sets the object bit).
 pub(crate) fn set_vector_attribute(
     m: &mut ObjectMaker,
