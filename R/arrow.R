@@ -31,7 +31,14 @@
 #'
 #'   A data frame whose row names disagree in length with its columns is
 #'   converted by its columns, as arrow R does, with a warning.
-#' @param file Path to an `.RData`/`.rda`/`.rds` file.
+#' @param file Where the R data is: the path of an `.RData`/`.rda`/`.rds`
+#'   file; a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
+#'   path they share, such as `system.file("data", "Rdata", package =
+#'   "datasets")`); an `http://` or `https://` URL (read as a stream, with
+#'   `getOption("timeout")` seconds allowed for connecting and for each
+#'   read); a raw vector ([serialize()] output, compressed or not, or a
+#'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
+#'   `rawConnection()`), read to its end.
 #' @param object Name of the object to convert; `NULL` takes the file's
 #'   only data frame, else its only object that converts (a vector,
 #'   factor, matrix, ...); an error lists the candidates otherwise. An
@@ -61,10 +68,12 @@
 #' }
 #' @export
 rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = NULL) {
-  path <- check_file(file)
+  src <- data_source(file)
+  on.exit(src$done(), add = TRUE)
+  path <- src$path
   args <- check_arrow_args(object, col_select, chunk_size)
   res <- check_engine(rdata_to_arrow_impl(path, args$object, args$col_select,
-                                          args$chunk_size, session_tz(), rds_name(file), max_depth()))
+                                          args$chunk_size, session_tz(), src$name, max_depth()))
   engine_warnings(res$warnings)
   s <- res$stream
   attr(s, "rdarrow_object") <- res$object
@@ -107,14 +116,16 @@ rdata_to_ipc <- function(file, sink, object = NULL,
                          compression = c("uncompressed", "lz4", "zstd"),
                          chunk_size = 65536L, col_select = NULL,
                          memory = getOption("rdarrow.memory", 2^30)) {
-  path <- check_file(file)
+  src <- data_source(file)
+  on.exit(src$done(), add = TRUE)
+  path <- src$path
   check_sink(sink)
   format <- match.arg(format)
   compression <- match.arg(compression)
   args <- check_arrow_args(object, col_select, chunk_size)
   warnings <- check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, args$col_select, format,
                                              compression, args$chunk_size, check_memory(memory),
-                                             session_tz(), rds_name(file), max_depth()))
+                                             session_tz(), src$name, max_depth()))
   engine_warnings(warnings)
   invisible(sink)
 }
@@ -165,7 +176,9 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
                              compression = c("zstd", "snappy", "gzip", "lz4", "uncompressed"),
                              compression_level = NULL, row_group_size = NULL,
                              memory = getOption("rdarrow.memory", 2^30)) {
-  path <- check_file(file)
+  src <- data_source(file)
+  on.exit(src$done(), add = TRUE)
+  path <- src$path
   check_sink(sink)
   compression <- match.arg(compression)
   if (!is.null(compression_level) && (!is.numeric(compression_level) ||
@@ -177,7 +190,7 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
   warnings <- check_engine(rdata_to_parquet_impl(path, path.expand(sink), args$object, args$col_select,
                                                  compression, level, args$chunk_size,
                                                  check_memory(memory), session_tz(),
-                                                 rds_name(file), max_depth()))
+                                                 src$name, max_depth()))
   engine_warnings(warnings)
   invisible(sink)
 }

@@ -11,10 +11,9 @@ rdarrow_error <- function(message, kind = "usage", offset = NA_real_, object = "
 }
 
 # Raise `res` if it is an engine error, else return it.
-check_engine <- function(res, call = parent.frame()) {
+check_engine <- function(res, call = sys.call(-1)) {
   if (inherits(res, "rdarrow_error_value")) {
-    stop(rdarrow_error(res$message, res$kind, res$offset, res$object,
-                       call = sys.call(-1)))
+    stop(rdarrow_error(res$message, res$kind, res$offset, res$object, call = call))
   }
   res
 }
@@ -33,10 +32,54 @@ abort_usage <- function(message) {
   stop(rdarrow_error(message, "usage", call = sys.call(-1)))
 }
 
+# Where an R data reader reads `file` from: a path or http(s) URL as it
+# is; a raw vector (serialize() output, compressed or not, or a file's
+# bytes) or a connection (read to its end, chunk by chunk) through a
+# temporary file. Returns list(path, name (of an .rds stream's object),
+# done (removes the temporary file; call it on exit)).
+data_source <- function(file) {
+  if (is.raw(file)) {
+    if (!length(file)) abort_usage("`file` is an empty raw vector, not R data.")
+    tmp <- tempfile("rdarrow-")
+    writeBin(file, tmp)
+    return(list(path = tmp, name = "value", done = function() unlink(tmp)))
+  }
+  if (inherits(file, "connection")) {
+    tmp <- tempfile("rdarrow-")
+    out <- file(tmp, "wb")
+    ok <- FALSE
+    on.exit(if (!ok) unlink(tmp))
+    opened <- !isOpen(file)
+    if (opened) {
+      open(file, "rb")
+      on.exit(close(file), add = TRUE)
+    }
+    tryCatch(
+      repeat {
+        chunk <- readBin(file, "raw", 1048576L)
+        if (!length(chunk)) break
+        writeBin(chunk, out)
+      },
+      error = function(e) {
+        close(out)
+        stop(rdarrow_error(sprintf("cannot read the connection: %s", conditionMessage(e)), "io",
+                           call = sys.call(-4)))
+      }
+    )
+    close(out)
+    ok <- TRUE
+    name <- rds_name(summary(file)$description)
+    return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp)))
+  }
+  list(path = check_file(file), name = rds_name(file), done = function() invisible())
+}
+
 check_file <- function(file) {
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
-    abort_usage("`file` must be a single path (a non-empty string).")
+    abort_usage("`file` must be a single path or URL (a non-empty string), a raw vector or a connection.")
   }
+  # http(s) URLs are read by the engine as a stream
+  if (grepl("^https?://", file, ignore.case = TRUE)) return(file)
   path <- path.expand(file)
   if (!file.exists(path)) {
     # a lazy-load data base named by the path its .rdb and .rdx share
@@ -62,11 +105,18 @@ max_depth <- function() {
 # Progress for long work, shown by the engine's main-thread loop in
 # interactive sessions after two seconds (options(rdarrow.progress = FALSE)
 # turns it off). `done` counts bytes processed.
-progress_start <- function(label) {
+progress_start <- function(label, total = NA) {
   if (!requireNamespace("cli", quietly = TRUE)) return(NULL)
+  if (is.na(total)) {
+    return(cli::cli_progress_bar(
+      name = label, total = NA, .auto_close = FALSE, .envir = globalenv(),
+      format = "{cli::pb_spin} {cli::pb_name} {cli::pb_current_bytes} {cli::pb_elapsed}"
+    ))
+  }
+  # a download of known length
   cli::cli_progress_bar(
-    name = label, total = NA, .auto_close = FALSE, .envir = globalenv(),
-    format = "{cli::pb_spin} {cli::pb_name} {cli::pb_current_bytes} {cli::pb_elapsed}"
+    name = label, total = total, .auto_close = FALSE, .envir = globalenv(),
+    format = "{cli::pb_name} {cli::pb_bar} {cli::pb_current_bytes}/{cli::pb_total_bytes} {cli::pb_eta}"
   )
 }
 

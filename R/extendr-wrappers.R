@@ -20,9 +20,11 @@ rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 #' @noRd
 rdata_list_impl <- function(path, stream_name, max_depth, recursive) .Call(wrap__rdata_list_impl, path, stream_name, max_depth, recursive)
 
-#' Read the objects of a file. Returns list(values, fallback, names):
-#' values built here, or (fallback) serialized streams for R's
-#' unserializer.
+#' Read the objects of a file. Returns list(values, fallback, names,
+#' rebuild): values built here, or (where `fallback`) `NULL` and, in
+#' `rebuild`, one serialized list of all such objects for R's
+#' unserializer, so that what they share (an environment two closures
+#' enclose) stays shared, as `load()` keeps it.
 #' @noRd
 rdata_read_impl <- function(path, objects, stream_name, max_depth) .Call(wrap__rdata_read_impl, path, objects, stream_name, max_depth)
 

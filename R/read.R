@@ -6,7 +6,14 @@
 #' before loading it. Compression (gzip, bzip2, xz, zstd or none) is
 #' detected from the file's bytes.
 #'
-#' @param file Path to the file.
+#' @param file Where the R data is: the path of an `.RData`/`.rda`/`.rds`
+#'   file; a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
+#'   path they share, such as `system.file("data", "Rdata", package =
+#'   "datasets")`); an `http://` or `https://` URL (read as a stream, with
+#'   `getOption("timeout")` seconds allowed for connecting and for each
+#'   read); a raw vector ([serialize()] output, compressed or not, or a
+#'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
+#'   `rawConnection()`), read to its end.
 #' @param recursive `TRUE` to list, after each plain list, what it holds
 #'   (data frames, vectors, lists, to any depth), each named by its object
 #'   path (`lst$a`, `lst[[2]]`), which [read_rdata()], [rdata_to_arrow()]
@@ -35,9 +42,11 @@
 #' rdata_objects(f, recursive = TRUE)
 #' @export
 rdata_objects <- function(file, recursive = FALSE) {
-  path <- check_file(file)
+  src <- data_source(file)
+  on.exit(src$done(), add = TRUE)
+  path <- src$path
   if (!isTRUE(recursive) && !isFALSE(recursive)) abort_usage("`recursive` must be TRUE or FALSE.")
-  res <- check_engine(rdata_list_impl(path, rds_name(file), max_depth(), recursive))
+  res <- check_engine(rdata_list_impl(path, src$name, max_depth(), recursive))
   name <- res$name
   num <- function(x) {
     x[is.nan(x)] <- NA_real_
@@ -67,7 +76,14 @@ rdata_objects <- function(file, recursive = FALSE) {
 #' (functions, environments, promises, byte code, external pointers,
 #' namespaces) are handed to R's own unserializer, one object at a time.
 #'
-#' @param file Path to the file.
+#' @param file Where the R data is: the path of an `.RData`/`.rda`/`.rds`
+#'   file; a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
+#'   path they share, such as `system.file("data", "Rdata", package =
+#'   "datasets")`); an `http://` or `https://` URL (read as a stream, with
+#'   `getOption("timeout")` seconds allowed for connecting and for each
+#'   read); a raw vector ([serialize()] output, compressed or not, or a
+#'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
+#'   `rawConnection()`), read to its end.
 #' @param objects `NULL` (all objects) or a character vector of object
 #'   names to read; the others are skipped without being built. An object
 #'   nested in lists is named by its path, as R code reaches it: `"lst$a"`,
@@ -98,14 +114,22 @@ rdata_objects <- function(file, recursive = FALSE) {
 #' read_rdata(f, objects = "lst$b")
 #' @export
 read_rdata <- function(file, objects = NULL) {
-  path <- check_file(file)
+  src <- data_source(file)
+  on.exit(src$done(), add = TRUE)
+  path <- src$path
   if (is.list(objects)) {
     objects <- vapply(objects, object_arg, "", what = "each of `objects`")
   }
   if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
     abort_usage("`objects` must be NULL, a character vector of object names or paths, or a list of those and paths' parts.")
   }
-  res <- check_engine(rdata_read_impl(path, objects, rds_name(file), max_depth()))
+  read_values(path, objects, src$name, sys.call())
+}
+
+# The objects `objects` (NULL: all) of the file at `path`, as a named list;
+# `call` for errors.
+read_values <- function(path, objects, name, call) {
+  res <- check_engine(rdata_read_impl(path, objects, name, max_depth()), call = call)
   values <- res$values
   if (any(res$fallback)) {
     # the objects only R can rebuild, unserialized together so that what
@@ -117,7 +141,7 @@ read_rdata <- function(file, objects = NULL) {
         stop(rdarrow_error(
           sprintf("%s %s cannot be rebuilt: %s", if (length(who) > 1L) "objects" else "object",
                   paste0("'", who, "'", collapse = ", "), conditionMessage(e)),
-          "unsupported", object = who[[1]], call = sys.call(-4)
+          "unsupported", object = who[[1]], call = call
         ))
       }
     )
@@ -125,6 +149,39 @@ read_rdata <- function(file, objects = NULL) {
   }
   names(values) <- res$names
   values
+}
+
+#' Read the one object of an R data file
+#'
+#' As [readRDS()] does: the single object of an `.rds` file, or of any
+#' source [read_rdata()] reads that holds one object (an `.RData` file of
+#' one object, a raw vector from [serialize()], a connection, a URL),
+#' returned as it is rather than in a list.
+#'
+#' @inheritParams read_rdata
+#' @return The object, [identical()] to what [readRDS()] (or [load()])
+#'   gives.
+#' @section Errors: A source holding several objects is an error of class
+#'   `rdarrow_error` that names them; read it with [read_rdata()].
+#' @seealso [read_rdata()] for files of several objects.
+#' @examples
+#' f <- file.path(tempdir(), "example.rds")
+#' saveRDS(head(mtcars), f)
+#' read_rds(f)
+#' read_rds(serialize(letters, NULL))
+#' @export
+read_rds <- function(file) {
+  src <- data_source(file)
+  on.exit(src$done(), add = TRUE)
+  values <- read_values(src$path, NULL, src$name, sys.call())
+  if (length(values) != 1L) {
+    stop(rdarrow_error(
+      sprintf("the file holds %d objects (%s), not one: read it with read_rdata()",
+              length(values), paste0("'", names(values), "'", collapse = ", ")),
+      "usage", call = sys.call()
+    ))
+  }
+  values[[1L]]
 }
 
 # An object argument as the engine takes it: a name or an object path

@@ -275,3 +275,42 @@ save(lst, file = "{f}")
     import pyarrow.parquet as pq
 
     assert pq.read_table(out).column("x").to_pylist() == [1, 2, 3]
+
+
+def test_urls_and_lazy_load_bases(tmp_path, frame_files):
+    """R data behind an http URL (a web server on the loopback interface)
+    and a package's lazy-load data base are read as files are."""
+    import functools
+    import http.server
+    import shutil
+    import threading
+
+    shutil.copy(frame_files["rds"], tmp_path / "frame.rds")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/frame.rds"
+        got, want = rdarrow.read_table(url), rdarrow.read_table(frame_files["rds"])
+        assert got.schema == want.schema
+        assert all(plain(got.column(n)) == plain(want.column(n)) for n in want.column_names)
+        assert rdarrow.list_objects(url)[0]["name"] == "frame"
+        with pytest.raises(rdarrow.RDataError, match="HTTP 404"):
+            rdarrow.read_table(url.replace("frame.rds", "missing.rds"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    import subprocess
+
+    library = subprocess.run(
+        ["Rscript", "-e", "cat(system.file('data', 'Rdata.rdb', package = 'datasets'))"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    if not library:
+        pytest.skip("R's datasets package is not installed")
+    names = [o["name"] for o in rdarrow.list_objects(library)]
+    assert "mtcars" in names and "iris" in names
+    iris = rdarrow.read_table(library, object="iris")
+    assert iris.num_rows == 150 and iris.column_names[-1] == "Species"

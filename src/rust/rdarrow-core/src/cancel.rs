@@ -10,6 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 static HOST_FLAG: AtomicPtr<i32> = AtomicPtr::new(std::ptr::null_mut());
 static CANCELLED: AtomicBool = AtomicBool::new(false);
 static PROGRESS: AtomicU64 = AtomicU64::new(0);
+/// A download's bytes received, and its length (0: unknown), plus one
+/// while one runs (0: none).
+static DOWNLOADED: AtomicU64 = AtomicU64::new(0);
+static DOWNLOAD_LEN: AtomicU64 = AtomicU64::new(0);
 
 /// Point the engine at an `int` the host sets to non-zero on interrupt.
 ///
@@ -28,6 +32,8 @@ pub fn cancel() {
 pub fn reset() {
     CANCELLED.store(false, Ordering::SeqCst);
     PROGRESS.store(0, Ordering::Relaxed);
+    DOWNLOADED.store(0, Ordering::Relaxed);
+    DOWNLOAD_LEN.store(0, Ordering::Relaxed);
 }
 
 /// True when the work should stop.
@@ -62,4 +68,26 @@ pub fn advance(n: u64) {
 /// Bytes processed since the last reset.
 pub fn progress() -> u64 {
     PROGRESS.load(Ordering::Relaxed)
+}
+
+/// A download of `len` bytes (when known) has started.
+pub fn download_started(len: Option<u64>) {
+    DOWNLOADED.store(0, Ordering::Relaxed);
+    DOWNLOAD_LEN.store(len.map_or(1, |l| l.saturating_add(1)), Ordering::Relaxed);
+}
+
+/// Record that `n` more bytes of a download arrived.
+#[inline]
+pub fn downloaded(n: u64) {
+    DOWNLOADED.fetch_add(n, Ordering::Relaxed);
+}
+
+/// The running download's bytes received and length (when known), if one
+/// has started since the last reset.
+pub fn download() -> Option<(u64, Option<u64>)> {
+    match DOWNLOAD_LEN.load(Ordering::Relaxed) {
+        0 => None,
+        1 => Some((DOWNLOADED.load(Ordering::Relaxed), None)),
+        l => Some((DOWNLOADED.load(Ordering::Relaxed), Some(l - 1))),
+    }
 }

@@ -17,13 +17,19 @@ pub enum Compression {
     /// An entry of R's lazy-load database (`.rdb`): a 4-byte big-endian
     /// length, then a zlib stream.
     LazyLoadZlib,
+    /// A bare zlib stream (R's `memCompress(type = "gzip")` of a
+    /// serialization).
+    Zlib,
 }
 
 impl Compression {
     /// Whether files can be written with this compression: gzip, bzip2,
     /// xz, zstd or none (legacy lzma and lazy-load zlib are read only).
     pub fn check_writable(self) -> crate::Result<()> {
-        if matches!(self, Compression::Lzma | Compression::LazyLoadZlib) {
+        if matches!(
+            self,
+            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib
+        ) {
             return Err(crate::Error::usage("write gzip, bzip2, xz, zstd or none"));
         }
         Ok(())
@@ -46,6 +52,13 @@ impl Compression {
             Compression::LazyLoadZlib
         } else if prefix.len() >= 3 && prefix[0] == 0x5D && prefix[1] == 0 && prefix[2] == 0 {
             Compression::Lzma
+        } else if prefix.len() >= 2
+            && prefix[0] == 0x78
+            && matches!(prefix[1], 0x01 | 0x5e | 0x9c | 0xda)
+        {
+            // no R data starts so: a serialization starts "X\n", "A\n",
+            // "B\n" or "RD"
+            Compression::Zlib
         } else {
             Compression::None
         }
@@ -60,6 +73,7 @@ impl Compression {
             Compression::Lzma => "lzma",
             Compression::Zstd => "zstd",
             Compression::LazyLoadZlib => "zlib (lazy-load entry)",
+            Compression::Zlib => "zlib",
         }
     }
 
@@ -118,6 +132,7 @@ pub fn decompressor<R: BufRead + Send + 'static>(
             src.consume(4);
             Box::new(flate2::bufread::ZlibDecoder::new(src))
         }
+        Compression::Zlib => Box::new(flate2::bufread::ZlibDecoder::new(src)),
     };
     Ok((kind, reader))
 }
@@ -299,7 +314,7 @@ impl<W: Write> Compressor<W> {
             Compression::Zstd => {
                 Compressor::Zstd(zstd::stream::write::Encoder::new(sink, level as i32)?)
             }
-            Compression::Lzma | Compression::LazyLoadZlib => {
+            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib => {
                 return Err(io::Error::new(
                     io::ErrorKind::Unsupported,
                     "this compression is read-only; write gzip, bzip2, xz or zstd",

@@ -21,6 +21,7 @@ pub mod lazyload;
 pub mod object_path;
 pub mod parallel;
 pub mod read;
+pub mod remote;
 pub mod spill;
 pub mod summary;
 pub mod tree;
@@ -429,9 +430,41 @@ fn read_prefix(file: &mut File, prefix: &mut [u8]) -> Result<usize> {
     Ok(got)
 }
 
-/// The file at `path`, positioned at its start, with its length and the
-/// compression its first bytes say (an empty file is not R data).
-fn open_detected(path: &Path) -> Result<(File, u64, Compression)> {
+/// Where a file's bytes come from.
+enum Opened {
+    /// A local file, at its start, and its length.
+    File { file: File, len: u64 },
+    /// The body of a URL.
+    Stream(Box<dyn Read + Send>),
+}
+
+/// The file (or URL) at `path`, at its start, and the compression its
+/// first bytes say (an empty file is not R data).
+fn open_detected(path: &Path, opts: &ReadOptions) -> Result<(Opened, Compression)> {
+    let empty = || {
+        Error::new(
+            ErrorKind::NotRData,
+            format!("'{}' is empty", path.display()),
+        )
+    };
+    if remote::is_url(path) {
+        let url = path.to_string_lossy();
+        let (mut body, _) = remote::open(&url, opts.timeout)?;
+        let mut prefix = Vec::with_capacity(6);
+        (&mut body)
+            .take(6)
+            .read_to_end(&mut prefix)
+            .map_err(|e| Error::io(&e, &format!("cannot read '{url}'")))?;
+        if prefix.is_empty() {
+            return Err(empty());
+        }
+        let kind = Compression::detect(&prefix);
+        let whole = std::io::Cursor::new(prefix).chain(body);
+        // received on a thread of its own, ahead of the decompressor
+        let ahead = compression::PipelinedReader::new(Box::new(whole))
+            .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
+        return Ok((Opened::Stream(Box::new(ahead)), kind));
+    }
     let mut file = File::open(path)
         .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
     let len = file
@@ -441,28 +474,35 @@ fn open_detected(path: &Path) -> Result<(File, u64, Compression)> {
     let mut prefix = [0u8; 6];
     let got = read_prefix(&mut file, &mut prefix)?;
     if got == 0 {
-        return Err(Error::new(
-            ErrorKind::NotRData,
-            format!("'{}' is empty", path.display()),
-        ));
+        return Err(empty());
     }
     let kind = Compression::detect(&prefix[..got]);
     use std::io::Seek;
     file.seek(std::io::SeekFrom::Start(0))
         .map_err(|e| Error::io(&e, "cannot seek"))?;
-    Ok((file, len, kind))
+    Ok((Opened::File { file, len }, kind))
 }
 
-fn open_input(path: &Path) -> Result<(Compression, Input)> {
-    let (file, len, kind) = open_detected(path)?;
-    let src = if kind == Compression::None {
-        Source::File { file, len }
-    } else {
-        let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
-            .map_err(|e| Error::io(&e, "cannot start decompression"))?;
-        let piped = compression::PipelinedReader::new(r)
-            .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
-        Source::Stream(Box::new(piped))
+/// A reader of `opened`'s bytes, buffered.
+fn buffered(opened: Opened) -> BufReader<Box<dyn Read + Send>> {
+    let r: Box<dyn Read + Send> = match opened {
+        Opened::File { file, .. } => Box::new(file),
+        Opened::Stream(s) => s,
+    };
+    BufReader::with_capacity(1 << 16, r)
+}
+
+fn open_input(path: &Path, opts: &ReadOptions) -> Result<(Compression, Input)> {
+    let (opened, kind) = open_detected(path, opts)?;
+    let src = match (opened, kind) {
+        (Opened::File { file, len }, Compression::None) => Source::File { file, len },
+        (opened, _) => {
+            let (_, r) = compression::decompressor(buffered(opened))
+                .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+            let piped = compression::PipelinedReader::new(r)
+                .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+            Source::Stream(Box::new(piped))
+        }
     };
     Ok((kind, Input::new(src)))
 }
@@ -553,7 +593,7 @@ fn read_file_plain_filtered(
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
 ) -> Result<Document> {
-    let (kind, inp) = open_input(path)?;
+    let (kind, inp) = open_input(path, opts)?;
     parse(kind, inp, opts, filter)
 }
 
@@ -582,14 +622,18 @@ pub fn read_file_deferred(
         column_hook: None,
         ..opts.clone()
     };
-    let (file, len, kind) = open_detected(path)?;
+    let (opened, kind) = open_detected(path, &opts)?;
     // a deferred column's payload, as far as the stream has been read
     let so_far = |obj: &RObject| matches!(obj, RObject::Vector(v) if matches!(v.data, tree::VectorData::Deferred(_)));
-    if kind == Compression::None {
+    if let (Opened::File { file, len }, Compression::None) = (&opened, kind) {
         // read in place: the payloads are read back from the file itself
+        let len = *len;
         let store_file = file
             .try_clone()
             .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+        let Opened::File { file, .. } = opened else {
+            unreachable!()
+        };
         let store = spill::PayloadStore::in_file(store_file, Format::Xdr);
         if let Some(hook) = on_column {
             let whole = store.with_format(Format::Xdr);
@@ -604,7 +648,8 @@ pub fn read_file_deferred(
         let store = store.with_format(doc.header.format);
         return Ok((doc, store));
     }
-    let (_, r) = compression::decompressor(BufReader::with_capacity(1 << 16, file))
+    // compressed, or a URL's stream: spilled as it is read
+    let (_, r) = compression::decompressor(buffered(opened))
         .map_err(|e| Error::io(&e, "cannot start decompression"))?;
     // the spill is written by the parsing thread, which has time to spare,
     // not by the decompressing one, which sets the pace
@@ -759,7 +804,7 @@ pub fn read_for_r(
 /// Decompress a file completely and return the number of bytes (the
 /// baseline the parser is measured against).
 pub fn decompressed_len(path: impl AsRef<Path>) -> Result<u64> {
-    let (_, mut inp) = open_input(path.as_ref())?;
+    let (_, mut inp) = open_input(path.as_ref(), &ReadOptions::default())?;
     let mut n = 0u64;
     while !inp.at_end()? {
         let chunk = inp.peek(1 << 17)?.len();

@@ -44,6 +44,9 @@ pub struct ReadOptions {
     /// the vectors of a list of lists), so that one element can be read
     /// without decoding its siblings.
     pub defer_nested: bool,
+    /// For a URL: how long connecting, the response and each read of the
+    /// body may take ([`crate::remote::DEFAULT_TIMEOUT`] when `None`).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl Default for ReadOptions {
@@ -54,6 +57,7 @@ impl Default for ReadOptions {
             column_hook: None,
             defer_columns: false,
             defer_nested: false,
+            timeout: None,
         }
     }
 }

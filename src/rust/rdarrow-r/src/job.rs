@@ -55,8 +55,9 @@ impl Progress {
         Self::new(label, progress_wanted())
     }
 
-    /// `done` bytes so far (shown at most every 50 ms).
-    pub fn tick(&mut self, done: f64) {
+    /// `done` bytes so far, of `total` where known (a download's
+    /// length); shown at most every 50 ms.
+    pub fn tick_of(&mut self, done: f64, total: Option<f64>) {
         if !self.show
             || self.start.elapsed() < PROGRESS_AFTER
             || self.last.elapsed() < Duration::from_millis(50)
@@ -65,11 +66,22 @@ impl Progress {
         }
         self.last = Instant::now();
         match &self.bar {
-            None => self.bar = call_r("rdarrow:::progress_start", &[self.label.as_str().into()]),
+            None => {
+                let total: Robj = total.map_or_else(|| Robj::from(f64::NAN), Robj::from);
+                self.bar = call_r(
+                    "rdarrow:::progress_start",
+                    &[self.label.as_str().into(), total],
+                )
+            }
             Some(id) => {
                 call_r("rdarrow:::progress_update", &[id.clone(), done.into()]);
             }
         }
+    }
+
+    /// `done` bytes so far (shown at most every 50 ms).
+    pub fn tick(&mut self, done: f64) {
+        self.tick_of(done, None)
     }
 
     pub fn done(self) {
@@ -114,7 +126,11 @@ pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
         let mut progress = Progress::new(label, show);
         while !handle.is_finished() {
             std::thread::park_timeout(Duration::from_millis(50));
-            progress.tick(rdarrow_core::cancel::progress() as f64);
+            match rdarrow_core::cancel::download() {
+                // a URL: its bytes received, of its length
+                Some((got, len)) => progress.tick_of(got as f64, len.map(|l| l as f64)),
+                None => progress.tick(rdarrow_core::cancel::progress() as f64),
+            }
         }
         progress.done();
         match handle.join() {

@@ -25,8 +25,18 @@ pub(crate) fn options(max_depth: i32) -> ReadOptions {
     ReadOptions {
         max_depth: max_depth.max(1) as usize,
         max_memory: memory_option(),
+        timeout: timeout_option(),
         ..Default::default()
     }
+}
+
+/// R's `timeout` option, in seconds (for URLs; R's default is 60).
+fn timeout_option() -> Option<std::time::Duration> {
+    let secs = eval_string("getOption('timeout', 60)")
+        .ok()
+        .and_then(|v| v.as_real().or_else(|| v.as_integer().map(f64::from)))
+        .unwrap_or(0.0);
+    (secs > 0.0 && secs.is_finite()).then(|| std::time::Duration::from_secs_f64(secs))
 }
 
 /// R's `rdarrow.max_memory` option (unset: `None`). Main thread only.

@@ -1,0 +1,157 @@
+# R data from where it lives besides local files: raw vectors, connections
+# and http(s) URLs (read by the engine as a stream, against a web server
+# on the loopback interface started here), and read_rds().
+
+# A web server on 127.0.0.1 serving `dir`: the files as they are, and two
+# broken ways: /cut/<file> sends the headers of the whole file but closes
+# after half of it, /page/<anything> answers 200 with an HTML page.
+local_server <- function(dir, env = parent.frame()) {
+  python <- Sys.getenv("RETICULATE_PYTHON", Sys.which("python3"))
+  if (!nzchar(python) || !file.exists(python)) skip("no Python to run a local web server")
+  script <- withr::local_tempfile(fileext = ".py", .local_envir = env)
+  writeLines(c(
+    "import http.server, os, sys",
+    "root = sys.argv[1]",
+    "class H(http.server.SimpleHTTPRequestHandler):",
+    "    def __init__(self, *a, **k):",
+    "        super().__init__(*a, directory=root, **k)",
+    "    def log_message(self, *a):",
+    "        pass",
+    "    def do_GET(self):",
+    "        if self.path.startswith('/cut/'):",
+    "            data = open(os.path.join(root, self.path[5:]), 'rb').read()",
+    "            self.send_response(200)",
+    "            self.send_header('Content-Length', str(len(data)))",
+    "            self.end_headers()",
+    "            self.wfile.write(data[: len(data) // 2])",
+    "            self.wfile.flush()",
+    "            self.close_connection = True",
+    "            return",
+    "        if self.path.startswith('/page/'):",
+    "            body = b'<!DOCTYPE html><html><body>Not here</body></html>'",
+    "            self.send_response(200)",
+    "            self.send_header('Content-Type', 'text/html')",
+    "            self.send_header('Content-Length', str(len(body)))",
+    "            self.end_headers()",
+    "            self.wfile.write(body)",
+    "            return",
+    "        super().do_GET()",
+    "srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)",
+    "print(srv.server_address[1], flush=True)",
+    "srv.serve_forever()"
+  ), script)
+  port_file <- withr::local_tempfile(.local_envir = env)
+  proc <- start_background(python, c(script, dir), port_file)
+  withr::defer(tools::pskill(proc), envir = env)
+  for (i in 1:100) {
+    if (file.exists(port_file) && length(readLines(port_file, warn = FALSE))) break
+    Sys.sleep(0.05)
+  }
+  port <- readLines(port_file, warn = FALSE)[1]
+  if (is.na(port)) skip("the local web server did not start")
+  sprintf("http://127.0.0.1:%s", port)
+}
+
+# Start `python script dir` in the background, its first line of output
+# in `out`; returns its process id.
+start_background <- function(python, args, out) {
+  pid_file <- tempfile()
+  system(sprintf("%s %s > %s 2>/dev/null & echo $! > %s",
+                 shQuote(python), paste(shQuote(args), collapse = " "), shQuote(out), shQuote(pid_file)))
+  pid <- as.integer(readLines(pid_file))
+  unlink(pid_file)
+  pid
+}
+
+test_that("raw vectors are read wherever a path is", {
+  x <- head(mtcars)
+  bytes <- serialize(x, NULL)
+  expect_identical(read_rds(bytes), x)
+  expect_identical(read_rdata(bytes), list(value = x))
+  expect_identical(rdata_objects(bytes)$name, "value")
+  # compressed in memory, or a whole file's bytes
+  expect_identical(read_rds(memCompress(bytes, "gzip")), x)
+  expect_identical(read_rds(memCompress(bytes, "xz")), x)
+  expect_identical(read_rds(memCompress(bytes, "bzip2")), x)
+  f <- withr::local_tempfile(fileext = ".RData")
+  lst <- list(a = 1:3)
+  save(x, lst, file = f)
+  raw_file <- readBin(f, "raw", file.size(f))
+  expect_identical(read_rdata(raw_file), list(x = x, lst = lst))
+  expect_identical(read_rdata(raw_file, "lst$a")[[1]], 1:3)
+  skip_if_not_installed("arrow")
+  s <- rdata_to_arrow(raw_file, object = "x")
+  expect_identical(as.data.frame(arrow::as_arrow_table(s)), x)
+  # not R data
+  expect_error(read_rds(charToRaw("hello, world")), class = "rdarrow_error")
+  expect_error(read_rds(raw()), class = "rdarrow_error")
+})
+
+test_that("connections are read to their end", {
+  x <- data.frame(a = 1:5, b = letters[1:5])
+  f <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(x, f)
+  expect_identical(read_rds(file(f)), x)
+  expect_identical(read_rds(gzcon(file(f, "rb"))), x)
+  con <- rawConnection(serialize(x, NULL))
+  expect_identical(read_rds(con), x)
+  close(con)
+  # an open connection stays open, read from where it is
+  con <- file(f, "rb")
+  expect_identical(read_rdata(con)[[1]], x)
+  expect_true(isOpen(con))
+  close(con)
+})
+
+test_that("read_rds() reads the one object of any source, and says when there are more", {
+  f <- withr::local_tempfile(fileext = ".RData")
+  only <- list(k = 1)
+  save(only, file = f)
+  expect_identical(read_rds(f), only)
+  a <- 1
+  b <- 2
+  save(a, b, file = f)
+  expect_error(read_rds(f), "holds 2 objects \\('a', 'b'\\)", class = "rdarrow_error")
+  rds <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(iris, rds, compress = "xz")
+  expect_identical(read_rds(rds), iris)
+})
+
+test_that("http URLs are read as streams by every reader", {
+  dir <- withr::local_tempdir()
+  x <- data.frame(id = 1:2000, v = rnorm(2000), s = sample(letters, 2000, TRUE))
+  saveRDS(x, file.path(dir, "x.rds"))
+  lst <- list(a = head(iris), b = 1:3)
+  save(x, lst, file = file.path(dir, "both.RData"))
+  base <- local_server(dir)
+  url <- paste0(base, "/x.rds")
+  expect_identical(read_rds(url), x)
+  expect_identical(rdata_objects(url)$name, "x")
+  expect_identical(read_rdata(paste0(base, "/both.RData"), "lst$a")[[1]], lst$a)
+  # an R connection to the same URL
+  expect_identical(read_rds(gzcon(url(url))), x)
+  skip_if_not_installed("arrow")
+  s <- rdata_to_arrow(paste0(base, "/both.RData"), object = "x")
+  expect_identical(as.data.frame(arrow::as_arrow_table(s)), x)
+  pq <- withr::local_tempfile(fileext = ".parquet")
+  rdata_to_parquet(url, pq)
+  expect_identical(as.data.frame(arrow::read_parquet(pq, as_data_frame = FALSE)), x)
+})
+
+test_that("network failures and web pages are clear errors", {
+  dir <- withr::local_tempdir()
+  saveRDS(data.frame(v = runif(50000)), file.path(dir, "big.rds"), compress = FALSE)
+  base <- local_server(dir)
+  e <- expect_error(read_rds(paste0(base, "/missing.rds")), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "HTTP 404")
+  e <- expect_error(read_rds(paste0(base, "/page/x.rds")), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "web page")
+  e <- expect_error(read_rds(paste0(base, "/cut/big.rds")), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "stopped after [0-9]+ bytes of [0-9]+|truncated|ends")
+  pq <- withr::local_tempfile(fileext = ".parquet")
+  expect_error(rdata_to_parquet(paste0(base, "/cut/big.rds"), pq), class = "rdarrow_error")
+  expect_false(file.exists(pq))
+  # nobody listens there
+  e <- expect_error(read_rds("http://127.0.0.1:1/x.rds"), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "cannot read 'http://127.0.0.1")
+})
