@@ -30,7 +30,8 @@
 #'   `rdarrow_error` names the file and the column that do not match.
 #'   Character row names are not kept.
 #'
-#' @param files Paths of `.RData`/`.rda`/`.rds` files.
+#' @param files Paths of `.RData`/`.rda`/`.rds` files (or of lazy-load
+#'   data bases, or http(s) URLs, as [read_rdata()] takes them).
 #' @param path The dataset directory; it is created, and must be new or
 #'   empty.
 #' @param partitioning `NULL`, or names of columns to partition by
@@ -72,19 +73,26 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
   if (!is.character(files) || length(files) == 0L || anyNA(files) || !all(nzchar(files))) {
     abort_usage("`files` must be a character vector of paths (non-empty strings).")
   }
+  # http(s) URLs are read by the engine; lazy-load bases may be named by
+  # the path their .rdb and .rdx share
+  url <- grepl("^https?://", files, ignore.case = TRUE)
   inputs <- path.expand(files)
-  missing <- !file.exists(inputs)
+  base <- !url & !file.exists(inputs) &
+    (file.exists(paste0(inputs, ".rdb")) | file.exists(paste0(inputs, ".rdx")))
+  missing <- !url & !base & !file.exists(inputs)
   if (any(missing)) {
     abort_usage(sprintf("file%s %s do%s not exist.",
                         if (sum(missing) > 1L) "s" else "",
                         paste0("'", files[missing], "'", collapse = ", "),
                         if (sum(missing) > 1L) "" else "es"))
   }
-  dirs <- dir.exists(inputs)
+  dirs <- !url & !base & dir.exists(inputs)
   if (any(dirs)) {
     abort_usage(sprintf("'%s' is a directory, not a file.", files[dirs][1L]))
   }
-  inputs <- normalizePath(inputs, mustWork = TRUE)
+  local <- !url & !base
+  inputs[local] <- normalizePath(inputs[local], mustWork = TRUE)
+  inputs[base] <- file.path(normalizePath(dirname(inputs[base]), mustWork = TRUE), basename(inputs[base]))
   if (!is.character(path) || length(path) != 1L || is.na(path) || !nzchar(path)) {
     abort_usage("`path` must be a single directory path (a non-empty string).")
   }

@@ -151,3 +151,13 @@ test_that("objects of a save() file that share an environment share it when read
   e$set_count(7)
   expect_identical(e$get_count(), 7)
 })
+
+test_that("a dataset takes a data frame from a lazy-load base", {
+  skip_if_not_installed("arrow")
+  out <- withr::local_tempfile()
+  rdata_to_dataset(file.path(.Library, "datasets", "data", "Rdata"), out, object = "iris",
+                   partitioning = "Species")
+  got <- as.data.frame(arrow::open_dataset(out))
+  expect_identical(nrow(got), 150L)
+  expect_setequal(as.character(got$Species), levels(datasets::iris$Species))
+})
