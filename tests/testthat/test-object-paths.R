@@ -86,8 +86,12 @@ test_that("Arrow, IPC and Parquet take nested data frames", {
   skip_if_not_installed("arrow")
   x <- nested_file()
   back <- function(tab) as.data.frame(tab)
+  # mtcars' row names come back through rdarrow's own conversion; arrow R
+  # loses character row names once tibble is loaded, so it is checked for
+  # the values
+  expect_identical(as.data.frame(rdata_to_arrow(x$file, object = "lst$a")), x$lst$a)
   s <- rdata_to_arrow(x$file, object = "lst$a")
-  expect_identical(back(arrow::as_arrow_table(s)), x$lst$a)
+  expect_identical(back(arrow::as_arrow_table(s)), x$lst$a, ignore_attr = "row.names")
   s <- rdata_to_arrow(x$file, object = c("lst", "b"))
   expect_identical(back(arrow::as_arrow_table(s)), x$lst$b)
   ipc <- withr::local_tempfile(fileext = ".arrow")
@@ -95,7 +99,11 @@ test_that("Arrow, IPC and Parquet take nested data frames", {
   expect_identical(back(arrow::read_ipc_file(ipc, as_data_frame = FALSE)), x$lst$b)
   pq <- withr::local_tempfile(fileext = ".parquet")
   rdata_to_parquet(x$file, pq, object = "lst$a")
-  expect_identical(back(arrow::read_parquet(pq, as_data_frame = FALSE)), x$lst$a)
+  expect_identical(back(arrow::read_parquet(pq, as_data_frame = FALSE)), x$lst$a,
+                   ignore_attr = "row.names")
+  rd <- withr::local_tempfile(fileext = ".RData")
+  parquet_to_rdata(pq, rd, name = "a")
+  expect_identical(read_rds(rd), x$lst$a)
   # a vector nested in a list is one column, as a top-level vector is
   s <- rdata_to_arrow(x$file, object = "lst$c$d")
   expect_identical(back(arrow::as_arrow_table(s))[[1]], x$lst$c$d)
@@ -147,8 +155,7 @@ test_that("an element of a list is read without decoding its siblings", {
   expect_identical(read_rdata(f, "lst$small")[[1]], lst$small)
   expect_identical(read_rdata(f, "lst$more$x")[[1]], lst$more$x)
   skip_if_not_installed("arrow")
-  s <- rdata_to_arrow(f, object = "lst$small")
-  expect_identical(as.data.frame(arrow::as_arrow_table(s)), lst$small)
+  expect_identical(as.data.frame(rdata_to_arrow(f, object = "lst$small")), lst$small)
 })
 
 test_that("a list of data frames is one dataset, partitioned by their names", {

@@ -93,22 +93,12 @@ impl ObjectPath {
         let mut cur = obj;
         let mut at = ObjectPath::top(&self.top);
         for step in &self.steps {
-            let items = match cur {
-                RObject::Vector(v) => match &v.data {
-                    VectorData::List(items) => items,
-                    _ => return Err(not_a_list(&at, cur, refs)),
-                },
-                _ => return Err(not_a_list(&at, cur, refs)),
-            };
-            let names: Vec<String> = cur
-                .attribute(refs, "names")
-                .and_then(|n| n.as_strings())
-                .map(|ns| {
-                    (0..ns.len())
-                        .map(|i| String::from_utf8_lossy(ns.get(i).unwrap_or(b"")).into_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
+            if !matches!(cur, RObject::Vector(v) if matches!(v.data, VectorData::List(_))) {
+                return Err(not_a_list(&at, cur, refs));
+            }
+            let entries = crate::tree::list_entries(cur, refs);
+            let names: Vec<String> = entries.iter().map(|(n, _)| n.clone()).collect();
+            let items: Vec<&RObject> = entries.iter().map(|(_, v)| *v).collect();
             let k = match step {
                 Step::Position(i) => {
                     if *i > items.len() {
@@ -131,7 +121,7 @@ impl ObjectPath {
                     ))
                 })?,
             };
-            cur = &items[k];
+            cur = items[k];
             at.steps.push(step.clone());
         }
         Ok(cur)

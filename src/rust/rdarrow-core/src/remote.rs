@@ -104,10 +104,8 @@ struct Counted<R> {
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if crate::cancel::interrupted() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Interrupted,
-                "interrupted by the user",
-            ));
+            // not ErrorKind::Interrupted, which readers retry
+            return Err(std::io::Error::other("interrupted by the user"));
         }
         match self.inner.read(buf) {
             Ok(n) => {
@@ -118,6 +116,7 @@ impl<R: Read> Read for Counted<R> {
                 }
                 Ok(n)
             }
+            // a signal: the caller reads again
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(e),
             Err(e) => Err(self.cut_short(&e.to_string())),
         }
