@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Union
 
 from . import _rdarrow
 from ._rdarrow import (
@@ -46,6 +46,8 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
+# where R data is read from: a path, an http(s) URL, bytes or a binary file
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
 
 
 class RDataWarning(UserWarning):
@@ -59,6 +61,40 @@ def _path(path: PathLike) -> str:
     if not isinstance(p, str) or not p:
         raise TypeError("path must be a non-empty string or os.PathLike")
     return p
+
+
+class _Staged:
+    """Bytes, or what a binary file object reads, in a temporary file
+    named ``value`` (the name an ``.rds`` stream's object gets), removed
+    when this object goes."""
+
+    def __init__(self, data: Any) -> None:
+        import shutil
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="rdarrow-")
+        self.path = os.path.join(self.dir, "value")
+        with open(self.path, "wb") as out:
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                out.write(data)
+            else:
+                shutil.copyfileobj(data, out, 1 << 20)
+
+    def __del__(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _source(path: Any) -> "tuple[str, Optional[_Staged]]":
+    """Where R data is read from: a path or http(s) URL as it is; bytes
+    (``serialize()`` output, compressed or not, or a file's bytes) or a
+    binary file object, staged in a temporary file kept as long as the
+    second value is."""
+    if isinstance(path, (bytes, bytearray, memoryview)) or hasattr(path, "read"):
+        staged = _Staged(path)
+        return staged.path, staged
+    return _path(path), None
 
 
 def _names(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
@@ -88,7 +124,7 @@ def _object(object: Optional[ObjectRef]) -> Optional[str]:
     raise TypeError("object must be a name or object path (str), a sequence of path parts, or None")
 
 
-def list_objects(path: PathLike, recursive: bool = False) -> List[Dict[str, Any]]:
+def list_objects(path: Source, recursive: bool = False) -> List[Dict[str, Any]]:
     """The objects of an R data file, without decoding their values.
 
     One dict per object: ``name``, ``class`` (R's ``class()``, a list),
@@ -100,10 +136,11 @@ def list_objects(path: PathLike, recursive: bool = False) -> List[Dict[str, Any]
     (``lst$a``, ``lst[[2]]``), which every reader takes as ``object``;
     their ``bytes`` is ``None``.
     """
-    return _rdarrow.list_objects(_path(path), bool(recursive))
+    src, _staged = _source(path)
+    return _rdarrow.list_objects(src, bool(recursive))
 
 
-def read_objects(path: PathLike, names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+def read_objects(path: Source, names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """The objects of an R data file (all, or those named) as plain Python
     values, by name, for what is not a table: a vector is a list (a named
     vector a dict), ``NA`` is ``None`` (a double's ``NaN`` stays ``nan``), a
@@ -115,7 +152,8 @@ def read_objects(path: PathLike, names: Optional[Sequence[str]] = None) -> Dict[
     out."""
     if names is not None and not isinstance(names, str):
         names = [n if isinstance(n, str) else _object(n) for n in names]
-    values, dropped = _rdarrow.read_objects(_path(path), _names(names))
+    src, _staged = _source(path)
+    values, dropped = _rdarrow.read_objects(src, _names(names))
     if dropped:
         warnings.warn(
             "left out (None): objects of type " + ", ".join(dropped) + ", which have no plain Python value",
@@ -151,7 +189,7 @@ class RDataReader:
 
     def __init__(
         self,
-        path: PathLike,
+        path: Source,
         object: Optional[ObjectRef] = None,
         columns: Optional[Sequence[str]] = None,
         chunk_size: Optional[int] = None,
@@ -162,7 +200,8 @@ class RDataReader:
             raise ValueError("chunk_size must be a positive integer or None")
         if time_unit not in (None, "s", "ms", "us", "ns"):
             raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
-        self._args = (_path(path), object, _names(columns), chunk_size, time_unit)
+        src, self._staged = _source(path)
+        self._args = (src, object, _names(columns), chunk_size, time_unit)
         (self._capsule, self.name, self.warnings, self._addresses,
          self.row_names) = _rdarrow.read_stream(*self._args)
         for w in self.warnings:
@@ -181,7 +220,7 @@ class RDataReader:
 
 
 def read_table(
-    path: PathLike,
+    path: Source,
     object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
     time_unit: Optional[str] = None,
@@ -197,7 +236,7 @@ def read_table(
 
 
 def read_pandas(
-    path: PathLike,
+    path: Source,
     object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
 ) -> "pandas.DataFrame":  # noqa: F821
@@ -240,7 +279,7 @@ def read_pandas(
 
 
 def to_parquet(
-    path: PathLike,
+    path: Source,
     sink: PathLike,
     object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
@@ -258,8 +297,9 @@ def to_parquet(
     :func:`to_ipc`."""
     if row_group_size is not None and (not isinstance(row_group_size, int) or row_group_size < 1):
         raise ValueError("row_group_size must be a positive integer or None")
+    src, _staged = _source(path)
     _, _, warns = _rdarrow.to_parquet(
-        _path(path), _path(sink), _object(object), _names(columns), compression,
+        src, _path(sink), _object(object), _names(columns), compression,
         compression_level, row_group_size, memory,
     )
     for w in warns:
@@ -267,7 +307,7 @@ def to_parquet(
 
 
 def to_ipc(
-    path: PathLike,
+    path: Source,
     sink: PathLike,
     object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
@@ -283,8 +323,9 @@ def to_ipc(
     named ``.parquet`` is an error naming :func:`to_parquet`."""
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError("chunk_size must be a positive integer or None")
+    src, _staged = _source(path)
     _, _, warns = _rdarrow.to_ipc(
-        _path(path), _path(sink), _object(object), _names(columns), format, compression, chunk_size, memory,
+        src, _path(sink), _object(object), _names(columns), format, compression, chunk_size, memory,
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)

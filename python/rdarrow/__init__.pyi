@@ -1,5 +1,5 @@
 import os
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Union
 
 import pyarrow
 
@@ -15,13 +15,14 @@ from ._rdarrow import (
 
 __version__: str
 PathLike = Union[str, os.PathLike[str]]
+Source = Union[str, os.PathLike[str], bytes, bytearray, memoryview, BinaryIO]
 
 class RDataWarning(UserWarning): ...
 
 ObjectRef = Union[str, Sequence[Union[str, int]]]
 
-def list_objects(path: PathLike, recursive: bool = ...) -> List[Dict[str, Any]]: ...
-def read_objects(path: PathLike, names: Optional[Sequence[str]] = ...) -> Dict[str, Any]: ...
+def list_objects(path: Source, recursive: bool = ...) -> List[Dict[str, Any]]: ...
+def read_objects(path: Source, names: Optional[Sequence[str]] = ...) -> Dict[str, Any]: ...
 
 class RDataReader:
     name: str
@@ -29,7 +30,7 @@ class RDataReader:
     row_names: Optional[List[Any]]
     def __init__(
         self,
-        path: PathLike,
+        path: Source,
         object: Optional[ObjectRef] = ...,
         columns: Optional[Sequence[str]] = ...,
         chunk_size: Optional[int] = ...,
@@ -38,18 +39,18 @@ class RDataReader:
     def __arrow_c_stream__(self, requested_schema: Any = ...) -> Any: ...
 
 def read_table(
-    path: PathLike,
+    path: Source,
     object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
     time_unit: Optional[str] = ...,
 ) -> pyarrow.Table: ...
 def read_pandas(
-    path: PathLike,
+    path: Source,
     object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
 ) -> Any: ...
 def to_parquet(
-    path: PathLike,
+    path: Source,
     sink: PathLike,
     object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
@@ -59,7 +60,7 @@ def to_parquet(
     memory: Optional[int] = ...,
 ) -> None: ...
 def to_ipc(
-    path: PathLike,
+    path: Source,
     sink: PathLike,
     object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,

@@ -314,3 +314,37 @@ def test_urls_and_lazy_load_bases(tmp_path, frame_files):
     assert "mtcars" in names and "iris" in names
     iris = rdarrow.read_table(library, object="iris")
     assert iris.num_rows == 150 and iris.column_names[-1] == "Species"
+
+
+def test_bytes_and_file_objects(tmp_path, frame_files, run_r):
+    """Bytes (a file's, or serialize() output, compressed or not) and
+    binary file objects are read as files are."""
+    import gzip
+    import io
+
+    want = rdarrow.read_table(frame_files["rds"])
+    data = frame_files["rds"].read_bytes()
+    with open(frame_files["rds"], "rb") as f:
+        for source in (data, bytearray(data), io.BytesIO(data), f):
+            got = rdarrow.read_table(source)
+            assert got.schema == want.schema
+            assert all(plain(got.column(n)) == plain(want.column(n)) for n in want.column_names)
+    # an .rds stream's object is named "value", as for R's raw vectors
+    assert rdarrow.list_objects(data)[0]["name"] == "value"
+    raw = tmp_path / "raw.bin"
+    run_r(f'writeBin(memCompress(serialize(list(a = 1:3, b = "x"), NULL), "gzip"), "{raw}")')
+    assert rdarrow.read_objects(raw.read_bytes()) == {"value": {"a": [1, 2, 3], "b": ["x"]}}
+    out = tmp_path / "out.parquet"
+    rdarrow.to_parquet(gzip.compress(rdarrow_rds_bytes(frame_files)), out)
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).num_rows == want.num_rows
+    with pytest.raises(rdarrow.RDataError):
+        rdarrow.read_table(b"hello, world")
+
+
+def rdarrow_rds_bytes(frame_files):
+    """The frame's .rds stream, uncompressed."""
+    import lzma
+
+    return lzma.decompress(frame_files["rds"].read_bytes())
