@@ -73,26 +73,18 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
   if (!is.character(files) || length(files) == 0L || anyNA(files) || !all(nzchar(files))) {
     abort_usage("`files` must be a character vector of paths (non-empty strings).")
   }
-  # http(s) URLs are read by the engine; lazy-load bases may be named by
-  # the path their .rdb and .rdx share
-  url <- grepl("^https?://", files, ignore.case = TRUE)
-  inputs <- path.expand(files)
-  base <- !url & !file.exists(inputs) &
-    (file.exists(paste0(inputs, ".rdb")) | file.exists(paste0(inputs, ".rdx")))
-  missing <- !url & !base & !file.exists(inputs)
-  if (any(missing)) {
+  where <- r_data_paths(files)
+  if (any(where$missing)) {
+    missing <- where$missing
     abort_usage(sprintf("file%s %s do%s not exist.",
                         if (sum(missing) > 1L) "s" else "",
                         paste0("'", files[missing], "'", collapse = ", "),
                         if (sum(missing) > 1L) "" else "es"))
   }
-  dirs <- !url & !base & dir.exists(inputs)
-  if (any(dirs)) {
-    abort_usage(sprintf("'%s' is a directory, not a file.", files[dirs][1L]))
+  if (any(where$dir)) {
+    abort_usage(sprintf("'%s' is a directory, not a file.", files[where$dir][1L]))
   }
-  local <- !url & !base
-  inputs[local] <- normalizePath(inputs[local], mustWork = TRUE)
-  inputs[base] <- file.path(normalizePath(dirname(inputs[base]), mustWork = TRUE), basename(inputs[base]))
+  inputs <- where$paths
   if (!is.character(path) || length(path) != 1L || is.na(path) || !nzchar(path)) {
     abort_usage("`path` must be a single directory path (a non-empty string).")
   }

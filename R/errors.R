@@ -71,21 +71,42 @@ data_source <- function(file) {
     name <- rds_name(summary(file)$description)
     return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp)))
   }
-  list(path = check_file(file), name = rds_name(file), done = function() invisible())
-}
-
-check_file <- function(file) {
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
     abort_usage("`file` must be a single path or URL (a non-empty string), a raw vector or a connection.")
   }
-  # http(s) URLs are read by the engine as a stream
-  if (grepl("^https?://", file, ignore.case = TRUE)) return(file)
+  where <- r_data_paths(file)
+  if (where$missing) abort_usage(sprintf("file '%s' does not exist.", file))
+  if (where$dir) abort_usage(sprintf("'%s' is a directory, not a file.", file))
+  list(path = where$paths, name = rds_name(file), done = function() invisible())
+}
+
+# Where R data `files` are read from, as the engine takes them: http(s)
+# URLs as they are (the engine streams them), a lazy-load data base named
+# by the path its .rdb and .rdx share, else the file's full path. Returns
+# list(paths, missing, dir): `missing` where nothing is there, `dir` where
+# a directory is (their `paths` are NA).
+r_data_paths <- function(files) {
+  url <- grepl("^https?://", files, ignore.case = TRUE)
+  expanded <- path.expand(files)
+  exists <- file.exists(expanded)
+  base <- !url & !exists &
+    (file.exists(paste0(expanded, ".rdb")) | file.exists(paste0(expanded, ".rdx")))
+  dir <- !url & exists & dir.exists(expanded)
+  local <- !url & exists & !dir
+  paths <- ifelse(url, files, NA_character_)
+  paths[local] <- normalizePath(expanded[local], mustWork = TRUE)
+  paths[base] <- file.path(normalizePath(dirname(expanded[base]), mustWork = TRUE),
+                           basename(expanded[base]))
+  list(paths = paths, missing = !url & !base & !exists, dir = dir)
+}
+
+# A local file given as `file`: its full path, or a usage error.
+check_file <- function(file) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    abort_usage("`file` must be a single path (a non-empty string).")
+  }
   path <- path.expand(file)
   if (!file.exists(path)) {
-    # a lazy-load data base named by the path its .rdb and .rdx share
-    if (file.exists(paste0(path, ".rdb")) || file.exists(paste0(path, ".rdx"))) {
-      return(file.path(normalizePath(dirname(path), mustWork = TRUE), basename(path)))
-    }
     abort_usage(sprintf("file '%s' does not exist.", file))
   }
   if (dir.exists(path)) {

@@ -90,25 +90,21 @@ impl LazyDb {
         let (rdb, rdx) = files_of(path).ok_or_else(|| {
             Error::usage(format!("'{}' is not a lazy-load data base", path.display()))
         })?;
-        if !rdx.is_file() {
-            return Err(Error::new(
-                crate::ErrorKind::NotRData,
-                format!(
-                    "the lazy-load data base '{}' has no index '{}' beside it",
-                    rdb.display(),
-                    rdx.display()
-                ),
-            ));
-        }
-        if !rdb.is_file() {
-            return Err(Error::new(
-                crate::ErrorKind::NotRData,
-                format!(
-                    "the lazy-load index '{}' has no data base '{}' beside it",
-                    rdx.display(),
-                    rdb.display()
-                ),
-            ));
+        // the pair's other half must be there too
+        for (there, kind, missing, what) in [
+            (&rdb, "data base", &rdx, "index"),
+            (&rdx, "index", &rdb, "data base"),
+        ] {
+            if !missing.is_file() {
+                return Err(Error::new(
+                    crate::ErrorKind::NotRData,
+                    format!(
+                        "the lazy-load {kind} '{}' has no {what} '{}' beside it",
+                        there.display(),
+                        missing.display()
+                    ),
+                ));
+            }
         }
         let index = crate::read_file_plain(&rdx, &as_is(opts)).map_err(|e| Error {
             message: format!("the index '{}': {}", rdx.display(), e.message),
@@ -282,31 +278,12 @@ impl LazyDb {
             crate::cancel::check()?;
             let decode = filter.decode(name.as_bytes());
             let (obj, len) = if decode || filter.parse_declined() {
-                let bytes = self
-                    .entry(name, *key, opts.memory_limit())
-                    .map_err(|e| e.in_object(name))?;
-                let len = bytes.len() as u64;
-                let doc = crate::parse(
-                    Compression::None,
-                    Input::from_bytes(bytes),
-                    opts,
-                    &mut move |_: &[u8]| decode,
-                )
-                .map_err(|e| e.in_object(name))?;
-                if doc.container != Container::Stream {
-                    return Err(Error::corrupt(format!(
-                        "the entry of '{name}' is a save() file, not a serialized object"
-                    )));
-                }
-                header.get_or_insert(doc.header);
-                let base = refs.append(doc.refs);
-                let mut root = doc.root;
-                root.for_each_ref_mut(&mut |id| id.0 += base);
+                let (root, entry_header, len) = self.fetch(name, *key, &mut refs, opts, decode)?;
+                header.get_or_insert(entry_header);
                 (root, len)
             } else {
                 (RObject::Null, 0)
             };
-            let tag = symbol(&mut refs, name.as_bytes());
             spans.push(ObjectSpan {
                 name: name.as_bytes().to_vec(),
                 start: at,
@@ -314,13 +291,7 @@ impl LazyDb {
                 decoded: decode,
             });
             at += len;
-            cells.push(Cell {
-                sxptype: sxp::LIST,
-                flags: Flags::default(),
-                attributes: None,
-                tag: Some(RObject::Ref(tag)),
-                car: obj,
-            });
+            cells.push(cell(&mut refs, name.as_bytes(), obj));
         }
         self.resolve_environments(&mut refs, &mut cells, opts)?;
         let header = match header {
@@ -351,29 +322,37 @@ impl LazyDb {
 }
 
 impl LazyDb {
-    /// The object in the entry at `place` (`what`, for errors), its
-    /// references moved into `refs`.
+    /// The object in the entry at `place` (`what`, for errors), parsed
+    /// with `opts` (payloads skipped unless `decode`), its references moved
+    /// into `refs`; with the entry's header and size.
     fn fetch(
         &self,
         what: &str,
         place: (u64, u64),
         refs: &mut RefTable,
         opts: &ReadOptions,
-    ) -> Result<RObject> {
+        decode: bool,
+    ) -> Result<(RObject, StreamHeader, u64)> {
         let bytes = self
             .entry(what, place, opts.memory_limit())
             .map_err(|e| e.in_object(what))?;
+        let len = bytes.len() as u64;
         let doc = crate::parse(
             Compression::None,
             Input::from_bytes(bytes),
-            &as_is(opts),
-            &mut |_: &[u8]| true,
+            opts,
+            &mut move |_: &[u8]| decode,
         )
         .map_err(|e| e.in_object(what))?;
+        if doc.container != Container::Stream {
+            return Err(Error::corrupt(format!(
+                "the entry of '{what}' is a save() file, not a serialized object"
+            )));
+        }
         let base = refs.append(doc.refs);
         let mut root = doc.root;
         root.for_each_ref_mut(&mut |r| r.0 += base);
-        Ok(root)
+        Ok((root, doc.header, len))
     }
 
     /// The environments the entries share: each persistent reference to
@@ -417,7 +396,7 @@ impl LazyDb {
             };
             canonical.insert(key.clone(), id);
             let shared = shared.clone();
-            let root = self.fetch(&key, shared.entry, refs, opts)?;
+            let (root, _, _) = self.fetch(&key, shared.entry, refs, &as_is(opts), true)?;
             let parts = list_entries(&root, refs);
             let part = |n: &str| {
                 parts
@@ -429,34 +408,19 @@ impl LazyDb {
                 .as_ref()
                 .and_then(scalar)
                 .is_some_and(|x| x != 0.0);
-            let mut frame = tagged(part("bindings"), refs);
+            let mut bindings = named(part("bindings"), refs);
             // bindings stored apart, forced as R forces them when used
             for (name, place) in &shared.lazy {
-                let value = self.fetch(&format!("{key}: {name}"), *place, refs, opts)?;
-                let tag = symbol(refs, name.as_bytes());
-                let cell = Cell {
-                    sxptype: sxp::LIST,
-                    flags: Flags::default(),
-                    attributes: None,
-                    tag: Some(RObject::Ref(tag)),
-                    car: value,
-                };
-                match &mut frame {
-                    RObject::Pairlist(p) => p.cells.push(cell),
-                    _ => {
-                        frame = RObject::Pairlist(Box::new(Pairlist {
-                            cells: vec![cell],
-                            tail: RObject::Null,
-                        }))
-                    }
-                }
+                let (value, _, _) =
+                    self.fetch(&format!("{key}: {name}"), *place, refs, &as_is(opts), true)?;
+                bindings.push((name.clone(), value));
             }
             let env = Environment {
                 locked,
                 enclosure: part("enclos").unwrap_or(RObject::Special(SpecialValue::GlobalEnv)),
-                frame,
+                frame: tagged(bindings, refs),
                 hashtab: RObject::Null,
-                attributes: tagged(part("attributes"), refs),
+                attributes: tagged(named(part("attributes"), refs), refs),
             };
             refs.entries[i] = RefEntry::Environment(Box::new(env));
             i += 1;
@@ -501,31 +465,37 @@ fn symbol(refs: &mut RefTable, name: &[u8]) -> RefId {
     }))
 }
 
-/// A named list as the tagged pairlist R keeps a frame or attributes in
+/// The (name, value) pairs of a named list (none for `NULL`).
+fn named(list: Option<RObject>, refs: &RefTable) -> Vec<(String, RObject)> {
+    list.map(|l| {
+        list_entries(&l, refs)
+            .into_iter()
+            .map(|(n, v)| (n, v.clone()))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// A pairlist cell tagged `name` (a new symbol in `refs`).
+fn cell(refs: &mut RefTable, name: &[u8], car: RObject) -> Cell {
+    Cell {
+        sxptype: sxp::LIST,
+        flags: Flags::default(),
+        attributes: None,
+        tag: Some(RObject::Ref(symbol(refs, name))),
+        car,
+    }
+}
+
+/// `entries` as the tagged pairlist R keeps a frame or attributes in
 /// (`NULL` when empty).
-fn tagged(list: Option<RObject>, refs: &mut RefTable) -> RObject {
-    let Some(list) = list else {
-        return RObject::Null;
-    };
-    let entries: Vec<(String, RObject)> = list_entries(&list, refs)
-        .into_iter()
-        .map(|(n, v)| (n, v.clone()))
-        .collect();
+fn tagged(entries: Vec<(String, RObject)>, refs: &mut RefTable) -> RObject {
     if entries.is_empty() {
         return RObject::Null;
     }
     let cells = entries
         .into_iter()
-        .map(|(name, value)| {
-            let tag = symbol(refs, name.as_bytes());
-            Cell {
-                sxptype: sxp::LIST,
-                flags: Flags::default(),
-                attributes: None,
-                tag: Some(RObject::Ref(tag)),
-                car: value,
-            }
-        })
+        .map(|(name, value)| cell(refs, name.as_bytes(), value))
         .collect();
     RObject::Pairlist(Box::new(Pairlist {
         cells,

@@ -164,10 +164,7 @@ impl Document {
         if let Some(i) = names.iter().position(|n| n == object) {
             return Ok((i, None));
         }
-        let path = object_path::ObjectPath::parse(object)
-            .ok()
-            .filter(|p| !p.steps.is_empty());
-        let Some(path) = path else {
+        let Some(path) = object_path::ObjectPath::nested(object) else {
             return Err(self
                 .find_objects(&[object.to_string()], stream_name)
                 .unwrap_err());
@@ -192,10 +189,7 @@ impl Document {
         let unknown: Vec<String> = wanted
             .iter()
             .filter(|w| !names.contains(w))
-            .map(|w| match object_path::ObjectPath::parse(w) {
-                Ok(p) if !p.steps.is_empty() => p.top,
-                _ => w.clone(),
-            })
+            .map(|w| object_path::ObjectPath::nested(w).map_or_else(|| w.clone(), |p| p.top))
             .filter(|top| !names.contains(top))
             .collect();
         if !unknown.is_empty() {
@@ -735,7 +729,7 @@ pub fn list_file(
 
 /// Whether `object` is an object path into a list (`lst$a`), not a name.
 pub(crate) fn is_path(object: &str) -> bool {
-    object_path::ObjectPath::parse(object).is_ok_and(|p| !p.steps.is_empty())
+    object_path::ObjectPath::nested(object).is_some()
 }
 
 /// Read the objects `wanted` (names or object paths) of the file at

@@ -72,6 +72,12 @@ impl ObjectPath {
         Ok(ObjectPath { top, steps })
     }
 
+    /// `s` as an object path into a list (`lst$a`), or `None` for a plain
+    /// name (or text that is not a path).
+    pub fn nested(s: &str) -> Option<ObjectPath> {
+        ObjectPath::parse(s).ok().filter(|p| !p.steps.is_empty())
+    }
+
     /// The path as R code would write it.
     pub fn display(&self) -> String {
         let mut s = quote_name(&self.top);

@@ -46,6 +46,7 @@ pub fn describe(doc: &Document) -> Vec<ObjectInfo> {
 /// ([`crate::object_path`]); their sizes in the stream are unknown. The
 /// top-level objects are named `names`.
 pub fn describe_nested(doc: &Document, names: &[String]) -> Vec<ObjectInfo> {
+    let objects = doc.objects();
     let mut out = Vec::new();
     for (k, mut top) in describe(doc).into_iter().enumerate() {
         if let Some(n) = names.get(k) {
@@ -53,7 +54,7 @@ pub fn describe_nested(doc: &Document, names: &[String]) -> Vec<ObjectInfo> {
         }
         let path = crate::object_path::ObjectPath::top(&top.name);
         out.push(top);
-        if let Some((_, obj)) = doc.objects().get(k) {
+        if let Some((_, obj)) = objects.get(k) {
             nested(obj, &doc.refs, path, &mut out);
         }
     }

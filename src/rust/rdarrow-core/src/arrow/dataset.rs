@@ -496,7 +496,7 @@ fn split_frame_lists(
     names_to: &str,
 ) -> Result<(Vec<(String, RObject)>, bool)> {
     use crate::object_path::{ObjectPath, Step};
-    let is_frame_list = |obj: &RObject, doc: &Document| match obj {
+    let is_frame_list = |obj: &RObject| match obj {
         RObject::Vector(v) => match &v.data {
             crate::tree::VectorData::List(items) => {
                 !is_data_frame(obj, doc)
@@ -507,7 +507,7 @@ fn split_frame_lists(
         },
         _ => false,
     };
-    if !selected.iter().any(|(_, o)| is_frame_list(o, doc)) {
+    if !selected.iter().any(|(_, o)| is_frame_list(o)) {
         return Ok((selected, false));
     }
     if names_to.is_empty() {
@@ -517,7 +517,7 @@ fn split_frame_lists(
     }
     let mut out = Vec::new();
     for (name, obj) in selected {
-        if !is_frame_list(&obj, doc) {
+        if !is_frame_list(&obj) {
             out.push((name, obj));
             continue;
         }
@@ -530,8 +530,7 @@ fn split_frame_lists(
                 .collect(),
             None => Vec::new(),
         };
-        let base =
-            crate::object_path::ObjectPath::parse(&name).unwrap_or_else(|_| ObjectPath::top(&name));
+        let base = ObjectPath::parse(&name).unwrap_or_else(|_| ObjectPath::top(&name));
         let RObject::Vector(v) = obj else {
             unreachable!()
         };
@@ -547,7 +546,7 @@ fn split_frame_lists(
             });
             let value = label.unwrap_or_else(|| (i + 1).to_string().into_bytes());
             let rows = crate::summary::dims(&frame, &doc.refs).0.unwrap_or(0.0) as usize;
-            let col_names: Vec<Vec<u8>> = frame_names(&frame, doc);
+            let col_names = frame_names(&frame, doc).unwrap_or_default();
             if col_names.iter().any(|c| c == names_to.as_bytes()) {
                 return Err(Error::usage(format!(
                     "'{}' has a column '{names_to}' already: name the column of the list's names otherwise (names_to)",
@@ -584,17 +583,16 @@ fn split_frame_lists(
     Ok((out, true))
 }
 
-/// A data frame's column names.
-fn frame_names(frame: &RObject, doc: &Document) -> Vec<Vec<u8>> {
-    frame
+/// A data frame's column names (`NA` as "NA"), if it has them.
+fn frame_names(frame: &RObject, doc: &Document) -> Option<Vec<Vec<u8>>> {
+    let s = frame
         .attribute(&doc.refs, "names")
-        .and_then(|n| n.as_strings())
-        .map(|s| {
-            (0..s.len())
-                .map(|i| s.get(i).unwrap_or(b"NA").to_vec())
-                .collect()
-        })
-        .unwrap_or_default()
+        .and_then(|n| n.as_strings())?;
+    Some(
+        (0..s.len())
+            .map(|i| s.get(i).unwrap_or(b"NA").to_vec())
+            .collect(),
+    )
 }
 
 /// Replace character row names by compact ones (a dataset's rows have no
@@ -630,12 +628,10 @@ fn column_names(
     opts: &DatasetOptions,
 ) -> Result<Vec<String>> {
     if is_data_frame(obj, doc) {
-        if let Some(s) = obj
-            .attribute(&doc.refs, "names")
-            .and_then(|n| n.as_strings())
-        {
-            return Ok((0..s.len())
-                .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned())
+        if let Some(names) = frame_names(obj, doc) {
+            return Ok(names
+                .iter()
+                .map(|n| String::from_utf8_lossy(n).into_owned())
                 .collect());
         }
     }

@@ -32,7 +32,7 @@ use super::rows::row_groups;
 use super::to_arrow::{element_bytes, rows_for, ColumnSoFar, TableOptions};
 use crate::error::{Error, Result};
 use crate::spill::{BlobSpill, PayloadStore};
-use crate::tree::{RObject, RefTable, VectorData};
+use crate::tree::{RObject, RefTable};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
@@ -44,7 +44,7 @@ use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 /// The name a chunk is encoded under until it is spliced.
@@ -84,7 +84,7 @@ struct Shared {
     /// Bytes per row of the columns seen so far (the row groups' size
     /// follows from all of them, as [`super::to_arrow::StreamedTable`]
     /// sizes them).
-    row_bytes: Mutex<u64>,
+    row_bytes: AtomicU64,
     /// The chunk and its stored type.
     done: Mutex<HashMap<Key, (DataType, Encoded)>>,
 }
@@ -116,7 +116,7 @@ impl EarlyChunks {
             memory,
             spill: Arc::new(BlobSpill::new(spill_dir)?),
             stop: AtomicBool::new(false),
-            row_bytes: Mutex::new(0),
+            row_bytes: AtomicU64::new(0),
             done: Mutex::new(HashMap::new()),
         });
         let (tx, rx) = mpsc::channel::<Job>();
@@ -162,21 +162,15 @@ impl EarlyChunks {
         header: &crate::StreamHeader,
         store: Option<PayloadStore>,
     ) {
-        let rows = {
-            let mut row_bytes = self
-                .shared
-                .row_bytes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            *row_bytes += element_bytes(obj);
-            self.shared
-                .rows
-                .unwrap_or_else(|| rows_for(*row_bytes, self.shared.memory))
-        };
+        let bytes = element_bytes(obj);
+        let row_bytes = self.shared.row_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        let rows = self
+            .shared
+            .rows
+            .unwrap_or_else(|| rows_for(row_bytes, self.shared.memory));
+        // the hook's store comes with a payload left in the stream
         let Some(store) = store else { return };
-        let is_payload =
-            matches!(obj, RObject::Vector(v) if matches!(v.data, VectorData::Deferred(_)));
-        if !is_payload || self.shared.stop.load(Ordering::Relaxed) {
+        if self.shared.stop.load(Ordering::Relaxed) {
             return;
         }
         let job = Job {
