@@ -4,11 +4,8 @@
 # project's virtual environment (.venv, made by tools/setup.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ -f "$HOME/.cargo/env" ]; then
-  # shellcheck disable=SC1091
-  . "$HOME/.cargo/env"
-fi
-export PATH="$PATH:$HOME/.cargo/bin"
+# shellcheck source=tools/env.sh
+. tools/env.sh
 venv="$(pwd)/.venv"
 if [ ! -x "$venv/bin/maturin" ]; then
   echo "python-wheel.sh: $venv/bin/maturin not found; run tools/setup.sh first" >&2

@@ -28,16 +28,13 @@ done
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# R warns about an unknown timezone on machines without one configured.
-export TZ="${TZ:-UTC}"
-
 # --- Debian packages ---------------------------------------------------------
 apt_packages=(
   r-base-dev
   r-cran-testthat r-cran-roxygen2 r-cran-reticulate r-cran-bit64 r-cran-hms
   r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
-  r-cran-withr r-cran-callr r-cran-jsonlite
+  r-cran-withr r-cran-callr r-cran-jsonlite r-cran-waldo r-cran-matrix
   python3-venv libpython3-dev
 )
 
@@ -72,12 +69,9 @@ else
   exit 1
 fi
 
-# --- Rust --------------------------------------------------------------------
-if [ -f "$HOME/.cargo/env" ]; then
-  # shellcheck disable=SC1091
-  . "$HOME/.cargo/env"
-fi
-export PATH="$PATH:$HOME/.cargo/bin"
+# --- Rust and the caches (tools/env.sh) ------------------------------------
+# shellcheck source=tools/env.sh
+. tools/env.sh
 if ! command -v cargo >/dev/null 2>&1 || ! command -v rustc >/dev/null 2>&1; then
   cat >&2 <<'MSG'
 setup.sh: cargo/rustc not found on the PATH (nor in $HOME/.cargo/bin).
@@ -87,38 +81,56 @@ MSG
   exit 1
 fi
 echo "==> $(cargo --version), $(rustc --version)"
+echo "==> cache: ${rdarrow_cache:-<none: inside the repository>}"
+rdarrow_prune_cache
 
-# --- Python with pyarrow (the tests check what Arrow consumers see) ---------
+# --- Python with pyarrow, and arrow R (what Arrow consumers see) -------------
 # A virtual environment of Debian's Python (which has the shared libpython
-# that R's reticulate embeds), in .venv/ of the repository. The tests point
-# RETICULATE_PYTHON at it. pyarrow is pinned to the release whose libarrow
-# the arrow R package below is built against: a process that loads arrow R
-# and another pyarrow crashes.
-pyarrow_version=25.0.1
-venv="$(pwd)/.venv"
-if ! "$venv/bin/python" -c "import pyarrow, polars, duckdb, pandas, pytest, maturin, dask.dataframe, distributed, pyreadr, rdata; assert pyarrow.__version__ == '$pyarrow_version'" >/dev/null 2>&1; then
-  echo "==> Python environment with pyarrow $pyarrow_version in $venv"
-  /usr/bin/python3 -m venv "$venv"
-  # maturin builds the Python package (python/); pytest runs its tests
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "pyarrow==$pyarrow_version" \
-    polars duckdb pandas pytest "maturin>=1.7,<2" "dask[dataframe]" distributed \
-    pyreadr rdata  # the other Python readers, compared in the tests and bench/python.py
+# that R's reticulate embeds) with the packages of tools/requirements-test.txt.
+# The arrow and nanoarrow R packages are built (CRAN is not reachable here)
+# from the sources in ../shared/arrow-r against the libarrow inside that
+# venv's pyarrow, into its r-lib/ (beside that libarrow, which they load);
+# tools/test.sh puts that library on R's path. Test-only: they stay in
+# Suggests. The whole environment is one cache entry, keyed by the Python
+# and R versions, the requirements and the arrow R sources; .venv in the
+# repository links to it.
+arrow_r_dir="$(pwd)/../shared/arrow-r"
+venv_key="$( {
+  /usr/bin/python3 --version
+  R --version | head -1
+  cat tools/requirements-test.txt
+  if [ -d "$arrow_r_dir" ]; then sha256sum "$arrow_r_dir"/*.tar.gz "$arrow_r_dir"/install.sh | cut -c1-64; fi
+} | rdarrow_hash)"
+if [ -n "$rdarrow_cache" ]; then
+  venv_real="$rdarrow_cache/venv-$venv_key"
+  if [ -e .venv ] && [ ! -L .venv ]; then
+    echo "==> .venv is a folder of its own: using it instead of the cache"
+    venv_real="$(pwd)/.venv"
+  else
+    ln -sfn "$venv_real" .venv
+  fi
 else
-  echo "==> Python environment: pyarrow $pyarrow_version present in $venv"
+  venv_real="$(pwd)/.venv"
 fi
-
-# --- The arrow and nanoarrow R packages (what arrow R users see) -------------
-# CRAN is not reachable here: both are built from the sources in
-# ../shared/arrow-r against the libarrow inside the venv's pyarrow, into
-# .venv/r-lib (beside that libarrow, which they load); tools/test.sh puts
-# that library on R's path. Test-only: they stay in Suggests.
-arrow_r="$(pwd)/../shared/arrow-r/install.sh"
-if [ -f "$arrow_r" ]; then
-  echo "==> arrow and nanoarrow R packages in $venv/r-lib"
-  mkdir -p "$venv/r-lib"
-  bash "$arrow_r" "$venv/r-lib" "$venv/bin/python"
+venv="$(pwd)/.venv"
+if [ -f "$venv_real/.rdarrow-complete" ]; then
+  echo "==> Python environment and arrow R: cached in $venv_real"
+  touch "$venv_real"
 else
-  echo "==> $arrow_r not found: the tests that need the arrow R package will skip"
+  start=$(date +%s)
+  echo "==> Python environment in $venv_real"
+  rm -rf "$venv_real"
+  /usr/bin/python3 -m venv "$venv_real"
+  "$venv_real/bin/pip" install --quiet --disable-pip-version-check -r tools/requirements-test.txt
+  if [ -f "$arrow_r_dir/install.sh" ]; then
+    echo "==> arrow and nanoarrow R packages in $venv_real/r-lib"
+    mkdir -p "$venv_real/r-lib"
+    bash "$arrow_r_dir/install.sh" "$venv_real/r-lib" "$venv_real/bin/python"
+    touch "$venv_real/.rdarrow-complete"
+  else
+    echo "==> $arrow_r_dir/install.sh not found: the tests that need the arrow R package will skip"
+  fi
+  echo "==> Python environment ready in $(($(date +%s) - start)) s"
 fi
 
 # --- Build and install ---------------------------------------------------------
@@ -133,5 +145,10 @@ bash tools/python-wheel.sh
 # --- Demo --------------------------------------------------------------------
 if [ "$demo" -eq 1 ]; then
   echo "==> Demo: tools/demo.R"
-  Rscript tools/demo.R
+  # with the arrow R package built above, to show the Arrow hand-off
+  if [ -d "$venv/r-lib" ]; then
+    R_LIBS="$venv/r-lib${R_LIBS:+:$R_LIBS}" Rscript tools/demo.R
+  else
+    Rscript tools/demo.R
+  fi
 fi

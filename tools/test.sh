@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Run rdarrow's tests:
-#   1. the Rust engine's own tests (cargo test, crate rdarrow-core; no R);
+#   0. the layers point one way (tools/layers.py, ARCHITECTURE.md);
+#   1. the Rust engine's own tests (cargo test, crates rdarrow-format and
+#      rdarrow-arrow; no R);
 #   2. build and install the package (R CMD INSTALL ., default library);
-#   3. the testthat suite in tests/testthat, against the installed package;
+#   3. the testthat suite in tests/testthat, against the installed package,
+#      its files shared among RDARROW_TEST_JOBS (default 2) R processes
+#      (tools/testthat.R);
 #   4. build and install the Python package (tools/python-wheel.sh) and run
 #      its pytest suite in python/tests.
 # Prints `testthat: N passed, N failed, N skipped` and `pytest: passed` (or
@@ -15,18 +19,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$(pwd)"
 
-if [ -f "$HOME/.cargo/env" ]; then
-  # shellcheck disable=SC1091
-  . "$HOME/.cargo/env"
-fi
-export PATH="$PATH:$HOME/.cargo/bin"
+# shellcheck source=tools/env.sh
+. tools/env.sh
 if ! command -v cargo >/dev/null 2>&1; then
   echo "test.sh: cargo not found; run tools/setup.sh first (needs Rust >= 1.88)" >&2
   exit 1
 fi
-
-# Keep R quiet about a missing timezone on minimal machines.
-export TZ="${TZ:-UTC}"
 
 if [ -z "${RDARROW_PEERS_DIR:-}" ] && [ -d "$root/../shared/corpus/peers" ]; then
   RDARROW_PEERS_DIR="$(cd "$root/../shared/corpus/peers" && pwd)"
@@ -46,12 +44,26 @@ if [ -d "$root/.venv/r-lib" ]; then
 fi
 echo "==> R_LIBS=${R_LIBS:-<unset>}"
 
-echo "==> cargo test --release -p rdarrow-core"
-cargo test --release --manifest-path src/rust/Cargo.toml -p rdarrow-core
+# Seconds per step, printed at the end.
+steps=()
+step_start=$(date +%s)
+step_done() {
+  local now
+  now=$(date +%s)
+  steps+=("$(printf '%6d s  %s' $((now - step_start)) "$1")")
+  step_start=$now
+}
+
+echo "==> layers (tools/layers.py)"
+python3 tools/layers.py
+step_done "layers"
+
+echo "==> cargo test --release -p rdarrow-format -p rdarrow-arrow"
+cargo test --release --manifest-path src/rust/Cargo.toml -p rdarrow-format -p rdarrow-arrow
+step_done "cargo test"
 
 echo "==> R CMD INSTALL ."
 log="$(mktemp -t rdarrow-install.XXXXXX)"
-start=$(date +%s)
 if ! R CMD INSTALL --no-multiarch . >"$log" 2>&1; then
   cat "$log"
   echo "test.sh: R CMD INSTALL failed" >&2
@@ -60,67 +72,31 @@ if ! R CMD INSTALL --no-multiarch . >"$log" 2>&1; then
   exit 1
 fi
 rm -f "$log"
-echo "==> installed in $(($(date +%s) - start)) s"
+step_done "R CMD INSTALL"
 
-echo "==> testthat (tests/testthat, installed package)"
-runner="$(mktemp -t rdarrow-testthat.XXXXXX)"
-trap 'rm -f "$runner"' EXIT
-cat >"$runner" <<'RCODE'
-counts <- c(passed = 0L, failed = 0L, skipped = 0L)
-ok <- tryCatch(
-  {
-    res <- testthat::test_dir(
-      "tests/testthat",
-      package = "rdarrow",
-      load_package = "installed",
-      reporter = testthat::ProgressReporter$new(
-        show_praise = FALSE,
-        max_failures = Inf,
-        update_interval = if (cli::is_dynamic_tty()) 0.1 else Inf
-      ),
-      stop_on_failure = FALSE,
-      stop_on_warning = FALSE
-    )
-    for (test in res) {
-      for (e in test$results) {
-        if (inherits(e, "expectation_success")) {
-          counts[["passed"]] <- counts[["passed"]] + 1L
-        } else if (inherits(e, "expectation_failure") || inherits(e, "expectation_error")) {
-          counts[["failed"]] <- counts[["failed"]] + 1L
-        } else if (inherits(e, "expectation_skip")) {
-          counts[["skipped"]] <- counts[["skipped"]] + 1L
-        }
-      }
-    }
-    TRUE
-  },
-  error = function(e) {
-    message("test.sh: the test run itself failed: ", conditionMessage(e))
-    FALSE
-  }
-)
-if (!ok) counts[["failed"]] <- counts[["failed"]] + 1L
-cat(sprintf(
-  "testthat: %d passed, %d failed, %d skipped\n",
-  counts[["passed"]], counts[["failed"]], counts[["skipped"]]
-))
-quit(save = "no", status = if (counts[["failed"]] > 0L) 1L else 0L)
-RCODE
+echo "==> testthat (tests/testthat, installed package, ${RDARROW_TEST_JOBS:-2} processes)"
 r_status=0
-NOT_CRAN="${NOT_CRAN:-true}" Rscript --no-init-file "$runner" || r_status=$?
+times_file=""
+[ -n "$rdarrow_cache" ] && times_file="$rdarrow_cache/testthat-times.tsv"
+NOT_CRAN="${NOT_CRAN:-true}" Rscript --no-init-file tools/testthat.R "${RDARROW_TEST_JOBS:-2}" "$times_file" || r_status=$?
+step_done "testthat"
 
 # The Python package: built from this tree, then its pytest suite (which
 # checks files written by R itself, so R_LIBS and TZ as above).
 py_status=0
 if [ -x "$root/.venv/bin/maturin" ]; then
   bash tools/python-wheel.sh || py_status=$?
+  step_done "Python wheel"
   if [ "$py_status" -eq 0 ]; then
     echo "==> pytest (python/tests)"
-    "$root/.venv/bin/python" -m pytest python/tests -q -rs -p no:cacheprovider || py_status=$?
+    "$root/.venv/bin/python" -m pytest python/tests -q -rs -p no:cacheprovider --durations=15 || py_status=$?
   fi
+  step_done "pytest"
 else
   echo "test.sh: .venv/bin/maturin not found (run tools/setup.sh): the Python package is not tested" >&2
   py_status=1
 fi
+echo "==> seconds per step:"
+printf '%s\n' "${steps[@]}"
 echo "pytest: $([ "$py_status" -eq 0 ] && echo passed || echo failed)"
 [ "$r_status" -eq 0 ] && [ "$py_status" -eq 0 ]

@@ -34,8 +34,8 @@
 # sizes, jumps to invalid addresses and a crash (fatal signal: its stack is
 # where the process died). An error is in rdarrow frames when any stack of
 # it (the access, and the allocation/free stacks valgrind adds) has a frame
-# that names rdarrow or extendr (crates rdarrow_core, rdarrow_r,
-# extendr_api, the wrap__* entry points, source files under rdarrow-core/
+# that names rdarrow or extendr (crates rdarrow_arrow, rdarrow_r,
+# extendr_api, the wrap__* entry points, source files under rdarrow-arrow/
 # or rdarrow-r/) or whose address lies in rdarrow.so (the workload records
 # where it is mapped). Each such error is printed with its full stacks.
 #
@@ -158,7 +158,7 @@ in_rdarrow_so <- function(addr_hex) {
 }
 
 frame_re <- "^ +(at|by) 0x([0-9A-Fa-f]+): "
-name_re <- "rdarrow|extendr|wrap__|rdarrow-core/|rdarrow-r/"
+name_re <- "rdarrow|extendr|wrap__|rdarrow-arrow/|rdarrow-r/"
 frame_is_rdarrow <- function(l) {
   if (!grepl(frame_re, l)) return(FALSE)
   if (grepl(name_re, l, ignore.case = TRUE)) return(TRUE)

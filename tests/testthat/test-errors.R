@@ -489,7 +489,7 @@ test_that("Arrow IPC data the IPC reader cannot take is a corrupt error, and the
   # inputs found by fuzzing: buffers that point past the message body, a
   # footer that lists a block far larger than the file, compressed buffers
   # that declare 17 TB or 12 GB
-  dir <- file.path(testthat::test_path(), "..", "..", "src", "rust", "rdarrow-core", "tests", "fuzz-findings")
+  dir <- file.path(testthat::test_path(), "..", "..", "src", "rust", "rdarrow-arrow", "tests", "fuzz-findings")
   found <- Sys.glob(file.path(dir, c("*.arrows", "*.arrow")))
   skip_if(length(found) == 0L, "the source tree's fuzz findings are not here")
   # (one declares a 12 GB buffer: over a 1 GiB memory limit)

@@ -3,9 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_core::arrow::from_arrow::frame_from_batches;
-use rdarrow_core::arrow::ipc::read_ipc_bytes;
-use rdarrow_core::{Container, Format, StreamHeader};
+use rdarrow_arrow::arrow::from_arrow::frame_from_batches;
+use rdarrow_arrow::arrow::ipc::read_ipc_bytes;
+use rdarrow_arrow::{Container, Format, StreamHeader};
 
 /// libfuzzer-sys aborts on every panic, caught or not. The Arrow IPC reader
 /// panics on some malformed buffers, and arrow on some malformed types;
@@ -49,5 +49,5 @@ fuzz_target!(|data: &[u8]| {
         native_encoding: (version == 3).then(|| b"UTF-8".to_vec()),
         ascii_hex: false,
     };
-    let _ = rdarrow_core::write::write_stream(Vec::new(), Container::Stream, &header, &frame.object, &frame.refs);
+    let _ = rdarrow_arrow::write::write_stream(Vec::new(), Container::Stream, &header, &frame.object, &frame.refs);
 });

@@ -8,14 +8,14 @@ mod progress;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use progress::{Progress, Spinner};
-use rdarrow_core::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
-use rdarrow_core::arrow::from_arrow::object_from_batches;
-use rdarrow_core::arrow::ipc::{
+use rdarrow_arrow::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
+use rdarrow_arrow::arrow::from_arrow::object_from_batches;
+use rdarrow_arrow::arrow::ipc::{
     read_ipc_bytes, write_ipc, write_ipc_file, IpcCompression, IpcFormat,
 };
-use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
-use rdarrow_core::write::{write_object_file, ObjectFileOptions};
-use rdarrow_core::{Compression, Error, ReadOptions};
+use rdarrow_arrow::arrow::{read_table, ColumnRef, TableOptions};
+use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
+use rdarrow_arrow::{Compression, Error, ReadOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -149,7 +149,7 @@ struct ToDatasetArgs {
     #[arg(long, value_name = "NAME")]
     object: Option<String>,
     /// Where the object is a list of data frames: the partition column of their names in the list
-    #[arg(long, value_name = "COL", default_value = rdarrow_core::arrow::dataset::DEFAULT_NAMES_TO)]
+    #[arg(long, value_name = "COL", default_value = rdarrow_arrow::arrow::dataset::DEFAULT_NAMES_TO)]
     names_to: String,
     /// Compression [default: zstd for parquet, none for arrow and feather]
     #[arg(long, value_enum)]
@@ -185,8 +185,8 @@ impl Codec {
         }
     }
 
-    fn parquet(self) -> rdarrow_core::arrow::parquet::ParquetCompression {
-        use rdarrow_core::arrow::parquet::ParquetCompression;
+    fn parquet(self) -> rdarrow_arrow::arrow::parquet::ParquetCompression {
+        use rdarrow_arrow::arrow::parquet::ParquetCompression;
         match self {
             Codec::None => ParquetCompression::Uncompressed,
             Codec::Lz4 => ParquetCompression::Lz4,
@@ -255,7 +255,7 @@ fn main() -> ExitCode {
 // --- ls ----------------------------------------------------------------------
 
 fn ls(a: LsArgs) -> Outcome {
-    let (_, infos) = rdarrow_core::list_file(
+    let (_, infos) = rdarrow_arrow::list_file(
         &a.file,
         &ReadOptions::default(),
         &stream_name(&a.file),
@@ -370,9 +370,9 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
         )));
     }
     if !to_stdout {
-        rdarrow_core::arrow::check_sink_name(
+        rdarrow_arrow::arrow::check_sink_name(
             &out,
-            rdarrow_core::arrow::DataFileKind::Ipc,
+            rdarrow_arrow::arrow::DataFileKind::Ipc,
             "to-parquet",
         )
         .map_err(|e| Failure::Usage(e.to_string()))?;
@@ -388,7 +388,7 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
             .clone()
             .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         chunk_size: a.chunk_size.map(|c| c as usize),
-        default_tz: rdarrow_core::arrow::session_zone(),
+        default_tz: rdarrow_arrow::arrow::session_zone(),
         ..Default::default()
     };
     let table = read_table(
@@ -465,14 +465,14 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
 /// The name of an `.rds` file's one object: the file's name without its
 /// extension (as `rdata_objects()` and `rdata_to_arrow()` in R name it).
 fn stream_name(file: &Path) -> String {
-    rdarrow_core::stream_object_name(file)
+    rdarrow_arrow::stream_object_name(file)
 }
 
 // --- to-parquet --------------------------------------------------------------
 
 fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
-    use rdarrow_core::arrow::parquet::{ParquetCompression, ParquetOptions};
-    use rdarrow_core::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
+    use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
+    use rdarrow_arrow::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
     let out = a
         .output
         .clone()
@@ -493,7 +493,7 @@ fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
             .columns
             .clone()
             .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
-        default_tz: rdarrow_core::arrow::session_zone(),
+        default_tz: rdarrow_arrow::arrow::session_zone(),
         ..Default::default()
     };
     let popts = ParquetOptions {
@@ -586,7 +586,7 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
         (rows, schema.fields().len())
     } else {
         // a Parquet file is converted one column at a time
-        let res = rdarrow_core::arrow::data_file_to_rdata(&a.arrow_file, &a.output, &opts, limit);
+        let res = rdarrow_arrow::arrow::data_file_to_rdata(&a.arrow_file, &a.output, &opts, limit);
         spin.clear();
         res.map_err(|e| {
             // a write error names the output; any other is the input's
@@ -630,14 +630,14 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
         names_to: a.names_to.clone(),
         compression: a.compression.map(Codec::ipc),
         parquet: {
-            let mut p = rdarrow_core::arrow::parquet::ParquetOptions::default();
+            let mut p = rdarrow_arrow::arrow::parquet::ParquetOptions::default();
             if let Some(c) = a.compression {
                 p.compression = c.parquet();
             }
             p
         },
         chunk_size: a.chunk_size.map(|c| c as usize),
-        default_tz: rdarrow_core::arrow::session_zone(),
+        default_tz: rdarrow_arrow::arrow::session_zone(),
         read: ReadOptions::default(),
         threads: a.threads.map(|t| t as usize).unwrap_or(0),
     };

@@ -11,8 +11,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList};
-use rdarrow_core::arrow::{read_table, ColumnRef, TableOptions};
-use rdarrow_core::{Error, ErrorKind, ReadOptions};
+use rdarrow_arrow::arrow::{read_table, ColumnRef, TableOptions};
+use rdarrow_arrow::{Error, ErrorKind, ReadOptions};
 use std::path::PathBuf;
 
 mod values;
@@ -93,7 +93,7 @@ fn in_file(path: &std::path::Path, e: Error) -> PyErr {
 /// name, then names (str) and positions from 1 (int).
 #[pyfunction]
 fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
-    use rdarrow_core::object_path::{ObjectPath, Step};
+    use rdarrow_arrow::object_path::{ObjectPath, Step};
     let mut it = parts.iter();
     let top: String = it
         .next()
@@ -132,9 +132,11 @@ fn list_objects<'py>(
     path: PathBuf,
     recursive: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let stream_name = rdarrow_core::stream_object_name(&path);
+    let stream_name = rdarrow_arrow::stream_object_name(&path);
     let (_, infos) = py
-        .detach(|| rdarrow_core::list_file(&path, &ReadOptions::default(), &stream_name, recursive))
+        .detach(|| {
+            rdarrow_arrow::list_file(&path, &ReadOptions::default(), &stream_name, recursive)
+        })
         .map_err(|e| in_file(&path, e))?;
     let out = PyList::empty(py);
     for i in infos {
@@ -172,7 +174,7 @@ fn read_stream<'py>(
     Py<PyAny>,
 )> {
     use arrow_schema::TimeUnit;
-    let stream_name = rdarrow_core::stream_object_name(&path);
+    let stream_name = rdarrow_arrow::stream_object_name(&path);
     let time_unit = match time_unit {
         None => None,
         Some("s") => Some(TimeUnit::Second),
@@ -188,7 +190,7 @@ fn read_stream<'py>(
     let opts = TableOptions {
         col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         chunk_size: chunk_size.filter(|&n| n > 0),
-        default_tz: rdarrow_core::arrow::session_zone(),
+        default_tz: rdarrow_arrow::arrow::session_zone(),
         time_unit,
         ..Default::default()
     };
@@ -205,17 +207,18 @@ fn read_stream<'py>(
         .map_err(|e| in_file(&path, e))?;
     let warnings = table.warnings.clone();
     // the data frame's own row names (not 1..n), for a pandas index
-    let row_names = match rdarrow_core::arrow::metadata::row_names(&table.schema).map_err(py_err)? {
-        Some((rn, refs)) => {
-            let mut conv = values::ToPython {
-                refs: &refs,
-                native: None,
-                dropped: Default::default(),
-            };
-            conv.value(py, &rn, 0)?
-        }
-        None => py.None(),
-    };
+    let row_names =
+        match rdarrow_arrow::arrow::metadata::row_names(&table.schema).map_err(py_err)? {
+            Some((rn, refs)) => {
+                let mut conv = values::ToPython {
+                    refs: &refs,
+                    native: None,
+                    dropped: Default::default(),
+                };
+                conv.value(py, &rn, 0)?
+            }
+            None => py.None(),
+        };
     // where the first batch's buffers lie, for the test that the consumer
     // sees these very buffers (no copy)
     let addresses: Vec<Vec<usize>> = table
@@ -284,31 +287,31 @@ fn write_rdata(
     version: i32,
     threads: Option<usize>,
 ) -> PyResult<()> {
-    let compression = rdarrow_core::Compression::from_name(compress)
+    let compression = rdarrow_arrow::Compression::from_name(compress)
         .ok_or_else(|| py_err(Error::usage(format!("unknown compression '{compress}'"))))?;
-    rdarrow_core::header::check_version(version).map_err(py_err)?;
+    rdarrow_arrow::header::check_version(version).map_err(py_err)?;
     let streams = objects
         .iter()
         .map(|(name, c)| import_stream(c).map(|s| (name.clone(), s)))
         .collect::<PyResult<Vec<_>>>()?;
-    let o = rdarrow_core::write::ObjectFileOptions {
+    let o = rdarrow_arrow::write::ObjectFileOptions {
         compression,
         level,
         version,
         rds,
-        threads: threads.unwrap_or_else(rdarrow_core::arrow::rows::all_cores),
+        threads: threads.unwrap_or_else(rdarrow_arrow::arrow::rows::all_cores),
         ..Default::default()
     };
     py.detach(|| {
-        let mut m = rdarrow_core::build::ObjectMaker::default();
+        let mut m = rdarrow_arrow::build::ObjectMaker::default();
         let mut made = Vec::with_capacity(streams.len());
         for (name, (schema, batches)) in streams {
-            let obj = rdarrow_core::arrow::from_arrow::object_with(&mut m, &schema, &batches)
+            let obj = rdarrow_arrow::arrow::from_arrow::object_with(&mut m, &schema, &batches)
                 .map_err(|e| e.in_object(&name))?;
             drop(batches);
             made.push((name, obj));
         }
-        rdarrow_core::write::write_objects_file(&path, made, m.refs, &o)
+        rdarrow_arrow::write::write_objects_file(&path, made, m.refs, &o)
     })
     .map_err(|e| in_file(&path, e))
 }
@@ -323,20 +326,20 @@ fn convert(
     sink: PathBuf,
     object: Option<String>,
     columns: Option<Vec<String>>,
-    out: rdarrow_core::arrow::FileOutput,
-    kind: rdarrow_core::arrow::DataFileKind,
+    out: rdarrow_arrow::arrow::FileOutput,
+    kind: rdarrow_arrow::arrow::DataFileKind,
     other_function: &str,
     memory: Option<u64>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    let stream_name = rdarrow_core::stream_object_name(&path);
+    let stream_name = rdarrow_arrow::stream_object_name(&path);
     let opts = TableOptions {
         col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
-        default_tz: rdarrow_core::arrow::session_zone(),
+        default_tz: rdarrow_arrow::arrow::session_zone(),
         ..Default::default()
     };
     py.detach(|| {
-        rdarrow_core::arrow::check_sink_name(&sink, kind, other_function)?;
-        rdarrow_core::arrow::convert_to_file(
+        rdarrow_arrow::arrow::check_sink_name(&sink, kind, other_function)?;
+        rdarrow_arrow::arrow::convert_to_file(
             &path,
             object.as_deref(),
             &stream_name,
@@ -344,7 +347,7 @@ fn convert(
             ReadOptions::default(),
             &sink,
             &out,
-            memory.unwrap_or(rdarrow_core::arrow::DEFAULT_MEMORY),
+            memory.unwrap_or(rdarrow_arrow::arrow::DEFAULT_MEMORY),
         )
     })
     .map_err(|e| in_file(&path, e))
@@ -365,15 +368,15 @@ fn to_parquet(
     row_group_size: Option<usize>,
     memory: Option<u64>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    use rdarrow_core::arrow::parquet::{ParquetCompression, ParquetOptions};
+    use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
     let compression = ParquetCompression::parse(compression).map_err(py_err)?;
-    let out = rdarrow_core::arrow::FileOutput::Parquet(ParquetOptions {
+    let out = rdarrow_arrow::arrow::FileOutput::Parquet(ParquetOptions {
         compression,
         level,
         row_group_rows: row_group_size,
         ..Default::default()
     });
-    let kind = rdarrow_core::arrow::DataFileKind::Parquet;
+    let kind = rdarrow_arrow::arrow::DataFileKind::Parquet;
     convert(
         py, path, sink, object, columns, out, kind, "to_ipc()", memory,
     )
@@ -394,13 +397,13 @@ fn to_ipc(
     chunk_size: Option<usize>,
     memory: Option<u64>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    use rdarrow_core::arrow::ipc::{IpcCompression, IpcFormat};
-    let out = rdarrow_core::arrow::FileOutput::Ipc {
+    use rdarrow_arrow::arrow::ipc::{IpcCompression, IpcFormat};
+    let out = rdarrow_arrow::arrow::FileOutput::Ipc {
         format: IpcFormat::from_name(format).map_err(py_err)?,
         compression: IpcCompression::from_name(compression).map_err(py_err)?,
         rows: chunk_size,
     };
-    let kind = rdarrow_core::arrow::DataFileKind::Ipc;
+    let kind = rdarrow_arrow::arrow::DataFileKind::Ipc;
     convert(
         py,
         path,
@@ -424,10 +427,10 @@ fn read_objects<'py>(
     path: PathBuf,
     names: Option<Vec<String>>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
-    let stream_name = rdarrow_core::stream_object_name(&path);
+    let stream_name = rdarrow_arrow::stream_object_name(&path);
     let (doc, objects) = py
         .detach(|| {
-            rdarrow_core::read_for_r(
+            rdarrow_arrow::read_for_r(
                 &path,
                 names.as_deref(),
                 &stream_name,

@@ -8,7 +8,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
-use rdarrow_core::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
+use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
 use std::collections::BTreeSet;
 
 /// Nesting deeper than this is refused (the conversion recurses).
@@ -24,7 +24,7 @@ pub struct ToPython<'a> {
 impl<'a> ToPython<'a> {
     pub fn value(&mut self, py: Python<'_>, obj: &RObject, depth: usize) -> PyResult<Py<PyAny>> {
         if depth > MAX_DEPTH {
-            return Err(crate::py_err(rdarrow_core::Error::limit(format!(
+            return Err(crate::py_err(rdarrow_arrow::Error::limit(format!(
                 "the object nests more than {MAX_DEPTH} levels deep"
             ))));
         }
@@ -32,7 +32,7 @@ impl<'a> ToPython<'a> {
             RObject::Null => py.None(),
             RObject::Vector(v) => self.vector(py, obj, &v.data, depth)?,
             RObject::Altrep(a) => {
-                let data = rdarrow_core::altrep::expand(a, self.refs).map_err(crate::py_err)?;
+                let data = rdarrow_arrow::altrep::expand(a, self.refs).map_err(crate::py_err)?;
                 self.vector(py, obj, &data, depth)?
             }
             RObject::Pairlist(p) if p.cells.first().is_some_and(|c| c.sxptype == sxp::LIST) => {
@@ -53,7 +53,7 @@ impl<'a> ToPython<'a> {
             }
             other => {
                 self.dropped.insert(
-                    rdarrow_core::tree::sxp::type_name(other.sxptype(self.refs)).to_string(),
+                    rdarrow_arrow::tree::sxp::type_name(other.sxptype(self.refs)).to_string(),
                 );
                 py.None()
             }
@@ -64,7 +64,7 @@ impl<'a> ToPython<'a> {
         (0..s.len())
             .map(|i| {
                 s.get(i).map(|b| {
-                    let (_, utf8) = rdarrow_core::encoding::to_utf8(b, s.levels(i), self.native);
+                    let (_, utf8) = rdarrow_arrow::encoding::to_utf8(b, s.levels(i), self.native);
                     String::from_utf8_lossy(&utf8).into_owned()
                 })
             })
@@ -167,8 +167,8 @@ impl<'a> ToPython<'a> {
                 self.dropped.insert("expression".into());
                 return Ok(py.None());
             }
-            VectorData::Skipped { .. } | VectorData::Deferred(_) | VectorData::Arrow(_) => {
-                return Err(crate::py_err(rdarrow_core::Error::internal(
+            VectorData::Skipped { .. } | VectorData::Deferred(_) | VectorData::Consumed(_) => {
+                return Err(crate::py_err(rdarrow_arrow::Error::internal(
                     "a payload was not read",
                 )))
             }

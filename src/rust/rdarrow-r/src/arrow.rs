@@ -10,12 +10,12 @@ use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_core::arrow::ipc::{into_ffi_stream, IpcCompression, IpcFormat};
-use rdarrow_core::arrow::parquet::{ParquetCompression, ParquetOptions};
-use rdarrow_core::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
-use rdarrow_core::arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
-use rdarrow_core::Error;
-use rdarrow_core::ReadOptions;
+use rdarrow_arrow::arrow::ipc::{into_ffi_stream, IpcCompression, IpcFormat};
+use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
+use rdarrow_arrow::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
+use rdarrow_arrow::arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
+use rdarrow_arrow::Error;
+use rdarrow_arrow::ReadOptions;
 
 /// Finalizer: release the stream if no consumer took it, then free it.
 extern "C" fn release_stream(x: SEXP) {
@@ -181,7 +181,7 @@ fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) 
         ..Default::default()
     };
     let res = crate::job::run("Converting", || {
-        rdarrow_core::arrow::open_table(
+        rdarrow_arrow::arrow::open_table(
             std::path::Path::new(path),
             req.object.as_deref(),
             &req.stream_name,
@@ -189,7 +189,7 @@ fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) 
             read,
             &std::env::temp_dir(),
             Some(rows),
-            rdarrow_core::arrow::DEFAULT_MEMORY,
+            rdarrow_arrow::arrow::DEFAULT_MEMORY,
             None,
         )
     });
@@ -206,7 +206,7 @@ fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) 
         .collect();
     let nrow = t.source.num_rows() as f64;
     let warnings = t.source.warnings();
-    let stream = Box::new(rdarrow_core::arrow::ipc::streamed_ffi_stream(
+    let stream = Box::new(rdarrow_arrow::arrow::ipc::streamed_ffi_stream(
         t.source,
         t.group_rows,
     ));
@@ -346,7 +346,7 @@ fn write_file(
     let memory = if memory > 0.0 {
         memory as u64
     } else {
-        rdarrow_core::arrow::DEFAULT_MEMORY
+        rdarrow_arrow::arrow::DEFAULT_MEMORY
     };
     let res = crate::job::run(what, || {
         check_sink_name(sink, kind, other_function)?;

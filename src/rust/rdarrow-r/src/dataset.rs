@@ -1,11 +1,11 @@
 //! Arrow datasets from R data files: argument conversion for
 //! `rdata_to_dataset()`; the work is the engine's
-//! (`rdarrow_core::arrow::dataset`).
+//! (`rdarrow_arrow::arrow::dataset`).
 
 use crate::errors::error_value;
 use extendr_api::prelude::*;
-use rdarrow_core::arrow::dataset::{write_dataset, DatasetFormat, DatasetOptions};
-use rdarrow_core::Error;
+use rdarrow_arrow::arrow::dataset::{write_dataset, DatasetFormat, DatasetOptions};
+use rdarrow_arrow::Error;
 use std::path::PathBuf;
 
 /// Write `files` as a dataset in `path`. Returns list(files, objects, rows)

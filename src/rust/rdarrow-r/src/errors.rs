@@ -2,8 +2,8 @@
 //! the R wrappers turn into conditions of class `rdarrow_error`.
 
 use extendr_api::prelude::*;
-use rdarrow_core::error::LimitKind;
-use rdarrow_core::{Error, ErrorKind};
+use rdarrow_arrow::error::LimitKind;
+use rdarrow_arrow::{Error, ErrorKind};
 
 /// How an R user raises the limit an error ran into.
 fn limit_hint(limit: LimitKind) -> &'static str {

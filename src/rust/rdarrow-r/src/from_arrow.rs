@@ -11,9 +11,9 @@ use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_core::arrow::from_arrow::{frame_from_batches, object_from_batches, RFrame};
-use rdarrow_core::write::{write_object_file, ObjectFileOptions};
-use rdarrow_core::{Compression, Error};
+use rdarrow_arrow::arrow::from_arrow::{frame_from_batches, object_from_batches, RFrame};
+use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
+use rdarrow_arrow::{Compression, Error};
 use std::path::Path;
 
 fn arrow_err(e: impl std::fmt::Display) -> Error {
@@ -53,7 +53,7 @@ pub fn write_opts(
 ) -> Result<ObjectFileOptions, Error> {
     let compression = Compression::from_name(compress)
         .ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
-    rdarrow_core::header::check_version(version)?;
+    rdarrow_arrow::header::check_version(version)?;
     Ok(ObjectFileOptions {
         name: name.to_string(),
         compression,

@@ -101,10 +101,10 @@ pub fn consume_interrupt() {
 
 /// Point the engine at R's interrupt flag and clear an old cancellation.
 pub fn watch_interrupts() {
-    rdarrow_core::cancel::reset();
+    rdarrow_arrow::cancel::reset();
     // SAFETY: R's interrupt flag is a process-wide int that lives forever.
     unsafe {
-        rdarrow_core::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending))
+        rdarrow_arrow::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending))
     };
 }
 
@@ -126,10 +126,10 @@ pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
         let mut progress = Progress::new(label, show);
         while !handle.is_finished() {
             std::thread::park_timeout(Duration::from_millis(50));
-            match rdarrow_core::cancel::download() {
+            match rdarrow_arrow::cancel::download() {
                 // a URL: its bytes received, of its length
                 Some((got, len)) => progress.tick_of(got as f64, len.map(|l| l as f64)),
-                None => progress.tick(rdarrow_core::cancel::progress() as f64),
+                None => progress.tick(rdarrow_arrow::cancel::progress() as f64),
             }
         }
         progress.done();

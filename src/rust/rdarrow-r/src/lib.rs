@@ -3,8 +3,8 @@
 //! `rdarrow_error_value` list that the R wrapper raises as a condition.
 
 use extendr_api::prelude::*;
-use rdarrow_core::error::LimitKind;
-use rdarrow_core::{Compression, Document, Format, ReadOptions};
+use rdarrow_arrow::error::LimitKind;
+use rdarrow_arrow::{Compression, Document, Format, ReadOptions};
 
 mod arrow;
 mod dataset;
@@ -63,7 +63,7 @@ fn rdarrow_engine_version() -> &'static str {
 fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: bool) -> Robj {
     let opts = options(max_depth);
     match job::run("Listing", || {
-        rdarrow_core::list_file(path, &opts, stream_name, recursive)
+        rdarrow_arrow::list_file(path, &opts, stream_name, recursive)
     }) {
         Err(e) => error_value(&e),
         Ok((_, infos)) => {
@@ -93,7 +93,7 @@ fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: boo
 /// @noRd
 #[extendr]
 fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
-    use rdarrow_core::object_path::{ObjectPath, Step};
+    use rdarrow_arrow::object_path::{ObjectPath, Step};
     let position: Vec<bool> = position.iter().map(|b| b.is_true()).collect();
     let mut steps = Vec::new();
     for (p, &pos) in parts.iter().zip(&position).skip(1) {
@@ -101,7 +101,7 @@ fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
             match p.parse::<usize>() {
                 Ok(n) if n >= 1 => Step::Position(n),
                 _ => {
-                    return error_value(&rdarrow_core::Error::usage(format!(
+                    return error_value(&rdarrow_arrow::Error::usage(format!(
                         "'{p}' is not a position (from 1)"
                     )))
                 }
@@ -133,7 +133,7 @@ fn rdata_read_impl(
     };
     let opts = options(max_depth);
     let (doc, objs) = match job::run("Reading", || {
-        rdarrow_core::read_for_r(path, wanted.as_deref(), stream_name, &opts)
+        rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, &opts)
     }) {
         Ok(d) => d,
         Err(e) => return error_value(&e),
@@ -146,12 +146,12 @@ fn rdata_read_impl(
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
-    let mut rebuild: Vec<rdarrow_core::RObject> = Vec::new();
+    let mut rebuild: Vec<rdarrow_arrow::RObject> = Vec::new();
     for (name, mut obj) in objs {
         let built = if builder.plain(&obj) {
             match unsafe { builder.build(&mut obj) } {
                 Ok(sexp) => Ok((unsafe { Robj::from_sexp(sexp) }, false)),
-                Err(BuildError::Fallback) => Err(rdarrow_core::Error::limit_of(
+                Err(BuildError::Fallback) => Err(rdarrow_arrow::Error::limit_of(
                     LimitKind::Depth,
                     "object too deeply nested to build",
                 )),
@@ -173,12 +173,12 @@ fn rdata_read_impl(
     let rebuild: Robj = if rebuild.is_empty() {
         ().into()
     } else {
-        let all = rdarrow_core::RObject::Vector(Box::new(rdarrow_core::tree::Vector {
+        let all = rdarrow_arrow::RObject::Vector(Box::new(rdarrow_arrow::tree::Vector {
             flags: Default::default(),
-            data: rdarrow_core::tree::VectorData::List(rebuild),
+            data: rdarrow_arrow::tree::VectorData::List(rebuild),
             attributes: None,
         }));
-        match rdarrow_core::object_to_rds(&doc, &all) {
+        match rdarrow_arrow::object_to_rds(&doc, &all) {
             Ok(bytes) => Raw::from_bytes(&bytes).into(),
             Err(e) => return error_value(&e),
         }
@@ -198,7 +198,7 @@ fn rdata_read_impl(
 #[extendr]
 fn rdata_parse_impl(path: &str, max_depth: i32) -> Robj {
     let opts = options(max_depth);
-    match job::run("Parsing", || rdarrow_core::read_file(path, &opts)) {
+    match job::run("Parsing", || rdarrow_arrow::read_file(path, &opts)) {
         Ok(doc) => (doc.stream_len as f64).into(),
         Err(e) => error_value(&e),
     }
@@ -208,7 +208,7 @@ fn rdata_parse_impl(path: &str, max_depth: i32) -> Robj {
 /// @noRd
 #[extendr]
 fn rdata_decompress_impl(path: &str) -> Robj {
-    match job::run("Decompressing", || rdarrow_core::decompressed_len(path)) {
+    match job::run("Decompressing", || rdarrow_arrow::decompressed_len(path)) {
         Ok(n) => (n as f64).into(),
         Err(e) => error_value(&e),
     }
@@ -219,8 +219,8 @@ fn rdata_decompress_impl(path: &str) -> Robj {
 #[extendr]
 fn rdata_decompressed_impl(path: &str) -> Robj {
     match std::fs::read(path)
-        .map_err(|e| rdarrow_core::Error::io(&e, "cannot read"))
-        .and_then(rdarrow_core::decompress_bytes)
+        .map_err(|e| rdarrow_arrow::Error::io(&e, "cannot read"))
+        .and_then(rdarrow_arrow::decompress_bytes)
     {
         Ok(b) => Raw::from_bytes(&b).into(),
         Err(e) => error_value(&e),
@@ -229,7 +229,7 @@ fn rdata_decompressed_impl(path: &str) -> Robj {
 
 fn read_doc(path: &str, max_depth: i32) -> std::result::Result<Document, Robj> {
     let opts = options(max_depth);
-    job::run("Reading", || rdarrow_core::read_file(path, &opts)).map_err(|e| error_value(&e))
+    job::run("Reading", || rdarrow_arrow::read_file(path, &opts)).map_err(|e| error_value(&e))
 }
 
 /// Parse a file and serialize it again, uncompressed, in its own format.
@@ -240,7 +240,7 @@ fn rdata_reserialize_impl(path: &str, max_depth: i32) -> Robj {
         Ok(d) => d,
         Err(e) => return e,
     };
-    match rdarrow_core::write_document(&doc, Vec::new()) {
+    match rdarrow_arrow::write_document(&doc, Vec::new()) {
         Ok(b) => Raw::from_bytes(&b).into(),
         Err(e) => error_value(&e),
     }
@@ -268,20 +268,20 @@ fn rdata_rewrite_impl(
         "ascii" => Format::Ascii,
         "binary" => Format::Binary,
         other => {
-            return error_value(&rdarrow_core::Error::usage(format!(
+            return error_value(&rdarrow_arrow::Error::usage(format!(
                 "unknown format '{other}'"
             )))
         }
     };
     let Some(comp) = Compression::from_name(compress) else {
-        return error_value(&rdarrow_core::Error::usage(format!(
+        return error_value(&rdarrow_arrow::Error::usage(format!(
             "unknown compression '{compress}'"
         )));
     };
     let level = if level < 0 { None } else { Some(level as u32) };
     let r = job::run("Writing", || {
-        rdarrow_core::convert_document(&mut doc, fmt, version)
-            .and_then(|_| rdarrow_core::write_file(&doc, out, comp, level))
+        rdarrow_arrow::convert_document(&mut doc, fmt, version)
+            .and_then(|_| rdarrow_arrow::write_file(&doc, out, comp, level))
     });
     match r {
         Ok(()) => out.into(),
@@ -464,7 +464,7 @@ fn ipc_to_rdata_impl(
             }
             .memory_limit();
             let res = job::run("Writing", || {
-                rdarrow_core::arrow::data_file_to_rdata(
+                rdarrow_arrow::arrow::data_file_to_rdata(
                     std::path::Path::new(path),
                     std::path::Path::new(file),
                     &o,
@@ -562,11 +562,11 @@ fn rdata_to_dataset_impl(
 /// @noRd
 #[extendr]
 fn sxp_codes_impl() -> Robj {
-    let codes: Vec<i32> = rdarrow_core::tree::sxp::ALL
+    let codes: Vec<i32> = rdarrow_arrow::tree::sxp::ALL
         .iter()
         .map(|&(_, c)| c as i32)
         .collect();
-    let names: Vec<&str> = rdarrow_core::tree::sxp::ALL
+    let names: Vec<&str> = rdarrow_arrow::tree::sxp::ALL
         .iter()
         .map(|&(n, _)| n)
         .collect();
@@ -579,11 +579,11 @@ fn sxp_codes_impl() -> Robj {
 /// @noRd
 #[extendr]
 fn pack_flags_impl(sxptype: i32, levels: i32, object: bool, attr: bool, tag: bool) -> i32 {
-    let flags = rdarrow_core::tree::Flags {
+    let flags = rdarrow_arrow::tree::Flags {
         levels: levels as u16,
         object,
     };
-    rdarrow_core::tree::pack(sxptype as u8, flags, attr, tag)
+    rdarrow_arrow::tree::pack(sxptype as u8, flags, attr, tag)
 }
 
 extendr_module! {

@@ -21,10 +21,10 @@
 
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
-use rdarrow_core::altrep;
-use rdarrow_core::layout::{Layout, StringItem, StringSource};
-use rdarrow_core::tree::{pack, sxp, Flags, SpecialValue};
-use rdarrow_core::write::Emit;
+use rdarrow_arrow::altrep;
+use rdarrow_arrow::layout::{Layout, StringItem, StringSource};
+use rdarrow_arrow::tree::{pack, sxp, Flags, SpecialValue};
+use rdarrow_arrow::write::Emit;
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;

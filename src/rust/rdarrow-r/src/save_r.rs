@@ -7,9 +7,9 @@
 use crate::errors::error_value;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_Serialize, R_outpstream_st, R_pstream_format_t, Rboolean, SEXP};
-use rdarrow_core::parallel::ParallelCompressor;
-use rdarrow_core::write::ObjectFileOptions;
-use rdarrow_core::{Error, ErrorKind, WritebackFile};
+use rdarrow_arrow::parallel::ParallelCompressor;
+use rdarrow_arrow::write::ObjectFileOptions;
+use rdarrow_arrow::{Error, ErrorKind, WritebackFile};
 use std::io::{BufWriter, Write};
 use std::os::raw::{c_int, c_void};
 
@@ -53,7 +53,7 @@ unsafe extern "C" fn out_bytes(stream: *mut R_outpstream_st, buf: *mut c_void, n
     // an interrupt (or an earlier failure) ends the serialization here:
     // R's interrupt check jumps to the top-level call around it, over
     // this frame, which owns nothing by then
-    if rdarrow_core::cancel::interrupted() {
+    if rdarrow_arrow::cancel::interrupted() {
         R_CheckUserInterrupt();
     }
     let sink = &mut *((*stream).data as *mut Sink);
@@ -84,7 +84,7 @@ unsafe extern "C" fn serialize_job(data: *mut c_void) {
 }
 
 fn io_error(e: std::io::Error) -> Error {
-    if e.kind() == std::io::ErrorKind::Interrupted && rdarrow_core::cancel::interrupted() {
+    if e.kind() == std::io::ErrorKind::Interrupted && rdarrow_arrow::cancel::interrupted() {
         Error::new(ErrorKind::Interrupted, "interrupted by the user")
     } else {
         Error::io(&e, "cannot write")
@@ -100,7 +100,7 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
         R_pstream_format_t::R_pstream_xdr_format
     };
     crate::job::watch_interrupts();
-    rdarrow_core::atomic_write(std::path::Path::new(file), |f| {
+    rdarrow_arrow::atomic_write(std::path::Path::new(file), |f| {
         let out = ParallelCompressor::new(
             BufWriter::with_capacity(1 << 20, f),
             o.compression,
@@ -138,11 +138,11 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
         let failed = completed == Rboolean::FALSE || sink.failure.is_some();
         if failed {
             // compression threads still busy stop at their next check
-            rdarrow_core::cancel::cancel();
+            rdarrow_arrow::cancel::cancel();
         }
         if completed == Rboolean::FALSE {
             return Err(
-                if rdarrow_core::cancel::interrupted() || sink.failure.is_none() {
+                if rdarrow_arrow::cancel::interrupted() || sink.failure.is_none() {
                     Error::new(ErrorKind::Interrupted, "interrupted by the user")
                 } else {
                     io_error(sink.failure.take().expect("a failure"))
@@ -207,7 +207,7 @@ fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool
     };
     crate::job::watch_interrupts();
     let mut progress = crate::job::Progress::for_session("Writing");
-    let res = rdarrow_core::layout::write_layout_file(
+    let res = rdarrow_arrow::layout::write_layout_file(
         std::path::Path::new(file),
         &layout,
         o.compression,

@@ -12,31 +12,67 @@ use extendr_ffi::{
     Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR, SETLEVELS, SET_ATTRIB,
     SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
-use rdarrow_core::encoding::{to_utf8, CharEncoding};
-use rdarrow_core::tree::*;
-use rdarrow_core::Error;
+use rdarrow_arrow::encoding::{to_utf8, CharEncoding};
+use rdarrow_arrow::tree::*;
+use rdarrow_arrow::Error;
 
 #[allow(improper_ctypes)]
 extern "C" {
     fn Rf_installTrChar(x: SEXP) -> SEXP;
     fn Rf_allocS4Object() -> SEXP;
-    static R_CStackLimit: usize;
-    static R_CStackStart: usize;
 }
 
-/// True when this thread has used more than `num/den` of R's C stack.
+/// This thread's stack: its highest address (where it starts, growing
+/// down) and its size, from the thread's own attributes (R's API does not
+/// publish its stack bounds). `None` where the platform does not say.
+#[cfg(target_os = "linux")]
+fn stack_bounds() -> Option<(usize, usize)> {
+    // SAFETY: the attributes are initialised by pthread_getattr_np and
+    // destroyed once read.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut low: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let ok = libc::pthread_attr_getstack(&attr, &mut low, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        (ok && size > 0).then(|| (low as usize + size, size))
+    }
+}
+
+#[cfg(target_os = "macos")]
+fn stack_bounds() -> Option<(usize, usize)> {
+    // SAFETY: plain queries of the current thread.
+    unsafe {
+        let me = libc::pthread_self();
+        let top = libc::pthread_get_stackaddr_np(me) as usize;
+        let size = libc::pthread_get_stacksize_np(me);
+        (size > 0).then_some((top, size))
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn stack_bounds() -> Option<(usize, usize)> {
+    None
+}
+
+/// True when this thread has used more than `num/den` of its stack.
 /// `plain()` (small frames) stops at 1/5, leaving `build()` (larger frames,
 /// same depth) well inside its 3/4; deeper objects are left to R's own
-/// unserializer, which checks its stack itself.
+/// unserializer, which checks its stack itself. Where the stack's bounds
+/// are unknown, the depth limits alone apply.
 fn stack_used_over(num: usize, den: usize) -> bool {
+    thread_local! {
+        static BOUNDS: Option<(usize, usize)> = stack_bounds();
+    }
+    let Some((top, size)) = BOUNDS.with(|b| *b) else {
+        return false;
+    };
     let here = 0u8;
     let addr = &here as *const u8 as usize;
-    // SAFETY: plain reads of R's exported stack bounds.
-    let (limit, start) = unsafe { (R_CStackLimit, R_CStackStart) };
-    if limit == usize::MAX || start == usize::MAX {
-        return false;
-    }
-    start.abs_diff(addr) > limit / den * num
+    top.saturating_sub(addr) > size / den * num
 }
 
 /// Nesting beyond this is built by R's unserializer, not here.
@@ -80,7 +116,7 @@ pub struct RBuilder<'d> {
     pub native_encoding: Option<&'d [u8]>,
     /// The stream's header, for handing ALTREP nodes to R's unserializer
     /// (`None`: ALTREP nodes make the whole object fall back).
-    pub header: Option<&'d rdarrow_core::StreamHeader>,
+    pub header: Option<&'d rdarrow_arrow::StreamHeader>,
 }
 
 impl<'d> RBuilder<'d> {
@@ -151,9 +187,9 @@ impl<'d> RBuilder<'d> {
             // R's own unserializer rebuilds ALTREP nodes (see `altrep`)
             RObject::Altrep(a) => {
                 self.header.is_some()
-                    && rdarrow_core::altrep::class_of(a, self.refs)
+                    && rdarrow_arrow::altrep::class_of(a, self.refs)
                         .0
-                        .is_some_and(rdarrow_core::altrep::is_base_class)
+                        .is_some_and(rdarrow_arrow::altrep::is_base_class)
                     && self.plain_at(&a.state, depth)
                     && self.plain_at(&a.attributes, depth)
             }
@@ -201,8 +237,8 @@ impl<'d> RBuilder<'d> {
     /// here. Any failure makes the whole object fall back.
     unsafe fn altrep(&self, node: &RObject) -> Result<SEXP> {
         let header = self.header.ok_or(BuildError::Fallback)?;
-        let bytes =
-            rdarrow_core::node_to_rds(header, self.refs, node).map_err(|_| BuildError::Fallback)?;
+        let bytes = rdarrow_arrow::node_to_rds(header, self.refs, node)
+            .map_err(|_| BuildError::Fallback)?;
         let raw: Robj = Raw::from_bytes(&bytes).into();
         drop(bytes);
         let value =
@@ -259,7 +295,7 @@ impl<'d> RBuilder<'d> {
         data: &mut VectorData,
         attributes: Option<&mut RObject>,
     ) -> Result<SEXP> {
-        rdarrow_core::cancel::check()?;
+        rdarrow_arrow::cancel::check()?;
         let mut g = Guard(0);
         let n = data.len() as R_xlen_t;
         let x = match data {
@@ -316,7 +352,7 @@ impl<'d> RBuilder<'d> {
                     "this object's payload was skipped",
                 )))
             }
-            VectorData::Arrow(_) => {
+            VectorData::Consumed(_) => {
                 return Err(BuildError::Engine(Error::usage(
                     "internal: this object's payload was converted to Arrow",
                 )))

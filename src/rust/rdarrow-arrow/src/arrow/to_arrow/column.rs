@@ -1,0 +1,687 @@
+//! One R column to one Arrow array: [`Converter`] finds the column's kind
+//! ([`RKind::of`]), asks [`types::arrow_type`] for its Arrow type and
+//! converts the values. Integer, double, integer64, raw and UTF-8 string
+//! payloads are wrapped, not copied.
+
+use super::early::ConvertedColumn;
+use super::table::{table_from_object, TableOptions};
+use super::temporal::{self, TimeChoice};
+use crate::altrep;
+use crate::arrow::types::{self, Facts, RKind};
+use crate::encoding;
+use crate::error::{Error, Result};
+use crate::tree::na::{self, is_na_real};
+use crate::tree::*;
+use crate::Document;
+use arrow_array::types::{Int16Type, Int32Type, Int8Type};
+use arrow_array::*;
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::DataType;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// A vector's data and attributes, with ALTREP expanded.
+pub(super) struct View<'a> {
+    pub data: Cow<'a, VectorData>,
+    pub attrs: Option<&'a RObject>,
+}
+
+pub(super) fn view<'a>(obj: &'a RObject, refs: &RefTable) -> Result<Option<View<'a>>> {
+    Ok(match obj {
+        RObject::Vector(v) => Some(View {
+            data: Cow::Borrowed(&v.data),
+            attrs: v.attributes.as_ref(),
+        }),
+        RObject::Altrep(a) => Some(View {
+            data: Cow::Owned(altrep::expand(a, refs)?),
+            attrs: match &a.attributes {
+                RObject::Null => None,
+                other => Some(other),
+            },
+        }),
+        _ => None,
+    })
+}
+
+/// Move an atomic vector's payload out of its node (which keeps its
+/// attributes and a skipped payload of the same type and length), so the
+/// conversion owns the only reference to its buffers.
+pub(super) fn take_payload(obj: &mut RObject) -> Option<VectorData> {
+    let RObject::Vector(v) = obj else { return None };
+    if matches!(
+        v.data,
+        VectorData::List(_)
+            | VectorData::Expression(_)
+            | VectorData::Skipped { .. }
+            | VectorData::Deferred(_)
+    ) {
+        return None;
+    }
+    let (sxptype, len) = (v.data.sxptype(), v.data.len());
+    Some(std::mem::replace(
+        &mut v.data,
+        VectorData::Skipped { sxptype, len },
+    ))
+}
+
+fn attr<'a>(attrs: Option<&'a RObject>, refs: &RefTable, name: &str) -> Option<&'a RObject> {
+    attrs.and_then(|a| pairlist_get(a, refs, name.as_bytes()))
+}
+
+/// The strings of a character vector, expanding an ALTREP one (whose class
+/// names resolve through `refs`).
+pub(super) fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> {
+    let owned;
+    let s = match obj {
+        Some(RObject::Altrep(a)) => {
+            // e.g. names kept in an ALTREP wrapper
+            owned = altrep::expand(a, refs).ok();
+            match &owned {
+                Some(VectorData::Character(s)) => Some(s),
+                _ => None,
+            }
+        }
+        Some(o) => o.as_strings(),
+        None => None,
+    };
+    match s {
+        Some(s) => (0..s.len())
+            .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned())
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The strings of a character vector (an ALTREP one is not expanded).
+pub(super) fn strings_of(obj: Option<&RObject>) -> Vec<String> {
+    strings_in(obj, &RefTable::default())
+}
+
+/// Whether `obj` is an S4 object (a vector with the S4 bit: its class
+/// and slots have no Arrow equivalent).
+pub(crate) fn is_s4(obj: &RObject) -> bool {
+    matches!(obj, RObject::Vector(v) if v.flags.levels & levels::S4_OBJECT != 0)
+}
+
+/// Whether `obj` converts to a table: a kind the type mapping knows
+/// ([`RKind`]), `NULL` and S4 objects aside. The Arrow bridge's rule for
+/// [`Document::choose_table_object`].
+pub fn converts(obj: &RObject, refs: &RefTable) -> bool {
+    !is_s4(obj)
+        && matches!(RKind::of(&obj.class_attr(refs), obj.sxptype(refs)), Some(k) if k != RKind::Null)
+}
+
+/// The error for an R value with no Arrow equivalent.
+pub(super) fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
+    Error::unsupported(format!(
+        "{what} is {} (type {}), which has no Arrow equivalent; data frames, atomic vectors, factors, dates, times, matrices and lists of those convert",
+        obj.class(refs).join("/"),
+        sxp::type_name(obj.sxptype(refs))
+    ))
+}
+
+/// One pass over `n` elements: `f(i)` does the element's work (filling
+/// the caller's outputs) and says whether it is valid; the validity bits
+/// are gathered as it goes. `None` when every element is valid.
+pub(super) fn fused_validity(n: usize, mut f: impl FnMut(usize) -> bool) -> Option<NullBuffer> {
+    let mut words: Vec<u64> = Vec::with_capacity(n.div_ceil(64));
+    let mut all_valid = true;
+    let mut start = 0;
+    while start < n {
+        let end = (start + 64).min(n);
+        let mut w = 0u64;
+        for i in start..end {
+            w |= (f(i) as u64) << (i - start);
+        }
+        let full = if end - start == 64 {
+            u64::MAX
+        } else {
+            (1u64 << (end - start)) - 1
+        };
+        all_valid &= w == full;
+        words.push(w);
+        start = end;
+    }
+    (!all_valid).then(|| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(words), 0, n)))
+}
+
+/// R logicals as Arrow booleans, values and validity in one pass.
+fn logical_array(x: &[i32]) -> BooleanArray {
+    let mut values: Vec<u64> = vec![0; x.len().div_ceil(64)];
+    let nulls = fused_validity(x.len(), |i| {
+        let b = x[i];
+        values[i / 64] |= ((b != 0 && b != na::INTEGER) as u64) << (i % 64);
+        b != na::INTEGER
+    });
+    BooleanArray::new(
+        BooleanBuffer::new(Buffer::from_vec(values), 0, x.len()),
+        nulls,
+    )
+}
+
+pub(super) fn nulls_from(len: usize, valid: impl Fn(usize) -> bool) -> Option<NullBuffer> {
+    let b = BooleanBuffer::collect_bool(len, valid);
+    let n = NullBuffer::new(b);
+    (n.null_count() > 0).then_some(n)
+}
+
+pub(super) fn int_nulls(v: &[i32]) -> Option<NullBuffer> {
+    if !v.contains(&na::INTEGER) {
+        return None;
+    }
+    nulls_from(v.len(), |i| v[i] != na::INTEGER)
+}
+
+fn real_nulls(v: &[f64]) -> Option<NullBuffer> {
+    if !v.iter().any(|&x| is_na_real(x)) {
+        return None;
+    }
+    nulls_from(v.len(), |i| !is_na_real(v[i]))
+}
+
+/// The Arrow type of a kind whose type depends on no fact.
+fn plain_type(kind: RKind) -> DataType {
+    types::arrow_type(kind, &Facts::default())
+}
+
+/// Converts R columns (of one document) to Arrow arrays.
+pub(super) struct Converter<'d> {
+    pub refs: &'d RefTable,
+    /// The stream's native encoding.
+    native: Option<&'d [u8]>,
+    /// The document, for data-frame columns (absent while reading).
+    doc: Option<&'d Document>,
+    default_tz: Option<&'d str>,
+    /// A fixed unit for POSIXct timestamps ([`TableOptions::time_unit`]).
+    time_unit: Option<arrow_schema::TimeUnit>,
+    /// A time column's type chosen beforehand (a table read by row range).
+    pub time_choice: Option<TimeChoice>,
+}
+
+impl<'d> Converter<'d> {
+    pub fn for_table(doc: &'d Document, opts: &'d TableOptions) -> Self {
+        Converter {
+            refs: &doc.refs,
+            native: doc.header.native_encoding.as_deref(),
+            doc: Some(doc),
+            default_tz: opts.default_tz.as_deref(),
+            time_unit: opts.time_unit,
+            time_choice: None,
+        }
+    }
+
+    /// A converter for columns of a stream still being read (with the
+    /// reference table so far); data-frame columns do not convert.
+    pub fn while_reading(
+        refs: &'d RefTable,
+        header: &'d crate::StreamHeader,
+        default_tz: Option<&'d str>,
+        time_unit: Option<arrow_schema::TimeUnit>,
+    ) -> Self {
+        Converter {
+            refs,
+            native: header.native_encoding.as_deref(),
+            doc: None,
+            default_tz,
+            time_unit,
+            time_choice: None,
+        }
+    }
+
+    /// [`Self::column`] for a column that may be owned: an owned vector's
+    /// payload moves into the conversion (a POSIXct's doubles become its
+    /// timestamps in their own buffer).
+    pub fn column_cow(&self, col: Cow<'_, RObject>, name: &str) -> Result<(DataType, ArrayRef)> {
+        match col {
+            Cow::Owned(mut obj) => {
+                let payload = take_payload(&mut obj);
+                self.column_with(&obj, payload, name)
+            }
+            Cow::Borrowed(obj) => self.column(obj, name),
+        }
+    }
+
+    /// The zone of a POSIXct column: its `tzone` (none when it is ""),
+    /// else the default zone (as arrow R does).
+    fn zone_of(&self, attrs: Option<&RObject>) -> Option<String> {
+        match strings_of(attr(attrs, self.refs, "tzone"))
+            .into_iter()
+            .next()
+        {
+            Some(tz) => Some(tz).filter(|t| !t.is_empty()),
+            None => self.default_tz.map(|s| s.to_string()),
+        }
+    }
+
+    pub fn column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
+        self.column_with(obj, None, name)
+    }
+
+    /// [`Self::column`], the vector's payload given (moved out of `obj`
+    /// by [`take_payload`]) or else read from `obj`. A column converted
+    /// while its file was read gives the array it became.
+    pub fn column_with(
+        &self,
+        obj: &RObject,
+        payload: Option<VectorData>,
+        name: &str,
+    ) -> Result<(DataType, ArrayRef)> {
+        if let Some(done) = payload.as_ref().and_then(ConvertedColumn::of) {
+            return done.result.clone();
+        }
+        if let RObject::Vector(v) = obj {
+            if let Some(done) = ConvertedColumn::of(&v.data) {
+                return done.result.clone();
+            }
+        }
+        let refs = self.refs;
+        if is_s4(obj) {
+            return Err(not_convertible("the value", obj, refs));
+        }
+        let classes = obj.class_attr(refs);
+        if RKind::of(&classes, obj.sxptype(refs)) == Some(RKind::DataFrame) {
+            return self.struct_column(obj, name);
+        }
+        let v = match (payload, obj) {
+            (Some(data), RObject::Vector(v)) => Some(View {
+                data: Cow::Owned(data),
+                attrs: v.attributes.as_ref(),
+            }),
+            _ => view(obj, refs)?,
+        };
+        let Some(v) = v else {
+            if matches!(obj, RObject::Null) {
+                return Ok((plain_type(RKind::Null), Arc::new(NullArray::new(0))));
+            }
+            return Err(not_convertible("the value", obj, refs));
+        };
+        match RKind::of(&classes, v.data.sxptype()) {
+            Some(RKind::Factor | RKind::Ordered) => self.factor(&v.data, v.attrs),
+            Some(RKind::Integer64) => integer64(&v.data),
+            Some(RKind::Date) => temporal::date(v.data, self.time_choice),
+            Some(RKind::PosixCt) => temporal::date_time(
+                v.data,
+                self.zone_of(v.attrs),
+                self.time_choice.or(self.time_unit.map(TimeChoice::Unit)),
+            ),
+            Some(RKind::Hms) => temporal::time_of_day(v.data, self.time_choice),
+            Some(RKind::Difftime) => {
+                let units = strings_of(attr(v.attrs, refs, "units"))
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| "secs".into());
+                temporal::duration(v.data, &units, self.time_choice)
+            }
+            _ => self.plain(&v.data, name),
+        }
+    }
+
+    /// A vector without a class the mapping knows, by its type.
+    fn plain(&self, data: &VectorData, name: &str) -> Result<(DataType, ArrayRef)> {
+        Ok(match data {
+            VectorData::Logical(x) => (plain_type(RKind::Logical), Arc::new(logical_array(x))),
+            VectorData::Integer(x) => (
+                plain_type(RKind::Integer),
+                Arc::new(Int32Array::new(x.clone(), int_nulls(x))),
+            ),
+            VectorData::Real(x) => (
+                plain_type(RKind::Double),
+                Arc::new(Float64Array::new(x.clone(), real_nulls(x))),
+            ),
+            VectorData::Raw(b) => (
+                plain_type(RKind::Raw),
+                Arc::new(UInt8Array::new(
+                    ScalarBuffer::new(b.clone(), 0, b.len()),
+                    None,
+                )),
+            ),
+            VectorData::Character(s) => self.strings(s)?,
+            VectorData::Complex(x) => complex(x)?,
+            VectorData::List(items) => self.list(items, name)?,
+            VectorData::Expression(_) => {
+                return Err(Error::unsupported(
+                    "an expression vector has no Arrow equivalent",
+                ))
+            }
+            VectorData::Skipped { .. } | VectorData::Deferred(_) => {
+                return Err(Error::usage("internal: payload skipped"))
+            }
+            VectorData::Consumed(c) => match c.value::<ConvertedColumn>() {
+                Some(done) => return done.result.clone(),
+                None => return Err(Error::internal("a payload taken by another consumer")),
+            },
+        })
+    }
+
+    /// A character vector as utf8, wrapping the buffers when they are
+    /// UTF-8 already.
+    fn strings(&self, s: &StringVector) -> Result<(DataType, ArrayRef)> {
+        let native = self.native;
+        let native_utf8 = native.is_none_or(encoding::is_utf8_name);
+        let zero_copy = match &s.levels {
+            StringLevels::Uniform(l) => {
+                l & (levels::LATIN1 | levels::BYTES) == 0
+                    && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8)
+            }
+            StringLevels::PerElement(v) => v.iter().all(|l| {
+                l & (levels::LATIN1 | levels::BYTES) == 0
+                    && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8)
+            }),
+        } && std::str::from_utf8(&s.data).is_ok();
+        if zero_copy {
+            // Each string is valid UTF-8 on its own: they were written as
+            // whole strings and the concatenation validated.
+            let dt = types::arrow_type(
+                RKind::Character,
+                &Facts {
+                    large: matches!(s.offsets, StringOffsets::Large(_)),
+                    ..Default::default()
+                },
+            );
+            return Ok(match &s.offsets {
+                StringOffsets::Small(o) => (
+                    dt,
+                    // SAFETY: offsets are monotonic within data; data is valid UTF-8 and
+                    // every offset falls on a string boundary, hence a char boundary.
+                    Arc::new(unsafe {
+                        StringArray::new_unchecked(o.clone(), s.data.clone(), s.validity.clone())
+                    }),
+                ),
+                StringOffsets::Large(o) => (
+                    dt,
+                    Arc::new(unsafe {
+                        LargeStringArray::new_unchecked(
+                            o.clone(),
+                            s.data.clone(),
+                            s.validity.clone(),
+                        )
+                    }),
+                ),
+            });
+        }
+        // transcode
+        let mut out: Vec<Option<String>> = Vec::with_capacity(s.len());
+        for i in 0..s.len() {
+            match s.get(i) {
+                None => out.push(None),
+                Some(b) => {
+                    let (enc, u) = encoding::to_utf8(b, s.levels(i), native);
+                    match String::from_utf8(u.into_owned()) {
+                        Ok(st) => out.push(Some(st)),
+                        Err(_) => {
+                            return Err(Error::unsupported(format!(
+                                "string {} is not valid text ({} encoding) and cannot become Arrow utf8",
+                                i + 1,
+                                match enc {
+                                    encoding::CharEncoding::Bytes => "\"bytes\"",
+                                    _ => "unknown",
+                                }
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+        let total: usize = out.iter().map(|s| s.as_ref().map_or(0, |x| x.len())).sum();
+        let dt = types::arrow_type(
+            RKind::Character,
+            &Facts {
+                large: total > i32::MAX as usize,
+                ..Default::default()
+            },
+        );
+        Ok(if dt == DataType::LargeUtf8 {
+            (dt, Arc::new(LargeStringArray::from(out)))
+        } else {
+            (dt, Arc::new(StringArray::from(out)))
+        })
+    }
+
+    fn factor(&self, data: &VectorData, attrs: Option<&RObject>) -> Result<(DataType, ArrayRef)> {
+        let codes = match data {
+            VectorData::Integer(x) => x,
+            _ => return Err(Error::corrupt("a factor's codes are not integers")),
+        };
+        let levels_obj = attr(attrs, self.refs, "levels");
+        let (levels_type, values) = match levels_obj.and_then(|l| l.as_strings()) {
+            Some(s) => self.strings(s)?,
+            None => (
+                plain_type(RKind::Character),
+                Arc::new(StringArray::from(Vec::<String>::new())) as ArrayRef,
+            ),
+        };
+        let nlev = values.len();
+        let dt = types::arrow_type(
+            RKind::Factor,
+            &Facts {
+                levels: nlev,
+                large: levels_type == DataType::LargeUtf8,
+                ..Default::default()
+            },
+        );
+        // keys (codes - 1), validity and the range check in one pass
+        let mut bad: Option<i32> = None;
+        macro_rules! dict {
+            ($t:ty, $k:ty) => {{
+                let mut keys: Vec<$k> = Vec::with_capacity(codes.len());
+                let nulls = fused_validity(codes.len(), |i| {
+                    let c = codes[i];
+                    if c == na::INTEGER {
+                        keys.push(0);
+                        return false;
+                    }
+                    if c < 1 || c as usize > nlev {
+                        bad.get_or_insert(c);
+                        keys.push(0);
+                    } else {
+                        keys.push((c - 1) as $k);
+                    }
+                    true
+                });
+                if let Some(bad) = bad {
+                    return Err(Error::corrupt(format!(
+                        "factor code {bad} is outside its {nlev} levels"
+                    )));
+                }
+                let keys = PrimitiveArray::<$t>::new(ScalarBuffer::from(keys), nulls);
+                // SAFETY: every valid key was checked to be below the
+                // number of values just above.
+                Arc::new(unsafe { DictionaryArray::<$t>::new_unchecked(keys, values.clone()) })
+                    as ArrayRef
+            }};
+        }
+        let arr = match &dt {
+            DataType::Dictionary(index, _) if **index == DataType::Int8 => dict!(Int8Type, i8),
+            DataType::Dictionary(index, _) if **index == DataType::Int16 => dict!(Int16Type, i16),
+            _ => dict!(Int32Type, i32),
+        };
+        Ok((dt, arr))
+    }
+
+    fn struct_column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
+        let doc = self.doc.ok_or_else(|| {
+            Error::usage("internal: a data-frame column converts with its document")
+        })?;
+        let t = table_from_object(
+            doc,
+            obj,
+            &TableOptions {
+                default_tz: self.default_tz.map(Into::into),
+                time_unit: self.time_unit,
+                object_name: name.into(),
+                ..Default::default()
+            },
+        )?;
+        let batch = arrow_select::concat::concat_batches(&t.schema, &t.batches)
+            .map_err(|e| Error::corrupt(format!("cannot assemble a data-frame column: {e}")))?;
+        let dt = types::arrow_type(
+            RKind::DataFrame,
+            &Facts {
+                fields: Some(batch.schema().fields().clone()),
+                ..Default::default()
+            },
+        );
+        Ok((dt, Arc::new(StructArray::from(batch))))
+    }
+
+    fn list(&self, items: &[RObject], name: &str) -> Result<(DataType, ArrayRef)> {
+        let is_raw = |o: &RObject| matches!(o, RObject::Vector(v) if matches!(v.data, VectorData::Raw(_)) && v.attributes.is_none());
+        if !items.is_empty()
+            && items
+                .iter()
+                .all(|o| matches!(o, RObject::Null) || is_raw(o))
+            && items.iter().any(is_raw)
+        {
+            let vals: Vec<Option<&[u8]>> = items
+                .iter()
+                .map(|o| match o {
+                    RObject::Vector(v) => match &v.data {
+                        VectorData::Raw(b) => Some(b.as_slice()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            let total: usize = vals.iter().map(|v| v.map_or(0, |b| b.len())).sum();
+            let dt = types::arrow_type(
+                RKind::List,
+                &Facts {
+                    raw_items: true,
+                    large: total > i32::MAX as usize,
+                    ..Default::default()
+                },
+            );
+            let arr: ArrayRef = if dt == DataType::LargeBinary {
+                Arc::new(LargeBinaryArray::from_opt_vec(vals))
+            } else {
+                Arc::new(BinaryArray::from_opt_vec(vals))
+            };
+            return Ok((dt, arr));
+        }
+        let mut children: Vec<ArrayRef> = Vec::new();
+        let mut child_type: Option<DataType> = None;
+        let mut offsets: Vec<i32> = vec![0];
+        let mut valid = Vec::with_capacity(items.len());
+        for (i, it) in items.iter().enumerate() {
+            if matches!(it, RObject::Null) {
+                valid.push(false);
+                offsets.push(*offsets.last().unwrap());
+                continue;
+            }
+            let (dt, arr) = self.column(it, name).map_err(|e| Error {
+                message: format!("element {}: {}", i + 1, e.message),
+                ..e
+            })?;
+            match &child_type {
+                None => child_type = Some(dt),
+                Some(t) if *t == dt => {}
+                // logical, integer and double elements go to their common
+                // type, as R coerces them
+                Some(t) if numeric_rank(t).is_some() && numeric_rank(&dt).is_some() => {
+                    if numeric_rank(&dt) > numeric_rank(t) {
+                        child_type = Some(dt);
+                    }
+                }
+                Some(t) => {
+                    return Err(Error::unsupported(format!(
+                        "list elements have different types ({t} and, at element {}, {dt}); a list column needs one element type",
+                        i + 1
+                    )))
+                }
+            }
+            let end = *offsets.last().unwrap() as i64 + arr.len() as i64;
+            if end > i32::MAX as i64 {
+                return Err(Error::limit("a list column holds more than 2^31 values"));
+            }
+            offsets.push(end as i32);
+            valid.push(true);
+            children.push(arr);
+        }
+        let dt = types::arrow_type(
+            RKind::List,
+            &Facts {
+                item: child_type,
+                ..Default::default()
+            },
+        );
+        let DataType::List(field) = &dt else {
+            return Err(Error::usage(format!("internal: a list cannot become {dt}")));
+        };
+        let values: ArrayRef = if children.is_empty() {
+            arrow_array::new_empty_array(field.data_type())
+        } else {
+            for c in children
+                .iter_mut()
+                .filter(|c| c.data_type() != field.data_type())
+            {
+                *c = arrow_cast::cast(c, field.data_type())
+                    .map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
+            }
+            let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
+            arrow_select::concat::concat(&refs)
+                .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
+        };
+        let nulls = nulls_from(valid.len(), |i| valid[i]);
+        let arr = ListArray::try_new(
+            field.clone(),
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            values,
+            nulls,
+        )
+        .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
+        Ok((dt, Arc::new(arr)))
+    }
+}
+
+/// The place of logical, integer and double in R's coercion order (the
+/// Arrow types they become); None for other types.
+fn numeric_rank(dt: &DataType) -> Option<u8> {
+    match dt {
+        DataType::Boolean => Some(0),
+        DataType::Int32 => Some(1),
+        DataType::Float64 => Some(2),
+        _ => None,
+    }
+}
+
+/// An integer64 column: the doubles' bytes are the int64 values.
+fn integer64(data: &VectorData) -> Result<(DataType, ArrayRef)> {
+    let VectorData::Real(x) = data else {
+        return Err(Error::usage("internal: an integer64 that is not double"));
+    };
+    let ints: ScalarBuffer<i64> = ScalarBuffer::new(x.inner().clone(), 0, x.len());
+    let nulls = if ints.contains(&na::INTEGER64) {
+        nulls_from(ints.len(), |i| ints[i] != na::INTEGER64)
+    } else {
+        None
+    };
+    Ok((
+        plain_type(RKind::Integer64),
+        Arc::new(Int64Array::new(ints, nulls)),
+    ))
+}
+
+/// A complex vector as a struct of its real and imaginary parts.
+fn complex(x: &ScalarBuffer<f64>) -> Result<(DataType, ArrayRef)> {
+    let dt = plain_type(RKind::Complex);
+    let DataType::Struct(fields) = &dt else {
+        return Err(Error::usage(format!(
+            "internal: a complex vector cannot become {dt}"
+        )));
+    };
+    let n = x.len() / 2;
+    let re: Vec<f64> = (0..n).map(|i| x[2 * i]).collect();
+    let im: Vec<f64> = (0..n).map(|i| x[2 * i + 1]).collect();
+    // R's complex NA (either part NA_real_) is a null slot; the parts keep
+    // their bits (restored exactly on the way back)
+    let nulls = nulls_from(n, |i| !is_na_real(re[i]) && !is_na_real(im[i]));
+    let arr = StructArray::new(
+        fields.clone(),
+        vec![
+            Arc::new(Float64Array::new(re.into(), None)) as ArrayRef,
+            Arc::new(Float64Array::new(im.into(), None)),
+        ],
+        nulls,
+    );
+    Ok((dt, Arc::new(arr)))
+}

@@ -1,0 +1,433 @@
+//! R's serialization format without R: `.RData`/`.rda` files from
+//! `save()`, `.rds` files from `saveRDS()`, raw `serialize()` streams and
+//! the lazy-load data bases of installed packages, read and written.
+//!
+//! A source ([`Source`]: a file, an http(s) URL, bytes, a lazy-load base)
+//! is recognised once; [`compression`] detects and decompresses it,
+//! [`input`] decodes primitives, [`read`] builds the object [`tree`],
+//! [`mod@write`] serializes a tree back (byte for byte what R writes),
+//! [`altrep`] expands ALTREP objects and [`summary`] lists objects without
+//! decoding their payloads. Vector payloads are decoded once, into Arrow
+//! buffers (`arrow-buffer`), which a consumer can take without a copy; the
+//! crate has no Arrow array, IPC or Parquet dependency. `ARCHITECTURE.md`
+//! in the repository gives the layers.
+//!
+//! Write a data frame, as `save(scores, file = ...)` would:
+//!
+//! ```
+//! use rdarrow_format::build::{self, ObjectMaker};
+//! use rdarrow_format::tree::VectorData;
+//! use rdarrow_format::write::{write_object_file, ObjectFileOptions};
+//!
+//! # fn main() -> rdarrow_format::Result<()> {
+//! let dir = std::env::temp_dir().join(format!("rdarrow-format-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("scores.RData");
+//!
+//! // data.frame(id = 1:3, score = c(1.5, NA, 3))
+//! let mut m = ObjectMaker::default();
+//! let columns = vec![build::ints(vec![1, 2, 3]), build::reals(vec![1.5, build::na_real(), 3.0])];
+//! let names = build::strings([Some(&b"id"[..]), Some(&b"score"[..])]);
+//! let class = build::strings([Some(&b"data.frame"[..])]);
+//! let row_names = build::ints(vec![i32::MIN, -3]); // R's compact 1:3
+//! let frame = m.vector(
+//!     VectorData::List(columns),
+//!     vec![("names", names), ("class", class), ("row.names", row_names)],
+//! );
+//! let options = ObjectFileOptions { name: "scores".into(), ..Default::default() };
+//! write_object_file(&path, frame, m.refs, &options)?;
+//! # Ok(()) }
+//! ```
+//!
+//! List what a file holds without decoding the payloads, then read one
+//! object (or one element of a list, by its object path such as `lst$a`):
+//!
+//! ```
+//! # use rdarrow_format::build::{self, ObjectMaker};
+//! # use rdarrow_format::tree::VectorData;
+//! # use rdarrow_format::write::{write_object_file, ObjectFileOptions};
+//! use rdarrow_format::tree::VectorData::Real;
+//! use rdarrow_format::{list_file, read_paths, ReadOptions, RObject};
+//!
+//! # fn main() -> rdarrow_format::Result<()> {
+//! # let dir = std::env::temp_dir().join(format!("rdarrow-format-doc2-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("scores.RData");
+//! # let mut m = ObjectMaker::default();
+//! # let frame = m.named_list(&["id", "score"], vec![build::ints(vec![1, 2, 3]), build::reals(vec![1.5, 2.0, 3.0])]);
+//! # write_object_file(&path, frame, m.refs, &ObjectFileOptions { name: "scores".into(), ..Default::default() })?;
+//! let (_, objects) = list_file(&path, &ReadOptions::default(), "scores", false)?;
+//! assert_eq!(objects[0].name, "scores");
+//! assert_eq!(objects[0].type_name, "list");
+//!
+//! let (_, taken) = read_paths(&path, &ReadOptions::default(), &["scores$score".to_string()], "scores")?;
+//! let (name, score) = &taken[0];
+//! assert_eq!(name, "scores$score");
+//! match score {
+//!     RObject::Vector(v) => match &v.data {
+//!         Real(values) => assert_eq!(&values[..], &[1.5, 2.0, 3.0]),
+//!         other => panic!("a double vector, not {other:?}"),
+//!     },
+//!     other => panic!("a vector, not {other:?}"),
+//! }
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod altrep;
+pub mod build;
+pub mod cancel;
+pub mod compression;
+pub mod document;
+pub mod encoding;
+pub mod error;
+pub mod file_out;
+pub mod header;
+pub mod input;
+pub mod layout;
+pub mod lazyload;
+pub mod limits;
+pub mod object_path;
+pub mod output;
+pub mod parallel;
+pub mod read;
+pub mod remote;
+pub mod source;
+pub mod spill;
+pub mod summary;
+pub mod tree;
+pub mod validate;
+pub mod write;
+
+pub use compression::Compression;
+pub use document::{stream_object_name, Document, Wanted};
+pub use error::{Error, ErrorKind, Result};
+pub use file_out::{atomic_write, WritebackFile};
+pub use header::{Container, StreamHeader};
+pub use input::Format;
+pub use read::{ColumnHook, DeferredHook, ObjectFilter, ObjectSpan, ReadOptions};
+pub use source::Source;
+pub use tree::{RObject, RefTable};
+
+use document::parse;
+use input::Input;
+use source::Opened;
+use std::io::Write;
+use std::path::Path;
+
+/// Read a file completely.
+pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Document> {
+    read_file_filtered(path, opts, &mut |_: &[u8]| true)
+}
+
+/// Read a file, decoding only the top-level objects `filter` accepts
+/// (the others are parsed with their payloads skipped).
+pub fn read_file_filtered(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+) -> Result<Document> {
+    Source::of_path(path.as_ref()).read(opts, filter)
+}
+
+/// Read a file with the payloads of its data frames' atomic columns left
+/// in the stream ([`ReadOptions::defer_columns`]), decoding only the
+/// top-level objects `filter` accepts. A compressed file's decompressed
+/// stream is copied to a spill file in `spill_dir` as it is read (see
+/// [`spill`]); the store reads the deferred payloads back by range.
+pub fn read_file_deferred(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+    spill_dir: &Path,
+    on_column: Option<DeferredHook>,
+) -> Result<(Document, spill::PayloadStore)> {
+    let path = path.as_ref();
+    let source = Source::of_path(path);
+    if let Source::LazyLoad(path) = &source {
+        // entries are read whole: nothing stays in a stream
+        let db = lazyload::LazyDb::open(path, opts)?;
+        let doc = db.read(opts, filter)?;
+        let store = spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format);
+        return Ok((doc, store));
+    }
+    let mut opts = ReadOptions {
+        defer_columns: true,
+        column_hook: None,
+        ..opts.clone()
+    };
+    let (opened, kind) = source.open(&opts)?;
+    // a deferred column's payload, as far as the stream has been read
+    let so_far = |obj: &RObject| matches!(obj, RObject::Vector(v) if matches!(v.data, tree::VectorData::Deferred(_)));
+    if let (Opened::File { file, len }, Compression::None) = (&opened, kind) {
+        // read in place: the payloads are read back from the file itself
+        let len = *len;
+        let store_file = file
+            .try_clone()
+            .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+        let Opened::File { file, .. } = opened else {
+            unreachable!()
+        };
+        let store = spill::PayloadStore::in_file(store_file, Format::Xdr);
+        if let Some(hook) = on_column {
+            let whole = store.with_format(Format::Xdr);
+            opts.column_hook = Some(std::sync::Arc::new(
+                move |obj: &mut RObject, refs: &RefTable, header: &StreamHeader| {
+                    let at = so_far(obj).then(|| whole.with_format(header.format));
+                    hook(obj, refs, header, at)
+                },
+            ));
+        }
+        let doc = parse(
+            kind,
+            Input::new(input::Source::File { file, len }),
+            &opts,
+            filter,
+        )?;
+        let store = store.with_format(doc.header.format);
+        return Ok((doc, store));
+    }
+    // compressed, or a URL's stream: spilled as it is read
+    let (_, r) = compression::decompressor(opened.buffered())
+        .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+    // the spill is written by the parsing thread, which has time to spare,
+    // not by the decompressing one, which sets the pace
+    let piped = compression::PipelinedReader::new(r)
+        .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+    let (tee, spill) = spill::Tee::new(Box::new(piped), spill_dir)?;
+    let spill = std::sync::Arc::new(spill);
+    if let Some(hook) = on_column {
+        let spill = spill.clone();
+        opts.column_hook = Some(std::sync::Arc::new(
+            move |obj: &mut RObject, refs: &RefTable, header: &StreamHeader| {
+                let at = so_far(obj)
+                    .then(|| spill.store_so_far(header.format).ok())
+                    .flatten();
+                hook(obj, refs, header, at)
+            },
+        ));
+    }
+    let doc = parse(
+        kind,
+        Input::new(input::Source::Stream(Box::new(tee))),
+        &opts,
+        filter,
+    )
+    .map_err(|e| spill.failure().unwrap_or(e))?;
+    // the hook (and its hold on the spill) went with the parse
+    drop(opts);
+    let spill = std::sync::Arc::into_inner(spill)
+        .ok_or_else(|| Error::internal("the spill is still shared"))?;
+    let store = spill.into_store(doc.header.format)?;
+    Ok((doc, store))
+}
+
+/// Read an in-memory file or `serialize()` result (compressed or not).
+pub fn read_bytes(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Document> {
+    Source::Bytes(bytes).read(opts, &mut |_: &[u8]| true)
+}
+
+/// The rule for names handed to R: R strings end at a NUL byte (R's own
+/// reader refuses such names), so an object name holding one is an error.
+fn check_name_for_r(name: &str) -> Result<()> {
+    if name.contains('\0') {
+        return Err(Error::corrupt(
+            "the object's name holds an embedded NUL byte, which R strings cannot hold",
+        )
+        .in_object(&name.replace('\0', "\\0")));
+    }
+    Ok(())
+}
+
+/// List the objects of a file without decoding payloads; an `.rds`
+/// stream's one object is named `stream_name`; `recursive` lists what
+/// lists hold too (see [`summary::describe_nested`]).
+pub fn list_file(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    stream_name: &str,
+    recursive: bool,
+) -> Result<(Document, Vec<summary::ObjectInfo>)> {
+    let doc = read_file_filtered(path, opts, &mut |_: &[u8]| false)?;
+    let mut infos = if recursive {
+        summary::describe_nested(&doc, &doc.object_names(stream_name))
+    } else {
+        summary::describe(&doc)
+    };
+    if doc.is_rds() && !recursive {
+        for i in &mut infos {
+            i.name = stream_name.to_string();
+        }
+    }
+    for i in &infos {
+        check_name_for_r(&i.name)?;
+        if i.class.contains('\0') {
+            return Err(Error::corrupt(
+                "the object's class holds an embedded NUL byte, which R strings cannot hold",
+            )
+            .in_object(&i.name));
+        }
+    }
+    Ok((doc, infos))
+}
+
+/// Whether `object` is an object path into a list (`lst$a`), not a name.
+pub fn is_path(object: &str) -> bool {
+    object_path::ObjectPath::nested(object).is_some()
+}
+
+/// Read the objects `wanted` (names or object paths) of the file at
+/// `path`, each named as asked. An element of a list is read alone: the
+/// wanted top-level objects are parsed with the payloads of their lists'
+/// elements left in the stream (a compressed stream spilled to the
+/// system's temporary folder, see [`spill`]), and only the elements asked
+/// for are decoded, never their siblings.
+pub fn read_paths(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+    wanted: &[String],
+    stream_name: &str,
+) -> Result<(Document, Vec<(String, RObject)>)> {
+    let opts = ReadOptions {
+        defer_nested: true,
+        ..opts.clone()
+    };
+    let (mut doc, store) = read_file_deferred(
+        path,
+        &opts,
+        &mut Wanted(Some(wanted.to_vec())),
+        &std::env::temp_dir(),
+        None,
+    )?;
+    let mut taken = doc.take_paths(wanted, stream_name)?;
+    for (name, obj) in &mut taken {
+        store.materialize(obj).map_err(|e| e.in_object(name))?;
+    }
+    Ok((doc, taken))
+}
+
+/// Read the objects of a file that R will be handed: all of them, or
+/// those named in `wanted` (an error names the missing ones), each
+/// checked to be safe for R. An `.rds` stream's one object is named
+/// `stream_name`. The document keeps the reference table.
+pub fn read_for_r(
+    path: impl AsRef<Path>,
+    wanted: Option<&[String]>,
+    stream_name: &str,
+    opts: &ReadOptions,
+) -> Result<(Document, Vec<(String, RObject)>)> {
+    let (doc, taken) = match wanted {
+        Some(w) if w.iter().any(|o| is_path(o)) => read_paths(path, opts, w, stream_name)?,
+        _ => {
+            let mut doc =
+                read_file_filtered(path, opts, &mut Wanted(wanted.map(<[String]>::to_vec)))?;
+            let taken = match wanted {
+                Some(w) => doc.take_paths(w, stream_name)?,
+                None => {
+                    let all: Vec<usize> = (0..doc.objects().len()).collect();
+                    doc.take_objects_at(&all, stream_name)
+                }
+            };
+            (doc, taken)
+        }
+    };
+    for (name, obj) in &taken {
+        check_name_for_r(name)?;
+        validate::check_for_r_within(obj, &doc.refs, opts.memory_limit())
+            .map_err(|e| e.in_object(name))?;
+    }
+    Ok((doc, taken))
+}
+
+/// Decompress a file completely and return the number of bytes (the
+/// baseline the parser is measured against).
+pub fn decompressed_len(path: impl AsRef<Path>) -> Result<u64> {
+    let (_, mut inp) = Source::File(path.as_ref().to_path_buf()).input(&ReadOptions::default())?;
+    let mut n = 0u64;
+    while !inp.at_end()? {
+        let chunk = inp.peek(1 << 17)?.len();
+        inp.consume(chunk);
+        n += chunk as u64;
+    }
+    Ok(n)
+}
+
+/// Decompress a whole file or byte vector into memory.
+pub fn decompress_bytes(bytes: Vec<u8>) -> Result<Vec<u8>> {
+    let (_, mut inp) = Source::Bytes(bytes).input(&ReadOptions::default())?;
+    let mut out = Vec::new();
+    while !inp.at_end()? {
+        let chunk = inp.peek(1 << 17)?;
+        out.extend_from_slice(chunk);
+        let k = chunk.len();
+        inp.consume(k);
+    }
+    Ok(out)
+}
+
+/// Serialize a document back, uncompressed, in its own format and version.
+pub fn write_document<W: Write>(doc: &Document, sink: W) -> Result<W> {
+    write::write_stream(sink, doc.container, &doc.header, &doc.root, &doc.refs)
+}
+
+/// Serialize one object of a document as a stand-alone RDS stream
+/// (XDR, the document's version), sharing its reference table.
+pub fn object_to_rds(doc: &Document, obj: &RObject) -> Result<Vec<u8>> {
+    node_to_rds(&doc.header, &doc.refs, obj)
+}
+
+/// As [`object_to_rds`], for any node of a stream with this header and
+/// reference table.
+pub fn node_to_rds(header: &StreamHeader, refs: &tree::RefTable, obj: &RObject) -> Result<Vec<u8>> {
+    write::write_stream(
+        Vec::new(),
+        Container::Stream,
+        &header.standalone_xdr(),
+        obj,
+        refs,
+    )
+}
+
+/// Change the format and/or version a document will be written in.
+/// Version 2 has no ALTREP (those are written expanded) and no native
+/// encoding in its header.
+pub fn convert_document(doc: &mut Document, format: Format, version: i32) -> Result<()> {
+    doc.header.convert(format, version)?;
+    if !doc.container.is_rds() {
+        doc.container = Container::rdata(format, version);
+    }
+    Ok(())
+}
+
+/// Write a document to `path` with compression; the file appears only when
+/// complete (written beside it under a temporary name, then renamed).
+pub fn write_file(
+    doc: &Document,
+    path: impl AsRef<Path>,
+    compression: Compression,
+    level: Option<u32>,
+) -> Result<()> {
+    write_file_threads(doc, path, compression, level, 1)
+}
+
+/// As [`write_file`], compressing independent blocks on `threads` threads
+/// (the bytes written do not depend on `threads`).
+pub fn write_file_threads(
+    doc: &Document,
+    path: impl AsRef<Path>,
+    compression: Compression,
+    level: Option<u32>,
+    threads: usize,
+) -> Result<()> {
+    write::write_tree_file(
+        path.as_ref(),
+        doc.container,
+        &doc.header,
+        &doc.root,
+        &doc.refs,
+        compression,
+        level,
+        threads,
+    )
+}

@@ -1,0 +1,1029 @@
+//! The reader: one place per node type, mirroring the layout R's
+//! serializer writes. Builds the [`crate::tree`] with vector payloads in
+//! their final buffers; in listing mode it skips payloads without decoding.
+
+use crate::error::{Error, LimitKind, Result};
+use crate::header::{Container, StreamHeader};
+use crate::input::Input;
+pub use crate::limits::physical_memory;
+use crate::tree::*;
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+
+/// Called on the parsing thread with each element of a top-level list
+/// (the columns of a data frame) as soon as it is complete, with the
+/// reference table so far and the stream's header; it may convert the
+/// element and release its payload (see `arrow::EarlyColumns`).
+pub type ColumnHook = std::sync::Arc<dyn Fn(&mut RObject, &RefTable, &StreamHeader) + Send + Sync>;
+
+/// Called on the parsing thread of [`crate::read_file_deferred`] with each
+/// element of a top-level list as soon as it is read, with the reference
+/// table so far, the stream's header and, for an element whose payload
+/// stayed in the stream ([`VectorData::Deferred`]), a store that already
+/// holds that payload, so that other threads can work on the column while
+/// the parse goes on.
+pub type DeferredHook = std::sync::Arc<
+    dyn Fn(&RObject, &RefTable, &StreamHeader, Option<crate::spill::PayloadStore>) + Send + Sync,
+>;
+
+/// Limits and modes of one read.
+#[derive(Clone)]
+pub struct ReadOptions {
+    /// Maximum nesting depth of the object tree (protects the stack).
+    pub max_depth: usize,
+    /// The most bytes of vector data one read may decode (`None`: the
+    /// machine's physical memory). Protects against decompression bombs
+    /// whose declared vectors are backed by real, but absurd, data.
+    pub max_memory: Option<u64>,
+    /// Work to do on each column as soon as it has been read.
+    pub column_hook: Option<ColumnHook>,
+    /// Leave the payloads of the atomic columns of top-level lists (data
+    /// frames) in the stream ([`VectorData::Deferred`]), to be read by
+    /// row range later (binary and XDR streams; ASCII ones decode).
+    pub defer_columns: bool,
+    /// With `defer_columns`, the atomic elements of lists nested in those
+    /// lists too, to any depth (the columns of a data frame inside a list,
+    /// the vectors of a list of lists), so that one element can be read
+    /// without decoding its siblings.
+    pub defer_nested: bool,
+    /// For a URL: how long connecting, the response and each read of the
+    /// body may take ([`crate::remote::DEFAULT_TIMEOUT`] when `None`).
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            max_depth: 20_000,
+            max_memory: None,
+            column_hook: None,
+            defer_columns: false,
+            defer_nested: false,
+            timeout: None,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// The memory limit in force, in bytes.
+    pub fn memory_limit(&self) -> u64 {
+        self.max_memory.unwrap_or_else(physical_memory)
+    }
+}
+
+impl std::fmt::Debug for ReadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("max_depth", &self.max_depth)
+            .field("max_memory", &self.max_memory)
+            .field("column_hook", &self.column_hook.is_some())
+            .field("defer_columns", &self.defer_columns)
+            .field("defer_nested", &self.defer_nested)
+            .finish()
+    }
+}
+
+/// Decide, per top-level object of a `save()` file, whether to decode it
+/// fully or to skip its payloads (listing).
+pub trait ObjectFilter {
+    /// Whether to decode the object `name`.
+    fn decode(&mut self, name: &[u8]) -> bool;
+    /// Whether the objects not decoded must still be parsed (with their
+    /// payloads skipped, as a listing needs them), where a source lets
+    /// them be passed over unread (a lazy-load data base's entries).
+    fn parse_declined(&self) -> bool {
+        true
+    }
+}
+
+impl<F: FnMut(&[u8]) -> bool> ObjectFilter for F {
+    fn decode(&mut self, name: &[u8]) -> bool {
+        self(name)
+    }
+}
+
+/// Where a top-level object sits in the decompressed stream.
+#[derive(Debug, Clone)]
+pub struct ObjectSpan {
+    /// The object's name.
+    pub name: Vec<u8>,
+    /// Where it starts.
+    pub start: u64,
+    /// Where it ends.
+    pub end: u64,
+    /// Whether its payloads were decoded.
+    pub decoded: bool,
+}
+
+/// Vectors inside attributes up to this length are kept even when skipping,
+/// so that listings see classes, dims, levels and compact row names.
+const KEEP_IN_ATTR: u64 = 4096;
+
+pub(crate) struct Parser<'a> {
+    pub inp: &'a mut Input,
+    pub refs: RefTable,
+    depth: usize,
+    max_depth: usize,
+    skipping: bool,
+    in_attr: u32,
+    in_env: u32,
+    object: Option<String>,
+    /// Payload bytes decoded so far, and the limit.
+    decoded: u64,
+    max_decoded: u64,
+    column_hook: Option<(ColumnHook, StreamHeader)>,
+    defer_columns: bool,
+    defer_nested: bool,
+    /// Reading the elements of a top-level list (a data frame's columns),
+    /// or with `defer_nested` of a list nested in one, at `list_depth`.
+    in_columns: bool,
+    list_depth: usize,
+}
+
+fn is_pairlist_type(t: u8) -> bool {
+    matches!(t, sxp::LIST | sxp::LANG | sxp::CLO | sxp::PROM | sxp::DOT)
+}
+
+impl<'a> Parser<'a> {
+    pub fn new(inp: &'a mut Input, opts: &ReadOptions) -> Self {
+        Parser {
+            inp,
+            refs: RefTable::default(),
+            depth: 0,
+            max_depth: opts.max_depth,
+            skipping: false,
+            in_attr: 0,
+            in_env: 0,
+            object: None,
+            decoded: 0,
+            max_decoded: opts.memory_limit(),
+            column_hook: None,
+            defer_columns: opts.defer_columns,
+            defer_nested: opts.defer_nested,
+            in_columns: false,
+            list_depth: 0,
+        }
+    }
+
+    fn err(&self, e: Error) -> Error {
+        let e = e.at(self.inp.offset());
+        match &self.object {
+            Some(o) => e.in_object(o),
+            None => e,
+        }
+    }
+
+    fn corrupt(&self, msg: impl Into<String>) -> Error {
+        self.err(Error::corrupt(msg))
+    }
+
+    fn skip_payload(&self, len: u64) -> bool {
+        self.skipping && self.in_env == 0 && (self.in_attr == 0 || len > KEEP_IN_ATTR)
+    }
+
+    /// Read one item.
+    pub fn item(&mut self) -> Result<RObject> {
+        let flags = self.inp.read_int()?;
+        self.item_with_flags(flags)
+    }
+
+    fn item_with_flags(&mut self, flags: i32) -> Result<RObject> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            let msg = format!(
+                "objects are nested more than {} levels deep",
+                self.max_depth
+            );
+            return Err(self.err(Error::limit_of(LimitKind::Depth, msg)));
+        }
+        let r = self.dispatch(flags);
+        self.depth -= 1;
+        r
+    }
+
+    fn attributes(&mut self) -> Result<RObject> {
+        self.in_attr += 1;
+        let r = self.item();
+        self.in_attr -= 1;
+        r
+    }
+
+    fn opt_attributes(&mut self, has_attr: bool) -> Result<Option<RObject>> {
+        if has_attr {
+            Ok(Some(self.attributes()?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn dispatch(&mut self, flags: i32) -> Result<RObject> {
+        let NodeWord {
+            sxptype: t,
+            flags: fl,
+            has_attr,
+            has_tag,
+        } = unpack(flags);
+        if let Some(special) = SpecialValue::from_code(t) {
+            return Ok(RObject::Special(special));
+        }
+        match t {
+            sxp::NILVALUE => Ok(RObject::Null),
+            sxp::REFSXP => {
+                let packed = unpack_reference(flags);
+                let idx = if packed == 0 { self.inp.read_int()? as i64 } else { packed as i64 };
+                if idx < 1 || idx as usize > self.refs.entries.len() {
+                    return Err(self.corrupt(format!(
+                        "reference index {idx} is outside the reference table (which has {} entries)",
+                        self.refs.entries.len()
+                    )));
+                }
+                Ok(RObject::Ref(RefId((idx - 1) as u32)))
+            }
+            sxp::PERSIST => {
+                let s = self.string_list()?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Persistent(s))))
+            }
+            sxp::SYM => {
+                let flags = self.inp.read_int()?;
+                let name = self.char_item(flags)?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Symbol(name))))
+            }
+            sxp::PACKAGE => {
+                let s = self.string_list()?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Package(s))))
+            }
+            sxp::NAMESPACE => {
+                let s = self.string_list()?;
+                Ok(RObject::Ref(self.refs.push(RefEntry::Namespace(s))))
+            }
+            sxp::ENV => {
+                let locked = self.inp.read_int()? != 0;
+                let id = self.refs.push(RefEntry::Pending);
+                self.in_env += 1;
+                let r = (|| -> Result<Environment> {
+                    let enclosure = self.item()?;
+                    let frame = self.item()?;
+                    let hashtab = self.item()?;
+                    let attributes = self.attributes()?;
+                    Ok(Environment { locked, enclosure, frame, hashtab, attributes })
+                })();
+                self.in_env -= 1;
+                self.refs.entries[id.0 as usize] = RefEntry::Environment(Box::new(r?));
+                Ok(RObject::Ref(id))
+            }
+            t if is_pairlist_type(t) => self.pairlist(flags),
+            sxp::EXTPTR => {
+                let id = self.refs.push(RefEntry::Pending);
+                self.in_env += 1;
+                let r = (|| -> Result<ExternalPointer> {
+                    let protected = self.item()?;
+                    let tag = self.item()?;
+                    let attributes = self.opt_attributes(has_attr)?;
+                    Ok(ExternalPointer { flags: fl, protected, tag, attributes })
+                })();
+                self.in_env -= 1;
+                self.refs.entries[id.0 as usize] = RefEntry::ExternalPointer(Box::new(r?));
+                Ok(RObject::Ref(id))
+            }
+            sxp::WEAKREF => {
+                let id = self.refs.push(RefEntry::Pending);
+                self.in_env += 1;
+                let attributes = self.opt_attributes(has_attr);
+                self.in_env -= 1;
+                self.refs.entries[id.0 as usize] = RefEntry::WeakRef(Box::new(AttrOnly { flags: fl, attributes: attributes? }));
+                Ok(RObject::Ref(id))
+            }
+            sxp::SPECIAL | sxp::BUILTIN => {
+                let len = self.inp.read_int()?;
+                if !(0..=10_000).contains(&len) {
+                    return Err(self.corrupt(format!("invalid primitive name length {len}")));
+                }
+                let mut name = Vec::new();
+                self.inp.read_string_into(len as usize, &mut name)?;
+                let attributes = self.opt_attributes(has_attr)?;
+                Ok(RObject::Primitive(Box::new(Primitive { sxptype: t, flags: fl, name, attributes })))
+            }
+            sxp::CHAR => Ok(RObject::Char(Box::new(self.char_item(flags)?))),
+            sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::VEC | sxp::EXPR | sxp::RAW => {
+                self.vector(t, fl, has_attr)
+            }
+            sxp::S4 => {
+                let attributes = self.opt_attributes(has_attr)?;
+                Ok(RObject::S4(Box::new(AttrOnly { flags: fl, attributes })))
+            }
+            sxp::BCODE => {
+                let reps_len = self.inp.read_int()?;
+                if reps_len < 0 {
+                    return Err(self.corrupt(format!("invalid byte-code sharing table size {reps_len}")));
+                }
+                let code = self.bytecode()?;
+                let attributes = self.opt_attributes(has_attr)?;
+                Ok(RObject::Bytecode(Box::new(BytecodeObject { flags: fl, reps_len, code, attributes })))
+            }
+            sxp::ALTREP => {
+                // class info and (small) states are always kept: listing
+                // needs them for the type and length
+                self.in_attr += 1;
+                let info = self.item();
+                let state = info.is_ok().then(|| self.item());
+                self.in_attr -= 1;
+                let info = info?;
+                let state = state.unwrap()?;
+                let attributes = self.attributes()?;
+                Ok(RObject::Altrep(Box::new(Altrep { flags: fl, info, state, attributes })))
+            }
+            sxp::CLASSREF | sxp::GENERICREF => Err(self.err(Error::unsupported(
+                "the stream contains a class or generic reference (type 245/246), which R itself cannot read",
+            ))),
+            _ => {
+                let _ = has_tag;
+                Err(self.corrupt(format!("unknown node type {t} (flags 0x{:08x})", flags as u32)))
+            }
+        }
+    }
+
+    /// A vector length: an int, or -1 followed by the two 32-bit halves.
+    fn length(&mut self) -> Result<u64> {
+        let n = self.inp.read_int()?;
+        if n >= 0 {
+            return Ok(n as u64);
+        }
+        if n != -1 {
+            return Err(self.corrupt(format!("negative vector length {n}")));
+        }
+        let hi = self.inp.read_int()?;
+        let lo = self.inp.read_int()?;
+        if !(0..=65536).contains(&hi) {
+            return Err(self.corrupt(format!("invalid upper part {hi} of a long vector length")));
+        }
+        Ok(((hi as u64) << 32) | (lo as u32 as u64))
+    }
+
+    /// A CHARSXP whose flags have been read.
+    fn char_item(&mut self, flags: i32) -> Result<CharItem> {
+        let NodeWord {
+            sxptype: t,
+            flags: fl,
+            ..
+        } = unpack(flags);
+        if t != sxp::CHAR {
+            return Err(self.corrupt(format!("expected a string (CHARSXP), found node type {t}")));
+        }
+        let len = self.inp.read_int()?;
+        if len == -1 {
+            return Ok(CharItem {
+                levels: fl.levels,
+                bytes: None,
+            });
+        }
+        if len < 0 {
+            return Err(self.corrupt(format!("negative string length {len}")));
+        }
+        let mut bytes = Vec::new();
+        self.inp.read_string_into(len as usize, &mut bytes)?;
+        Ok(CharItem {
+            levels: fl.levels,
+            bytes: Some(bytes),
+        })
+    }
+
+    /// PACKAGESXP / NAMESPACESXP / PERSISTSXP payload.
+    fn string_list(&mut self) -> Result<Vec<CharItem>> {
+        let names = self.inp.read_int()?;
+        if names != 0 {
+            return Err(self.corrupt(
+                "names in persistent strings are not supported (R cannot read them either)",
+            ));
+        }
+        let n = self.length()?;
+        let mut out = Vec::with_capacity(n.min(64) as usize);
+        for _ in 0..n {
+            let f = self.inp.read_int()?;
+            out.push(self.char_item(f)?);
+        }
+        Ok(out)
+    }
+
+    fn pairlist(&mut self, first_flags: i32) -> Result<RObject> {
+        let mut cells = Vec::new();
+        let mut flags = first_flags;
+        loop {
+            let NodeWord {
+                sxptype: t,
+                flags: fl,
+                has_attr,
+                has_tag,
+            } = unpack(flags);
+            let attributes = self.opt_attributes(has_attr)?;
+            let tag = if has_tag { Some(self.item()?) } else { None };
+            let car = self.item()?;
+            cells.push(Cell {
+                sxptype: t,
+                flags: fl,
+                attributes,
+                tag,
+                car,
+            });
+            let next = self.inp.read_int()?;
+            if is_pairlist_type(unpack(next).sxptype) {
+                flags = next;
+                continue;
+            }
+            let tail = self.item_with_flags(next)?;
+            return Ok(RObject::Pairlist(Box::new(Pairlist { cells, tail })));
+        }
+    }
+
+    fn vector(&mut self, t: u8, fl: Flags, has_attr: bool) -> Result<RObject> {
+        let len = self.length()?;
+        let skip = self.skip_payload(len) && !matches!(t, sxp::VEC | sxp::EXPR);
+        let defer = self.defer_columns
+            && self.in_columns
+            && self.depth == self.list_depth + 1
+            && self.in_attr == 0
+            && self.in_env == 0
+            && !self.skipping
+            && self.inp.format != crate::Format::Ascii
+            && matches!(
+                t,
+                sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::RAW
+            );
+        if defer {
+            let data = self.deferred(t, len)?;
+            let attributes = self.opt_attributes(has_attr)?;
+            return Ok(RObject::Vector(Box::new(Vector {
+                flags: fl,
+                data,
+                attributes,
+            })));
+        }
+        if !skip {
+            let width: u64 = match t {
+                sxp::LGL | sxp::INT => 4,
+                sxp::REAL => 8,
+                sxp::CPLX => 16,
+                sxp::STR | sxp::VEC | sxp::EXPR => 8,
+                _ => 1,
+            };
+            self.decoded = self.decoded.saturating_add(len.saturating_mul(width));
+            if self.decoded > self.max_decoded {
+                return Err(self.err(Error::limit_of(
+                    LimitKind::Memory,
+                    format!("the data would need more than {} bytes of memory (a vector of {len} elements)", self.max_decoded),
+                )));
+            }
+        }
+        let data = if skip {
+            match t {
+                sxp::LGL | sxp::INT => self.inp.skip_fixed(len, 4, false)?,
+                sxp::REAL => self.inp.skip_fixed(len, 8, true)?,
+                sxp::CPLX => self.inp.skip_fixed(len.saturating_mul(2), 8, true)?,
+                sxp::RAW => self.inp.skip_fixed(len, 1, false)?,
+                sxp::STR => self.skip_strings(len)?,
+                _ => unreachable!(),
+            }
+            VectorData::Skipped { sxptype: t, len }
+        } else {
+            match t {
+                sxp::LGL => VectorData::Logical(ScalarBuffer::from(
+                    self.inp.read_ints(len).map_err(|e| self.err(e))?,
+                )),
+                sxp::INT => VectorData::Integer(ScalarBuffer::from(
+                    self.inp.read_ints(len).map_err(|e| self.err(e))?,
+                )),
+                sxp::REAL => VectorData::Real(ScalarBuffer::from(
+                    self.inp.read_doubles(len).map_err(|e| self.err(e))?,
+                )),
+                sxp::CPLX => {
+                    let n = len
+                        .checked_mul(2)
+                        .ok_or_else(|| self.corrupt("complex vector length overflows"))?;
+                    VectorData::Complex(ScalarBuffer::from(
+                        self.inp.read_doubles(n).map_err(|e| self.err(e))?,
+                    ))
+                }
+                sxp::RAW => VectorData::Raw(Buffer::from_vec(
+                    self.inp.read_raw(len).map_err(|e| self.err(e))?,
+                )),
+                sxp::STR => VectorData::Character(self.strings(len)?),
+                sxp::VEC | sxp::EXPR => {
+                    let mut items = Vec::with_capacity(len.min(1 << 16) as usize);
+                    let outer = (self.in_columns, self.list_depth);
+                    // a top-level list, or (deferring nested lists) a list
+                    // that is itself an element of one
+                    let nested =
+                        self.defer_nested && self.in_columns && self.depth == self.list_depth + 1;
+                    self.in_columns = (self.depth == 1 || nested)
+                        && t == sxp::VEC
+                        && self.in_attr == 0
+                        && self.in_env == 0;
+                    self.list_depth = self.depth;
+                    let r = self.items(t, len, &mut items);
+                    (self.in_columns, self.list_depth) = outer;
+                    r?;
+                    if t == sxp::VEC {
+                        VectorData::List(items)
+                    } else {
+                        VectorData::Expression(items)
+                    }
+                }
+                _ => unreachable!(),
+            }
+        };
+        let attributes = self.opt_attributes(has_attr)?;
+        Ok(RObject::Vector(Box::new(Vector {
+            flags: fl,
+            data,
+            attributes,
+        })))
+    }
+
+    /// The elements of a list or expression vector.
+    fn items(&mut self, t: u8, len: u64, items: &mut Vec<RObject>) -> Result<()> {
+        for i in 0..len {
+            if i & 0xffff == 0xffff {
+                crate::cancel::check().map_err(|e| self.err(e))?;
+            }
+            items.push(self.item()?);
+            // a column of a top-level list (data frame), read
+            if self.depth == 1
+                && !self.skipping
+                && self.in_attr == 0
+                && self.in_env == 0
+                && t == sxp::VEC
+            {
+                if let (Some((hook, header)), Some(last)) = (&self.column_hook, items.last_mut()) {
+                    hook(last, &self.refs, header);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A payload left in the stream: its place, and for strings a mark
+    /// every [`Deferred::STRIDE`] elements.
+    fn deferred(&mut self, t: u8, len: u64) -> Result<VectorData> {
+        let start = self.inp.offset();
+        let mut marks = Vec::new();
+        match t {
+            sxp::LGL | sxp::INT => self.inp.skip_fixed(len, 4, false)?,
+            sxp::REAL => self.inp.skip_fixed(len, 8, true)?,
+            sxp::CPLX => self.inp.skip_fixed(len.saturating_mul(2), 8, true)?,
+            sxp::RAW => self.inp.skip_fixed(len, 1, false)?,
+            _ => {
+                for i in 0..len {
+                    if i % Deferred::STRIDE == 0 {
+                        marks.push(self.inp.offset());
+                    }
+                    self.skip_strings(1)?;
+                }
+            }
+        }
+        Ok(VectorData::Deferred(Deferred {
+            sxptype: t,
+            len,
+            start,
+            end: self.inp.offset(),
+            marks: marks.into(),
+        }))
+    }
+
+    fn skip_strings(&mut self, n: u64) -> Result<()> {
+        for i in 0..n {
+            let (f, len) = self.inp.skip_charsxp().map_err(|e| self.err(e))?;
+            if (f as u32 & 0xff) as u8 != sxp::CHAR {
+                return Err(self.corrupt(format!(
+                    "element {} of a character vector is not a string",
+                    i + 1
+                )));
+            }
+            if len < -1 {
+                return Err(self.corrupt(format!("negative string length {len}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A character vector: offsets + bytes + validity + levels.
+    fn strings(&mut self, n: u64) -> Result<StringVector> {
+        let n =
+            usize::try_from(n).map_err(|_| self.err(Error::limit("character vector too long")))?;
+        let cap = n.min(1 << 16);
+        let mut offsets: Vec<i32> = Vec::with_capacity(cap + 1);
+        let mut large: Option<Vec<i64>> = None;
+        offsets.push(0);
+        let mut data: Vec<u8> = Vec::new();
+        let mut validity: Option<BooleanBufferBuilder> = None;
+        let mut first_levels: Option<u16> = None;
+        let mut per_element: Option<Vec<u16>> = None;
+        for i in 0..n {
+            if i == offsets.capacity() - 1 && large.is_none() {
+                offsets.reserve_exact((n - i).min(i.max(1 << 16)));
+            }
+            let (f, len) = self.inp.next_charsxp(&mut data).map_err(|e| self.err(e))?;
+            let NodeWord {
+                sxptype: t,
+                flags: fl,
+                ..
+            } = unpack(f);
+            if t != sxp::CHAR {
+                return Err(self.corrupt(format!(
+                    "element {} of a character vector is not a string (node type {t})",
+                    i + 1
+                )));
+            }
+            match first_levels {
+                None => first_levels = Some(fl.levels),
+                Some(l) if l != fl.levels && per_element.is_none() => {
+                    // grown as elements arrive: `n` is only what the file declares
+                    let mut v = Vec::with_capacity(n.min(i.max(1 << 16)));
+                    v.resize(i, l);
+                    per_element = Some(v);
+                }
+                _ => {}
+            }
+            if let Some(v) = per_element.as_mut() {
+                v.push(fl.levels);
+            }
+            if len == -1 {
+                let b = validity.get_or_insert_with(|| {
+                    let mut b = BooleanBufferBuilder::new(n.min(i.max(1 << 16)));
+                    b.append_n(i, true);
+                    b
+                });
+                b.append(false);
+            } else if len < 0 {
+                return Err(self.corrupt(format!("negative string length {len}")));
+            } else if let Some(b) = validity.as_mut() {
+                b.append(true);
+            }
+            let end = data.len();
+            match large.as_mut() {
+                Some(l) => l.push(end as i64),
+                None if end <= i32::MAX as usize => offsets.push(end as i32),
+                None => {
+                    let mut l: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
+                    l.push(end as i64);
+                    offsets = Vec::new();
+                    large = Some(l);
+                }
+            }
+        }
+        let data = Buffer::from_vec(data);
+        let offsets = match large {
+            // SAFETY: offsets start at 0 and never decrease; they end at data.len().
+            Some(l) => {
+                StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(l)) })
+            }
+            None => StringOffsets::Small(unsafe {
+                OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets))
+            }),
+        };
+        let levels = match per_element {
+            Some(v) => StringLevels::PerElement(v.into()),
+            None => StringLevels::Uniform(first_levels.unwrap_or(0)),
+        };
+        let validity = validity.map(|mut b| NullBuffer::new(b.finish()));
+        Ok(StringVector {
+            offsets,
+            data,
+            validity,
+            levels,
+        })
+    }
+
+    fn bytecode(&mut self) -> Result<Bytecode> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(self.err(Error::limit_of(
+                LimitKind::Depth,
+                "byte code nested too deeply",
+            )));
+        }
+        let code = self.item()?;
+        let n = self.inp.read_int()?;
+        if n < 0 {
+            return Err(self.corrupt(format!("negative byte-code constant count {n}")));
+        }
+        let mut consts = Vec::with_capacity((n as usize).min(1024));
+        for _ in 0..n {
+            let type_code = self.inp.read_int()?;
+            let c = match type_code {
+                x if x == sxp::BCODE as i32 => BcConst::Code(self.bytecode()?),
+                x if [
+                    sxp::LANG,
+                    sxp::LIST,
+                    sxp::BCREPDEF,
+                    sxp::BCREPREF,
+                    sxp::ATTRLANG,
+                    sxp::ATTRLIST,
+                ]
+                .iter()
+                .any(|&t| t as i32 == x) =>
+                {
+                    BcConst::Lang(self.bc_lang(type_code)?)
+                }
+                _ => BcConst::Item {
+                    type_code,
+                    value: self.item()?,
+                },
+            };
+            consts.push(c);
+        }
+        self.depth -= 1;
+        Ok(Bytecode { code, consts })
+    }
+
+    fn bc_lang(&mut self, type_code: i32) -> Result<BcLang> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(self.err(Error::limit_of(
+                LimitKind::Depth,
+                "byte-code constants nested too deeply",
+            )));
+        }
+        let r = match type_code {
+            x if x == sxp::BCREPREF as i32 => BcLang::Ref(self.inp.read_int()?),
+            x if [
+                sxp::BCREPDEF,
+                sxp::LANG,
+                sxp::LIST,
+                sxp::ATTRLANG,
+                sxp::ATTRLIST,
+            ]
+            .iter()
+            .any(|&t| t as i32 == x) =>
+            {
+                let (def, t) = if x == sxp::BCREPDEF as i32 {
+                    let pos = self.inp.read_int()?;
+                    (Some(pos), self.inp.read_int()?)
+                } else {
+                    (None, x)
+                };
+                if ![sxp::LANG, sxp::LIST, sxp::ATTRLANG, sxp::ATTRLIST]
+                    .iter()
+                    .any(|&k| k as i32 == t)
+                {
+                    return Err(self.corrupt(format!("invalid byte-code cell type {t}")));
+                }
+                let attributes = if t == sxp::ATTRLANG as i32 || t == sxp::ATTRLIST as i32 {
+                    Some(self.attributes()?)
+                } else {
+                    None
+                };
+                let tag = self.item()?;
+                let car_t = self.inp.read_int()?;
+                let car = self.bc_lang(car_t)?;
+                let cdr_t = self.inp.read_int()?;
+                let cdr = self.bc_lang(cdr_t)?;
+                BcLang::Cell(Box::new(BcCell {
+                    def,
+                    type_code: t,
+                    attributes,
+                    tag,
+                    car,
+                    cdr,
+                }))
+            }
+            pad => BcLang::Item {
+                pad,
+                value: self.item()?,
+            },
+        };
+        self.depth -= 1;
+        Ok(r)
+    }
+}
+
+/// `n` strings of a character vector's payload, after skipping `skip`
+/// (a deferred payload read back by range).
+pub(crate) fn strings_at(inp: &mut Input, skip: u64, n: u64) -> Result<StringVector> {
+    let mut p = Parser::new(inp, &ReadOptions::default());
+    p.skip_strings(skip)?;
+    p.strings(n)
+}
+
+/// Read the body of a stream after its header.
+///
+/// For a `save()` file, each top-level object is offered to `filter`:
+/// objects it declines are read with their payloads skipped. Returns the
+/// root, the reference table and the span of each top-level object.
+pub(crate) fn read_body(
+    inp: &mut Input,
+    container: Container,
+    header: &StreamHeader,
+    opts: &ReadOptions,
+    filter: &mut dyn ObjectFilter,
+) -> Result<(RObject, RefTable, Vec<ObjectSpan>)> {
+    let mut p = Parser::new(inp, opts);
+    p.column_hook = opts.column_hook.clone().map(|h| (h, header.clone()));
+    let mut spans = Vec::new();
+    let start = p.inp.offset();
+    let first = p.inp.read_int()?;
+    let t = unpack(first).sxptype;
+    let root = if matches!(container, Container::RData { .. }) && t == sxp::LIST {
+        // the top-level pairlist of a save() file: one cell per object
+        let mut cells = Vec::new();
+        let mut flags = first;
+        loop {
+            let NodeWord {
+                sxptype: t,
+                flags: fl,
+                has_attr,
+                has_tag,
+            } = unpack(flags);
+            let attributes = p.opt_attributes(has_attr)?;
+            let tag = if has_tag { Some(p.item()?) } else { None };
+            let name: Vec<u8> = match &tag {
+                Some(RObject::Ref(id)) => p.refs.symbol_name(*id).unwrap_or(b"").to_vec(),
+                _ => Vec::new(),
+            };
+            let decode = filter.decode(&name);
+            p.skipping = !decode;
+            p.object = Some(String::from_utf8_lossy(&name).into_owned());
+            let obj_start = p.inp.offset();
+            let car = p
+                .item()
+                .map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
+            spans.push(ObjectSpan {
+                name,
+                start: obj_start,
+                end: p.inp.offset(),
+                decoded: decode,
+            });
+            p.skipping = false;
+            p.object = None;
+            cells.push(Cell {
+                sxptype: t,
+                flags: fl,
+                attributes,
+                tag,
+                car,
+            });
+            let next = p.inp.read_int()?;
+            if is_pairlist_type(unpack(next).sxptype) {
+                flags = next;
+                continue;
+            }
+            let tail = p.item_with_flags(next)?;
+            break RObject::Pairlist(Box::new(Pairlist { cells, tail }));
+        }
+    } else {
+        let decode = filter.decode(b"");
+        p.skipping = !decode;
+        let root = p.item_with_flags(first)?;
+        spans.push(ObjectSpan {
+            name: Vec::new(),
+            start,
+            end: p.inp.offset(),
+            decoded: decode,
+        });
+        root
+    };
+    Ok((root, p.refs, spans))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{read_bytes, write_document, ErrorKind, ReadOptions};
+
+    /// An XDR version-3 stream header followed by `body` ints.
+    fn xdr_stream(body: &[i32]) -> Vec<u8> {
+        let mut out = crate::write::Output::new(Vec::new(), crate::Format::Xdr, false);
+        crate::header::write_header(
+            &mut out,
+            Container::Stream,
+            &StreamHeader::utf8_v3(crate::Format::Xdr),
+        )
+        .unwrap();
+        let mut v = out.finish().unwrap();
+        for i in body {
+            v.extend(i.to_be_bytes());
+        }
+        v
+    }
+
+    fn parse(bytes: Vec<u8>) -> crate::Result<crate::Document> {
+        read_bytes(bytes, &ReadOptions::default())
+    }
+
+    #[test]
+    fn integer_vector_with_attribute_round_trips() {
+        // c(a = 1L, b = NA) : INTSXP with a names attribute
+        let mut body = vec![13 | (1 << 9), 2, 1, i32::MIN];
+        body.extend([2 | (1 << 10), 1, 9 | (64 << 12), 5]); // LISTSXP, tag SYMSXP, CHARSXP "names"
+        let mut bytes = xdr_stream(&body);
+        bytes.extend(b"names");
+        for i in [16, 2, 9 | (64 << 12), 1] {
+            bytes.extend((i as i32).to_be_bytes());
+        }
+        bytes.extend(b"a");
+        for i in [9 | (64 << 12), 1] {
+            bytes.extend((i as i32).to_be_bytes());
+        }
+        bytes.extend(b"b");
+        bytes.extend(254i32.to_be_bytes());
+        let doc = parse(bytes.clone()).unwrap();
+        match &doc.root {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Integer(x) => assert_eq!(&x[..], &[1, i32::MIN]),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        let names = doc
+            .root
+            .attribute(&doc.refs, "names")
+            .unwrap()
+            .as_strings()
+            .unwrap();
+        assert_eq!(names.get(1), Some(&b"b"[..]));
+        assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
+    }
+
+    #[test]
+    fn reference_past_the_table_is_an_error() {
+        let err = parse(xdr_stream(&[255 | (99 << 8)])).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Corrupt);
+        assert!(err.to_string().contains("reference index 99"), "{err}");
+        assert!(err.offset.is_some());
+    }
+
+    #[test]
+    fn huge_declared_length_fails_before_allocating() {
+        // a long vector of 2^40 doubles with 8 bytes behind it
+        let err = parse(xdr_stream(&[14, -1, 256, 0, 0, 0])).unwrap_err();
+        assert!(
+            matches!(err.kind, ErrorKind::Truncated | ErrorKind::Limit),
+            "{err}"
+        );
+        // within the memory limit, still refused: the bytes are not there
+        let err = parse(xdr_stream(&[14, 1 << 24, 0, 0])).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Truncated, "{err}");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let mut body = Vec::new();
+        for _ in 0..100 {
+            body.extend([19, 1]); // list of one element
+        }
+        body.push(254);
+        let err = read_bytes(
+            xdr_stream(&body),
+            &ReadOptions {
+                max_depth: 50,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Limit);
+        assert!(parse(xdr_stream(&body)).is_ok());
+    }
+
+    #[test]
+    fn environment_cycles_resolve_through_the_table() {
+        // e <- new.env(); e$self <- e
+        let mut bytes = xdr_stream(&[4, 0, 253, 2 | (1 << 10), 1, 9 | (64 << 12), 4]);
+        bytes.extend(b"self");
+        for i in [255 | (1 << 8), 254, 254, 254] {
+            bytes.extend((i as i32).to_be_bytes());
+        }
+        let doc = parse(bytes.clone()).unwrap();
+        match doc.refs.get(RefId(0)) {
+            Some(RefEntry::Environment(e)) => {
+                assert!(matches!(
+                    e.enclosure,
+                    RObject::Special(SpecialValue::GlobalEnv)
+                ));
+                let frame = crate::tree::pairlist_entries(&e.frame, &doc.refs);
+                assert_eq!(frame[0].0, Some(&b"self"[..]));
+                assert!(matches!(frame[0].1, RObject::Ref(RefId(0))));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
+    }
+
+    #[test]
+    fn not_r_data_is_recognised() {
+        assert_eq!(
+            parse(b"a,b\n1,2\n".to_vec()).unwrap_err().kind,
+            ErrorKind::NotRData
+        );
+        assert_eq!(
+            parse(b"\x89PNG\r\n\x1a\n".to_vec()).unwrap_err().kind,
+            ErrorKind::NotRData
+        );
+        assert_eq!(parse(Vec::new()).unwrap_err().kind, ErrorKind::NotRData);
+    }
+
+    #[test]
+    fn truncation_is_reported_with_offset() {
+        let mut bytes = xdr_stream(&[13, 4, 1, 2]);
+        bytes.truncate(bytes.len() - 2);
+        let err = parse(bytes).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Truncated);
+        assert!(err.offset.is_some());
+    }
+}

@@ -1,0 +1,178 @@
+//! Where R data comes from, recognised once: every reader turns its
+//! argument into one [`Source`] (a local file, an http(s) URL, bytes in
+//! memory, a lazy-load data base) and everything after works on that
+//! value. A plain source opens into its bytes from the start and the
+//! compression their first bytes say; a lazy-load base is read entry by
+//! entry ([`crate::lazyload`]).
+
+use crate::compression::{self, Compression};
+use crate::document::{parse, Document};
+use crate::error::{Error, ErrorKind, Result};
+use crate::input::{self, Input};
+use crate::lazyload;
+use crate::read::{ObjectFilter, ReadOptions};
+use crate::remote;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// One source of R data.
+#[derive(Debug)]
+pub enum Source {
+    /// A local file, read as R data whatever its name says.
+    File(PathBuf),
+    /// An http(s) URL, read as a stream.
+    Url(String),
+    /// A file's bytes or `serialize()` output, compressed or not.
+    Bytes(Vec<u8>),
+    /// A lazy-load data base: the `.rdb`, the `.rdx` or the path they share.
+    LazyLoad(PathBuf),
+}
+
+impl Source {
+    /// What `path` names: a URL, a lazy-load data base (an `.rdb`/`.rdx`
+    /// pair on disk), else a file.
+    pub fn of_path(path: &Path) -> Source {
+        if remote::is_url(path) {
+            Source::Url(path.to_string_lossy().into_owned())
+        } else if lazyload::files_of(path).is_some() {
+            Source::LazyLoad(path.to_path_buf())
+        } else {
+            Source::File(path.to_path_buf())
+        }
+    }
+
+    /// Read the source, decoding only the top-level objects `filter`
+    /// accepts (the others are parsed with their payloads skipped).
+    pub fn read(
+        self,
+        opts: &ReadOptions,
+        filter: &mut (dyn ObjectFilter + Send),
+    ) -> Result<Document> {
+        if let Source::LazyLoad(path) = &self {
+            return lazyload::LazyDb::open(path, opts)?.read(opts, filter);
+        }
+        let (kind, inp) = self.input(opts)?;
+        parse(kind, inp, opts, filter)
+    }
+
+    /// The source's bytes from their start, and the compression their
+    /// first bytes say (empty is not R data).
+    pub(crate) fn open(self, opts: &ReadOptions) -> Result<(Opened, Compression)> {
+        match self {
+            Source::File(path) => open_file(&path),
+            Source::Url(url) => open_url(&url, opts),
+            Source::Bytes(bytes) => {
+                let kind = Compression::detect(&bytes);
+                Ok((Opened::Bytes(bytes), kind))
+            }
+            Source::LazyLoad(path) => Err(Error::internal(format!(
+                "'{}' is a lazy-load data base, read entry by entry",
+                path.display()
+            ))),
+        }
+    }
+
+    /// The source's decompressed stream, ready to parse, and its
+    /// compression.
+    pub(crate) fn input(self, opts: &ReadOptions) -> Result<(Compression, Input)> {
+        let (opened, kind) = self.open(opts)?;
+        let src = match (opened, kind) {
+            (Opened::File { file, len }, Compression::None) => input::Source::File { file, len },
+            (Opened::Bytes(bytes), Compression::None) => {
+                return Ok((kind, Input::from_bytes(bytes)))
+            }
+            (Opened::Bytes(bytes), _) => {
+                let (_, r) = compression::decompressor(std::io::Cursor::new(bytes))
+                    .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+                input::Source::Stream(r)
+            }
+            (opened, _) => {
+                let (_, r) = compression::decompressor(opened.buffered())
+                    .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+                let piped = compression::PipelinedReader::new(r)
+                    .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+                input::Source::Stream(Box::new(piped))
+            }
+        };
+        Ok((kind, Input::new(src)))
+    }
+}
+
+fn empty(what: &str) -> Error {
+    Error::new(ErrorKind::NotRData, format!("{what} is empty"))
+}
+
+/// An opened plain source.
+pub(crate) enum Opened {
+    /// A local file, at its start, and its length.
+    File { file: File, len: u64 },
+    /// The body of a URL.
+    Stream(Box<dyn Read + Send>),
+    /// Bytes in memory.
+    Bytes(Vec<u8>),
+}
+
+impl Opened {
+    /// A reader of the bytes, buffered.
+    pub(crate) fn buffered(self) -> BufReader<Box<dyn Read + Send>> {
+        let r: Box<dyn Read + Send> = match self {
+            Opened::File { file, .. } => Box::new(file),
+            Opened::Stream(s) => s,
+            Opened::Bytes(b) => Box::new(std::io::Cursor::new(b)),
+        };
+        BufReader::with_capacity(1 << 16, r)
+    }
+}
+
+fn open_url(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
+    let (mut body, _) = remote::open(url, opts.timeout)?;
+    let mut prefix = Vec::with_capacity(6);
+    (&mut body)
+        .take(6)
+        .read_to_end(&mut prefix)
+        .map_err(|e| Error::io(&e, &format!("cannot read '{url}'")))?;
+    if prefix.is_empty() {
+        return Err(empty(&format!("'{url}'")));
+    }
+    let kind = Compression::detect(&prefix);
+    let whole = std::io::Cursor::new(prefix).chain(body);
+    // received on a thread of its own, ahead of the decompressor
+    let ahead = compression::PipelinedReader::new(Box::new(whole))
+        .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
+    Ok((Opened::Stream(Box::new(ahead)), kind))
+}
+
+fn open_file(path: &Path) -> Result<(Opened, Compression)> {
+    let mut file = File::open(path)
+        .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(&e, "cannot stat the file"))?
+        .len();
+    let mut prefix = [0u8; 6];
+    let got = read_prefix(&mut file, &mut prefix)?;
+    if got == 0 {
+        return Err(empty(&format!("'{}'", path.display())));
+    }
+    let kind = Compression::detect(&prefix[..got]);
+    use std::io::Seek;
+    file.seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| Error::io(&e, "cannot seek"))?;
+    Ok((Opened::File { file, len }, kind))
+}
+
+/// Read the first bytes of a file (fewer at its end); how many.
+fn read_prefix(file: &mut File, prefix: &mut [u8]) -> Result<usize> {
+    let mut got = 0;
+    while got < prefix.len() {
+        let n = file
+            .read(&mut prefix[got..])
+            .map_err(|e| Error::io(&e, "cannot read the file"))?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    Ok(got)
+}

@@ -1,0 +1,50 @@
+# Sourced by tools/setup.sh, tools/test.sh and tools/python-wheel.sh: the
+# one place that says where the tool chain and the caches are.
+#
+# What does not change between runs lives in a cache outside the clone,
+# ${RDARROW_CACHE_DIR:-$XDG_CACHE_HOME/rdarrow} (default ~/.cache/rdarrow),
+# each entry keyed by the exact versions and lock files it was built from,
+# so that a fresh clone on the same machine reuses it and a new machine
+# builds it from nothing:
+#   venv-<key>/    the Python environment (pyarrow pinned) with the arrow
+#                  and nanoarrow R packages in venv-<key>/r-lib; .venv in the
+#                  repository is a link to it
+#   target-<key>/  cargo's target directory, shared by the R package build,
+#                  cargo test and the Python wheel, so each Rust artifact is
+#                  built once
+# RDARROW_CACHE_DIR=none keeps everything inside the repository instead.
+
+if [ -f "$HOME/.cargo/env" ]; then
+  # shellcheck disable=SC1091
+  . "$HOME/.cargo/env"
+fi
+export PATH="$PATH:$HOME/.cargo/bin"
+# R warns about an unknown timezone on machines without one configured.
+export TZ="${TZ:-UTC}"
+
+rdarrow_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+rdarrow_hash() { sha256sum | cut -c1-16; }
+
+if [ "${RDARROW_CACHE_DIR:-}" = none ]; then
+  rdarrow_cache=""
+else
+  rdarrow_cache="${RDARROW_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rdarrow}"
+  mkdir -p "$rdarrow_cache"
+fi
+
+# cargo's target directory: keyed by the compiler and the lock file.
+if [ -n "$rdarrow_cache" ] && command -v rustc >/dev/null 2>&1; then
+  rdarrow_target_key="$( { rustc -vV; cat "$rdarrow_root/src/rust/Cargo.lock"; } | rdarrow_hash)"
+  export CARGO_TARGET_DIR="$rdarrow_cache/target-$rdarrow_target_key"
+  # src/Makevars builds into this folder when set (a CRAN-style install
+  # without it builds inside the package and removes what it built)
+  export RDARROW_TARGET_DIR="$CARGO_TARGET_DIR"
+fi
+
+# Cache entries not used for 14 days go.
+rdarrow_prune_cache() {
+  [ -n "$rdarrow_cache" ] || return 0
+  find "$rdarrow_cache" -mindepth 1 -maxdepth 1 -type d \( -name 'target-*' -o -name 'venv-*' \) \
+    -mtime +14 -exec rm -rf {} + 2>/dev/null || true
+}
