@@ -452,9 +452,7 @@ impl LazyDb {
 /// no conversion or deferral of their parts.
 fn as_is(opts: &ReadOptions) -> ReadOptions {
     ReadOptions {
-        column_hook: None,
-        defer_columns: false,
-        defer_nested: false,
+        consumer: None,
         ..opts.clone()
     }
 }

@@ -106,7 +106,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use file_out::{atomic_write, WritebackFile};
 pub use header::{Container, StreamHeader};
 pub use input::Format;
-pub use read::{ColumnHook, DeferredHook, ObjectFilter, ObjectSpan, ReadOptions};
+pub use read::{Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions};
 pub use source::Source;
 pub use tree::{RObject, RefTable};
 
@@ -131,17 +131,47 @@ pub fn read_file_filtered(
     Source::of_path(path.as_ref()).read(opts, filter)
 }
 
+/// The consumer of [`read_file_deferred`]: the caller's, handed with each
+/// deferred column a store that already holds its payload.
+struct WithStore<F> {
+    inner: Option<std::sync::Arc<dyn Consumer>>,
+    placement: Placement,
+    store: F,
+}
+
+impl<F> Consumer for WithStore<F>
+where
+    F: Fn(&StreamHeader) -> Option<spill::PayloadStore> + Send + Sync,
+{
+    fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    fn column(&self, column: Column<'_>) {
+        let Some(inner) = &self.inner else { return };
+        // a deferred column's payload, as far as the stream has been read
+        let deferred = matches!(&*column.object, RObject::Vector(v) if matches!(v.data, tree::VectorData::Deferred(_)));
+        let store = if deferred {
+            (self.store)(column.header)
+        } else {
+            None
+        };
+        inner.column(Column { store, ..column })
+    }
+}
+
 /// Read a file with the payloads of its data frames' atomic columns left
-/// in the stream ([`ReadOptions::defer_columns`]), decoding only the
-/// top-level objects `filter` accepts. A compressed file's decompressed
-/// stream is copied to a spill file in `spill_dir` as it is read (see
-/// [`spill`]); the store reads the deferred payloads back by range.
+/// in the stream ([`Placement::Defer`], or the consumer's
+/// [`Placement::DeferNested`]), decoding only the top-level objects
+/// `filter` accepts. A compressed file's decompressed stream is copied to
+/// a spill file in `spill_dir` as it is read (see [`spill`]); the store
+/// reads the deferred payloads back by range. The consumer of `opts`, if
+/// any, gets each column with a store that already holds its payload.
 pub fn read_file_deferred(
     path: impl AsRef<Path>,
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
     spill_dir: &Path,
-    on_column: Option<DeferredHook>,
 ) -> Result<(Document, spill::PayloadStore)> {
     let path = path.as_ref();
     let source = Source::of_path(path);
@@ -152,14 +182,16 @@ pub fn read_file_deferred(
         let store = spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format);
         return Ok((doc, store));
     }
+    let inner = opts.consumer.clone().filter(|c| c.takes_columns());
+    let placement = match opts.placement() {
+        Placement::DeferNested => Placement::DeferNested,
+        _ => Placement::Defer,
+    };
     let mut opts = ReadOptions {
-        defer_columns: true,
-        column_hook: None,
+        consumer: Some(std::sync::Arc::new(placement)),
         ..opts.clone()
     };
     let (opened, kind) = source.open(&opts)?;
-    // a deferred column's payload, as far as the stream has been read
-    let so_far = |obj: &RObject| matches!(obj, RObject::Vector(v) if matches!(v.data, tree::VectorData::Deferred(_)));
     if let (Opened::File { file, len }, Compression::None) = (&opened, kind) {
         // read in place: the payloads are read back from the file itself
         let len = *len;
@@ -170,14 +202,13 @@ pub fn read_file_deferred(
             unreachable!()
         };
         let store = spill::PayloadStore::in_file(store_file, Format::Xdr);
-        if let Some(hook) = on_column {
+        if inner.is_some() {
             let whole = store.with_format(Format::Xdr);
-            opts.column_hook = Some(std::sync::Arc::new(
-                move |obj: &mut RObject, refs: &RefTable, header: &StreamHeader| {
-                    let at = so_far(obj).then(|| whole.with_format(header.format));
-                    hook(obj, refs, header, at)
-                },
-            ));
+            opts.consumer = Some(std::sync::Arc::new(WithStore {
+                inner,
+                placement,
+                store: move |header: &StreamHeader| Some(whole.with_format(header.format)),
+            }));
         }
         let doc = parse(
             kind,
@@ -197,16 +228,13 @@ pub fn read_file_deferred(
         .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
     let (tee, spill) = spill::Tee::new(Box::new(piped), spill_dir)?;
     let spill = std::sync::Arc::new(spill);
-    if let Some(hook) = on_column {
+    if inner.is_some() {
         let spill = spill.clone();
-        opts.column_hook = Some(std::sync::Arc::new(
-            move |obj: &mut RObject, refs: &RefTable, header: &StreamHeader| {
-                let at = so_far(obj)
-                    .then(|| spill.store_so_far(header.format).ok())
-                    .flatten();
-                hook(obj, refs, header, at)
-            },
-        ));
+        opts.consumer = Some(std::sync::Arc::new(WithStore {
+            inner,
+            placement,
+            store: move |header: &StreamHeader| spill.store_so_far(header.format).ok(),
+        }));
     }
     let doc = parse(
         kind,
@@ -290,7 +318,7 @@ pub fn read_paths(
     stream_name: &str,
 ) -> Result<(Document, Vec<(String, RObject)>)> {
     let opts = ReadOptions {
-        defer_nested: true,
+        consumer: Some(std::sync::Arc::new(Placement::DeferNested)),
         ..opts.clone()
     };
     let (mut doc, store) = read_file_deferred(
@@ -298,7 +326,6 @@ pub fn read_paths(
         &opts,
         &mut Wanted(Some(wanted.to_vec())),
         &std::env::temp_dir(),
-        None,
     )?;
     let mut taken = doc.take_paths(wanted, stream_name)?;
     for (name, obj) in &mut taken {

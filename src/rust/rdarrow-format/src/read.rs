@@ -9,21 +9,92 @@ pub use crate::limits::physical_memory;
 use crate::tree::*;
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
-/// Called on the parsing thread with each element of a top-level list
-/// (the columns of a data frame) as soon as it is complete, with the
-/// reference table so far and the stream's header; it may convert the
-/// element and release its payload (see `arrow::EarlyColumns`).
-pub type ColumnHook = std::sync::Arc<dyn Fn(&mut RObject, &RefTable, &StreamHeader) + Send + Sync>;
+/// Where the payloads of the columns of top-level lists (a data frame's
+/// columns, a list's elements) go, as a [`Consumer`] asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// Decoded once, into the tree's buffers (Arrow buffers, which a
+    /// consumer takes without a copy).
+    #[default]
+    Decode,
+    /// The atomic columns' payloads left in the stream
+    /// ([`VectorData::Deferred`]), to be read back by element range
+    /// (binary and XDR streams; ASCII ones decode).
+    Defer,
+    /// As `Defer`, and the atomic elements of lists nested in those lists
+    /// too, to any depth (the columns of a data frame inside a list, the
+    /// vectors of a list of lists), so that one element can be read
+    /// without decoding its siblings.
+    DeferNested,
+}
 
-/// Called on the parsing thread of [`crate::read_file_deferred`] with each
-/// element of a top-level list as soon as it is read, with the reference
-/// table so far, the stream's header and, for an element whose payload
-/// stayed in the stream ([`VectorData::Deferred`]), a store that already
-/// holds that payload, so that other threads can work on the column while
-/// the parse goes on.
-pub type DeferredHook = std::sync::Arc<
-    dyn Fn(&RObject, &RefTable, &StreamHeader, Option<crate::spill::PayloadStore>) + Send + Sync,
->;
+/// A column of a top-level list, handed to the [`Consumer`] on the parsing
+/// thread as soon as it has been read.
+pub struct Column<'a> {
+    /// The column's node; the consumer may take its payload, leaving
+    /// [`VectorData::Consumed`] in its place.
+    pub object: &'a mut RObject,
+    /// The reference table so far.
+    pub refs: &'a RefTable,
+    /// The stream's header.
+    pub header: &'a StreamHeader,
+    /// For a column whose payload stayed in the stream, read by
+    /// [`crate::read_file_deferred`]: a store that already holds that
+    /// payload, so that other threads can work on the column while the
+    /// parse goes on.
+    pub store: Option<crate::spill::PayloadStore>,
+}
+
+/// The one way decoded values reach their consumer (the Arrow bridge, the
+/// bindings): the reader asks it where the columns' payloads go
+/// ([`Consumer::placement`]) and hands it each column as soon as it is
+/// read ([`Consumer::column`]), where it may convert the column and
+/// release its payload, or start work on a payload left in the stream.
+pub trait Consumer: Send + Sync {
+    /// Where the payloads of the columns go.
+    fn placement(&self) -> Placement {
+        Placement::Decode
+    }
+    /// Whether it takes the columns at all ([`Consumer::column`]); a
+    /// consumer that only places payloads does not.
+    fn takes_columns(&self) -> bool {
+        true
+    }
+    /// A column, just read.
+    fn column(&self, column: Column<'_>) {
+        let _ = column;
+    }
+}
+
+/// A consumer with its columns' payloads placed as `placement` says.
+pub struct Placed {
+    /// Where the payloads go.
+    pub placement: Placement,
+    /// Who takes the columns.
+    pub inner: std::sync::Arc<dyn Consumer>,
+}
+
+impl Consumer for Placed {
+    fn placement(&self) -> Placement {
+        self.placement
+    }
+    fn takes_columns(&self) -> bool {
+        self.inner.takes_columns()
+    }
+    fn column(&self, column: Column<'_>) {
+        self.inner.column(column)
+    }
+}
+
+/// The consumer that only says where payloads go.
+impl Consumer for Placement {
+    fn placement(&self) -> Placement {
+        *self
+    }
+    fn takes_columns(&self) -> bool {
+        false
+    }
+}
 
 /// Limits and modes of one read.
 #[derive(Clone)]
@@ -34,17 +105,10 @@ pub struct ReadOptions {
     /// machine's physical memory). Protects against decompression bombs
     /// whose declared vectors are backed by real, but absurd, data.
     pub max_memory: Option<u64>,
-    /// Work to do on each column as soon as it has been read.
-    pub column_hook: Option<ColumnHook>,
-    /// Leave the payloads of the atomic columns of top-level lists (data
-    /// frames) in the stream ([`VectorData::Deferred`]), to be read by
-    /// row range later (binary and XDR streams; ASCII ones decode).
-    pub defer_columns: bool,
-    /// With `defer_columns`, the atomic elements of lists nested in those
-    /// lists too, to any depth (the columns of a data frame inside a list,
-    /// the vectors of a list of lists), so that one element can be read
-    /// without decoding its siblings.
-    pub defer_nested: bool,
+    /// Who takes the decoded values: where the columns' payloads go and
+    /// what happens to each column once read (`None`: decoded into the
+    /// tree).
+    pub consumer: Option<std::sync::Arc<dyn Consumer>>,
     /// For a URL: how long connecting, the response and each read of the
     /// body may take ([`crate::remote::DEFAULT_TIMEOUT`] when `None`).
     pub timeout: Option<std::time::Duration>,
@@ -55,15 +119,20 @@ impl Default for ReadOptions {
         ReadOptions {
             max_depth: 20_000,
             max_memory: None,
-            column_hook: None,
-            defer_columns: false,
-            defer_nested: false,
+            consumer: None,
             timeout: None,
         }
     }
 }
 
 impl ReadOptions {
+    /// Where the consumer wants the columns' payloads.
+    pub fn placement(&self) -> Placement {
+        self.consumer
+            .as_ref()
+            .map_or(Placement::Decode, |c| c.placement())
+    }
+
     /// The memory limit in force, in bytes.
     pub fn memory_limit(&self) -> u64 {
         self.max_memory.unwrap_or_else(physical_memory)
@@ -75,9 +144,8 @@ impl std::fmt::Debug for ReadOptions {
         f.debug_struct("ReadOptions")
             .field("max_depth", &self.max_depth)
             .field("max_memory", &self.max_memory)
-            .field("column_hook", &self.column_hook.is_some())
-            .field("defer_columns", &self.defer_columns)
-            .field("defer_nested", &self.defer_nested)
+            .field("placement", &self.placement())
+            .field("consumer", &self.consumer.is_some())
             .finish()
     }
 }
@@ -130,7 +198,7 @@ pub(crate) struct Parser<'a> {
     /// Payload bytes decoded so far, and the limit.
     decoded: u64,
     max_decoded: u64,
-    column_hook: Option<(ColumnHook, StreamHeader)>,
+    consumer: Option<(std::sync::Arc<dyn Consumer>, StreamHeader)>,
     defer_columns: bool,
     defer_nested: bool,
     /// Reading the elements of a top-level list (a data frame's columns),
@@ -156,9 +224,9 @@ impl<'a> Parser<'a> {
             object: None,
             decoded: 0,
             max_decoded: opts.memory_limit(),
-            column_hook: None,
-            defer_columns: opts.defer_columns,
-            defer_nested: opts.defer_nested,
+            consumer: None,
+            defer_columns: opts.placement() != Placement::Decode,
+            defer_nested: opts.placement() == Placement::DeferNested,
             in_columns: false,
             list_depth: 0,
         }
@@ -551,8 +619,13 @@ impl<'a> Parser<'a> {
                 && self.in_env == 0
                 && t == sxp::VEC
             {
-                if let (Some((hook, header)), Some(last)) = (&self.column_hook, items.last_mut()) {
-                    hook(last, &self.refs, header);
+                if let (Some((consumer, header)), Some(last)) = (&self.consumer, items.last_mut()) {
+                    consumer.column(Column {
+                        object: last,
+                        refs: &self.refs,
+                        header,
+                        store: None,
+                    });
                 }
             }
         }
@@ -815,7 +888,11 @@ pub(crate) fn read_body(
     filter: &mut dyn ObjectFilter,
 ) -> Result<(RObject, RefTable, Vec<ObjectSpan>)> {
     let mut p = Parser::new(inp, opts);
-    p.column_hook = opts.column_hook.clone().map(|h| (h, header.clone()));
+    p.consumer = opts
+        .consumer
+        .clone()
+        .filter(|c| c.takes_columns())
+        .map(|c| (c, header.clone()));
     let mut spans = Vec::new();
     let start = p.inp.offset();
     let first = p.inp.read_int()?;

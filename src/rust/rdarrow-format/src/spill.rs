@@ -4,7 +4,7 @@
 //! R's format stores a data frame column after column, and a compressed
 //! stream can only be read from its start. The design: one pass parses
 //! the file with the columns' payloads left in the stream
-//! ([`crate::ReadOptions::defer_columns`]: each becomes a
+//! ([`crate::Placement::Defer`]: each becomes a
 //! [`Deferred`] holding where it lies, and for strings a mark every
 //! [`Deferred::STRIDE`] elements), while the decompressed bytes go to a
 //! *spill file* beside the output ([`Tee`]). Rows `[a, b)` of any column

@@ -471,7 +471,7 @@ pub enum VectorData {
     /// later (see [`crate::spill`]).
     Deferred(Deferred),
     /// The payload went to a consumer while the file was read (a
-    /// [`crate::read::ColumnHook`]), which left its own result here.
+    /// [`crate::read::Consumer`]), which left its own result here.
     Consumed(Consumed),
 }
 

@@ -229,7 +229,7 @@ pub fn convert_to_file(
         spill_dir,
         rows,
         memory,
-        early.as_ref().map(|e| e.hook()),
+        early.as_ref().map(|e| e.consumer()),
     )?;
     if let Some(e) = &early {
         e.finish();

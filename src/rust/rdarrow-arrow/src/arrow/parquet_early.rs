@@ -8,7 +8,7 @@
 //! The file stores a data frame column after column, so as soon as a
 //! column has been parsed its row groups can be converted and encoded, on
 //! the core the parse leaves idle. [`EarlyChunks::hook`] is the parse's
-//! [`crate::DeferredHook`]: a worker thread takes each column as it
+//! [`crate::Consumer`]: a worker thread takes each column as it
 //! completes and encodes its row groups one after another, their pages
 //! kept in a spill file beside the output ([`BlobSpill`]), so memory holds
 //! one row group of one column. When the parse ends the worker stops after
@@ -145,14 +145,9 @@ impl EarlyChunks {
         })
     }
 
-    /// The parse's hook: each deferred column goes to the worker.
-    pub fn hook(self: &Arc<Self>) -> crate::DeferredHook {
-        let me = self.clone();
-        Arc::new(
-            move |obj: &RObject, refs: &RefTable, header: &crate::StreamHeader, store| {
-                me.offer(obj, refs, header, store)
-            },
-        )
+    /// As the reader's consumer: each deferred column goes to the worker.
+    pub fn consumer(self: &Arc<Self>) -> Arc<dyn crate::Consumer> {
+        self.clone()
     }
 
     fn offer(
@@ -396,6 +391,17 @@ impl PageStore for ChunkPages {
     }
 }
 
+/// The columns' payloads stay in the stream; each column, with the store
+/// that already holds its payload, goes to the worker.
+impl crate::Consumer for EarlyChunks {
+    fn placement(&self) -> crate::Placement {
+        crate::Placement::Defer
+    }
+    fn column(&self, column: crate::Column<'_>) {
+        self.offer(column.object, column.refs, column.header, column.store)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,7 +452,7 @@ mod tests {
                 &dir,
                 Some(rows),
                 1 << 30,
-                Some(early.hook()),
+                Some(early.consumer()),
             )
             .unwrap();
             // every column's chunks, whatever the threads' pace

@@ -22,7 +22,7 @@ pub trait ColumnSource: Sync {
         Vec::new()
     }
     /// Where column `j`'s payload starts in its R data stream, for a
-    /// column read back from there (see [`crate::DeferredHook`]).
+    /// column read back from there (see [`crate::Column::store`]).
     fn payload_start(&self, _j: usize) -> Option<u64> {
         None
     }

@@ -61,14 +61,9 @@ impl EarlyColumns {
         })
     }
 
-    /// The parser's hook ([`crate::ReadOptions::column_hook`]).
-    pub fn hook(self: &Arc<Self>) -> crate::ColumnHook {
-        let me = self.clone();
-        Arc::new(
-            move |obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader| {
-                me.convert(obj, refs, header)
-            },
-        )
+    /// As the reader's consumer ([`crate::ReadOptions::consumer`]).
+    pub fn consumer(self: &Arc<Self>) -> Arc<dyn crate::Consumer> {
+        self.clone()
     }
 
     fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader) {
@@ -120,6 +115,14 @@ impl EarlyColumns {
     }
 }
 
+/// Each column converts as soon as it is read; payloads are decoded into
+/// the tree's buffers, which the arrays then wrap.
+impl crate::Consumer for EarlyColumns {
+    fn column(&self, column: crate::Column<'_>) {
+        self.convert(column.object, column.refs, column.header)
+    }
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::super::table::tests::wide_doc;
@@ -149,7 +152,7 @@ pub(super) mod tests {
 
             let early = EarlyColumns::with_unit(None, time_unit);
             let read_opts = crate::ReadOptions {
-                column_hook: Some(early.hook()),
+                consumer: Some(early.consumer()),
                 ..Default::default()
             };
             let mut read = crate::read_bytes(bytes, &read_opts).unwrap();
@@ -171,7 +174,7 @@ pub(super) mod tests {
             // a selection that repeats a column, on a read with the hook
             let early = EarlyColumns::new(None);
             let read_opts = crate::ReadOptions {
-                column_hook: Some(early.hook()),
+                consumer: Some(early.consumer()),
                 ..Default::default()
             };
             let mut read =
@@ -271,7 +274,7 @@ pub(super) mod tests {
 
         let early = EarlyColumns::new(None);
         let read_opts = crate::ReadOptions {
-            column_hook: Some(early.hook()),
+            consumer: Some(early.consumer()),
             ..Default::default()
         };
         let mut read =

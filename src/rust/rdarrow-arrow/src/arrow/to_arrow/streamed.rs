@@ -25,6 +25,7 @@ use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, SchemaRef};
 use std::borrow::Cow;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A column of a [`StreamedTable`].
 enum Column {
@@ -116,7 +117,7 @@ impl DeferredColumn {
 }
 
 /// A column of a data frame whose file is still being parsed, read by row
-/// range from what has been read so far (see [`crate::DeferredHook`]):
+/// range from what has been read so far (see [`crate::Column::store`]):
 /// converted as [`StreamedTable`] will convert it once the parse is done.
 pub struct ColumnSoFar {
     col: DeferredColumn,
@@ -244,21 +245,25 @@ pub fn open_table(
     spill_dir: &Path,
     rows: Option<usize>,
     memory: u64,
-    on_column: Option<crate::DeferredHook>,
+    on_column: Option<Arc<dyn crate::Consumer>>,
 ) -> Result<OpenedTable> {
     // an element of a list streams too: the elements of lists are left
     // in the stream at every depth
+    let placement = if object.is_some_and(crate::is_path) {
+        crate::Placement::DeferNested
+    } else {
+        crate::Placement::Defer
+    };
+    let consumer: Arc<dyn crate::Consumer> = match on_column {
+        Some(inner) => Arc::new(crate::Placed { placement, inner }),
+        None => Arc::new(placement),
+    };
     let read = crate::ReadOptions {
-        defer_nested: object.is_some_and(crate::is_path),
+        consumer: Some(consumer),
         ..read
     };
-    let (mut doc, store) = crate::read_file_deferred(
-        path,
-        &read,
-        &mut crate::Wanted::one(object),
-        spill_dir,
-        on_column,
-    )?;
+    let (mut doc, store) =
+        crate::read_file_deferred(path, &read, &mut crate::Wanted::one(object), spill_dir)?;
     let (name, obj) = doc.take_table_object(object, stream_name, &super::converts)?;
     opts.object_name = if name.is_empty() {
         "value".into()

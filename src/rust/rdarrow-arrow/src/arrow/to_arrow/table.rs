@@ -444,7 +444,7 @@ pub fn read_table(
         _ => {
             let early = EarlyColumns::with_unit(opts.default_tz.clone(), opts.time_unit);
             let read = crate::ReadOptions {
-                column_hook: Some(early.hook()),
+                consumer: Some(early.consumer()),
                 ..read
             };
             let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
