@@ -35,6 +35,7 @@ apt_packages=(
   r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
   r-cran-withr r-cran-callr r-cran-jsonlite r-cran-waldo r-cran-matrix
+  qpdf devscripts  # what R CMD check --as-cran uses (PDF sizes, checkbashisms)
   python3-venv libpython3-dev
 )
 
@@ -83,6 +84,11 @@ fi
 echo "==> $(cargo --version), $(rustc --version)"
 echo "==> cache: ${rdarrow_cache:-<none: inside the repository>}"
 rdarrow_prune_cache
+# tools/vendor.sh vendors only the crates of the platforms R builds on
+if ! cargo vendor-filterer --help >/dev/null 2>&1; then
+  echo "==> cargo install cargo-vendor-filterer"
+  cargo install --locked --quiet cargo-vendor-filterer@0.5.18
+fi
 
 # --- Python with pyarrow, and arrow R (what Arrow consumers see) -------------
 # A virtual environment of Debian's Python (which has the shared libpython

@@ -26,7 +26,10 @@ cli_binary <- function() {
     c("build", "--release", "-p", "rdarrow-cli", "--manifest-path", shQuote(manifest)),
     stdout = TRUE, stderr = TRUE
   ))
-  bin <- file.path(root, "src", "rust", "target", "release", "rdarrow")
+  # cargo's target directory: the cache's when the environment names one
+  # (tools/env.sh), else the workspace's own
+  target <- Sys.getenv("CARGO_TARGET_DIR", file.path(root, "src", "rust", "target"))
+  bin <- file.path(target, "release", "rdarrow")
   status <- attr(out, "status")
   if ((!is.null(status) && status != 0) || !file.exists(bin)) {
     options(rdarrow.test_cli = "")

@@ -5,6 +5,10 @@
 # to .RData and to .rds. Then the same over every object of the peer corpus
 # (RDARROW_PEERS_DIR), and the choice of the object when none is named.
 
+# Minutes of checks over many objects: they run where NOT_CRAN is set
+# (tools/test.sh), not in CRAN's time-limited check.
+skip_on_cran()
+
 # Save the objects of part 1 into one .RData file; `ref` is what load()
 # gives back for them (the objects each route must reproduce).
 lc_fixture <- function(objs = lc_objects(), envir = parent.frame()) {

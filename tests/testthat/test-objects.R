@@ -1,5 +1,9 @@
 # rdata_objects(): one row per object with what R itself says about it.
 
+# Minutes of checks over many objects: they run where NOT_CRAN is set
+# (tools/test.sh), not in CRAN's time-limited check.
+skip_on_cran()
+
 # The length of the serialization header (everything before the first
 # item) that serialize() writes for `ascii`/`version`.
 header_length <- function(ascii, version, xdr = TRUE) {

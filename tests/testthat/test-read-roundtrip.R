@@ -3,6 +3,10 @@
 # versions 2 and 3, uncompressed, gzip, bzip2 and xz; and raw serialize()
 # streams in XDR, native binary, ASCII and ASCII-hex (helper-roundtrip.R).
 
+# Minutes of checks over many objects: they run where NOT_CRAN is set
+# (tools/test.sh), not in CRAN's time-limited check.
+skip_on_cran()
+
 # ---------------------------------------------------------------------------
 # Atomic vectors
 

@@ -4,6 +4,10 @@
 # must end in a result or an rdarrow_error: no other error, no crash, no
 # hang. The counts are printed.
 
+# Minutes of checks over many objects: they run where NOT_CRAN is set
+# (tools/test.sh), not in CRAN's time-limited check.
+skip_on_cran()
+
 sweep_files <- function(dir) {
   df <- data.frame(
     i = c(1L, NA, 3L), x = c(1.5, NA, -Inf), s = c("a", NA, "\u00e9"),

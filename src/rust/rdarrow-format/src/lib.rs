@@ -176,9 +176,14 @@ pub fn read_file_deferred(
     let path = path.as_ref();
     let source = Source::of_path(path);
     if let Source::LazyLoad(path) = &source {
-        // entries are read whole: nothing stays in a stream
-        let db = lazyload::LazyDb::open(path, opts)?;
-        let doc = db.read(opts, filter)?;
+        // entries are read whole: nothing stays in a stream (each entry is
+        // a stream of its own, which the store could not address)
+        let opts = ReadOptions {
+            consumer: None,
+            ..opts.clone()
+        };
+        let db = lazyload::LazyDb::open(path, &opts)?;
+        let doc = db.read(&opts, filter)?;
         let store = spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format);
         return Ok((doc, store));
     }
