@@ -10,8 +10,9 @@
 #                  and nanoarrow R packages in venv-<key>/r-lib; .venv in the
 #                  repository is a link to it
 #   target-<key>/  cargo's target directory, shared by the R package build,
-#                  cargo test and the Python wheel, so each Rust artifact is
-#                  built once
+#                  cargo test and the command line, so each Rust artifact is
+#                  built once (target-<key>-python/: the Python wheel's, whose
+#                  builder passes flags of its own)
 # RDARROW_CACHE_DIR=none keeps everything inside the repository instead.
 
 if [ -f "$HOME/.cargo/env" ]; then

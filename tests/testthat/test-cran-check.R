@@ -12,7 +12,7 @@
 # CRAN incoming checks that ask CRAN's servers, and the clock check), no
 # LaTeX (the PDF manual: --no-manual). Where the environment points cargo
 # at a target directory (RDARROW_TARGET_DIR, the test suite's cache), the
-# check's build uses it, so that the crates are not compiled twice.
+# check's build uses one beside it, kept between runs.
 
 # NOTEs CRAN accepts: a new submission, the size of the vendored crates
 # and of the installed library, and what comes of this machine being
@@ -39,6 +39,14 @@ test_that("the vendored source package passes R CMD check --as-cran, offline", {
   files <- files[file.exists(file.path(root, files))]
   for (d in unique(dirname(files))) dir.create(file.path(src, d), recursive = TRUE, showWarnings = FALSE)
   expect_true(all(file.copy(file.path(root, files), file.path(src, files))))
+
+  # the builds of the package (vignettes, the check's install) in a target
+  # directory of their own beside the suite's (when it has one): built in
+  # R's make with R's compiler settings, they would otherwise overwrite
+  # what cargo built for the other tests
+  target <- Sys.getenv("RDARROW_TARGET_DIR")
+  target <- if (nzchar(target)) paste0(target, "-vendored") else NA
+  withr::local_envvar(c(RDARROW_TARGET_DIR = target))
 
   # 1. the release step
   out <- system2("bash", shQuote(file.path(src, "tools", "vendor.sh")), stdout = TRUE, stderr = TRUE)
