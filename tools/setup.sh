@@ -28,6 +28,16 @@ done
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# Seconds per step, printed at the end.
+steps=()
+step_start=$(date +%s)
+step_done() {
+  local now
+  now=$(date +%s)
+  steps+=("$(printf '%6d s  %s' $((now - step_start)) "$1")")
+  step_start=$now
+}
+
 # --- Debian packages ---------------------------------------------------------
 apt_packages=(
   r-base-dev
@@ -70,6 +80,8 @@ else
   exit 1
 fi
 
+step_done "Debian packages"
+
 # --- Rust and the caches (tools/env.sh) ------------------------------------
 # shellcheck source=tools/env.sh
 . tools/env.sh
@@ -89,6 +101,8 @@ if ! cargo vendor-filterer --help >/dev/null 2>&1; then
   echo "==> cargo install cargo-vendor-filterer"
   cargo install --locked --quiet cargo-vendor-filterer@0.5.18
 fi
+
+step_done "Rust tools"
 
 # --- Python with pyarrow, and arrow R (what Arrow consumers see) -------------
 # A virtual environment of Debian's Python (which has the shared libpython
@@ -139,14 +153,19 @@ else
   echo "==> Python environment ready in $(($(date +%s) - start)) s"
 fi
 
+step_done "Python environment and arrow R"
+
 # --- Build and install ---------------------------------------------------------
 echo "==> R CMD INSTALL ."
 start=$(date +%s)
 R CMD INSTALL .
 echo "==> Installed rdarrow in $(($(date +%s) - start)) s"
 
+step_done "R CMD INSTALL"
+
 # --- The Python package (python/, the same engine through pyo3) --------------
 bash tools/python-wheel.sh
+step_done "Python wheel"
 
 # --- Demo --------------------------------------------------------------------
 if [ "$demo" -eq 1 ]; then
@@ -157,4 +176,8 @@ if [ "$demo" -eq 1 ]; then
   else
     Rscript tools/demo.R
   fi
+  step_done "demo"
 fi
+
+echo "==> set-up, seconds per step:"
+printf '%s\n' "${steps[@]}"
