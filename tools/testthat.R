@@ -22,6 +22,7 @@ names <- sub("^test-(.*)\\.R$", "\\1", files)
 
 # the seconds each file took last time, else its size
 weight <- file.size(file.path(dir, files)) / 1000
+known <- NULL
 if (nzchar(times_file) && file.exists(times_file)) {
   known <- tryCatch(utils::read.delim(times_file, stringsAsFactors = FALSE), error = function(e) NULL)
   if (!is.null(known) && all(c("file", "seconds") %in% names(known))) {
@@ -115,7 +116,9 @@ if (length(missing)) {
 }
 per_file <- stats::aggregate(seconds ~ file, data = tab[tab$file %in% files, , drop = FALSE], FUN = sum)
 if (nzchar(times_file) && nrow(per_file)) {
-  utils::write.table(per_file, times_file, sep = "\t", row.names = FALSE, quote = FALSE)
+  # files that did not report keep the seconds they took last time
+  kept <- if (!is.null(known) && all(c("file", "seconds") %in% names(known))) known[!known$file %in% per_file$file & known$file %in% files, c("file", "seconds"), drop = FALSE] else NULL
+  utils::write.table(rbind(per_file, kept), times_file, sep = "\t", row.names = FALSE, quote = FALSE)
 }
 per_file <- per_file[order(per_file$seconds, decreasing = TRUE), ]
 cat("==> seconds per test file:\n")

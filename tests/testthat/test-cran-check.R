@@ -40,16 +40,20 @@ test_that("the vendored source package passes R CMD check --as-cran, offline", {
   for (d in unique(dirname(files))) dir.create(file.path(src, d), recursive = TRUE, showWarnings = FALSE)
   expect_true(all(file.copy(file.path(root, files), file.path(src, files))))
 
-  # the builds of the package (vignettes, the check's install) in a target
-  # directory of their own beside the suite's (when it has one): built in
-  # R's make with R's compiler settings, they would otherwise overwrite
-  # what cargo built for the other tests
+  # the two builds of the package (R CMD build's, for the vignettes, and
+  # the check's install) each in a target directory of its own beside the
+  # suite's (when it has one), kept between runs: built in R's make with
+  # the settings of R CMD build and R CMD check, they would otherwise
+  # overwrite each other's artifacts and those cargo built for the other
+  # tests
   target <- Sys.getenv("RDARROW_TARGET_DIR")
-  target <- if (nzchar(target)) paste0(target, "-vendored") else NA
-  withr::local_envvar(c(RDARROW_TARGET_DIR = target))
+  beside <- function(suffix) if (nzchar(target)) paste0(target, suffix) else NA
 
   # 1. the release step
-  out <- system2("bash", shQuote(file.path(src, "tools", "vendor.sh")), stdout = TRUE, stderr = TRUE)
+  out <- withr::with_envvar(
+    c(RDARROW_TARGET_DIR = beside("-vendored-build")),
+    system2("bash", shQuote(file.path(src, "tools", "vendor.sh")), stdout = TRUE, stderr = TRUE)
+  )
   tarball <- Sys.glob(file.path(src, "rdarrow_*.tar.gz"))
   expect_length(tarball, 1L)
   if (length(tarball) != 1L) {
@@ -79,6 +83,7 @@ test_that("the vendored source package passes R CMD check --as-cran, offline", {
   dir.create(check_dir)
   log <- withr::with_envvar(
     c(CARGO_HOME = cargo_home, CARGO_NET_OFFLINE = "true", PATH = path,
+      RDARROW_TARGET_DIR = beside("-vendored-check"),
       NOT_CRAN = NA, `_R_CHECK_CRAN_INCOMING_REMOTE_` = "false",
       `_R_CHECK_SYSTEM_CLOCK_` = "false", `_R_CHECK_FORCE_SUGGESTS_` = "false"),
     system2(file.path(R.home("bin"), "R"),
