@@ -49,3 +49,14 @@ rdarrow_prune_cache() {
   find "$rdarrow_cache" -mindepth 1 -maxdepth 1 -type d \( -name 'target-*' -o -name 'venv-*' \) \
     -mtime +14 -exec rm -rf {} + 2>/dev/null || true
 }
+
+# Seconds per step: step_done NAME records the time since the last step;
+# the scripts print "${steps[@]}" at the end.
+steps=()
+step_start=$(date +%s)
+step_done() {
+  local now
+  now=$(date +%s)
+  steps+=("$(printf '%6d s  %s' $((now - step_start)) "$1")")
+  step_start=$now
+}

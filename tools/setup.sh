@@ -27,16 +27,8 @@ for arg in "$@"; do
 done
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-
-# Seconds per step, printed at the end.
-steps=()
-step_start=$(date +%s)
-step_done() {
-  local now
-  now=$(date +%s)
-  steps+=("$(printf '%6d s  %s' $((now - step_start)) "$1")")
-  step_start=$now
-}
+# shellcheck source=tools/env.sh
+. tools/env.sh
 
 # --- Debian packages ---------------------------------------------------------
 apt_packages=(
@@ -83,8 +75,6 @@ fi
 step_done "Debian packages"
 
 # --- Rust and the caches (tools/env.sh) ------------------------------------
-# shellcheck source=tools/env.sh
-. tools/env.sh
 if ! command -v cargo >/dev/null 2>&1 || ! command -v rustc >/dev/null 2>&1; then
   cat >&2 <<'MSG'
 setup.sh: cargo/rustc not found on the PATH (nor in $HOME/.cargo/bin).

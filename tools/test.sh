@@ -44,16 +44,6 @@ if [ -d "$root/.venv/r-lib" ]; then
 fi
 echo "==> R_LIBS=${R_LIBS:-<unset>}"
 
-# Seconds per step, printed at the end.
-steps=()
-step_start=$(date +%s)
-step_done() {
-  local now
-  now=$(date +%s)
-  steps+=("$(printf '%6d s  %s' $((now - step_start)) "$1")")
-  step_start=$now
-}
-
 echo "==> layers (tools/layers.py)"
 python3 tools/layers.py
 step_done "layers"
