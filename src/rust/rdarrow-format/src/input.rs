@@ -472,14 +472,7 @@ impl Input {
             match self.format {
                 Format::Ascii => {
                     for _ in 0..k {
-                        let off = self.offset();
-                        let w = self.read_word()?;
-                        let b = std::str::from_utf8(w)
-                            .ok()
-                            .and_then(|s| u8::from_str_radix(s, 16).ok())
-                            .ok_or_else(|| {
-                                Error::corrupt("expected a hex byte in a raw vector").at(off)
-                            })?;
+                        let b = self.read_hex_byte()?;
                         v.push(b);
                     }
                 }
@@ -487,6 +480,73 @@ impl Input {
             }
         }
         Ok(v)
+    }
+
+    /// Fill `out` with integers read from the stream, little-endian in
+    /// memory (a payload decoded straight into its consumer's memory).
+    pub fn read_ints_into(&mut self, out: &mut [i32]) -> Result<()> {
+        self.check_remaining(out.len() as u64 * 4, "an integer vector")?;
+        self.numbers_into(out, Self::read_int, i32::from_be)
+    }
+
+    /// Fill `out` with doubles read from the stream, little-endian in
+    /// memory.
+    pub fn read_doubles_into(&mut self, out: &mut [f64]) -> Result<()> {
+        self.check_remaining(out.len() as u64 * 8, "a double vector")?;
+        self.numbers_into(out, Self::read_double, |x| {
+            f64::from_bits(u64::from_be(x.to_bits()))
+        })
+    }
+
+    /// Fill `out` with numbers: each read as a word (ASCII), or as bytes
+    /// then put in native order by `from_xdr` (XDR).
+    fn numbers_into<T: Copy>(
+        &mut self,
+        out: &mut [T],
+        word: impl Fn(&mut Self) -> Result<T>,
+        from_xdr: impl Fn(T) -> T,
+    ) -> Result<()> {
+        for part in out.chunks_mut(GROW_CHUNK) {
+            match self.format {
+                Format::Ascii => {
+                    for x in part.iter_mut() {
+                        *x = word(self)?;
+                    }
+                }
+                Format::Xdr | Format::Binary => {
+                    // SAFETY: numbers, for which any byte pattern is valid
+                    self.read_exact(unsafe { as_bytes_mut(part) })?;
+                    if self.format == Format::Xdr {
+                        part.iter_mut().for_each(|x| *x = from_xdr(*x));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Fill `out` with raw bytes read from the stream.
+    pub fn read_raw_into(&mut self, out: &mut [u8]) -> Result<()> {
+        self.check_remaining(out.len() as u64, "a raw vector")?;
+        match self.format {
+            Format::Ascii => {
+                for x in out.iter_mut() {
+                    *x = self.read_hex_byte()?;
+                }
+                Ok(())
+            }
+            _ => self.read_exact(out),
+        }
+    }
+
+    /// One byte of an ASCII raw vector, written as two hex digits.
+    fn read_hex_byte(&mut self) -> Result<u8> {
+        let off = self.offset();
+        let w = self.read_word()?;
+        std::str::from_utf8(w)
+            .ok()
+            .and_then(|s| u8::from_str_radix(s, 16).ok())
+            .ok_or_else(|| Error::corrupt("expected a hex byte in a raw vector").at(off))
     }
 
     /// Skip the payload of a vector of `n` elements of `width` bytes.
@@ -677,6 +737,14 @@ impl Input {
             }
         }
     }
+}
+
+/// The bytes of a slice of plain numbers, to be written.
+///
+/// # Safety
+/// `T` must be a type for which every byte pattern is a valid value.
+unsafe fn as_bytes_mut<T: Copy>(x: &mut [T]) -> &mut [u8] {
+    std::slice::from_raw_parts_mut(x.as_mut_ptr() as *mut u8, std::mem::size_of_val(x))
 }
 
 fn to_usize(n: u64, offset: u64) -> Result<usize> {

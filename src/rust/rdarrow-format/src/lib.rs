@@ -106,7 +106,9 @@ pub use error::{Error, ErrorKind, Result};
 pub use file_out::{atomic_write, WritebackFile};
 pub use header::{Container, StreamHeader};
 pub use input::Format;
-pub use read::{Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions};
+pub use read::{
+    Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
+};
 pub use source::Source;
 pub use tree::{RObject, RefTable};
 

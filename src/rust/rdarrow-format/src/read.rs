@@ -64,6 +64,65 @@ pub trait Consumer: Send + Sync {
     fn column(&self, column: Column<'_>) {
         let _ = column;
     }
+    /// Memory for the payload of an atomic vector (logical, integer,
+    /// double, complex or raw) of R type `sxptype` and `len` elements,
+    /// outside attributes, environments and byte code, where the consumer
+    /// wants the result to live (an R vector it allocated): the reader
+    /// decodes the payload into it, once, and leaves a
+    /// [`VectorData::Consumed`] holding the allocation's value. `None`
+    /// (the default): the reader allocates.
+    fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
+        let _ = (sxptype, len);
+        None
+    }
+}
+
+/// Memory a [`Consumer`] gives the reader for one vector's payload (see
+/// [`Consumer::allocate`]).
+pub struct Allocation {
+    ptr: std::ptr::NonNull<u8>,
+    bytes: usize,
+    owner: std::sync::Arc<dyn arrow_buffer::alloc::Allocation>,
+    value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl Allocation {
+    /// `bytes` bytes at `ptr`, held by `value` (the consumer's handle,
+    /// which the tree keeps: [`crate::tree::Consumed::value`]).
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `bytes` bytes, aligned
+    /// to 8 bytes, and stay valid, and be neither read nor written by
+    /// anyone else, for as long as `value` (or a clone of the tree's
+    /// handle on it) lives.
+    pub unsafe fn new<T>(ptr: std::ptr::NonNull<u8>, bytes: usize, value: T) -> Self
+    where
+        T: std::any::Any + Send + Sync + std::panic::RefUnwindSafe,
+    {
+        let value = std::sync::Arc::new(value);
+        Allocation {
+            ptr,
+            bytes,
+            owner: value.clone(),
+            value,
+        }
+    }
+
+    /// The memory, as `n` elements of `T`, if it has room for them and is
+    /// aligned for them.
+    fn slice<T: Copy>(&mut self, n: usize) -> Option<&mut [T]> {
+        let fits = n.checked_mul(std::mem::size_of::<T>()) == Some(self.bytes)
+            && (self.ptr.as_ptr() as usize) % std::mem::align_of::<T>() == 0;
+        // SAFETY: valid, exclusive and aligned memory of exactly that size
+        // (the contract of `new`); T is a plain number type
+        fits.then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, n) })
+    }
+
+    /// The memory as a buffer the tree can read (once written).
+    fn buffer(&self) -> Buffer {
+        // SAFETY: the memory stays valid while `owner` lives (`new`)
+        unsafe { Buffer::from_custom_allocation(self.ptr, self.bytes, self.owner.clone()) }
+    }
 }
 
 /// A consumer with its columns' payloads placed as `placement` says.
@@ -83,6 +142,9 @@ impl Consumer for Placed {
     }
     fn column(&self, column: Column<'_>) {
         self.inner.column(column)
+    }
+    fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
+        self.inner.allocate(sxptype, len)
     }
 }
 
@@ -199,6 +261,10 @@ pub(crate) struct Parser<'a> {
     decoded: u64,
     max_decoded: u64,
     consumer: Option<(std::sync::Arc<dyn Consumer>, StreamHeader)>,
+    /// Who may give the memory of payloads ([`Consumer::allocate`]).
+    allocator: Option<std::sync::Arc<dyn Consumer>>,
+    /// Reading byte code (whose vectors stay in the tree's buffers).
+    in_code: u32,
     defer_columns: bool,
     defer_nested: bool,
     /// Reading the elements of a top-level list (a data frame's columns),
@@ -225,6 +291,8 @@ impl<'a> Parser<'a> {
             decoded: 0,
             max_decoded: opts.memory_limit(),
             consumer: None,
+            allocator: opts.consumer.clone(),
+            in_code: 0,
             defer_columns: opts.placement() != Placement::Decode,
             defer_nested: opts.placement() == Placement::DeferNested,
             in_columns: false,
@@ -550,6 +618,8 @@ impl<'a> Parser<'a> {
                 _ => unreachable!(),
             }
             VectorData::Skipped { sxptype: t, len }
+        } else if let Some(data) = self.placed(t, len)? {
+            data
         } else {
             match t {
                 sxp::LGL => VectorData::Logical(ScalarBuffer::from(
@@ -603,6 +673,56 @@ impl<'a> Parser<'a> {
             data,
             attributes,
         })))
+    }
+
+    /// An atomic payload decoded into memory the consumer gives, where it
+    /// gives it ([`Consumer::allocate`]).
+    fn placed(&mut self, t: u8, len: u64) -> Result<Option<VectorData>> {
+        let Some(allocator) = &self.allocator else {
+            return Ok(None);
+        };
+        if self.in_attr > 0 || self.in_env > 0 || self.in_code > 0 || self.skipping {
+            return Ok(None);
+        }
+        if !matches!(t, sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW) {
+            return Ok(None);
+        }
+        let Ok(n) = usize::try_from(len) else {
+            return Ok(None);
+        };
+        let Some(mut mem) = allocator.allocate(t, len) else {
+            return Ok(None);
+        };
+        let decoded = match t {
+            sxp::LGL | sxp::INT => match mem.slice::<i32>(n) {
+                Some(out) => Some(self.inp.read_ints_into(out)),
+                None => None,
+            },
+            sxp::REAL => mem
+                .slice::<f64>(n)
+                .map(|out| self.inp.read_doubles_into(out)),
+            sxp::CPLX => n
+                .checked_mul(2)
+                .and_then(|n2| mem.slice::<f64>(n2))
+                .map(|out| self.inp.read_doubles_into(out)),
+            _ => mem.slice::<u8>(n).map(|out| self.inp.read_raw_into(out)),
+        };
+        match decoded {
+            // the consumer gave memory of another size: decode as usual
+            None => return Ok(None),
+            Some(r) => r.map_err(|e| self.err(e))?,
+        }
+        let buffer = mem.buffer();
+        let payload = match t {
+            sxp::LGL => VectorData::Logical(ScalarBuffer::new(buffer, 0, n)),
+            sxp::INT => VectorData::Integer(ScalarBuffer::new(buffer, 0, n)),
+            sxp::REAL => VectorData::Real(ScalarBuffer::new(buffer, 0, n)),
+            sxp::CPLX => VectorData::Complex(ScalarBuffer::new(buffer, 0, 2 * n)),
+            _ => VectorData::Raw(buffer),
+        };
+        Ok(Some(VectorData::Consumed(Consumed::placed(
+            mem.value, payload,
+        ))))
     }
 
     /// The elements of a list or expression vector.
@@ -772,7 +892,10 @@ impl<'a> Parser<'a> {
                 "byte code nested too deeply",
             )));
         }
-        let code = self.item()?;
+        self.in_code += 1;
+        let code = self.item();
+        self.in_code -= 1;
+        let code = code?;
         let n = self.inp.read_int()?;
         if n < 0 {
             return Err(self.corrupt(format!("negative byte-code constant count {n}")));
@@ -1016,6 +1139,87 @@ mod tests {
             .unwrap();
         assert_eq!(names.get(1), Some(&b"b"[..]));
         assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
+    }
+
+    /// Memory a test consumer gives: a heap block it owns.
+    struct Block(#[allow(dead_code)] Vec<u64>);
+
+    /// A consumer that gives its own memory for every payload.
+    struct Giver;
+
+    impl Consumer for Giver {
+        fn takes_columns(&self) -> bool {
+            false
+        }
+        fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
+            let width = match sxptype {
+                sxp::LGL | sxp::INT => 4,
+                sxp::REAL => 8,
+                sxp::CPLX => 16,
+                _ => 1,
+            };
+            let bytes = len as usize * width;
+            let mut block = vec![0u64; bytes.div_ceil(8).max(1)];
+            let ptr = std::ptr::NonNull::new(block.as_mut_ptr() as *mut u8).unwrap();
+            // SAFETY: the block is moved into the allocation (its heap
+            // memory does not move) and has room for `bytes`
+            Some(unsafe { Allocation::new(ptr, bytes, Block(block)) })
+        }
+    }
+
+    #[test]
+    fn payloads_are_decoded_into_the_consumers_memory() {
+        // list(1:3, structure(c(1.5, 2.5), dim = 2:1), as.raw(c(7, 9)))
+        let mut b = xdr_stream(&[19, 3, 13, 3, 1, 2, 3]);
+        let mut int = |b: &mut Vec<u8>, x: i32| b.extend(x.to_be_bytes());
+        int(&mut b, 14 | (1 << 9));
+        int(&mut b, 2);
+        b.extend(1.5f64.to_be_bytes());
+        b.extend(2.5f64.to_be_bytes());
+        for x in [2 | (1 << 10), 1, 9 | (64 << 12), 3] {
+            int(&mut b, x);
+        }
+        b.extend(b"dim");
+        for x in [13, 2, 2, 1, 254, 24, 2] {
+            int(&mut b, x);
+        }
+        b.extend([7u8, 9]);
+        let opts = ReadOptions {
+            consumer: Some(std::sync::Arc::new(Giver)),
+            ..Default::default()
+        };
+        let doc = read_bytes(b.clone(), &opts).unwrap();
+        let RObject::Vector(list) = &doc.root else {
+            panic!()
+        };
+        let VectorData::List(items) = &list.data else {
+            panic!()
+        };
+        let payload = |i: usize| match &items[i] {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Consumed(c) => {
+                    assert!(c.value::<Block>().is_some());
+                    c.payload().unwrap().clone()
+                }
+                other => panic!("not in the consumer's memory: {other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(payload(0), VectorData::Integer(x) if x[..] == [1, 2, 3]));
+        assert!(matches!(payload(1), VectorData::Real(x) if x[..] == [1.5, 2.5]));
+        assert!(matches!(payload(2), VectorData::Raw(x) if x[..] == [7, 9]));
+        // an attribute's vector stays in the tree's own buffers
+        let dim = items[1].attribute(&doc.refs, "dim").unwrap();
+        assert!(
+            matches!(dim, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x[..] == [2, 1]))
+        );
+        // a clone reads the memory but is not the consumer's
+        let copy = items[0].clone();
+        assert!(
+            matches!(&copy, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x[..] == [1, 2, 3]))
+        );
+        // and the tree writes back as it was read
+        assert_eq!(write_document(&doc, Vec::new()).unwrap(), b);
     }
 
     #[test]

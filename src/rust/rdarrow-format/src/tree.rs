@@ -442,7 +442,7 @@ pub struct Vector {
 }
 
 /// Vector payloads, in Arrow-ready buffers.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum VectorData {
     /// R logicals as 32-bit ints (NA = i32::MIN).
     Logical(ScalarBuffer<i32>),
@@ -475,10 +475,43 @@ pub enum VectorData {
     Consumed(Consumed),
 }
 
+/// A clone of a payload decoded into a consumer's memory
+/// ([`Consumed::payload`]) reads that memory, but is not the consumer's
+/// value: one vector has one owner (an R vector is not put in two places).
+impl Clone for VectorData {
+    fn clone(&self) -> Self {
+        match self {
+            VectorData::Logical(x) => VectorData::Logical(x.clone()),
+            VectorData::Integer(x) => VectorData::Integer(x.clone()),
+            VectorData::Real(x) => VectorData::Real(x.clone()),
+            VectorData::Complex(x) => VectorData::Complex(x.clone()),
+            VectorData::Raw(x) => VectorData::Raw(x.clone()),
+            VectorData::Character(x) => VectorData::Character(x.clone()),
+            VectorData::List(x) => VectorData::List(x.clone()),
+            VectorData::Expression(x) => VectorData::Expression(x.clone()),
+            VectorData::Skipped { sxptype, len } => VectorData::Skipped {
+                sxptype: *sxptype,
+                len: *len,
+            },
+            VectorData::Deferred(d) => VectorData::Deferred(d.clone()),
+            VectorData::Consumed(c) => match c.payload() {
+                Some(payload) => payload.clone(),
+                None => VectorData::Consumed(c.clone()),
+            },
+        }
+    }
+}
+
 /// What a consumer made of a vector's payload while the file was read
 /// (the Arrow bridge: the column's array), in place of the payload, with
 /// the R type and length it stood for. The format knows nothing of the
 /// value; its consumer takes it back with [`Consumed::value`].
+///
+/// A payload decoded into memory the consumer gave the reader (an R
+/// vector; see [`crate::read::Allocation`]) is a `Consumed` too: its value
+/// is the consumer's handle on that memory, and [`Consumed::payload`] reads
+/// the payload where it lies (for the writer, when such an object is
+/// written back).
 #[derive(Clone)]
 pub struct Consumed {
     /// The R type the payload had.
@@ -486,6 +519,7 @@ pub struct Consumed {
     /// Its length.
     pub len: u64,
     value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    payload: Option<Box<VectorData>>,
 }
 
 impl Consumed {
@@ -495,12 +529,33 @@ impl Consumed {
             sxptype,
             len,
             value: std::sync::Arc::new(value),
+            payload: None,
+        }
+    }
+
+    /// A payload decoded into the consumer's memory: `payload` reads that
+    /// memory, `value` is the consumer's handle on it.
+    pub(crate) fn placed(
+        value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+        payload: VectorData,
+    ) -> Self {
+        Consumed {
+            sxptype: payload.sxptype(),
+            len: payload.len(),
+            value,
+            payload: Some(Box::new(payload)),
         }
     }
 
     /// The consumer's value, if it is a `T`.
     pub fn value<T: std::any::Any>(&self) -> Option<&T> {
         self.value.downcast_ref()
+    }
+
+    /// The payload itself, where it was decoded into the consumer's memory
+    /// (`None` where the consumer made something else of it).
+    pub fn payload(&self) -> Option<&VectorData> {
+        self.payload.as_deref()
     }
 }
 

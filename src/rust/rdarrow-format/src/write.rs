@@ -324,9 +324,12 @@ impl<'r, E: Emit> Serializer<'r, E> {
             VectorData::Skipped { .. } | VectorData::Deferred(_) => Err(Error::internal(
                 "cannot write an object whose payload was skipped",
             )),
-            VectorData::Consumed(_) => Err(Error::usage(
-                "cannot write a column whose payload went to a consumer",
-            )),
+            VectorData::Consumed(c) => match c.payload() {
+                Some(payload) => self.elements(payload),
+                None => Err(Error::usage(
+                    "cannot write a column whose payload went to a consumer",
+                )),
+            },
         }
     }
 

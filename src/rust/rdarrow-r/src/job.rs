@@ -110,6 +110,17 @@ pub fn watch_interrupts() {
 
 /// Run `work` on a worker thread; the main thread polls for its end.
 pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
+    run_serving(label, &mut || {}, work)
+}
+
+/// As [`run`], with the main thread calling `serve` whenever the worker
+/// wakes it (to do for the worker what only the main thread may: allocate
+/// R vectors, see [`crate::r_memory`]).
+pub fn run_serving<T: Send>(
+    label: &str,
+    serve: &mut dyn FnMut(),
+    work: impl FnOnce() -> T + Send,
+) -> T {
     watch_interrupts();
     let show = progress_wanted();
     let main = std::thread::current();
@@ -126,6 +137,7 @@ pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
         let mut progress = Progress::new(label, show);
         while !handle.is_finished() {
             std::thread::park_timeout(Duration::from_millis(50));
+            serve();
             match rdarrow_arrow::cancel::download() {
                 // a URL: its bytes received, of its length
                 Some((got, len)) => progress.tick_of(got as f64, len.map(|l| l as f64)),

@@ -11,6 +11,7 @@ mod dataset;
 mod errors;
 mod from_arrow;
 mod job;
+mod r_memory;
 mod save_native;
 mod save_r;
 mod to_r;
@@ -131,10 +132,18 @@ fn rdata_read_impl(
         Nullable::NotNull(v) => Some(v),
         Nullable::Null => None,
     };
-    let opts = options(max_depth);
-    let (doc, objs) = match job::run("Reading", || {
+    // large payloads are decoded straight into R vectors, which `vectors`
+    // keeps protected until the objects are built (it is dropped last)
+    let (allocator, mut vectors) = r_memory::pair();
+    let opts = ReadOptions {
+        consumer: Some(std::sync::Arc::new(allocator)),
+        ..options(max_depth)
+    };
+    let read = job::run_serving("Reading", &mut || vectors.serve(), || {
         rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, &opts)
-    }) {
+    });
+    drop(opts);
+    let (doc, objs) = match read {
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };

@@ -1,6 +1,7 @@
-//! Builds R objects from the engine's tree, as `load()` would: vectors are
-//! allocated once and filled from the decoded buffers; strings get the
-//! encoding R would give them. Objects R must rebuild itself (closures,
+//! Builds R objects from the engine's tree, as `load()` would: large
+//! vectors were decoded into R vectors in the first place (`r_memory`),
+//! the others are allocated here and filled from the decoded buffers;
+//! strings get the encoding R would give them. Objects R must rebuild itself (closures,
 //! environments, promises, byte code, external pointers, namespaces) are
 //! reported as `Fallback`: the R side unserializes their stand-alone stream.
 
@@ -197,8 +198,8 @@ impl<'d> RBuilder<'d> {
         }
     }
 
-    /// Build one object, releasing each vector payload once it is copied
-    /// into R. The result is unprotected.
+    /// Build one object, releasing each vector payload once it is in R
+    /// (copied, or decoded into an R vector in the first place). The result is unprotected.
     pub unsafe fn build(&self, obj: &mut RObject) -> Result<SEXP> {
         if stack_used_over(3, 4) {
             return Err(BuildError::Fallback);
@@ -352,11 +353,16 @@ impl<'d> RBuilder<'d> {
                     "this object's payload was skipped",
                 )))
             }
-            VectorData::Consumed(_) => {
-                return Err(BuildError::Engine(Error::usage(
-                    "internal: this object's payload was converted to Arrow",
-                )))
-            }
+            // decoded straight into an R vector (`r_memory`), protected
+            // until the objects are built
+            VectorData::Consumed(c) => match c.value::<crate::r_memory::RVector>() {
+                Some(v) => g.protect(v.sexp()),
+                None => {
+                    return Err(BuildError::Engine(Error::internal(
+                        "this object's payload was converted to Arrow",
+                    )))
+                }
+            },
         };
         // the payload now lives in R: release ours
         *data = VectorData::Skipped {
