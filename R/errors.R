@@ -86,8 +86,16 @@ data_source <- function(file) {
 # list(paths, missing, dir): `missing` where nothing is there, `dir` where
 # a directory is (their `paths` are NA).
 r_data_paths <- function(files) {
-  url <- grepl("^https?://", files, ignore.case = TRUE)
+  scheme <- tolower(substr(files, 1L, 8L))
+  url <- startsWith(scheme, "http://") | startsWith(scheme, "https://")
   expanded <- path.expand(files)
+  if (length(files) == 1L && !url) {
+    # one local path (the common case), without the vectorised steps
+    if (file.exists(expanded)) {
+      if (dir.exists(expanded)) return(list(paths = NA_character_, missing = FALSE, dir = TRUE))
+      return(list(paths = normalizePath(expanded, mustWork = TRUE), missing = FALSE, dir = FALSE))
+    }
+  }
   exists <- file.exists(expanded)
   base <- !url & !exists &
     (file.exists(paste0(expanded, ".rdb")) | file.exists(paste0(expanded, ".rdx")))

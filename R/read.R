@@ -52,15 +52,19 @@ rdata_objects <- function(file, recursive = FALSE) {
     x[is.nan(x)] <- NA_real_
     x
   }
-  data.frame(
-    name = name,
-    class = res$class,
-    type = res$type_name,
-    length = num(res$length),
-    nrow = num(res$nrow),
-    ncol = num(res$ncol),
-    bytes = res$bytes,
-    stringsAsFactors = FALSE
+  # the data frame data.frame() would make, without its checks' cost
+  structure(
+    list(
+      name = name,
+      class = res$class,
+      type = res$type_name,
+      length = num(res$length),
+      nrow = num(res$nrow),
+      ncol = num(res$ncol),
+      bytes = res$bytes
+    ),
+    row.names = .set_row_names(length(name)),
+    class = "data.frame"
   )
 }
 
@@ -208,5 +212,5 @@ object_arg <- function(object, what = "`object`") {
 }
 
 rds_name <- function(file) {
-  sub("\\.[^.]*$", "", basename(file))
+  sub("\\.[^.]*$", "", basename(file), perl = TRUE)
 }

@@ -393,6 +393,9 @@ pub(crate) fn parse(
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
 ) -> Result<Document> {
+    if opts.parse_here {
+        return parse_here(kind, inp, opts, filter);
+    }
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("rdarrow-parse".into())

@@ -46,6 +46,8 @@ pub enum Source {
 }
 
 const BUF_SIZE: usize = 1 << 18;
+/// The smallest buffer (a header, a number and a short string fit).
+const MIN_BUF_SIZE: usize = 1 << 12;
 /// Elements added per growth step of a vector whose bytes are not yet seen.
 const GROW_CHUNK: usize = 1 << 16;
 
@@ -76,9 +78,21 @@ fn truncated(offset: u64) -> Error {
 impl Input {
     /// An input over `src`.
     pub fn new(src: Source) -> Input {
+        Input::with_buffer(src, BUF_SIZE)
+    }
+
+    /// An input over `src` whose stream is about `size` bytes long (or
+    /// longer): its buffer is no larger than that needs, so that a small
+    /// file's read does not pay for a large buffer.
+    pub fn sized(src: Source, size: u64) -> Input {
+        let size = usize::try_from(size).unwrap_or(BUF_SIZE);
+        Input::with_buffer(src, size.clamp(MIN_BUF_SIZE, BUF_SIZE))
+    }
+
+    fn with_buffer(src: Source, size: usize) -> Input {
         Input {
             src,
-            buf: vec![0u8; BUF_SIZE].into_boxed_slice(),
+            buf: vec![0u8; size].into_boxed_slice(),
             pos: 0,
             end: 0,
             base: 0,
@@ -90,7 +104,8 @@ impl Input {
 
     /// An input over bytes in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Input {
-        Input::new(Source::Stream(Box::new(std::io::Cursor::new(bytes))))
+        let len = bytes.len() as u64;
+        Input::sized(Source::Stream(Box::new(std::io::Cursor::new(bytes))), len)
     }
 
     /// Offset of the next byte in the decompressed stream.

@@ -174,7 +174,17 @@ pub struct ReadOptions {
     /// For a URL: how long connecting, the response and each read of the
     /// body may take ([`crate::remote::DEFAULT_TIMEOUT`] when `None`).
     pub timeout: Option<std::time::Duration>,
+    /// Parse on the calling thread, whose stack has room for `max_depth`
+    /// levels of nesting ([`STACK_PER_LEVEL`] bytes each), rather than on
+    /// a thread of its own with a deep stack (`false`: the safe choice for
+    /// any caller and any depth, at the cost of starting a thread).
+    pub parse_here: bool,
 }
+
+/// The stack one level of nesting may take while parsing: twice what it
+/// takes in a release build, just under 2 KB (the test
+/// `nesting_fits_its_stack_budget` checks it).
+pub const STACK_PER_LEVEL: usize = 4096;
 
 impl Default for ReadOptions {
     fn default() -> Self {
@@ -183,6 +193,7 @@ impl Default for ReadOptions {
             max_memory: None,
             consumer: None,
             timeout: None,
+            parse_here: false,
         }
     }
 }
@@ -1260,6 +1271,48 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.kind, ErrorKind::Limit);
         assert!(parse(xdr_stream(&body)).is_ok());
+    }
+
+    #[test]
+    fn nesting_fits_its_stack_budget() {
+        // list(pairlist(list(pairlist(...)))): lists and pairlists in
+        // turn, the reader's two recursions, on a stack of exactly the
+        // budget for their depth (debug builds use far more stack)
+        if cfg!(debug_assertions) {
+            return;
+        }
+        let depth = 2000;
+        let mut body = Vec::new();
+        for _ in 0..depth / 2 {
+            body.extend([19, 1, 2]); // a list of one pairlist cell, whose car is next
+        }
+        body.push(254);
+        body.extend(std::iter::repeat_n(254, depth / 2)); // the cells' CDRs
+        let bytes = xdr_stream(&body);
+        let opts = ReadOptions {
+            max_depth: depth + 10,
+            parse_here: true,
+            ..Default::default()
+        };
+        let r = std::thread::Builder::new()
+            .stack_size(depth * STACK_PER_LEVEL + (64 << 10))
+            .spawn(move || read_bytes(bytes, &opts).map(|d| d.root))
+            .unwrap()
+            .join()
+            .unwrap();
+        // overflowing the stack would have aborted the process
+        let mut root = r.unwrap();
+        for _ in 0..depth / 2 {
+            let RObject::Vector(v) = root else { panic!() };
+            let VectorData::List(mut items) = v.data else {
+                panic!()
+            };
+            let RObject::Pairlist(p) = items.pop().unwrap() else {
+                panic!()
+            };
+            root = p.cells.into_iter().next().unwrap().car;
+        }
+        assert!(matches!(root, RObject::Null));
     }
 
     #[test]

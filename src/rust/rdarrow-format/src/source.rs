@@ -77,25 +77,32 @@ impl Source {
     /// compression.
     pub(crate) fn input(self, opts: &ReadOptions) -> Result<(Compression, Input)> {
         let (opened, kind) = self.open(opts)?;
-        let src = match (opened, kind) {
-            (Opened::File { file, len }, Compression::None) => input::Source::File { file, len },
-            (Opened::Bytes(bytes), Compression::None) => {
-                return Ok((kind, Input::from_bytes(bytes)))
+        Ok(match (opened, kind) {
+            (Opened::File { file, len }, Compression::None) => {
+                (kind, Input::sized(input::Source::File { file, len }, len))
             }
+            (Opened::Bytes(bytes), Compression::None) => (kind, Input::from_bytes(bytes)),
             (Opened::Bytes(bytes), _) => {
+                let len = bytes.len() as u64;
                 let (_, r) = compression::decompressor(std::io::Cursor::new(bytes))
                     .map_err(|e| Error::io(&e, "cannot start decompression"))?;
-                input::Source::Stream(r)
+                (kind, Input::sized(input::Source::Stream(r), len * 4))
+            }
+            (Opened::File { file, len }, _) if len <= INLINE_MAX => {
+                // a small file: inflated as it is parsed, on this thread
+                let opened = Opened::File { file, len };
+                let (_, r) = compression::decompressor(opened.buffered())
+                    .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+                (kind, Input::sized(input::Source::Stream(r), len * 4))
             }
             (opened, _) => {
                 let (_, r) = compression::decompressor(opened.buffered())
                     .map_err(|e| Error::io(&e, "cannot start decompression"))?;
                 let piped = compression::PipelinedReader::new(r)
                     .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
-                input::Source::Stream(Box::new(piped))
+                (kind, Input::new(input::Source::Stream(Box::new(piped))))
             }
-        };
-        Ok((kind, Input::new(src)))
+        })
     }
 }
 
@@ -116,14 +123,21 @@ pub(crate) enum Opened {
 impl Opened {
     /// A reader of the bytes, buffered.
     pub(crate) fn buffered(self) -> BufReader<Box<dyn Read + Send>> {
-        let r: Box<dyn Read + Send> = match self {
-            Opened::File { file, .. } => Box::new(file),
-            Opened::Stream(s) => s,
-            Opened::Bytes(b) => Box::new(std::io::Cursor::new(b)),
+        let (r, len): (Box<dyn Read + Send>, u64) = match self {
+            Opened::File { file, len } => (Box::new(file), len),
+            Opened::Stream(s) => (s, u64::MAX),
+            Opened::Bytes(b) => {
+                let len = b.len() as u64;
+                (Box::new(std::io::Cursor::new(b)), len)
+            }
         };
-        BufReader::with_capacity(1 << 16, r)
+        BufReader::with_capacity(len.clamp(64, 1 << 16) as usize, r)
     }
 }
+
+/// Compressed files up to this size are decompressed on the parsing
+/// thread: a thread of its own costs more than it saves on them.
+const INLINE_MAX: u64 = 1 << 18;
 
 fn open_url(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let (mut body, _) = remote::open(url, opts.timeout)?;

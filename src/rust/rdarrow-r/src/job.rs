@@ -1,7 +1,9 @@
-//! Long work off R's main thread: the engine runs on a worker thread (with
-//! a large stack) while the main thread waits, shows progress in
-//! interactive sessions, and lets the engine see R's interrupt flag. The
-//! worker never touches R; only the main thread calls R (for progress).
+//! Where the engine's work runs. Long work runs off R's main thread: on a
+//! worker thread (with a large stack) while the main thread waits, shows
+//! progress in interactive sessions, and lets the engine see R's interrupt
+//! flag; the worker never touches R. A read of a small file runs on the
+//! main thread itself ([`read`]): starting and waking a thread would cost
+//! more than the work.
 
 use extendr_api::prelude::*;
 use std::time::{Duration, Instant};
@@ -108,6 +110,58 @@ pub fn watch_interrupts() {
     };
 }
 
+/// Local files up to this size are read on the main thread.
+const HERE_MAX_BYTES: u64 = 1 << 20;
+
+/// How deeply objects read on the main thread may nest; a deeper object is
+/// read again on a worker.
+const HERE_MAX_DEPTH: usize = 1000;
+
+/// Stack the main thread must have left to read there: the parse's, and a
+/// megabyte for the rest.
+const HERE_MIN_STACK: usize = HERE_MAX_DEPTH * rdarrow_arrow::read::STACK_PER_LEVEL + (1 << 20);
+
+/// The worker's stack.
+const WORKER_STACK: usize = 1 << 30;
+
+/// Run a read of `path` with `opts`: a small local file on the main thread,
+/// with nesting capped so that its stack suffices (an object nested more
+/// deeply is read again on a worker, where `opts` allows it); anything
+/// else on a worker, as [`run_serving`] runs it. Either way the parse runs
+/// on that thread, not on one of its own.
+pub fn read<T: Send>(
+    label: &str,
+    path: &str,
+    opts: &rdarrow_arrow::ReadOptions,
+    serve: &mut dyn FnMut(),
+    work: impl Fn(&rdarrow_arrow::ReadOptions) -> rdarrow_arrow::Result<T> + Send + Sync,
+) -> rdarrow_arrow::Result<T> {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= HERE_MAX_BYTES);
+    let room = crate::to_r::stack_left().is_some_and(|left| left >= HERE_MIN_STACK);
+    if small && room {
+        watch_interrupts();
+        let here = rdarrow_arrow::ReadOptions {
+            max_depth: opts.max_depth.min(HERE_MAX_DEPTH),
+            parse_here: true,
+            ..opts.clone()
+        };
+        match work(&here) {
+            Err(e)
+                if e.limit == Some(rdarrow_arrow::error::LimitKind::Depth)
+                    && opts.max_depth > HERE_MAX_DEPTH => {}
+            done => return done,
+        }
+    }
+    let on_worker = rdarrow_arrow::ReadOptions {
+        parse_here: opts
+            .max_depth
+            .saturating_mul(rdarrow_arrow::read::STACK_PER_LEVEL)
+            <= WORKER_STACK / 2,
+        ..opts.clone()
+    };
+    run_serving(label, serve, || work(&on_worker))
+}
+
 /// Run `work` on a worker thread; the main thread polls for its end.
 pub fn run<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
     run_serving(label, &mut || {}, work)
@@ -127,7 +181,7 @@ pub fn run_serving<T: Send>(
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("rdarrow-job".into())
-            .stack_size(1 << 30)
+            .stack_size(WORKER_STACK)
             .spawn_scoped(scope, move || {
                 let out = work();
                 main.unpark();

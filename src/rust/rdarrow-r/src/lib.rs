@@ -63,8 +63,8 @@ fn rdarrow_engine_version() -> &'static str {
 #[extendr]
 fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: bool) -> Robj {
     let opts = options(max_depth);
-    match job::run("Listing", || {
-        rdarrow_arrow::list_file(path, &opts, stream_name, recursive)
+    match job::read("Listing", path, &opts, &mut || {}, |opts| {
+        rdarrow_arrow::list_file(path, opts, stream_name, recursive)
     }) {
         Err(e) => error_value(&e),
         Ok((_, infos)) => {
@@ -139,8 +139,8 @@ fn rdata_read_impl(
         consumer: Some(std::sync::Arc::new(allocator)),
         ..options(max_depth)
     };
-    let read = job::run_serving("Reading", &mut || vectors.serve(), || {
-        rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, &opts)
+    let read = job::read("Reading", path, &opts, &mut || vectors.serve(), |opts| {
+        rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, opts)
     });
     drop(opts);
     let (doc, objs) = match read {

@@ -59,16 +59,26 @@ fn stack_bounds() -> Option<(usize, usize)> {
     None
 }
 
+/// The bytes of this thread's stack left below here (`None` where the
+/// platform does not say).
+pub fn stack_left() -> Option<usize> {
+    let (top, size) = STACK_BOUNDS.with(|b| *b)?;
+    let here = 0u8;
+    let used = top.saturating_sub(&here as *const u8 as usize);
+    Some(size.saturating_sub(used))
+}
+
+thread_local! {
+    static STACK_BOUNDS: Option<(usize, usize)> = stack_bounds();
+}
+
 /// True when this thread has used more than `num/den` of its stack.
 /// `plain()` (small frames) stops at 1/5, leaving `build()` (larger frames,
 /// same depth) well inside its 3/4; deeper objects are left to R's own
 /// unserializer, which checks its stack itself. Where the stack's bounds
 /// are unknown, the depth limits alone apply.
 fn stack_used_over(num: usize, den: usize) -> bool {
-    thread_local! {
-        static BOUNDS: Option<(usize, usize)> = stack_bounds();
-    }
-    let Some((top, size)) = BOUNDS.with(|b| *b) else {
+    let Some((top, size)) = STACK_BOUNDS.with(|b| *b) else {
         return false;
     };
     let here = 0u8;
