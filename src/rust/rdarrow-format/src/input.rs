@@ -267,8 +267,10 @@ impl Input {
         Ok(())
     }
 
-    /// Read up to `n` raw bytes (for magic detection).
+    /// Read up to `n` raw bytes (for magic detection), as many as the
+    /// buffer holds.
     pub fn peek(&mut self, n: usize) -> Result<&[u8]> {
+        let n = n.min(self.buf.len());
         while self.end - self.pos < n {
             if !self.fill()? {
                 break;

@@ -374,6 +374,47 @@ pub fn read_for_r(
     Ok((doc, taken))
 }
 
+/// Local files up to this size may be read on the calling thread
+/// ([`read_small_here`]).
+pub const SMALL_FILE: u64 = 1 << 20;
+
+/// How deeply objects read on the calling thread may nest.
+const HERE_MAX_DEPTH: usize = 1000;
+
+/// Stack the calling thread must have left to read there: the parse's and
+/// a megabyte for the rest.
+const HERE_MIN_STACK: usize = HERE_MAX_DEPTH * read::STACK_PER_LEVEL + (1 << 20);
+
+/// Run the read `work` of a small local file (up to [`SMALL_FILE`] bytes)
+/// here, its parse included ([`ReadOptions::parse_here`]), with nesting
+/// capped where this thread's stack suffices: for a small file, starting a
+/// thread costs more than the read. `None` where that does not apply (a
+/// larger file, a URL, a lazy-load base, too little stack), or where the
+/// object nests more deeply than the cap and `opts` allows it: the caller
+/// then runs `work` as it would have.
+pub fn read_small_here<T>(
+    path: &Path,
+    opts: &ReadOptions,
+    work: impl Fn(&ReadOptions) -> Result<T>,
+) -> Option<Result<T>> {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= SMALL_FILE);
+    let room = limits::stack_left().is_some_and(|(left, _)| left >= HERE_MIN_STACK);
+    if !(small && room) {
+        return None;
+    }
+    let here = ReadOptions {
+        max_depth: opts.max_depth.min(HERE_MAX_DEPTH),
+        parse_here: true,
+        ..opts.clone()
+    };
+    match work(&here) {
+        Err(e) if e.limit == Some(error::LimitKind::Depth) && opts.max_depth > HERE_MAX_DEPTH => {
+            None
+        }
+        done => Some(done),
+    }
+}
+
 /// Decompress a file completely and return the number of bytes (the
 /// baseline the parser is measured against).
 pub fn decompressed_len(path: impl AsRef<Path>) -> Result<u64> {

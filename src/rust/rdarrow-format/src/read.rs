@@ -1182,7 +1182,7 @@ mod tests {
     fn payloads_are_decoded_into_the_consumers_memory() {
         // list(1:3, structure(c(1.5, 2.5), dim = 2:1), as.raw(c(7, 9)))
         let mut b = xdr_stream(&[19, 3, 13, 3, 1, 2, 3]);
-        let mut int = |b: &mut Vec<u8>, x: i32| b.extend(x.to_be_bytes());
+        let int = |b: &mut Vec<u8>, x: i32| b.extend(x.to_be_bytes());
         int(&mut b, 14 | (1 << 9));
         int(&mut b, 2);
         b.extend(1.5f64.to_be_bytes());

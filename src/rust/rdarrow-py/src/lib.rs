@@ -122,6 +122,17 @@ fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
     Ok(ObjectPath { top, steps }.display())
 }
 
+/// Run the read `work` of `path` with the default options: a small file's
+/// on this thread, as the engine rules ([`rdarrow_arrow::read_small_here`]),
+/// any other as usual.
+fn small_here_or<T>(
+    path: &std::path::Path,
+    work: impl Fn(&ReadOptions) -> rdarrow_arrow::Result<T>,
+) -> rdarrow_arrow::Result<T> {
+    let opts = ReadOptions::default();
+    rdarrow_arrow::read_small_here(path, &opts, &work).unwrap_or_else(|| work(&opts))
+}
+
 /// The objects of an R data file, without decoding their values: one dict
 /// per object (name, class, type, length, rows, columns, bytes); with
 /// `recursive`, what lists hold too, named by object path.
@@ -135,7 +146,9 @@ fn list_objects<'py>(
     let stream_name = rdarrow_arrow::stream_object_name(&path);
     let (_, infos) = py
         .detach(|| {
-            rdarrow_arrow::list_file(&path, &ReadOptions::default(), &stream_name, recursive)
+            small_here_or(&path, |opts| {
+                rdarrow_arrow::list_file(&path, opts, &stream_name, recursive)
+            })
         })
         .map_err(|e| in_file(&path, e))?;
     let out = PyList::empty(py);
@@ -196,13 +209,15 @@ fn read_stream<'py>(
     };
     let (name, table) = py
         .detach(|| {
-            read_table(
-                &path,
-                object.as_deref(),
-                &stream_name,
-                opts,
-                ReadOptions::default(),
-            )
+            small_here_or(&path, |read| {
+                read_table(
+                    &path,
+                    object.as_deref(),
+                    &stream_name,
+                    opts.clone(),
+                    read.clone(),
+                )
+            })
         })
         .map_err(|e| in_file(&path, e))?;
     let warnings = table.warnings.clone();
@@ -430,12 +445,9 @@ fn read_objects<'py>(
     let stream_name = rdarrow_arrow::stream_object_name(&path);
     let (doc, objects) = py
         .detach(|| {
-            rdarrow_arrow::read_for_r(
-                &path,
-                names.as_deref(),
-                &stream_name,
-                &ReadOptions::default(),
-            )
+            small_here_or(&path, |opts| {
+                rdarrow_arrow::read_for_r(&path, names.as_deref(), &stream_name, opts)
+            })
         })
         .map_err(|e| in_file(&path, e))?;
     let mut conv = values::ToPython {

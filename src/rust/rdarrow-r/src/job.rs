@@ -110,25 +110,13 @@ pub fn watch_interrupts() {
     };
 }
 
-/// Local files up to this size are read on the main thread.
-const HERE_MAX_BYTES: u64 = 1 << 20;
-
-/// How deeply objects read on the main thread may nest; a deeper object is
-/// read again on a worker.
-const HERE_MAX_DEPTH: usize = 1000;
-
-/// Stack the main thread must have left to read there: the parse's, and a
-/// megabyte for the rest.
-const HERE_MIN_STACK: usize = HERE_MAX_DEPTH * rdarrow_arrow::read::STACK_PER_LEVEL + (1 << 20);
-
 /// The worker's stack.
 const WORKER_STACK: usize = 1 << 30;
 
-/// Run a read of `path` with `opts`: a small local file on the main thread,
-/// with nesting capped so that its stack suffices (an object nested more
-/// deeply is read again on a worker, where `opts` allows it); anything
+/// Run a read of `path` with `opts`: a small local file on the main thread
+/// (as the engine's [`rdarrow_arrow::read_small_here`] rules), anything
 /// else on a worker, as [`run_serving`] runs it. Either way the parse runs
-/// on that thread, not on one of its own.
+/// on that thread, not on one of its own, where the stack allows.
 pub fn read<T: Send>(
     label: &str,
     path: &str,
@@ -136,21 +124,9 @@ pub fn read<T: Send>(
     serve: &mut dyn FnMut(),
     work: impl Fn(&rdarrow_arrow::ReadOptions) -> rdarrow_arrow::Result<T> + Send + Sync,
 ) -> rdarrow_arrow::Result<T> {
-    let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= HERE_MAX_BYTES);
-    let room = crate::to_r::stack_left().is_some_and(|left| left >= HERE_MIN_STACK);
-    if small && room {
-        watch_interrupts();
-        let here = rdarrow_arrow::ReadOptions {
-            max_depth: opts.max_depth.min(HERE_MAX_DEPTH),
-            parse_here: true,
-            ..opts.clone()
-        };
-        match work(&here) {
-            Err(e)
-                if e.limit == Some(rdarrow_arrow::error::LimitKind::Depth)
-                    && opts.max_depth > HERE_MAX_DEPTH => {}
-            done => return done,
-        }
+    watch_interrupts();
+    if let Some(done) = rdarrow_arrow::read_small_here(std::path::Path::new(path), opts, &work) {
+        return done;
     }
     let on_worker = rdarrow_arrow::ReadOptions {
         parse_here: opts

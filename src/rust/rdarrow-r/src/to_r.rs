@@ -23,67 +23,16 @@ extern "C" {
     fn Rf_allocS4Object() -> SEXP;
 }
 
-/// This thread's stack: its highest address (where it starts, growing
-/// down) and its size, from the thread's own attributes (R's API does not
-/// publish its stack bounds). `None` where the platform does not say.
-#[cfg(target_os = "linux")]
-fn stack_bounds() -> Option<(usize, usize)> {
-    // SAFETY: the attributes are initialised by pthread_getattr_np and
-    // destroyed once read.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut low: *mut libc::c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let ok = libc::pthread_attr_getstack(&attr, &mut low, &mut size) == 0;
-        libc::pthread_attr_destroy(&mut attr);
-        (ok && size > 0).then(|| (low as usize + size, size))
-    }
-}
-
-#[cfg(target_os = "macos")]
-fn stack_bounds() -> Option<(usize, usize)> {
-    // SAFETY: plain queries of the current thread.
-    unsafe {
-        let me = libc::pthread_self();
-        let top = libc::pthread_get_stackaddr_np(me) as usize;
-        let size = libc::pthread_get_stacksize_np(me);
-        (size > 0).then_some((top, size))
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn stack_bounds() -> Option<(usize, usize)> {
-    None
-}
-
-/// The bytes of this thread's stack left below here (`None` where the
-/// platform does not say).
-pub fn stack_left() -> Option<usize> {
-    let (top, size) = STACK_BOUNDS.with(|b| *b)?;
-    let here = 0u8;
-    let used = top.saturating_sub(&here as *const u8 as usize);
-    Some(size.saturating_sub(used))
-}
-
-thread_local! {
-    static STACK_BOUNDS: Option<(usize, usize)> = stack_bounds();
-}
-
 /// True when this thread has used more than `num/den` of its stack.
 /// `plain()` (small frames) stops at 1/5, leaving `build()` (larger frames,
 /// same depth) well inside its 3/4; deeper objects are left to R's own
 /// unserializer, which checks its stack itself. Where the stack's bounds
 /// are unknown, the depth limits alone apply.
 fn stack_used_over(num: usize, den: usize) -> bool {
-    let Some((top, size)) = STACK_BOUNDS.with(|b| *b) else {
+    let Some((left, size)) = rdarrow_arrow::limits::stack_left() else {
         return false;
     };
-    let here = 0u8;
-    let addr = &here as *const u8 as usize;
-    top.saturating_sub(addr) > size / den * num
+    size - left > size / den * num
 }
 
 /// Nesting beyond this is built by R's unserializer, not here.

@@ -1,0 +1,122 @@
+# Peak memory of reading into R: rdarrow's read_rdata()/read_rds() against
+# base R's load()/readRDS() of the same file, each in a fresh Rscript child.
+#
+#   Rscript bench/memory.R                 # the sizes of the targets (minutes)
+#   Rscript bench/memory.R --scale 0.1     # a tenth of every size
+#
+# Files (written once into a temporary folder, with save()/saveRDS()):
+#   matrix, none   a numeric matrix of 1e8 doubles (800 MB), save(compress = FALSE)
+#   matrix, gzip   the same matrix, saveRDS() (gzip)
+#   strings        a character vector of 2e7 distinct strings, saveRDS() (gzip)
+#   frame          the benchmark frame (bench/common.R), 5e6 rows, save() (gzip)
+#   list           a list of 2e5 numeric vectors of 50 elements, saveRDS() (gzip)
+#
+# Each child loads rdarrow, runs gc(), records VmRSS, resets VmHWM through
+# /proc/self/clear_refs, reads the file once and reports VmHWM - VmRSS
+# before (the peak above the process's baseline) and the seconds taken.
+# Target: rdarrow's peak at most base R's (ratio <= 1.0, plus 16 MB).
+# Linux only (/proc).
+
+args <- commandArgs(trailingOnly = TRUE)
+opt <- function(name, default) {
+  i <- match(name, args)
+  if (is.na(i)) default else as.numeric(args[[i + 1L]])
+}
+scale <- opt("--scale", 1)
+script_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1]))
+source(file.path(script_dir, "common.R"))
+suppressPackageStartupMessages(library(rdarrow))
+if (!file.exists("/proc/self/clear_refs")) stop("bench/memory.R needs Linux (/proc)")
+
+dir <- tempfile("rdarrow-memory-")
+dir.create(dir)
+on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+cat(sprintf("rdarrow %s, R %s, scale %g, load average %s\n", packageVersion("rdarrow"),
+            getRversion(), scale, load_avg()))
+
+n_mat <- round(1e8 * scale)
+n_str <- round(2e7 * scale)
+n_row <- round(5e6 * scale)
+n_vec <- round(2e5 * scale)
+files <- list()
+local({
+  m <- matrix(runif(n_mat), ncol = 100)
+  files$matrix_none <<- file.path(dir, "matrix.RData")
+  save(m, file = files$matrix_none, compress = FALSE)
+  files$matrix_gzip <<- file.path(dir, "matrix.rds")
+  saveRDS(m, files$matrix_gzip)
+})
+invisible(gc())
+local({
+  s <- paste0("item-", seq_len(n_str))
+  files$strings <<- file.path(dir, "strings.rds")
+  saveRDS(s, files$strings)
+})
+invisible(gc())
+local({
+  frame <- bench_frame(n_row)
+  files$frame <<- file.path(dir, "frame.RData")
+  save(frame, file = files$frame)
+})
+invisible(gc())
+local({
+  set.seed(1)
+  l <- lapply(seq_len(n_vec), function(i) rnorm(50))
+  files$list <<- file.path(dir, "list.rds")
+  saveRDS(l, files$list)
+})
+invisible(gc())
+
+child <- file.path(dir, "child.R")
+writeLines(c(
+  "suppressPackageStartupMessages(library(rdarrow))",
+  "status_kb <- function(key) {",
+  "  l <- grep(paste0('^', key, ':'), readLines('/proc/self/status'), value = TRUE)",
+  "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
+  "}",
+  "args <- commandArgs(trailingOnly = TRUE)",
+  "f <- args[[2]]",
+  "call <- switch(args[[1]],",
+  "  load = function() load(f, envir = new.env()),",
+  "  readRDS = function() readRDS(f),",
+  "  read_rdata = function() read_rdata(f),",
+  "  read_rds = function() read_rds(f))",
+  "invisible(gc(full = TRUE))",
+  "rss0 <- status_kb('VmRSS')",
+  "writeLines('5', '/proc/self/clear_refs')",
+  "t <- system.time(x <- call())[['elapsed']]",
+  "cat(sprintf('%.0f %.3f\\n', status_kb('VmHWM') - rss0, t))"
+), child)
+
+measure <- function(method, f) {
+  out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", child, method, f),
+                 stdout = TRUE)
+  v <- as.numeric(strsplit(tail(out, 1), " ")[[1]])
+  list(peak = v[[1]], seconds = v[[2]])
+}
+
+cases <- list(
+  list(file = "matrix_none", label = sprintf("matrix of %g doubles, uncompressed .RData", n_mat),
+       base = "load", ours = "read_rdata"),
+  list(file = "matrix_gzip", label = sprintf("matrix of %g doubles, gzip .rds", n_mat),
+       base = "readRDS", ours = "read_rds"),
+  list(file = "strings", label = sprintf("%g distinct strings, gzip .rds", n_str),
+       base = "readRDS", ours = "read_rds"),
+  list(file = "frame", label = sprintf("benchmark frame, %g rows, gzip .RData", n_row),
+       base = "load", ours = "read_rdata"),
+  list(file = "list", label = sprintf("list of %g vectors of 50 doubles, gzip .rds", n_vec),
+       base = "readRDS", ours = "read_rds")
+)
+
+cat("\n| file | size (MB) | base R | peak (MB) | s | rdarrow | peak (MB) | s | peak ratio | time ratio |\n")
+cat("|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n")
+for (cs in cases) {
+  f <- files[[cs$file]]
+  b <- measure(cs$base, f)
+  o <- measure(cs$ours, f)
+  cat(sprintf("| %s | %s | `%s()` | %s | %.2f | `%s()` | %s | %.2f | %.2f | %.2f |\n",
+              cs$label, mb(file.size(f)), cs$base, mb(b$peak), b$seconds, cs$ours, mb(o$peak),
+              o$seconds, o$peak / b$peak, o$seconds / b$seconds))
+}
+cat(sprintf("\nTarget: peak ratio <= 1.0 (rdarrow's peak at most base R's, plus 16 MB). Load average after: %s\n",
+            load_avg()))

@@ -1,0 +1,154 @@
+# Many small files: the fixed cost of each call, against base R.
+#
+#   Rscript bench/small.R                 # 3 repetitions
+#   Rscript bench/small.R --reps 5 --generated 3000
+#
+# Collections (each file read once per repetition; the median of the
+# repetitions' totals is reported):
+#   datasets    every data set of R's datasets package, one save() file each
+#   peers       the peer corpus (../shared/corpus/peers, or RDARROW_PEERS_DIR):
+#               the .rda/.RData/.rds files that load()/readRDS() read
+#   generated   small data frames (5-60 rows, 3-10 columns), gzip .RData
+#
+# Per collection: load() (readRDS() for .rds) of each file, against
+# read_rdata() (read_rds()), rdata_objects() and rdata_to_arrow() of each.
+# Then the per-call medians on mtcars (300 calls each).
+# Targets: reading in total <= 0.7x load(); listing <= 0.3x load(); per
+# call within 2x of base R on mtcars.
+
+args <- commandArgs(trailingOnly = TRUE)
+opt <- function(name, default) {
+  i <- match(name, args)
+  if (is.na(i)) default else as.numeric(args[[i + 1L]])
+}
+reps <- opt("--reps", 3)
+n_gen <- opt("--generated", 2000)
+script_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1]))
+source(file.path(script_dir, "common.R"))
+suppressPackageStartupMessages(library(rdarrow))
+has_arrow <- requireNamespace("arrow", quietly = TRUE)
+
+dir <- tempfile("rdarrow-small-")
+dir.create(dir)
+on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+cat(sprintf("rdarrow %s, R %s, %d repetitions, load average %s\n", packageVersion("rdarrow"),
+            getRversion(), reps, load_avg()))
+
+# ---- the collections ---------------------------------------------------------
+ds_dir <- file.path(dir, "datasets"); dir.create(ds_dir)
+for (nm in ls("package:datasets")) {
+  env <- new.env()
+  assign(nm, get(nm, "package:datasets"), envir = env)
+  save(list = nm, envir = env, file = file.path(ds_dir, paste0(nm, ".rda")))
+}
+gen_dir <- file.path(dir, "generated"); dir.create(gen_dir)
+set.seed(7)
+for (i in seq_len(n_gen)) {
+  rows <- sample(5:60, 1); cols <- sample(3:10, 1)
+  df <- as.data.frame(lapply(seq_len(cols), function(j) switch(j %% 4 + 1,
+    rnorm(rows), sample.int(100L, rows, TRUE), sample(letters, rows, TRUE),
+    factor(sample(c("a", "b", "c"), rows, TRUE)))))
+  names(df) <- paste0("v", seq_len(cols))
+  save(df, file = file.path(gen_dir, sprintf("f%05d.RData", i)))
+}
+peers_dir <- Sys.getenv("RDARROW_PEERS_DIR", file.path(script_dir, "..", "..", "shared", "corpus", "peers"))
+peer_files <- if (dir.exists(peers_dir)) {
+  list.files(peers_dir, pattern = "\\.(rda|RData|rdata|rds)$", recursive = TRUE, full.names = TRUE)
+} else character()
+is_rds <- function(f) grepl("\\.rds$", f, ignore.case = TRUE)
+base_read <- function(f) if (is_rds(f)) readRDS(f) else load(f, envir = new.env())
+ours_read <- function(f) if (is_rds(f)) read_rds(f) else read_rdata(f)
+# only what base R and rdarrow both read (a benchmark, not a test)
+usable <- function(files) {
+  Filter(function(f) {
+    isTRUE(tryCatch({ suppressWarnings(base_read(f)); ours_read(f); TRUE },
+                    error = function(e) FALSE))
+  }, files)
+}
+collections <- list(
+  datasets = usable(list.files(ds_dir, full.names = TRUE)),
+  peers = usable(peer_files),
+  generated = list.files(gen_dir, full.names = TRUE)
+)
+
+# the total seconds of `f` over `files`, median over the repetitions
+total <- function(files, f) {
+  times <- vapply(seq_len(reps), function(r) {
+    invisible(gc())
+    system.time(for (x in files) f(x), gcFirst = FALSE)[["elapsed"]]
+  }, 0)
+  stats::median(times)
+}
+
+cat("\n| collection | files | MB | base R (s) | read (s) | read / base | list (s) | list / base | to Arrow (s) | to Arrow / base |\n")
+cat("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+for (nm in names(collections)) {
+  files <- collections[[nm]]
+  if (!length(files)) {
+    cat(sprintf("| %s | 0 | | | | | | | | |\n", nm))
+    next
+  }
+  size <- sum(file.size(files))
+  tb <- total(files, function(f) suppressWarnings(base_read(f)))
+  tr <- total(files, ours_read)
+  tl <- total(files, rdata_objects)
+  # to Arrow: the files whose objects hold a table
+  ta <- total(files, function(f) tryCatch(rdata_to_arrow(f), error = function(e) NULL))
+  cat(sprintf("| %s | %d | %s | %.3f | %.3f | %.2f | %.3f | %.2f | %.3f | %.2f |\n",
+              nm, length(files), mb(size), tb, tr, tr / tb, tl, tl / tb, ta, ta / tb))
+}
+
+# ---- a folder to a dataset -----------------------------------------------------
+if (has_arrow) {
+  files <- collections$generated
+  out1 <- file.path(dir, "ds-base"); out2 <- file.path(dir, "ds-ours")
+  base_ds <- function() {
+    unlink(out1, recursive = TRUE)
+    frames <- lapply(files, function(f) { e <- new.env(); load(f, envir = e); e$df })
+    # one table of all frames' common columns
+    common <- Reduce(intersect, lapply(frames, names))
+    tab <- do.call(rbind, lapply(frames, function(d) d[common]))
+    arrow::write_dataset(tab, out1)
+  }
+  ours_ds <- function() {
+    unlink(out2, recursive = TRUE)
+    rdata_to_dataset(files, out2)
+  }
+  t_base <- stats::median(vapply(seq_len(reps), function(r) system.time(base_ds())[["elapsed"]], 0))
+  t_ours <- stats::median(vapply(seq_len(reps), function(r) {
+    system.time(tryCatch(ours_ds(), error = function(e) {
+      message("rdata_to_dataset: ", conditionMessage(e)); NULL
+    }))[["elapsed"]]
+  }, 0))
+  cat(sprintf("\n| %d generated files to a dataset | base R: load() + rbind + arrow::write_dataset() | rdarrow: rdata_to_dataset() | ratio |\n",
+              length(files)))
+  cat(sprintf("|---|---:|---:|---:|\n| seconds | %.3f | %.3f | %.2f |\n", t_base, t_ours, t_ours / t_base))
+}
+
+# ---- per call on mtcars ----------------------------------------------------------
+rds <- file.path(dir, "mtcars.rds"); saveRDS(mtcars, rds)
+rda <- file.path(dir, "mtcars.RData"); save(mtcars, file = rda)
+pc <- function(f, n = 300) {
+  for (i in 1:20) f()
+  t <- system.time(for (i in seq_len(n)) f())[["elapsed"]]
+  1000 * t / n
+}
+calls <- list(
+  c("readRDS(mtcars.rds)", "read_rds(mtcars.rds)"),
+  c("load(mtcars.RData)", "read_rdata(mtcars.RData)"),
+  c("load(mtcars.RData)", "rdata_objects(mtcars.RData)")
+)
+fun <- list(
+  "readRDS(mtcars.rds)" = function() readRDS(rds),
+  "read_rds(mtcars.rds)" = function() read_rds(rds),
+  "load(mtcars.RData)" = function() load(rda, envir = new.env()),
+  "read_rdata(mtcars.RData)" = function() read_rdata(rda),
+  "rdata_objects(mtcars.RData)" = function() rdata_objects(rda)
+)
+cat("\n| per call (mean of 300) | base R (ms) | rdarrow (ms) | ratio |\n|---|---:|---:|---:|\n")
+for (cl in calls) {
+  b <- pc(fun[[cl[1]]]); o <- pc(fun[[cl[2]]])
+  cat(sprintf("| %s vs %s | %.3f | %.3f | %.2f |\n", cl[2], cl[1], b, o, o / b))
+}
+cat(sprintf("\nTargets: read / base <= 0.7, list / base <= 0.3 in total; per call <= 2. Load average after: %s\n",
+            load_avg()))
