@@ -48,6 +48,7 @@ writeLines(c(
   "args <- commandArgs(trailingOnly = TRUE)",
   "pattern <- readLines(args[[1]])",
   "out <- args[[2]]",
+  "writeLines(as.character(Sys.getpid()), paste0(out, '.pid'))",
   "rows <- list()",
   "ok <- tryCatch({",
   "  res <- testthat::test_dir('tests/testthat', filter = pattern, package = 'rdarrow',",
@@ -84,16 +85,31 @@ procs <- lapply(seq_len(jobs), function(g) {
 })
 cat(sprintf("==> testthat: %d files in %d processes\n", length(files), jobs))
 
-# wait for every process: each writes its result table last
+# wait for every process: each writes its process id first and its result
+# table last; one that is gone without its table has died (it counts as a
+# failure, and its log so far is shown)
+alive <- function(g) {
+  pid_file <- paste0(procs[[g]]$out, ".pid")
+  if (!file.exists(pid_file)) return(TRUE) # not started yet
+  pid <- suppressWarnings(as.integer(readLines(pid_file, warn = FALSE)[1]))
+  is.na(pid) || isTRUE(tools::pskill(pid, 0L))
+}
 pending <- seq_len(jobs)
 while (length(pending)) {
   Sys.sleep(1)
   done <- pending[vapply(pending, function(g) file.exists(procs[[g]]$out), TRUE)]
-  for (g in done) {
+  died <- setdiff(pending, done)
+  died <- died[!vapply(died, alive, TRUE)]
+  # a table written as the process ended
+  Sys.sleep(if (length(died)) 1 else 0)
+  died <- died[!vapply(died, function(g) file.exists(procs[[g]]$out), TRUE)]
+  for (g in c(done, died)) {
     Sys.sleep(0.2)
     cat(sprintf("---- process %d (%s) ----\n", g, paste(procs[[g]]$files, collapse = " ")))
     cat(readLines(procs[[g]]$log, warn = FALSE), sep = "\n")
+    if (g %in% died) cat(sprintf("testthat: process %d ended without reporting its results\n", g))
   }
+  done <- c(done, died)
   pending <- setdiff(pending, done)
   if (as.numeric(difftime(Sys.time(), started, units = "mins")) > 120) {
     cat("testthat: processes still running after 120 minutes\n")
