@@ -31,21 +31,31 @@ pub(crate) fn options(max_depth: i32) -> ReadOptions {
     }
 }
 
+#[allow(improper_ctypes)]
+extern "C" {
+    fn Rf_GetOption1(tag: extendr_ffi::SEXP) -> extendr_ffi::SEXP;
+}
+
+/// R's option `name` as a number (`None` when unset or not a number).
+/// Main thread only. Read without R's parser: reading options is part of
+/// every call's fixed cost.
+fn number_option(name: &std::ffi::CStr) -> Option<f64> {
+    // SAFETY: main thread; the value is protected while `value` lives
+    let value = unsafe { Robj::from_sexp(Rf_GetOption1(extendr_ffi::Rf_install(name.as_ptr()))) };
+    value
+        .as_real()
+        .or_else(|| value.as_integer().map(f64::from))
+}
+
 /// R's `timeout` option, in seconds (for URLs; R's default is 60).
 fn timeout_option() -> Option<std::time::Duration> {
-    let secs = eval_string("getOption('timeout', 60)")
-        .ok()
-        .and_then(|v| v.as_real().or_else(|| v.as_integer().map(f64::from)))
-        .unwrap_or(0.0);
+    let secs = number_option(c"timeout").unwrap_or(60.0);
     (secs > 0.0 && secs.is_finite()).then(|| std::time::Duration::from_secs_f64(secs))
 }
 
 /// R's `rdarrow.max_memory` option (unset: `None`). Main thread only.
 fn memory_option() -> Option<u64> {
-    let max_memory = eval_string("getOption('rdarrow.max_memory', 0)")
-        .ok()
-        .and_then(|v| v.as_real())
-        .unwrap_or(0.0);
+    let max_memory = number_option(c"rdarrow.max_memory").unwrap_or(0.0);
     (max_memory > 0.0).then_some(max_memory as u64)
 }
 
