@@ -255,13 +255,12 @@ fn main() -> ExitCode {
 // --- ls ----------------------------------------------------------------------
 
 fn ls(a: LsArgs) -> Outcome {
-    let (_, infos) = rdarrow_arrow::list_file(
-        &a.file,
-        &ReadOptions::default(),
-        &stream_name(&a.file),
-        a.recursive,
-    )
-    .map_err(|e| data_error(&a.file, e))?;
+    // a small file is read on this thread, as the engine rules
+    let (_, infos) =
+        rdarrow_arrow::read_small_here_or(a.file.as_ref(), &ReadOptions::default(), |opts| {
+            rdarrow_arrow::list_file(&a.file, opts, &stream_name(&a.file), a.recursive)
+        })
+        .map_err(|e| data_error(&a.file, e))?;
     let num = |x: f64| {
         if x.fract() == 0.0 && x.abs() < 9.0e15 {
             format!("{}", x as i64)
@@ -391,14 +390,17 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
         default_tz: rdarrow_arrow::arrow::session_zone(),
         ..Default::default()
     };
-    let table = read_table(
-        &a.file,
-        a.object.as_deref(),
-        &stream_name(&a.file),
-        opts,
-        ReadOptions::default(),
-    )
-    .map(|(_, t)| t);
+    let table =
+        rdarrow_arrow::read_small_here_or(a.file.as_ref(), &ReadOptions::default(), |read| {
+            read_table(
+                &a.file,
+                a.object.as_deref(),
+                &stream_name(&a.file),
+                opts.clone(),
+                read.clone(),
+            )
+        })
+        .map(|(_, t)| t);
     let table = table.map_err(|e| {
         spin.clear();
         data_error(&a.file, e)

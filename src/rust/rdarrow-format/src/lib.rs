@@ -415,6 +415,16 @@ pub fn read_small_here<T>(
     }
 }
 
+/// Run the read `work` of `path`: on this thread where
+/// [`read_small_here`] applies, otherwise with `opts` as they are.
+pub fn read_small_here_or<T>(
+    path: &Path,
+    opts: &ReadOptions,
+    work: impl Fn(&ReadOptions) -> Result<T>,
+) -> Result<T> {
+    read_small_here(path, opts, &work).unwrap_or_else(|| work(opts))
+}
+
 /// Decompress a file completely and return the number of bytes (the
 /// baseline the parser is measured against).
 pub fn decompressed_len(path: impl AsRef<Path>) -> Result<u64> {

@@ -123,14 +123,12 @@ fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
 }
 
 /// Run the read `work` of `path` with the default options: a small file's
-/// on this thread, as the engine rules ([`rdarrow_arrow::read_small_here`]),
-/// any other as usual.
+/// on this thread, as the engine rules ([`rdarrow_arrow::read_small_here`]).
 fn small_here_or<T>(
     path: &std::path::Path,
     work: impl Fn(&ReadOptions) -> rdarrow_arrow::Result<T>,
 ) -> rdarrow_arrow::Result<T> {
-    let opts = ReadOptions::default();
-    rdarrow_arrow::read_small_here(path, &opts, &work).unwrap_or_else(|| work(&opts))
+    rdarrow_arrow::read_small_here_or(path, &ReadOptions::default(), work)
 }
 
 /// The objects of an R data file, without decoding their values: one dict
