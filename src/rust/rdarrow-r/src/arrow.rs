@@ -141,7 +141,9 @@ pub fn to_arrow(
     if let Some(rows) = req.chunk_size {
         return to_arrow_streamed(path, &req, rows, read);
     }
-    let res = crate::job::run("Converting", || make_table(path, &req, read));
+    let res = crate::job::read("Converting", path, &read, &mut || {}, |read| {
+        make_table(path, &req, read.clone())
+    });
     let (name, table) = match res {
         Ok(x) => x,
         Err(e) => return error_value(&e),
