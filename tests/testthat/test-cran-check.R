@@ -84,6 +84,9 @@ test_that("the vendored source package passes R CMD check --as-cran, offline", {
   log <- withr::with_envvar(
     c(CARGO_HOME = cargo_home, CARGO_NET_OFFLINE = "true", PATH = path,
       RDARROW_TARGET_DIR = beside("-vendored-check"),
+      # as on CRAN, which has no peer corpus: the corpus tests skip in the
+      # check (the suite itself runs them)
+      RDARROW_PEERS_DIR = NA,
       NOT_CRAN = NA, `_R_CHECK_CRAN_INCOMING_REMOTE_` = "false",
       `_R_CHECK_SYSTEM_CLOCK_` = "false", `_R_CHECK_FORCE_SUGGESTS_` = "false"),
     system2(file.path(R.home("bin"), "R"),
