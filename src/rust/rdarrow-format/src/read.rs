@@ -1163,13 +1163,7 @@ mod tests {
             false
         }
         fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
-            let width = match sxptype {
-                sxp::LGL | sxp::INT => 4,
-                sxp::REAL => 8,
-                sxp::CPLX => 16,
-                _ => 1,
-            };
-            let bytes = len as usize * width;
+            let bytes = (len * sxp::atomic_width(sxptype)?) as usize;
             let mut block = vec![0u64; bytes.div_ceil(8).max(1)];
             let ptr = std::ptr::NonNull::new(block.as_mut_ptr() as *mut u8).unwrap();
             // SAFETY: the block is moved into the allocation (its heap

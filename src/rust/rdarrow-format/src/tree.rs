@@ -12,6 +12,19 @@ use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
 /// R's SEXPTYPE codes (regular and the serialization pseudo types).
 pub mod sxp {
+    /// The bytes one element of an atomic vector of type `t` takes in
+    /// memory (logical and integer 4, double 8, complex 16, raw 1); `None`
+    /// for other types.
+    pub fn atomic_width(t: u8) -> Option<u64> {
+        match t {
+            LGL | INT => Some(4),
+            REAL => Some(8),
+            CPLX => Some(16),
+            RAW => Some(1),
+            _ => None,
+        }
+    }
+
     /// `NILSXP`.
     pub const NIL: u8 = 0;
     /// `SYMSXP`.

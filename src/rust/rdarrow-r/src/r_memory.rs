@@ -71,14 +71,7 @@ impl Consumer for RAllocator {
     }
 
     fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
-        let width: u64 = match sxptype {
-            sxp::LGL | sxp::INT => 4,
-            sxp::REAL => 8,
-            sxp::CPLX => 16,
-            sxp::RAW => 1,
-            _ => return None,
-        };
-        let bytes = len.checked_mul(width)?;
+        let bytes = len.checked_mul(sxp::atomic_width(sxptype)?)?;
         if bytes < MIN_BYTES {
             return None;
         }
