@@ -79,7 +79,11 @@ test_that("the vendored source package passes R CMD check --as-cran, offline", {
   cargo_home <- file.path(work, "empty-cargo-home")
   dir.create(cargo_home)
   path <- paste(Sys.getenv("PATH"), file.path(Sys.getenv("HOME"), ".cargo", "bin"), sep = ":")
-  check_dir <- file.path(work, "check")
+  # the check's output folder: beside the suite's target directory when
+  # there is one, the same path each run, so that the crates it unpacks
+  # keep their place and cargo reuses what it built from them last time
+  check_dir <- if (nzchar(target)) beside("-check-output") else file.path(work, "check")
+  unlink(check_dir, recursive = TRUE)
   dir.create(check_dir)
   log <- withr::with_envvar(
     c(CARGO_HOME = cargo_home, CARGO_NET_OFFLINE = "true", PATH = path,
