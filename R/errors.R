@@ -36,8 +36,9 @@ abort_usage <- function(message) {
 # is; a raw vector (serialize() output, compressed or not, or a file's
 # bytes) or a connection (read to its end, chunk by chunk) through a
 # temporary file. Returns list(path, name (of an .rds stream's object),
-# done (removes the temporary file; call it on exit)).
-data_source <- function(file) {
+# done (removes the temporary file; call it on exit)); with `dirs`, a
+# directory gives list(dir = TRUE, done) instead of an error.
+data_source <- function(file, dirs = FALSE) {
   if (is.raw(file)) {
     if (!length(file)) abort_usage("`file` is an empty raw vector, not R data.")
     tmp <- tempfile("rdarrow-")
@@ -72,12 +73,41 @@ data_source <- function(file) {
     return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp)))
   }
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
-    abort_usage("`file` must be a single path or URL (a non-empty string), a raw vector or a connection.")
+    abort_usage(if (dirs) {
+      "`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection."
+    } else {
+      "`file` must be a single path or URL (a non-empty string), a raw vector or a connection."
+    })
   }
   where <- r_data_paths(file)
   if (where$missing) abort_usage(sprintf("file '%s' does not exist.", file))
-  if (where$dir) abort_usage(sprintf("'%s' is a directory, not a file.", file))
+  if (where$dir) {
+    if (!dirs) abort_usage(sprintf("'%s' is a directory, not a file.", file))
+    return(list(dir = TRUE, done = function() invisible()))
+  }
   list(path = where$paths, name = rds_name(file), done = function() invisible())
+}
+
+# The R data files of a directory: its .rda, .RData and .rds files (any
+# case), in its subdirectories too, in sorted order, as paths starting
+# with `dir`.
+dir_files <- function(dir) {
+  files <- sort(list.files(path.expand(dir), pattern = "\\.(rda|rdata|rds)$", ignore.case = TRUE,
+                           recursive = TRUE))
+  if (!length(files)) abort_usage(sprintf("directory '%s' holds no .rda, .RData or .rds file.", dir))
+  file.path(sub("/+$", "", dir), files)
+}
+
+# Several sources `files` (paths or URLs, as data_source() takes one): the
+# engine's paths, `labels` (as given, for errors and names) and each
+# .rds object's name. The engine recognises each source (a file, a URL, a
+# lazy-load data base) on the thread that reads it, and says which file is
+# missing or unreadable; nothing here touches the file system.
+files_source <- function(files) {
+  if (!length(files) || anyNA(files) || !all(nzchar(files))) {
+    abort_usage("`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection.")
+  }
+  list(paths = path.expand(files), labels = files, names = rds_name(files))
 }
 
 # Where R data `files` are read from, as the engine takes them: http(s)

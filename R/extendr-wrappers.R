@@ -20,6 +20,12 @@ rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 #' @noRd
 rdata_list_impl <- function(path, stream_name, max_depth, recursive) .Call(wrap__rdata_list_impl, path, stream_name, max_depth, recursive)
 
+#' List the objects of several files (`labels`: the files as the user
+#' named them, for errors), read on several threads at once: one listing
+#' with `file`, each row's file (from 1).
+#' @noRd
+rdata_list_files_impl <- function(paths, labels, stream_names, max_depth, recursive) .Call(wrap__rdata_list_files_impl, paths, labels, stream_names, max_depth, recursive)
+
 #' Read the objects of a file. Returns list(values, fallback, names,
 #' rebuild): values built here, or (where `fallback`) `NULL` and, in
 #' `rebuild`, one serialized list of all such objects for R's
@@ -27,6 +33,14 @@ rdata_list_impl <- function(path, stream_name, max_depth, recursive) .Call(wrap_
 #' enclose) stays shared, as `load()` keeps it.
 #' @noRd
 rdata_read_impl <- function(path, objects, stream_name, max_depth) .Call(wrap__rdata_read_impl, path, objects, stream_name, max_depth)
+
+#' Read the objects of several files (`labels`: the files as the user
+#' named them, for errors; `stream_names`: each `.rds` object's name),
+#' parsed on several threads at once while this thread builds each file's
+#' objects as its parse ends: a list of what [`rdata_read_impl`] returns
+#' for each file, or the first file's error.
+#' @noRd
+rdata_read_files_impl <- function(paths, labels, objects, stream_names, max_depth) .Call(wrap__rdata_read_files_impl, paths, labels, objects, stream_names, max_depth)
 
 #' The object path (`lst$a[[2]]`) of `parts`, each a name or (where
 #' `position`) a position from 1.

@@ -13,7 +13,10 @@
 #'   `getOption("timeout")` seconds allowed for connecting and for each
 #'   read); a raw vector ([serialize()] output, compressed or not, or a
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
-#'   `rawConnection()`), read to its end.
+#'   `rawConnection()`), read to its end. Several sources at once: a
+#'   character vector of paths and URLs, or a directory (its `.rda`,
+#'   `.RData` and `.rds` files, in its subdirectories too, in sorted
+#'   order); they are read on all cores at once.
 #' @param recursive `TRUE` to list, after each plain list, what it holds
 #'   (data frames, vectors, lists, to any depth), each named by its object
 #'   path (`lst$a`, `lst[[2]]`), which [read_rdata()], [rdata_to_arrow()]
@@ -26,7 +29,9 @@
 #'   environments: a file refers to them by name and does not hold their
 #'   bindings), `nrow` and `ncol` (for data frames and matrices, else `NA`), and
 #'   `bytes`, the object's size in the uncompressed stream (`NA` for the
-#'   objects nested in lists).
+#'   objects nested in lists). For several files, one data frame of them
+#'   all, with a first column `file` (the path as given, or as found in the
+#'   directory).
 #' @section Errors: A file that is not R data, or is truncated or
 #'   corrupt, raises an error of class `rdarrow_error` saying what is wrong
 #'   and at which byte of the decompressed stream.
@@ -40,13 +45,32 @@
 #' lst <- list(a = head(mtcars), b = head(iris))
 #' save(lst, file = f)
 #' rdata_objects(f, recursive = TRUE)
+#' # a directory of files: one listing, a `file` column first
+#' d <- file.path(tempdir(), "several")
+#' dir.create(d, showWarnings = FALSE)
+#' saveRDS(head(iris), file.path(d, "flowers.rds"))
+#' save(lst, file = file.path(d, "lists.RData"))
+#' rdata_objects(d)
 #' @export
 rdata_objects <- function(file, recursive = FALSE) {
-  src <- data_source(file)
-  on.exit(src$done(), add = TRUE)
-  path <- src$path
   if (!isTRUE(recursive) && !isFALSE(recursive)) abort_usage("`recursive` must be TRUE or FALSE.")
-  res <- check_engine(rdata_list_impl(path, src$name, max_depth(), recursive))
+  if (is.character(file) && length(file) != 1L) return(list_files(file, recursive, sys.call()))
+  src <- data_source(file, dirs = TRUE)
+  on.exit(src$done(), add = TRUE)
+  if (isTRUE(src$dir)) return(list_files(dir_files(file), recursive, sys.call()))
+  listing(check_engine(rdata_list_impl(src$path, src$name, max_depth(), recursive), call = sys.call()))
+}
+
+# The listing of several files at once: a `file` column first.
+list_files <- function(files, recursive, call) {
+  src <- files_source(files)
+  res <- check_engine(rdata_list_files_impl(src$paths, src$labels, src$names, max_depth(), recursive),
+                      call = call)
+  listing(res, file = src$labels[res$file])
+}
+
+# The listing data frame of the engine's columns `res`.
+listing <- function(res, file = NULL) {
   name <- res$name
   num <- function(x) {
     x[is.nan(x)] <- NA_real_
@@ -54,7 +78,7 @@ rdata_objects <- function(file, recursive = FALSE) {
   }
   # the data frame data.frame() would make, without its checks' cost
   structure(
-    list(
+    c(if (!is.null(file)) list(file = file), list(
       name = name,
       class = res$class,
       type = res$type_name,
@@ -62,7 +86,7 @@ rdata_objects <- function(file, recursive = FALSE) {
       nrow = num(res$nrow),
       ncol = num(res$ncol),
       bytes = res$bytes
-    ),
+    )),
     row.names = .set_row_names(length(name)),
     class = "data.frame"
   )
@@ -87,7 +111,10 @@ rdata_objects <- function(file, recursive = FALSE) {
 #'   `getOption("timeout")` seconds allowed for connecting and for each
 #'   read); a raw vector ([serialize()] output, compressed or not, or a
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
-#'   `rawConnection()`), read to its end.
+#'   `rawConnection()`), read to its end. Several sources at once: a
+#'   character vector of paths and URLs, or a directory (its `.rda`,
+#'   `.RData` and `.rds` files, in its subdirectories too, in sorted
+#'   order); they are read on all cores at once.
 #' @param objects `NULL` (all objects) or a character vector of object
 #'   names to read; the others are skipped without being built. An object
 #'   nested in lists is named by its path, as R code reaches it: `"lst$a"`,
@@ -96,7 +123,10 @@ rdata_objects <- function(file, recursive = FALSE) {
 #'   `recursive = TRUE`. An unknown name is an error that lists the names
 #'   present (for a path, those at the deepest level that exists).
 #' @return A named list of the objects. For an `.rds` file, a list of one
-#'   element named after the file's base name.
+#'   element named after the file's base name. For several files, a list
+#'   named by the files (the paths as given, or as found in the directory),
+#'   each element the named list of that file's objects; an error in any
+#'   file is an error of the call, naming the file.
 #' @section Limits: Objects nested deeper than
 #'   `getOption("rdarrow.max_depth", 10000)` levels are refused with an
 #'   error (this protects the session's stack); raise the option for
@@ -116,24 +146,49 @@ rdata_objects <- function(file, recursive = FALSE) {
 #' lst <- list(a = head(mtcars), b = head(iris))
 #' save(lst, file = f)
 #' read_rdata(f, objects = "lst$b")
+#' # several files at once: a list named by the files
+#' d <- file.path(tempdir(), "several")
+#' dir.create(d, showWarnings = FALSE)
+#' saveRDS(head(iris), file.path(d, "flowers.rds"))
+#' save(lst, file = file.path(d, "lists.RData"))
+#' str(read_rdata(d), max.level = 2)
 #' @export
 read_rdata <- function(file, objects = NULL) {
-  src <- data_source(file)
-  on.exit(src$done(), add = TRUE)
-  path <- src$path
   if (is.list(objects)) {
     objects <- vapply(objects, object_arg, "", what = "each of `objects`")
   }
   if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
     abort_usage("`objects` must be NULL, a character vector of object names or paths, or a list of those and paths' parts.")
   }
-  read_values(path, objects, src$name, sys.call())
+  if (is.character(file) && length(file) != 1L) {
+    return(read_files(file, objects, sys.call()))
+  }
+  src <- data_source(file, dirs = TRUE)
+  on.exit(src$done(), add = TRUE)
+  if (isTRUE(src$dir)) return(read_files(dir_files(file), objects, sys.call()))
+  read_values(src$path, objects, src$name, sys.call())
 }
 
 # The objects `objects` (NULL: all) of the file at `path`, as a named list;
 # `call` for errors.
 read_values <- function(path, objects, name, call) {
-  res <- check_engine(rdata_read_impl(path, objects, name, max_depth()), call = call)
+  values_of(check_engine(rdata_read_impl(path, objects, name, max_depth()), call = call), call)
+}
+
+# The objects of each of several `files`, read at once: a list named by
+# the files, each element the named list of that file's objects.
+read_files <- function(files, objects, call) {
+  src <- files_source(files)
+  res <- check_engine(rdata_read_files_impl(src$paths, src$labels, objects, src$names, max_depth()),
+                      call = call)
+  out <- lapply(res, values_of, call = call)
+  names(out) <- src$labels
+  out
+}
+
+# The objects of one file's read (what rdata_read_impl() returns), as a
+# named list: those only R can rebuild rebuilt by R.
+values_of <- function(res, call) {
   values <- res$values
   if (any(res$fallback)) {
     # the objects only R can rebuild, unserialized together so that what
@@ -164,7 +219,8 @@ read_values <- function(path, objects, name, call) {
 #'
 #' @inheritParams read_rdata
 #' @return The object, [identical()] to what [readRDS()] (or [load()])
-#'   gives.
+#'   gives. For several files (a vector of paths or a directory), a list of
+#'   their objects named by the files.
 #' @section Errors: A source holding several objects is an error of class
 #'   `rdarrow_error` that names them; read it with [read_rdata()].
 #' @seealso [read_rdata()] for files of several objects.
@@ -175,14 +231,31 @@ read_values <- function(path, objects, name, call) {
 #' read_rds(serialize(letters, NULL))
 #' @export
 read_rds <- function(file) {
-  src <- data_source(file)
+  if (is.character(file) && length(file) != 1L) return(read_rds_files(file, sys.call()))
+  src <- data_source(file, dirs = TRUE)
   on.exit(src$done(), add = TRUE)
-  values <- read_values(src$path, NULL, src$name, sys.call())
+  if (isTRUE(src$dir)) return(read_rds_files(dir_files(file), sys.call()))
+  the_one(read_values(src$path, NULL, src$name, sys.call()), call = sys.call())
+}
+
+# The one object of each of several files, in a list named by the files.
+read_rds_files <- function(files, call) {
+  values <- read_files(files, NULL, call)
+  out <- vector("list", length(values))
+  for (i in seq_along(values)) out[i] <- list(the_one(values[[i]], names(values)[[i]], call))
+  names(out) <- names(values)
+  out
+}
+
+# The one object of `values` (a file's objects; `label`: the file, where
+# it is one of several), or an error naming them.
+the_one <- function(values, label = NULL, call) {
   if (length(values) != 1L) {
     stop(rdarrow_error(
-      sprintf("the file holds %d objects (%s), not one: read it with read_rdata()",
+      sprintf("%sthe file holds %d objects (%s), not one: read it with read_rdata()",
+              if (is.null(label)) "" else sprintf("file '%s': ", label),
               length(values), paste0("'", names(values), "'", collapse = ", ")),
-      "usage", call = sys.call()
+      "usage", call = call
     ))
   }
   values[[1L]]

@@ -25,7 +25,7 @@ FORMAT_LAYERS = [
     ["read", "validate", "object_path", "build", "spill"],  # items to the tree and back to R's rules
     ["layout", "write"],                              # the tree to bytes
     ["document", "summary"],                          # a parsed stream, its objects and listing
-    ["source", "lazyload"],                           # where R data comes from
+    ["source", "lazyload", "many"],                   # where R data comes from; many inputs at once
 ]
 
 # Crates, bottom first: each may depend only on crates before it.

@@ -461,10 +461,12 @@ test_that("a missing file, a directory and bad arguments are rdarrow_errors", {
   f <- local_tempfile(".RData")
   x <- 1
   save(x, file = f)
-  for (bad in list(NA_character_, c(f, f), 1, "", NULL)) {
+  for (bad in list(NA_character_, c(f, NA), 1, "", c(f, ""), NULL, character())) {
     expect_rdarrow_error(catch_error(read_rdata(bad)), "usage", deparse(bad))
     expect_rdarrow_error(catch_error(rdata_objects(bad)), "usage", deparse(bad))
   }
+  # several paths are several files (test-many-files.R)
+  expect_identical(read_rdata(c(f, f)), stats::setNames(list(list(x = 1), list(x = 1)), c(f, f)))
   expect_rdarrow_error(catch_error(read_rdata(f, objects = 1)), "usage")
   expect_rdarrow_error(catch_error(read_rdata(f, objects = NA_character_)), "usage")
   old <- options(rdarrow.max_depth = -1)

@@ -512,6 +512,10 @@ fn write_in_place(
     }
     let direct = AtomicBool::new(layout.len() >= BLOCK_SIZE as u64 && set_direct(file, true));
     let main = std::thread::current();
+    let n_workers = threads.min(blocks.max(1) as usize);
+    // workers still writing (the wake-up at a worker's end comes before
+    // its thread has ended, which `is_finished()` would miss)
+    let running = AtomicUsize::new(n_workers);
     std::thread::scope(|scope| {
         let work = || {
             let mut buf = AlignedBuf::new(BLOCK_SIZE.min(layout.len() as usize));
@@ -537,12 +541,11 @@ fn write_in_place(
                 done_bytes.fetch_add(len as u64, Ordering::Relaxed);
                 cancel::advance(len as u64);
             }
+            running.fetch_sub(1, Ordering::SeqCst);
             main.unpark();
         };
-        let workers: Vec<_> = (0..threads.min(blocks.max(1) as usize))
-            .map(|_| scope.spawn(work))
-            .collect();
-        while !workers.iter().all(|w| w.is_finished()) {
+        let workers: Vec<_> = (0..n_workers).map(|_| scope.spawn(work)).collect();
+        while running.load(Ordering::SeqCst) > 0 && !workers.iter().all(|w| w.is_finished()) {
             std::thread::park_timeout(Duration::from_millis(20));
             on_progress(done_bytes.load(Ordering::Relaxed));
         }

@@ -88,6 +88,7 @@ pub mod input;
 pub mod layout;
 pub mod lazyload;
 pub mod limits;
+pub mod many;
 pub mod object_path;
 pub mod output;
 pub mod parallel;

@@ -83,10 +83,30 @@ impl Source {
             }
             (Opened::Bytes(bytes), Compression::None) => (kind, Input::from_bytes(bytes)),
             (Opened::Bytes(bytes), _) => {
+                if kind == Compression::Gzip && bytes.len() as u64 <= INLINE_MAX {
+                    if let Some(inflated) = compression::gunzip_whole(&bytes) {
+                        return Ok((kind, Input::from_bytes(inflated)));
+                    }
+                }
                 let len = bytes.len() as u64;
                 let (_, r) = compression::decompressor(std::io::Cursor::new(bytes))
                     .map_err(|e| Error::io(&e, "cannot start decompression"))?;
                 (kind, Input::sized(input::Source::Stream(r), len * 4))
+            }
+            (Opened::File { mut file, len }, Compression::Gzip) if len <= INLINE_MAX => {
+                // a small gzip file (R's default): read and inflated at once
+                // where it is one intact member, else streamed on this thread
+                let mut data = Vec::with_capacity(len as usize);
+                file.read_to_end(&mut data)
+                    .map_err(|e| Error::io(&e, "cannot read the file"))?;
+                match compression::gunzip_whole(&data) {
+                    Some(inflated) => (kind, Input::from_bytes(inflated)),
+                    None => {
+                        let (_, r) = compression::decompressor(std::io::Cursor::new(data))
+                            .map_err(|e| Error::io(&e, "cannot start decompression"))?;
+                        (kind, Input::sized(input::Source::Stream(r), len * 4))
+                    }
+                }
             }
             (Opened::File { file, len }, _) if len <= INLINE_MAX => {
                 // a small file: inflated as it is parsed, on this thread

@@ -6,6 +6,7 @@
 //! more than the work.
 
 use extendr_api::prelude::*;
+use rdarrow_arrow::many::WORKER_STACK;
 use std::time::{Duration, Instant};
 
 extern "C" {
@@ -110,9 +111,6 @@ pub fn watch_interrupts() {
     };
 }
 
-/// The worker's stack.
-const WORKER_STACK: usize = 1 << 30;
-
 /// Run a read of `path` with `opts`: a small local file on the main thread
 /// (as the engine's [`rdarrow_arrow::read_small_here`] rules), anything
 /// else on a worker, as [`run_serving`] runs it. Either way the parse runs
@@ -128,13 +126,7 @@ pub fn read<T: Send>(
     if let Some(done) = rdarrow_arrow::read_small_here(std::path::Path::new(path), opts, &work) {
         return done;
     }
-    let on_worker = rdarrow_arrow::ReadOptions {
-        parse_here: opts
-            .max_depth
-            .saturating_mul(rdarrow_arrow::read::STACK_PER_LEVEL)
-            <= WORKER_STACK / 2,
-        ..opts.clone()
-    };
+    let on_worker = rdarrow_arrow::many::on_thread_with_stack(opts, WORKER_STACK);
     run_serving(label, serve, || work(&on_worker))
 }
 
@@ -154,18 +146,23 @@ pub fn run_serving<T: Send>(
     watch_interrupts();
     let show = progress_wanted();
     let main = std::thread::current();
+    // set as the work ends, before the thread has (`is_finished()` would
+    // miss the wake-up and wait a whole poll)
+    let finished = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
+        let finished = &finished;
         let handle = std::thread::Builder::new()
             .name("rdarrow-job".into())
             .stack_size(WORKER_STACK)
             .spawn_scoped(scope, move || {
                 let out = work();
+                finished.store(true, std::sync::atomic::Ordering::SeqCst);
                 main.unpark();
                 out
             })
             .expect("cannot start a worker thread");
         let mut progress = Progress::new(label, show);
-        while !handle.is_finished() {
+        while !finished.load(std::sync::atomic::Ordering::SeqCst) && !handle.is_finished() {
             std::thread::park_timeout(Duration::from_millis(50));
             serve();
             match rdarrow_arrow::cancel::download() {

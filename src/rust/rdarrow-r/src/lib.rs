@@ -77,26 +77,77 @@ fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: boo
         rdarrow_arrow::list_file(path, opts, stream_name, recursive)
     }) {
         Err(e) => error_value(&e),
-        Ok((_, infos)) => {
-            let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
-            list!(
-                name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
-                class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),
-                type_name = infos
-                    .iter()
-                    .map(|i| i.type_name.clone())
-                    .collect::<Vec<_>>(),
-                length = infos.iter().map(|i| na(i.length)).collect::<Vec<_>>(),
-                nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
-                ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
-                bytes = infos
-                    .iter()
-                    .map(|i| i.bytes.map_or(f64::NAN, |b| b as f64))
-                    .collect::<Vec<_>>()
-            )
-            .into()
-        }
+        Ok((_, infos)) => listing_value(&infos, None),
     }
+}
+
+/// The columns of a listing, with (where given) `file`, the position from
+/// 1 of the file each row comes from.
+fn listing_value(infos: &[rdarrow_arrow::summary::ObjectInfo], file: Option<Vec<i32>>) -> Robj {
+    let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
+    let columns = list!(
+        name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
+        class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),
+        type_name = infos
+            .iter()
+            .map(|i| i.type_name.clone())
+            .collect::<Vec<_>>(),
+        length = infos.iter().map(|i| na(i.length)).collect::<Vec<_>>(),
+        nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
+        ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
+        bytes = infos
+            .iter()
+            .map(|i| i.bytes.map_or(f64::NAN, |b| b as f64))
+            .collect::<Vec<_>>(),
+        file = file.map_or_else(|| Robj::from(()), Robj::from)
+    );
+    columns.into()
+}
+
+/// An error of the file `label` among several: its message says which.
+fn in_file(e: &rdarrow_arrow::Error, label: &str) -> Robj {
+    let mut e = e.clone();
+    e.message = format!("file '{label}': {}", e.message);
+    error_value(&e)
+}
+
+/// List the objects of several files (`labels`: the files as the user
+/// named them, for errors), read on several threads at once: one listing
+/// with `file`, each row's file (from 1).
+/// @noRd
+#[extendr]
+fn rdata_list_files_impl(
+    paths: Vec<String>,
+    labels: Vec<String>,
+    stream_names: Vec<String>,
+    max_depth: i32,
+    recursive: bool,
+) -> Robj {
+    use rdarrow_arrow::many;
+    let opts = many::on_thread_with_stack(&options(max_depth), many::WORKER_STACK);
+    job::watch_interrupts();
+    let mut infos = Vec::new();
+    let mut file = Vec::new();
+    let mut failed = None;
+    many::in_order(
+        &paths,
+        many::threads_for(paths.len()),
+        |path| many::file_weight(path),
+        |i, path| rdarrow_arrow::list_file(path, &opts, &stream_names[i], recursive),
+        &mut || {},
+        &mut |i, listed: rdarrow_arrow::Result<(Document, Vec<_>)>| match listed {
+            Ok((_, found)) => {
+                file.extend(std::iter::repeat_n(i as i32 + 1, found.len()));
+                infos.extend(found);
+                std::ops::ControlFlow::Continue(())
+            }
+            Err(e) => {
+                failed = Some(in_file(&e, &labels[i]));
+                std::ops::ControlFlow::Break(())
+            }
+        },
+    );
+    failed.unwrap_or_else(|| listing_value(&infos, Some(file)))
 }
 
 /// The object path (`lst$a[[2]]`) of `parts`, each a name or (where
@@ -125,6 +176,26 @@ fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
     ObjectPath { top, steps }.display().into()
 }
 
+/// The objects asked for, the options of a read for R and the main
+/// thread's side of its allocator: large payloads are decoded straight
+/// into R vectors, which the returned `RVectors` keeps protected until the
+/// objects are built (drop it last), and allocates for a worker that asks.
+fn read_for_r_setup(
+    objects: Nullable<Vec<String>>,
+    max_depth: i32,
+) -> (Option<Vec<String>>, ReadOptions, r_memory::RVectors) {
+    let wanted = match objects {
+        Nullable::NotNull(v) => Some(v),
+        Nullable::Null => None,
+    };
+    let (allocator, vectors) = r_memory::pair();
+    let opts = ReadOptions {
+        consumer: Some(std::sync::Arc::new(allocator)),
+        ..options(max_depth)
+    };
+    (wanted, opts, vectors)
+}
+
 /// Read the objects of a file. Returns list(values, fallback, names,
 /// rebuild): values built here, or (where `fallback`) `NULL` and, in
 /// `rebuild`, one serialized list of all such objects for R's
@@ -138,17 +209,7 @@ fn rdata_read_impl(
     stream_name: &str,
     max_depth: i32,
 ) -> Robj {
-    let wanted = match objects {
-        Nullable::NotNull(v) => Some(v),
-        Nullable::Null => None,
-    };
-    // large payloads are decoded straight into R vectors, which `vectors`
-    // keeps protected until the objects are built (it is dropped last)
-    let (allocator, mut vectors) = r_memory::pair();
-    let opts = ReadOptions {
-        consumer: Some(std::sync::Arc::new(allocator)),
-        ..options(max_depth)
-    };
+    let (wanted, opts, mut vectors) = read_for_r_setup(objects, max_depth);
     let read = job::read("Reading", path, &opts, &mut || vectors.serve(), |opts| {
         rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, opts)
     });
@@ -157,6 +218,15 @@ fn rdata_read_impl(
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };
+    read_value(&doc, objs).unwrap_or_else(|e| error_value(&e))
+}
+
+/// The result of a read for R: list(values, fallback, names, rebuild), or
+/// an error value. Main thread only.
+fn read_value(
+    doc: &Document,
+    objs: Vec<(String, rdarrow_arrow::RObject)>,
+) -> rdarrow_arrow::Result<Robj> {
     let builder = RBuilder {
         refs: &doc.refs,
         native_encoding: doc.header.native_encoding.as_deref(),
@@ -186,7 +256,7 @@ fn rdata_read_impl(
                 fallback.push(fell_back);
                 names.push(name);
             }
-            Err(e) => return error_value(&e.in_object(&name)),
+            Err(e) => return Err(e.in_object(&name)),
         }
     }
     let rebuild: Robj = if rebuild.is_empty() {
@@ -197,18 +267,58 @@ fn rdata_read_impl(
             data: rdarrow_arrow::tree::VectorData::List(rebuild),
             attributes: None,
         }));
-        match rdarrow_arrow::object_to_rds(&doc, &all) {
-            Ok(bytes) => Raw::from_bytes(&bytes).into(),
-            Err(e) => return error_value(&e),
-        }
+        Raw::from_bytes(&rdarrow_arrow::object_to_rds(doc, &all)?).into()
     };
-    list!(
+    Ok(list!(
         values = List::from_values(values),
         fallback = fallback,
         names = names,
         rebuild = rebuild
     )
-    .into()
+    .into())
+}
+
+/// Read the objects of several files (`labels`: the files as the user
+/// named them, for errors; `stream_names`: each `.rds` object's name),
+/// parsed on several threads at once while this thread builds each file's
+/// objects as its parse ends: a list of what [`rdata_read_impl`] returns
+/// for each file, or the first file's error.
+/// @noRd
+#[extendr]
+fn rdata_read_files_impl(
+    paths: Vec<String>,
+    labels: Vec<String>,
+    objects: Nullable<Vec<String>>,
+    stream_names: Vec<String>,
+    max_depth: i32,
+) -> Robj {
+    use rdarrow_arrow::many;
+    let (wanted, opts, mut vectors) = read_for_r_setup(objects, max_depth);
+    let opts = many::on_thread_with_stack(&opts, many::WORKER_STACK);
+    job::watch_interrupts();
+    let mut values: Vec<Robj> = Vec::with_capacity(paths.len());
+    let mut failed = None;
+    many::in_order(
+        &paths,
+        many::threads_for(paths.len()),
+        |path| many::file_weight(path),
+        |i, path| rdarrow_arrow::read_for_r(path, wanted.as_deref(), &stream_names[i], &opts),
+        &mut || vectors.serve(),
+        &mut |i, read: rdarrow_arrow::Result<(Document, Vec<_>)>| match read
+            .and_then(|(doc, objs)| read_value(&doc, objs))
+        {
+            Ok(value) => {
+                values.push(value);
+                std::ops::ControlFlow::Continue(())
+            }
+            Err(e) => {
+                failed = Some(in_file(&e, &labels[i]));
+                std::ops::ControlFlow::Break(())
+            }
+        },
+    );
+    drop(opts);
+    failed.unwrap_or_else(|| List::from_values(values).into())
 }
 
 /// Parse a file completely without building R objects; returns the size of
@@ -609,7 +719,9 @@ extendr_module! {
     mod rdarrow;
     fn rdarrow_engine_version;
     fn rdata_list_impl;
+    fn rdata_list_files_impl;
     fn rdata_read_impl;
+    fn rdata_read_files_impl;
     fn object_path_impl;
     fn rdata_parse_impl;
     fn rdata_decompress_impl;
