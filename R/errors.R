@@ -72,6 +72,16 @@ data_source <- function(file, dirs = FALSE) {
     name <- rds_name(summary(file)$description)
     return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp)))
   }
+  if (is.character(file) && length(file) == 1L && !is.na(file) && nzchar(file) &&
+      file.exists(path <- path.expand(file))) {
+    # an existing local file or directory (the common case), by its full
+    # path (a stream may read it after the working directory has changed)
+    if (dir.exists(path)) {
+      if (!dirs) abort_usage(sprintf("'%s' is a directory, not a file.", file))
+      return(list(dir = TRUE, done = no_op))
+    }
+    return(list(path = normalizePath(path), name = rds_name(file), done = no_op))
+  }
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
     abort_usage(if (dirs) {
       "`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection."
@@ -83,10 +93,12 @@ data_source <- function(file, dirs = FALSE) {
   if (where$missing) abort_usage(sprintf("file '%s' does not exist.", file))
   if (where$dir) {
     if (!dirs) abort_usage(sprintf("'%s' is a directory, not a file.", file))
-    return(list(dir = TRUE, done = function() invisible()))
+    return(list(dir = TRUE, done = no_op))
   }
-  list(path = where$paths, name = rds_name(file), done = function() invisible())
+  list(path = where$paths, name = rds_name(file), done = no_op)
 }
+
+no_op <- function() invisible()
 
 # The R data files of a directory: its .rda, .RData and .rds files (any
 # case), in its subdirectories too, in sorted order, as paths starting

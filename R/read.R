@@ -72,19 +72,15 @@ list_files <- function(files, recursive, call) {
 # The listing data frame of the engine's columns `res`.
 listing <- function(res, file = NULL) {
   name <- res$name
-  num <- function(x) {
-    x[is.nan(x)] <- NA_real_
-    x
-  }
   # the data frame data.frame() would make, without its checks' cost
   structure(
     c(if (!is.null(file)) list(file = file), list(
       name = name,
       class = res$class,
       type = res$type_name,
-      length = num(res$length),
-      nrow = num(res$nrow),
-      ncol = num(res$ncol),
+      length = res$length,
+      nrow = res$nrow,
+      ncol = res$ncol,
       bytes = res$bytes
     )),
     row.names = .set_row_names(length(name)),

@@ -235,6 +235,21 @@ def read_table(
     return pa.RecordBatchReader.from_stream(reader).read_all()
 
 
+def _nan_keeping(column: Any) -> Any:
+    """A double column as a pandas ``Float64`` array whose mask is the
+    column's nulls (R's ``NA``), its ``NaN`` kept as values."""
+    import numpy as np
+    import pandas as pd
+
+    col = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    values = col.to_numpy(zero_copy_only=False)
+    if col.null_count:
+        mask = col.is_null().to_numpy(zero_copy_only=False)
+    else:
+        mask = np.zeros(len(col), dtype=bool)
+    return pd.arrays.FloatingArray(values.copy(), mask)
+
+
 def read_pandas(
     path: Source,
     object: Optional[ObjectRef] = None,
@@ -263,15 +278,24 @@ def read_pandas(
         pa.string(): pd.StringDtype(),
         pa.large_string(): pd.StringDtype(),
     }
-    df = table.to_pandas(types_mapper=mapping.get, date_as_object=False)
     # doubles: NA (a null) is pd.NA, NaN stays a value (pandas' own
-    # conversion would make both NA)
-    for name, field in zip(table.column_names, table.schema):
-        if field.type == pa.float64():
-            col = table.column(name).combine_chunks()
-            values = col.to_numpy(zero_copy_only=False)
-            mask = col.is_null().to_numpy(zero_copy_only=False)
-            df[name] = pd.arrays.FloatingArray(values.copy(), mask)
+    # conversion would make both NA); the frame is made once, from all its
+    # columns (setting columns one by one costs more than the read)
+    names = table.column_names
+    doubles = [n for n, f in zip(names, table.schema) if f.type == pa.float64()]
+    if not doubles or len(set(names)) != len(names):
+        df = table.to_pandas(types_mapper=mapping.get, date_as_object=False)
+        for i, field in enumerate(table.schema):
+            if field.type == pa.float64():
+                df.isetitem(i, _nan_keeping(table.column(i)))
+    else:
+        others = table.drop_columns(doubles)
+        rest = others.to_pandas(types_mapper=mapping.get, date_as_object=False) if others.num_columns else None
+        columns = {
+            n: _nan_keeping(table.column(n)) if f.type == pa.float64() else rest[n]
+            for n, f in zip(names, table.schema)
+        }
+        df = pd.DataFrame(columns, copy=False)
     # R's own row names (not 1..n) as the index
     if isinstance(reader.row_names, list) and len(reader.row_names) == len(df):
         df.index = pd.Index(reader.row_names)

@@ -134,7 +134,9 @@ def test_a_cluster_converts_the_archive_as_one_process_does(tmp_path, archive, c
     assert rdata.npartitions == 3 and rds.npartitions == 3
     lake = tmp_path / "lake"
     dask.dataframe.concat([rdata, rds]).to_parquet(str(lake), write_index=False)
-    # the work ran on the two worker processes
+    # the work ran on the two worker processes (on a loaded machine the
+    # scheduler may be between a worker's heartbeats: wait for both)
+    client.wait_for_workers(2, timeout=120)
     assert len(client.scheduler_info()["workers"]) == 2
     same_tables(read_lake(lake), want, key=[("id", "ascending")])
 

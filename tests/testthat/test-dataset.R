@@ -68,6 +68,9 @@ test_that("rdata_to_dataset writes one file per data frame", {
   expect_identical(res, out)
   expect_equal(sort(list.files(out, recursive = TRUE)),
                c("part-0.arrow", "part-1.arrow", "part-2.arrow"))
+  # the files were written under temporary names, all renamed at the end
+  expect_identical(sort(list.files(out, recursive = TRUE, all.files = TRUE)),
+                   c("part-0.arrow", "part-1.arrow", "part-2.arrow"))
   for (f in list.files(out, full.names = TRUE)) {
     expect_equal(rawToChar(readBin(f, "raw", 6L)), "ARROW1")
   }

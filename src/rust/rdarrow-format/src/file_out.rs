@@ -16,6 +16,9 @@ use std::path::Path;
 /// Size of the blocks a file is written in.
 pub const FILE_BLOCK: usize = 8 << 20;
 
+/// The first staging buffer of a [`WritebackFile`] (it grows to a block).
+const STAGE_MIN: usize = 64 << 10;
+
 /// Alignment of direct writes (offsets, lengths and buffers).
 pub const DIRECT_ALIGN: usize = 4096;
 
@@ -203,9 +206,20 @@ impl<'a> WritebackFile<'a> {
 
 impl Write for WritebackFile<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let staged = self
-            .staged
-            .get_or_insert_with(|| AlignedBuf::new(FILE_BLOCK));
+        // the staging buffer grows with the file up to a block: a small
+        // file costs no more than its own bytes (a zeroed block would cost
+        // more than writing it)
+        let want = (self.staged_len + buf.len()).min(FILE_BLOCK);
+        let have = self.staged.as_ref().map_or(0, |b| b.len);
+        if want > have {
+            let mut grown = AlignedBuf::new(want.max(2 * have).clamp(STAGE_MIN, FILE_BLOCK));
+            if let Some(old) = self.staged.as_mut() {
+                grown.as_mut_slice()[..self.staged_len]
+                    .copy_from_slice(&old.as_mut_slice()[..self.staged_len]);
+            }
+            self.staged = Some(grown);
+        }
+        let staged = self.staged.as_mut().expect("a staging buffer");
         let k = (FILE_BLOCK - self.staged_len).min(buf.len());
         staged.as_mut_slice()[self.staged_len..self.staged_len + k].copy_from_slice(&buf[..k]);
         self.staged_len += k;
@@ -236,13 +250,7 @@ pub fn atomic_write(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.rdarrow-{}.tmp",
-        path.file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
+    let tmp = temporary_of(path);
     let result = (|| -> Result<()> {
         let f = File::create(&tmp).map_err(|e| {
             let why = if dir.is_dir() {
@@ -273,9 +281,187 @@ pub fn atomic_write(
     })
 }
 
+/// The temporary name `path` is written under.
+fn temporary_of(path: &Path) -> std::path::PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    dir.join(format!(
+        ".{}.rdarrow-{}.tmp",
+        path.file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ))
+}
+
+/// Files written as one (the files of a dataset): each is written under a
+/// temporary name as [`atomic_write`] does, but they are made durable
+/// together, by one sync of their file system where the system has one
+/// (Linux), and renamed into place together by [`FileBatch::commit`]: a
+/// thousand small files then cost one sync, not a thousand. A batch
+/// dropped before its commit removes its temporary files; none of its
+/// files appears.
+#[derive(Default)]
+pub struct FileBatch {
+    /// (temporary, final) paths of the files written.
+    pending: std::sync::Mutex<Vec<(std::path::PathBuf, std::path::PathBuf)>>,
+}
+
+impl FileBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Write `path` through `fill` (under its temporary name until the
+    /// commit). May be called from several threads at once.
+    pub fn write(
+        &self,
+        path: &Path,
+        fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let tmp = temporary_of(path);
+        let result = (|| -> Result<()> {
+            let f = File::create(&tmp).map_err(|e| {
+                Error::io(&e, &format!("cannot write '{}'", path.display()))
+            })?;
+            let mut out = WritebackFile::new(&f);
+            fill(&mut out)?;
+            out.finish()
+                .map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))
+        })();
+        match result {
+            Ok(()) => {
+                self.pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((tmp, path.to_path_buf()));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Make every file durable, then rename each into place. On an error,
+    /// the files already renamed are removed again, with the rest.
+    pub fn commit(self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        // the files renamed so far, and the temporary files of the rest
+        let remove = |renamed: usize| {
+            for (i, (tmp, fin)) in pending.iter().enumerate() {
+                let _ = std::fs::remove_file(if i < renamed { fin } else { tmp });
+            }
+        };
+        if let Err(e) = sync_all_of(&pending) {
+            remove(0);
+            return Err(e);
+        }
+        for (i, (tmp, fin)) in pending.iter().enumerate() {
+            if let Err(e) = std::fs::rename(tmp, fin) {
+                remove(i);
+                return Err(Error::io(&e, &format!("cannot rename into '{}'", fin.display())));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FileBatch {
+    fn drop(&mut self) {
+        for (tmp, _) in self.pending.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Make the files written durable: one `syncfs` per file system (Linux),
+/// else an fsync of each file.
+fn sync_all_of(pending: &[(std::path::PathBuf, std::path::PathBuf)]) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        // one sync per device the files are on (a dataset's are on one)
+        let mut devices: Vec<u64> = Vec::new();
+        for (tmp, fin) in pending {
+            let f = File::open(tmp)
+                .map_err(|e| Error::io(&e, &format!("cannot write '{}'", fin.display())))?;
+            let dev = f
+                .metadata()
+                .map_err(|e| Error::io(&e, &format!("cannot write '{}'", fin.display())))?
+                .dev();
+            if devices.contains(&dev) {
+                continue;
+            }
+            devices.push(dev);
+            // SAFETY: a valid descriptor.
+            if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(Error::io(&e, &format!("cannot write '{}'", fin.display())));
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        for (tmp, fin) in pending {
+            File::open(tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(&e, &format!("cannot write '{}'", fin.display())))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_appears_whole_at_its_commit_and_not_at_all_without() {
+        let dir = std::env::temp_dir().join(format!("rdarrow-batch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names: Vec<_> = (0..5).map(|i| dir.join(format!("part-{i}.bin"))).collect();
+        let listing = || {
+            let mut v: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        // dropped before its commit: nothing is left
+        let batch = FileBatch::new();
+        for n in &names[..3] {
+            batch.write(n, |f| f.write_all(b"abc").map_err(|e| Error::io(&e, "w"))).unwrap();
+        }
+        assert_eq!(listing().len(), 3);
+        assert!(names.iter().all(|n| !n.exists()));
+        drop(batch);
+        assert!(listing().is_empty());
+        // a failed file leaves no temporary file; the commit shows the others
+        let batch = FileBatch::new();
+        for (i, n) in names.iter().enumerate() {
+            let r = batch.write(n, |f| {
+                f.write_all(&vec![i as u8; 1000 * i]).map_err(|e| Error::io(&e, "w"))?;
+                if i == 2 {
+                    return Err(Error::usage("no"));
+                }
+                Ok(())
+            });
+            assert_eq!(r.is_ok(), i != 2);
+        }
+        batch.commit().unwrap();
+        let want: Vec<String> = [0, 1, 3, 4].iter().map(|i| format!("part-{i}.bin")).collect();
+        assert_eq!(listing(), want);
+        assert_eq!(std::fs::read(&names[3]).unwrap(), vec![3u8; 3000]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn files_of_any_size_have_exactly_the_bytes_written() {

@@ -104,7 +104,7 @@ pub mod write;
 pub use compression::Compression;
 pub use document::{stream_object_name, Document, Wanted};
 pub use error::{Error, ErrorKind, Result};
-pub use file_out::{atomic_write, WritebackFile};
+pub use file_out::{atomic_write, FileBatch, WritebackFile};
 pub use header::{Container, StreamHeader};
 pub use input::Format;
 pub use read::{

@@ -84,7 +84,8 @@ fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: boo
 /// The columns of a listing, with (where given) `file`, the position from
 /// 1 of the file each row comes from.
 fn listing_value(infos: &[rdarrow_arrow::summary::ObjectInfo], file: Option<Vec<i32>>) -> Robj {
-    let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
+    // R's NA where a listing has no value (a NaN the R side would convert)
+    let na = |x: Option<f64>| x.unwrap_or_else(rdarrow_arrow::tree::na::real);
     let columns = list!(
         name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
         class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),

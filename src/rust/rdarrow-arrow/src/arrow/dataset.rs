@@ -29,10 +29,11 @@
 //!
 //! Files are read one after another (only one input is held in memory at a
 //! time); the partitions of an input are written in parallel. Each output
-//! file is written under a temporary name and renamed into place when
-//! complete; on an error, the files this call wrote are removed again.
+//! file is written under a temporary name; once all are written, they are
+//! made durable together (one sync of the file system, not one per file)
+//! and renamed into place. On an error, nothing this call wrote is left.
 
-use super::ipc::{write_ipc_file, IpcCompression, IpcFormat};
+use super::ipc::{write_ipc_into, IpcCompression, IpcFormat};
 use super::{table_from_object, ArrowTable, ColumnRef, TableOptions};
 use crate::error::{Error, Result};
 use crate::tree::{set_attribute, RObject};
@@ -173,7 +174,8 @@ pub fn write_dataset(
 ) -> Result<DatasetSummary> {
     check_options(inputs, opts)?;
     let mut out = Output::new(dir, opts)?;
-    let res = write_all(inputs, opts, &mut out, progress);
+    let res = write_all(inputs, opts, &mut out, progress)
+        .and_then(|summary| std::mem::take(&mut out.batch).commit().map(|()| summary));
     match res {
         Ok(mut summary) => {
             summary.files = out
@@ -216,6 +218,9 @@ struct Output {
     ext: &'static str,
     /// Files written, for the summary and for removal after an error.
     written: Vec<PathBuf>,
+    /// The files, under temporary names until they all appear at the end
+    /// (made durable together: one sync, not one per file).
+    batch: crate::FileBatch,
     /// Directories this call created, outermost first.
     created: Vec<PathBuf>,
     /// The next part number of each directory.
@@ -275,6 +280,7 @@ impl Output {
             dir: dir.to_path_buf(),
             ext: opts.format.extension(),
             written: Vec::new(),
+            batch: crate::FileBatch::new(),
             created,
             counters: HashMap::new(),
             threads,
@@ -318,6 +324,8 @@ impl Output {
     }
 
     fn roll_back(&mut self) {
+        // the files not yet in place go with the batch
+        drop(std::mem::take(&mut self.batch));
         for f in self.written.drain(..) {
             let _ = std::fs::remove_file(f);
         }
@@ -334,7 +342,9 @@ impl Output {
                 batches: vec![batch],
                 warnings: Vec::new(),
             };
-            return super::parquet::write_parquet_file(&table, path, p);
+            return self
+                .batch
+                .write(path, |f| super::parquet::write_parquet_into(&table, f, p, None));
         }
         let n = batch.num_rows();
         let batches = match self.chunk_size {
@@ -349,7 +359,8 @@ impl Output {
             batches,
             warnings: Vec::new(),
         };
-        write_ipc_file(&table, path, IpcFormat::File, self.compression)
+        self.batch
+            .write(path, |f| write_ipc_into(&table, f, IpcFormat::File, self.compression))
     }
 }
 

@@ -173,12 +173,21 @@ pub fn write_ipc_file(
     format: IpcFormat,
     compression: IpcCompression,
 ) -> Result<()> {
-    crate::atomic_write(path, |f| {
-        let w = write_ipc(table, std::io::BufWriter::new(f), format, compression)?;
-        w.into_inner()
-            .map_err(|e| Error::io(e.error(), "cannot write"))
-            .map(|_| ())
-    })
+    crate::atomic_write(path, |f| write_ipc_into(table, f, format, compression))
+}
+
+/// Write a table as Arrow IPC into `f`, a file being written (by
+/// [`crate::atomic_write`] or a [`crate::FileBatch`]).
+pub fn write_ipc_into(
+    table: &ArrowTable,
+    f: &mut crate::WritebackFile<'_>,
+    format: IpcFormat,
+    compression: IpcCompression,
+) -> Result<()> {
+    let w = write_ipc(table, std::io::BufWriter::new(f), format, compression)?;
+    w.into_inner()
+        .map_err(|e| Error::io(e.error(), "cannot write"))
+        .map(|_| ())
 }
 
 /// The table as an Arrow C stream. Its callbacks never call into R and may

@@ -600,17 +600,26 @@ pub fn write_parquet_file_with(
     opts: &ParquetOptions,
     early: Option<&EarlyChunks>,
 ) -> Result<()> {
-    crate::atomic_write(path, |f| {
-        let w = write_parquet_with(
-            src,
-            std::io::BufWriter::with_capacity(1 << 20, f),
-            opts,
-            early,
-        )?;
-        w.into_inner()
-            .map_err(|e| Error::io(e.error(), "cannot write"))
-            .map(|_| ())
-    })
+    crate::atomic_write(path, |f| write_parquet_into(src, f, opts, early))
+}
+
+/// Write `src` as Parquet into `f`, a file being written (by
+/// [`crate::atomic_write`] or a [`crate::FileBatch`]).
+pub fn write_parquet_into(
+    src: &dyn ColumnSource,
+    f: &mut crate::WritebackFile<'_>,
+    opts: &ParquetOptions,
+    early: Option<&EarlyChunks>,
+) -> Result<()> {
+    let w = write_parquet_with(
+        src,
+        std::io::BufWriter::with_capacity(1 << 20, f),
+        opts,
+        early,
+    )?;
+    w.into_inner()
+        .map_err(|e| Error::io(e.error(), "cannot write"))
+        .map(|_| ())
 }
 
 // ---------------------------------------------------------------------------
