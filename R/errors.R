@@ -36,8 +36,9 @@ abort_usage <- function(message) {
 # is; a raw vector (serialize() output, compressed or not, or a file's
 # bytes) or a connection (read to its end, chunk by chunk) through a
 # temporary file. Returns list(path, name (of an .rds stream's object),
-# done (removes the temporary file; call it on exit)); with `dirs`, a
-# directory gives list(dir = TRUE, done) instead of an error.
+# done (removes the temporary file; call it on exit)); with `dirs`,
+# several paths or a directory give list(files, done) instead of an
+# error (read them with files_source()).
 data_source <- function(file, dirs = FALSE) {
   if (is.raw(file)) {
     if (!length(file)) abort_usage("`file` is an empty raw vector, not R data.")
@@ -72,33 +73,24 @@ data_source <- function(file, dirs = FALSE) {
     name <- rds_name(summary(file)$description)
     return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp)))
   }
-  if (is.character(file) && length(file) == 1L && !is.na(file) && nzchar(file) &&
-      file.exists(path <- path.expand(file))) {
-    # an existing local file or directory (the common case), by its full
-    # path (a stream may read it after the working directory has changed)
-    if (dir.exists(path)) {
-      if (!dirs) abort_usage(sprintf("'%s' is a directory, not a file.", file))
-      return(list(dir = TRUE, done = no_op))
-    }
-    return(list(path = normalizePath(path), name = rds_name(file), done = no_op))
+  if (dirs && is.character(file) && length(file) != 1L) {
+    return(list(files = file, done = no_op))
   }
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
-    abort_usage(if (dirs) {
-      "`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection."
-    } else {
-      "`file` must be a single path or URL (a non-empty string), a raw vector or a connection."
-    })
+    abort_usage(if (dirs) sources_usage else "`file` must be a single path or URL (a non-empty string), a raw vector or a connection.")
   }
   where <- r_data_paths(file)
   if (where$missing) abort_usage(sprintf("file '%s' does not exist.", file))
   if (where$dir) {
     if (!dirs) abort_usage(sprintf("'%s' is a directory, not a file.", file))
-    return(list(dir = TRUE, done = no_op))
+    return(list(files = dir_files(file), done = no_op))
   }
   list(path = where$paths, name = rds_name(file), done = no_op)
 }
 
 no_op <- function() invisible()
+
+sources_usage <- "`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection."
 
 # The R data files of a directory: its .rda, .RData and .rds files (any
 # case), in its subdirectories too, in sorted order, as paths starting
@@ -116,9 +108,7 @@ dir_files <- function(dir) {
 # lazy-load data base) on the thread that reads it, and says which file is
 # missing or unreadable; nothing here touches the file system.
 files_source <- function(files) {
-  if (!length(files) || anyNA(files) || !all(nzchar(files))) {
-    abort_usage("`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection.")
-  }
+  if (!length(files) || anyNA(files) || !all(nzchar(files))) abort_usage(sources_usage)
   list(paths = path.expand(files), labels = files, names = rds_name(files))
 }
 

@@ -54,10 +54,9 @@
 #' @export
 rdata_objects <- function(file, recursive = FALSE) {
   if (!isTRUE(recursive) && !isFALSE(recursive)) abort_usage("`recursive` must be TRUE or FALSE.")
-  if (is.character(file) && length(file) != 1L) return(list_files(file, recursive, sys.call()))
   src <- data_source(file, dirs = TRUE)
   on.exit(src$done(), add = TRUE)
-  if (isTRUE(src$dir)) return(list_files(dir_files(file), recursive, sys.call()))
+  if (!is.null(src$files)) return(list_files(src$files, recursive, sys.call()))
   listing(check_engine(rdata_list_impl(src$path, src$name, max_depth(), recursive), call = sys.call()))
 }
 
@@ -156,12 +155,9 @@ read_rdata <- function(file, objects = NULL) {
   if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
     abort_usage("`objects` must be NULL, a character vector of object names or paths, or a list of those and paths' parts.")
   }
-  if (is.character(file) && length(file) != 1L) {
-    return(read_files(file, objects, sys.call()))
-  }
   src <- data_source(file, dirs = TRUE)
   on.exit(src$done(), add = TRUE)
-  if (isTRUE(src$dir)) return(read_files(dir_files(file), objects, sys.call()))
+  if (!is.null(src$files)) return(read_files(src$files, objects, sys.call()))
   read_values(src$path, objects, src$name, sys.call())
 }
 
@@ -227,10 +223,9 @@ values_of <- function(res, call) {
 #' read_rds(serialize(letters, NULL))
 #' @export
 read_rds <- function(file) {
-  if (is.character(file) && length(file) != 1L) return(read_rds_files(file, sys.call()))
   src <- data_source(file, dirs = TRUE)
   on.exit(src$done(), add = TRUE)
-  if (isTRUE(src$dir)) return(read_rds_files(dir_files(file), sys.call()))
+  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call()))
   the_one(read_values(src$path, NULL, src$name, sys.call()), call = sys.call())
 }
 
