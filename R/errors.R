@@ -40,6 +40,11 @@ abort_usage <- function(message) {
 # several paths or a directory give list(files, done) instead of an
 # error (read them with files_source()).
 data_source <- function(file, dirs = FALSE) {
+  if (is.character(file) && length(file) == 1L && !is.na(file)) {
+    # an existing local file (the common case), recognised by the engine
+    local <- local_file_impl(file)
+    if (!is.null(local)) return(list(path = local$path, name = local$name, done = no_op))
+  }
   if (is.raw(file)) {
     if (!length(file)) abort_usage("`file` is an empty raw vector, not R data.")
     tmp <- tempfile("rdarrow-")

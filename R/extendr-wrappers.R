@@ -81,6 +81,18 @@ rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compressio
 #' @noRd
 rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, max_depth)
 
+#' A path that names an existing local file: list(path (in full), name
+#' (of its object were it an `.rds` file)), else `NULL` (R's general path
+#' then applies: URLs, lazy-load bases, directories, `~`, errors).
+#' @noRd
+local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
+
+#' Put `value` in place as element `element` (1-based) of list `x`, which
+#' was just made and is referenced nowhere else (a patch of
+#' [`rdata_read_impl`]'s).
+#' @noRd
+set_element_impl <- function(x, element, value) invisible(.Call(wrap__set_element_impl, x, element, value))
+
 #' Whether a stream external pointer still holds an unreleased stream.
 #' @noRd
 stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)

@@ -196,6 +196,8 @@ values_of <- function(res, call) {
         ))
       }
     )
+    # elements built as they were read, NULL in the stream R rebuilt
+    for (p in res$patches) set_element_impl(rebuilt[[p$object]], p$element, p$value)
     values[res$fallback] <- rebuilt
   }
   names(values) <- res$names

@@ -46,3 +46,28 @@ load_avg <- function() {
   tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
            error = function(e) "unknown")
 }
+
+# The small-file collections of bench/small.R and bench/small.py, written
+# into `dir`: every data set of R's datasets package, one save() file each
+# (dir/datasets), and `n_gen` small data frames of 5-60 rows and one set
+# of 6 columns, gzip .RData (dir/generated). Returns the two folders.
+write_small_collections <- function(dir, n_gen) {
+  ds_dir <- file.path(dir, "datasets"); dir.create(ds_dir)
+  for (nm in ls("package:datasets")) {
+    env <- new.env()
+    assign(nm, get(nm, "package:datasets"), envir = env)
+    save(list = nm, envir = env, file = file.path(ds_dir, paste0(nm, ".rda")))
+  }
+  gen_dir <- file.path(dir, "generated"); dir.create(gen_dir)
+  set.seed(7)
+  for (i in seq_len(n_gen)) {
+    # one set of columns for all (they also make one dataset)
+    rows <- sample(5:60, 1); cols <- 6L
+    df <- as.data.frame(lapply(seq_len(cols), function(j) switch(j %% 4 + 1,
+      rnorm(rows), sample.int(100L, rows, TRUE), sample(letters, rows, TRUE),
+      factor(sample(c("a", "b", "c"), rows, TRUE)))))
+    names(df) <- paste0("v", seq_len(cols))
+    save(df, file = file.path(gen_dir, sprintf("f%05d.RData", i)))
+  }
+  list(datasets = ds_dir, generated = gen_dir)
+}

@@ -37,23 +37,9 @@ cat(sprintf("rdarrow %s, R %s, %d repetitions, load average %s\n", packageVersio
             getRversion(), reps, load_avg()))
 
 # ---- the collections ---------------------------------------------------------
-ds_dir <- file.path(dir, "datasets"); dir.create(ds_dir)
-for (nm in ls("package:datasets")) {
-  env <- new.env()
-  assign(nm, get(nm, "package:datasets"), envir = env)
-  save(list = nm, envir = env, file = file.path(ds_dir, paste0(nm, ".rda")))
-}
-gen_dir <- file.path(dir, "generated"); dir.create(gen_dir)
-set.seed(7)
-for (i in seq_len(n_gen)) {
-  # one set of columns for all (they also make one dataset below)
-  rows <- sample(5:60, 1); cols <- 6L
-  df <- as.data.frame(lapply(seq_len(cols), function(j) switch(j %% 4 + 1,
-    rnorm(rows), sample.int(100L, rows, TRUE), sample(letters, rows, TRUE),
-    factor(sample(c("a", "b", "c"), rows, TRUE)))))
-  names(df) <- paste0("v", seq_len(cols))
-  save(df, file = file.path(gen_dir, sprintf("f%05d.RData", i)))
-}
+dirs <- write_small_collections(dir, n_gen)
+ds_dir <- dirs$datasets
+gen_dir <- dirs$generated
 peers_dir <- Sys.getenv("RDARROW_PEERS_DIR", file.path(script_dir, "..", "..", "shared", "corpus", "peers"))
 peer_files <- if (dir.exists(peers_dir)) {
   list.files(peers_dir, pattern = "\\.(rda|RData|rdata|rds)$", recursive = TRUE, full.names = TRUE)
@@ -145,9 +131,24 @@ if (has_arrow) {
       message("rdata_to_dataset: ", conditionMessage(e)); NULL
     }))[["elapsed"]]
   }, 0))
-  cat(sprintf("\n| %d generated files to Parquet | base R: load() + arrow::write_parquet() each | rdarrow: rdata_to_dataset() | ratio |\n",
-              length(files)))
-  cat(sprintf("|---|---:|---:|---:|\n| seconds | %.3f | %.3f | %.2f |\n", t_base, t_ours, t_ours / t_base))
+  # the command line's to-dataset over the same files (RDARROW_CLI, or the
+  # release build in the cargo target directory)
+  cli <- Sys.getenv("RDARROW_CLI", file.path(Sys.getenv("CARGO_TARGET_DIR", file.path(script_dir, "..", "src", "rust", "target")),
+                                            "release", "rdarrow"))
+  t_cli <- NA_real_
+  if (file.exists(cli)) {
+    out3 <- file.path(dir, "ds-cli")
+    t_cli <- stats::median(vapply(seq_len(reps), function(r) {
+      unlink(out3, recursive = TRUE)
+      system.time(status <- system2(cli, c("to-dataset", shQuote(files), "-o", shQuote(out3))))[["elapsed"]]
+    }, 0))
+  } else {
+    message("no command line at ", cli, " (cargo build --release -p rdarrow-cli, or set RDARROW_CLI): its row is left out")
+  }
+  cat(sprintf("\n| %d generated files to Parquet | seconds | ratio to base R |\n|---|---:|---:|\n", length(files)))
+  cat(sprintf("| base R: load() + arrow::write_parquet() each | %.3f | 1.00 |\n", t_base))
+  cat(sprintf("| rdarrow: rdata_to_dataset() | %.3f | %.2f |\n", t_ours, t_ours / t_base))
+  if (!is.na(t_cli)) cat(sprintf("| rdarrow command line: to-dataset | %.3f | %.2f |\n", t_cli, t_cli / t_base))
 }
 
 # ---- per call on mtcars ----------------------------------------------------------
@@ -174,6 +175,22 @@ cat("\n| per call (mean of 300) | base R (ms) | rdarrow (ms) | ratio |\n|---|---
 for (cl in calls) {
   b <- pc(fun[[cl[1]]]); o <- pc(fun[[cl[2]]])
   cat(sprintf("| %s vs %s | %.3f | %.3f | %.2f |\n", cl[2], cl[1], b, o, o / b))
+}
+# the command line, one process per call, against an Rscript that loads
+# the file (what a shell script without rdarrow would run)
+if (exists("cli") && file.exists(cli)) {
+  per_process <- function(cmd, args, n = 20) {
+    t <- system.time(for (i in seq_len(n)) system2(cmd, args, stdout = FALSE, stderr = FALSE))[["elapsed"]]
+    1000 * t / n
+  }
+  rscript <- file.path(R.home("bin"), "Rscript")
+  b <- per_process(rscript, c("--vanilla", "-e", shQuote(sprintf("load('%s')", rda))))
+  cat("\n| command line, per call on mtcars.RData (mean of 20 processes) | ms | ratio to Rscript -e 'load()' |\n|---|---:|---:|\n")
+  cat(sprintf("| Rscript --vanilla -e 'load(f)' | %.1f | 1.00 |\n", b))
+  for (a in list(c("ls", rda), c("to-arrow", rda, "-o", file.path(dir, "mtcars.arrow")))) {
+    o <- per_process(cli, shQuote(a))
+    cat(sprintf("| rdarrow %s | %.1f | %.3f |\n", a[[1]], o, o / b))
+  }
 }
 cat(sprintf("\nTargets: read / base <= 0.7, list / base <= 0.3 in total; per call <= 2. Load average after: %s\n",
             load_avg()))

@@ -138,6 +138,10 @@ local({
   objs$altrep <- 1:10
   objs$altrep_long <- seq_len(1e5)
   objs$deferred <- as.character(1:50)
+  # elements built as they are read: many small vectors, and a list whose
+  # closure makes R rebuild it (its other elements go back in after)
+  objs$many_small <- lapply(1:300, function(i) as.numeric(seq_len(20) + i))
+  objs$mixed_list <- list(f = function(x) x + 1, v = as.numeric(1:40), s = paste0("s", 1:30))
   deep <- list()
   for (i in 1:2500) deep <- list(deep)
   objs$deep <- deep

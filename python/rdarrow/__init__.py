@@ -235,19 +235,42 @@ def read_table(
     return pa.RecordBatchReader.from_stream(reader).read_all()
 
 
-def _nan_keeping(column: Any) -> Any:
-    """A double column as a pandas ``Float64`` array whose mask is the
-    column's nulls (R's ``NA``), its ``NaN`` kept as values."""
+def _mask(col: Any) -> Any:
+    """The nulls of an Arrow array as a numpy mask."""
     import numpy as np
+
+    if col.null_count:
+        return col.is_null().to_numpy(zero_copy_only=False)
+    return np.zeros(len(col), dtype=bool)
+
+
+def _pandas_column(column: Any) -> Any:
+    """A column of the types R data mostly has, as the pandas array
+    ``read_pandas()`` gives it, made directly (``None`` for other types):
+    a double as ``Float64`` whose mask is the column's nulls (R's ``NA``),
+    its ``NaN`` kept as values; an integer as ``Int32``; a logical as
+    ``boolean``; a string as ``string``; a factor as a ``Categorical``."""
     import pandas as pd
+    import pyarrow as pa
 
     col = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-    values = col.to_numpy(zero_copy_only=False)
-    if col.null_count:
-        mask = col.is_null().to_numpy(zero_copy_only=False)
-    else:
-        mask = np.zeros(len(col), dtype=bool)
-    return pd.arrays.FloatingArray(values.copy(), mask)
+    t = col.type
+    if t == pa.float64():
+        return pd.arrays.FloatingArray(col.to_numpy(zero_copy_only=False).copy(), _mask(col))
+    if t == pa.int32():
+        return pd.arrays.IntegerArray(col.fill_null(0).to_numpy(), _mask(col))
+    if t == pa.bool_():
+        return pd.arrays.BooleanArray(col.fill_null(False).to_numpy(zero_copy_only=False), _mask(col))
+    if t == pa.string():
+        return pd.array(col.to_numpy(zero_copy_only=False), dtype=pd.StringDtype())
+    if pa.types.is_dictionary(t) and t.value_type == pa.string():
+        return pd.Categorical.from_codes(
+            col.indices.fill_null(-1).to_numpy(zero_copy_only=False),
+            categories=col.dictionary.to_pandas(),
+            ordered=t.ordered,
+            validate=False,
+        )
+    return None
 
 
 def read_pandas(
@@ -278,23 +301,21 @@ def read_pandas(
         pa.string(): pd.StringDtype(),
         pa.large_string(): pd.StringDtype(),
     }
-    # doubles: NA (a null) is pd.NA, NaN stays a value (pandas' own
-    # conversion would make both NA); the frame is made once, from all its
-    # columns (setting columns one by one costs more than the read)
+    # the usual types made directly (pandas' own conversion would make a
+    # double's NaN NA, and costs more than the read on small frames); the
+    # others converted by pyarrow together; the frame made once, from all
+    # its columns
     names = table.column_names
-    doubles = [n for n, f in zip(names, table.schema) if f.type == pa.float64()]
-    if not doubles or len(set(names)) != len(names):
+    direct = [_pandas_column(c) for c in table.columns]
+    if len(set(names)) != len(names) or not names:
         df = table.to_pandas(types_mapper=mapping.get, date_as_object=False)
-        for i, field in enumerate(table.schema):
-            if field.type == pa.float64():
-                df.isetitem(i, _nan_keeping(table.column(i)))
+        for i, col in enumerate(direct):
+            if col is not None:
+                df.isetitem(i, col)
     else:
-        others = table.drop_columns(doubles)
-        rest = others.to_pandas(types_mapper=mapping.get, date_as_object=False) if others.num_columns else None
-        columns = {
-            n: _nan_keeping(table.column(n)) if f.type == pa.float64() else rest[n]
-            for n, f in zip(names, table.schema)
-        }
+        others = [n for n, col in zip(names, direct) if col is None]
+        rest = table.select(others).to_pandas(types_mapper=mapping.get, date_as_object=False) if others else None
+        columns = {n: rest[n] if col is None else col for n, col in zip(names, direct)}
         df = pd.DataFrame(columns, copy=False)
     # R's own row names (not 1..n) as the index
     if isinstance(reader.row_names, list) and len(reader.row_names) == len(df):

@@ -2,7 +2,9 @@
 //! the R bindings) points the engine at an interrupt flag it owns, and the
 //! engine polls it at every buffer refill, flush and conversion step, so
 //! long work stops within a fraction of a second. Progress is a byte
-//! counter the host may read from another thread.
+//! counter the host may read from another thread, or, where the work runs
+//! on the host's own thread, a function of the host's that the same polls
+//! call ([`with_poll`]).
 
 use crate::error::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -47,9 +49,45 @@ pub fn interrupted() -> bool {
     !p.is_null() && unsafe { std::ptr::read_volatile(p) } != 0
 }
 
+thread_local! {
+    /// The host's function polled on this thread ([`with_poll`]).
+    static POLL: std::cell::Cell<Option<*mut (dyn FnMut() + 'static)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Run `work` with `poll` called at each of the engine's polls on this
+/// thread (at every buffer refill and conversion step), so that a host
+/// running work on its own thread can show progress. `poll` must not start
+/// engine work itself.
+pub fn with_poll<T>(poll: &mut dyn FnMut(), work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<*mut (dyn FnMut() + 'static)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            POLL.with(|p| p.set(self.0));
+        }
+    }
+    // SAFETY: only the lifetime is erased; the pointer is removed again
+    // (by `Restore`, also on a panic) before `poll`'s borrow ends
+    let ptr: *mut (dyn FnMut() + 'static) = unsafe { std::mem::transmute(poll) };
+    let _restore = Restore(POLL.with(|p| p.replace(Some(ptr))));
+    work()
+}
+
+fn poll_host() {
+    POLL.with(|p| {
+        // taken while it runs: a poll inside the poll is not repeated
+        if let Some(f) = p.take() {
+            // SAFETY: set by `with_poll`, whose borrow outlives this call
+            unsafe { (*f)() };
+            p.set(Some(f));
+        }
+    })
+}
+
 /// An error if the work should stop.
 #[inline]
 pub fn check() -> Result<()> {
+    poll_host();
     if interrupted() {
         return Err(Error::new(
             ErrorKind::Interrupted,

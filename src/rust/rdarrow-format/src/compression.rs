@@ -158,7 +158,7 @@ pub struct PipelinedReader {
 }
 
 const PIPE_CHUNK: usize = 1 << 18;
-const PIPE_DEPTH: usize = 64;
+const PIPE_DEPTH: usize = 16;
 
 impl PipelinedReader {
     /// Read `inner` on a thread of its own.

@@ -324,9 +324,8 @@ impl FileBatch {
     ) -> Result<()> {
         let tmp = temporary_of(path);
         let result = (|| -> Result<()> {
-            let f = File::create(&tmp).map_err(|e| {
-                Error::io(&e, &format!("cannot write '{}'", path.display()))
-            })?;
+            let f = File::create(&tmp)
+                .map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
             let mut out = WritebackFile::new(&f);
             fill(&mut out)?;
             out.finish()
@@ -364,7 +363,10 @@ impl FileBatch {
         for (i, (tmp, fin)) in pending.iter().enumerate() {
             if let Err(e) = std::fs::rename(tmp, fin) {
                 remove(i);
-                return Err(Error::io(&e, &format!("cannot rename into '{}'", fin.display())));
+                return Err(Error::io(
+                    &e,
+                    &format!("cannot rename into '{}'", fin.display()),
+                ));
             }
         }
         Ok(())
@@ -373,7 +375,12 @@ impl FileBatch {
 
 impl Drop for FileBatch {
     fn drop(&mut self) {
-        for (tmp, _) in self.pending.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        for (tmp, _) in self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
             let _ = std::fs::remove_file(tmp);
         }
     }
@@ -438,7 +445,9 @@ mod tests {
         // dropped before its commit: nothing is left
         let batch = FileBatch::new();
         for n in &names[..3] {
-            batch.write(n, |f| f.write_all(b"abc").map_err(|e| Error::io(&e, "w"))).unwrap();
+            batch
+                .write(n, |f| f.write_all(b"abc").map_err(|e| Error::io(&e, "w")))
+                .unwrap();
         }
         assert_eq!(listing().len(), 3);
         assert!(names.iter().all(|n| !n.exists()));
@@ -448,7 +457,8 @@ mod tests {
         let batch = FileBatch::new();
         for (i, n) in names.iter().enumerate() {
             let r = batch.write(n, |f| {
-                f.write_all(&vec![i as u8; 1000 * i]).map_err(|e| Error::io(&e, "w"))?;
+                f.write_all(&vec![i as u8; 1000 * i])
+                    .map_err(|e| Error::io(&e, "w"))?;
                 if i == 2 {
                     return Err(Error::usage("no"));
                 }
@@ -457,7 +467,10 @@ mod tests {
             assert_eq!(r.is_ok(), i != 2);
         }
         batch.commit().unwrap();
-        let want: Vec<String> = [0, 1, 3, 4].iter().map(|i| format!("part-{i}.bin")).collect();
+        let want: Vec<String> = [0, 1, 3, 4]
+            .iter()
+            .map(|i| format!("part-{i}.bin"))
+            .collect();
         assert_eq!(listing(), want);
         assert_eq!(std::fs::read(&names[3]).unwrap(), vec![3u8; 3000]);
         std::fs::remove_dir_all(&dir).unwrap();

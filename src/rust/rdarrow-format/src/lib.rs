@@ -387,20 +387,34 @@ const HERE_MAX_DEPTH: usize = 1000;
 const HERE_MIN_STACK: usize = HERE_MAX_DEPTH * read::STACK_PER_LEVEL + (1 << 20);
 
 /// Run the read `work` of a small local file (up to [`SMALL_FILE`] bytes)
-/// here, its parse included ([`ReadOptions::parse_here`]), with nesting
-/// capped where this thread's stack suffices: for a small file, starting a
-/// thread costs more than the read. `None` where that does not apply (a
-/// larger file, a URL, a lazy-load base, too little stack), or where the
-/// object nests more deeply than the cap and `opts` allows it: the caller
-/// then runs `work` as it would have.
+/// here, as [`read_here`] does: for a small file, starting a thread costs
+/// more than the read. `None` where that does not apply (a larger file, a
+/// URL, a lazy-load base, or as [`read_here`] says): the caller then runs
+/// `work` as it would have.
 pub fn read_small_here<T>(
     path: &Path,
     opts: &ReadOptions,
     work: impl Fn(&ReadOptions) -> Result<T>,
 ) -> Option<Result<T>> {
     let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= SMALL_FILE);
+    if !small {
+        return None;
+    }
+    read_here(opts, work)
+}
+
+/// Run the read `work` here, its parse included
+/// ([`ReadOptions::parse_here`]), with nesting capped where this thread's
+/// stack suffices. `None` where this thread has too little stack left, or
+/// where the object nests more deeply than the cap and `opts` allows it:
+/// the caller then runs `work` as it would have (on a thread with a deep
+/// stack).
+pub fn read_here<T>(
+    opts: &ReadOptions,
+    work: impl Fn(&ReadOptions) -> Result<T>,
+) -> Option<Result<T>> {
     let room = limits::stack_left().is_some_and(|(left, _)| left >= HERE_MIN_STACK);
-    if !(small && room) {
+    if !room {
         return None;
     }
     let here = ReadOptions {

@@ -7,7 +7,7 @@ use crate::header::{Container, StreamHeader};
 use crate::input::Input;
 pub use crate::limits::physical_memory;
 use crate::tree::*;
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{Buffer, ScalarBuffer};
 
 /// Where the payloads of the columns of top-level lists (a data frame's
 /// columns, a list's elements) go, as a [`Consumer`] asks.
@@ -32,7 +32,8 @@ pub enum Placement {
 /// thread as soon as it has been read.
 pub struct Column<'a> {
     /// The column's node; the consumer may take its payload, leaving
-    /// [`VectorData::Consumed`] in its place.
+    /// [`VectorData::Consumed`] in its place, or the whole object, leaving
+    /// [`RObject::Taken`].
     pub object: &'a mut RObject,
     /// The reference table so far.
     pub refs: &'a RefTable,
@@ -75,6 +76,26 @@ pub trait Consumer: Send + Sync {
         let _ = (sxptype, len);
         None
     }
+    /// Where the strings of a character vector of `len` elements go, in
+    /// the same places as [`Consumer::allocate`]'s payloads, from a stream
+    /// whose header is `header`: the reader hands the sink each string as
+    /// it is read and leaves the [`Consumed`] the sink ends with. `None`
+    /// (the default): the reader keeps the strings in the tree.
+    fn strings(&self, len: u64, header: &StreamHeader) -> Option<Box<dyn StringSink>> {
+        let _ = (len, header);
+        None
+    }
+}
+
+/// The consumer's destination for one character vector's strings (see
+/// [`Consumer::strings`]).
+pub trait StringSink {
+    /// The next string, as written (`None`: `NA`), with its encoding
+    /// levels.
+    fn push(&mut self, bytes: Option<&[u8]>, levels: u16);
+    /// Every string has been pushed: what the tree keeps in place of the
+    /// payload.
+    fn finish(self: Box<Self>) -> Consumed;
 }
 
 /// Memory a [`Consumer`] gives the reader for one vector's payload (see
@@ -117,12 +138,6 @@ impl Allocation {
         // (the contract of `new`); T is a plain number type
         fits.then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, n) })
     }
-
-    /// The memory as a buffer the tree can read (once written).
-    fn buffer(&self) -> Buffer {
-        // SAFETY: the memory stays valid while `owner` lives (`new`)
-        unsafe { Buffer::from_custom_allocation(self.ptr, self.bytes, self.owner.clone()) }
-    }
 }
 
 /// A consumer with its columns' payloads placed as `placement` says.
@@ -145,6 +160,9 @@ impl Consumer for Placed {
     }
     fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
         self.inner.allocate(sxptype, len)
+    }
+    fn strings(&self, len: u64, header: &StreamHeader) -> Option<Box<dyn StringSink>> {
+        self.inner.strings(len, header)
     }
 }
 
@@ -272,6 +290,8 @@ pub(crate) struct Parser<'a> {
     decoded: u64,
     max_decoded: u64,
     consumer: Option<(std::sync::Arc<dyn Consumer>, StreamHeader)>,
+    /// The stream's header, for the consumer's string sinks.
+    header: Option<StreamHeader>,
     /// Who may give the memory of payloads ([`Consumer::allocate`]).
     allocator: Option<std::sync::Arc<dyn Consumer>>,
     /// Reading byte code (whose vectors stay in the tree's buffers).
@@ -302,6 +322,7 @@ impl<'a> Parser<'a> {
             decoded: 0,
             max_decoded: opts.memory_limit(),
             consumer: None,
+            header: None,
             allocator: opts.consumer.clone(),
             in_code: 0,
             defer_columns: opts.placement() != Placement::Decode,
@@ -653,7 +674,10 @@ impl<'a> Parser<'a> {
                 sxp::RAW => VectorData::Raw(Buffer::from_vec(
                     self.inp.read_raw(len).map_err(|e| self.err(e))?,
                 )),
-                sxp::STR => VectorData::Character(self.strings(len)?),
+                sxp::STR => match self.sunk(len)? {
+                    Some(data) => data,
+                    None => VectorData::Character(self.strings(len)?),
+                },
                 sxp::VEC | sxp::EXPR => {
                     let mut items = Vec::with_capacity(len.min(1 << 16) as usize);
                     let outer = (self.in_columns, self.list_depth);
@@ -723,17 +747,36 @@ impl<'a> Parser<'a> {
             None => return Ok(None),
             Some(r) => r.map_err(|e| self.err(e))?,
         }
-        let buffer = mem.buffer();
-        let payload = match t {
-            sxp::LGL => VectorData::Logical(ScalarBuffer::new(buffer, 0, n)),
-            sxp::INT => VectorData::Integer(ScalarBuffer::new(buffer, 0, n)),
-            sxp::REAL => VectorData::Real(ScalarBuffer::new(buffer, 0, n)),
-            sxp::CPLX => VectorData::Complex(ScalarBuffer::new(buffer, 0, 2 * n)),
-            _ => VectorData::Raw(buffer),
+        // SAFETY: the payload is decoded into the memory, which stays
+        // valid while its owner lives (`Allocation::new`)
+        Ok(Some(VectorData::Consumed(unsafe {
+            Consumed::placed(t, len, mem.value, mem.ptr, mem.bytes, mem.owner)
+        })))
+    }
+
+    /// A character vector's strings handed to the consumer's sink as they
+    /// are read, where it takes them ([`Consumer::strings`]).
+    fn sunk(&mut self, len: u64) -> Result<Option<VectorData>> {
+        let (Some(allocator), Some(header)) = (&self.allocator, &self.header) else {
+            return Ok(None);
         };
-        Ok(Some(VectorData::Consumed(Consumed::placed(
-            mem.value, payload,
-        ))))
+        if self.in_attr > 0 || self.in_env > 0 || self.in_code > 0 || self.skipping {
+            return Ok(None);
+        }
+        let Some(mut sink) = allocator.strings(len, header) else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        for i in 0..len {
+            bytes.clear();
+            let (na, levels) = self.next_string(i, &mut bytes)?;
+            // what goes to R is checked for R as it is read
+            if bytes.contains(&0) {
+                return Err(self.err(crate::validate::embedded_nul()));
+            }
+            sink.push((!na).then_some(&bytes[..]), levels);
+        }
+        Ok(Some(VectorData::Consumed(sink.finish())))
     }
 
     /// The elements of a list or expression vector.
@@ -807,92 +850,37 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// The next string of a character vector (element `i`), its bytes
+    /// appended to `into`: whether it is `NA`, and its encoding levels.
+    fn next_string(&mut self, i: u64, into: &mut Vec<u8>) -> Result<(bool, u16)> {
+        let (f, len) = self.inp.next_charsxp(into).map_err(|e| self.err(e))?;
+        let NodeWord {
+            sxptype: t,
+            flags: fl,
+            ..
+        } = unpack(f);
+        if t != sxp::CHAR {
+            return Err(self.corrupt(format!(
+                "element {} of a character vector is not a string (node type {t})",
+                i + 1
+            )));
+        }
+        if len < -1 {
+            return Err(self.corrupt(format!("negative string length {len}")));
+        }
+        Ok((len == -1, fl.levels))
+    }
+
     /// A character vector: offsets + bytes + validity + levels.
     fn strings(&mut self, n: u64) -> Result<StringVector> {
         let n =
             usize::try_from(n).map_err(|_| self.err(Error::limit("character vector too long")))?;
-        let cap = n.min(1 << 16);
-        let mut offsets: Vec<i32> = Vec::with_capacity(cap + 1);
-        let mut large: Option<Vec<i64>> = None;
-        offsets.push(0);
-        let mut data: Vec<u8> = Vec::new();
-        let mut validity: Option<BooleanBufferBuilder> = None;
-        let mut first_levels: Option<u16> = None;
-        let mut per_element: Option<Vec<u16>> = None;
+        let mut b = StringVectorBuilder::new(n);
         for i in 0..n {
-            if i == offsets.capacity() - 1 && large.is_none() {
-                offsets.reserve_exact((n - i).min(i.max(1 << 16)));
-            }
-            let (f, len) = self.inp.next_charsxp(&mut data).map_err(|e| self.err(e))?;
-            let NodeWord {
-                sxptype: t,
-                flags: fl,
-                ..
-            } = unpack(f);
-            if t != sxp::CHAR {
-                return Err(self.corrupt(format!(
-                    "element {} of a character vector is not a string (node type {t})",
-                    i + 1
-                )));
-            }
-            match first_levels {
-                None => first_levels = Some(fl.levels),
-                Some(l) if l != fl.levels && per_element.is_none() => {
-                    // grown as elements arrive: `n` is only what the file declares
-                    let mut v = Vec::with_capacity(n.min(i.max(1 << 16)));
-                    v.resize(i, l);
-                    per_element = Some(v);
-                }
-                _ => {}
-            }
-            if let Some(v) = per_element.as_mut() {
-                v.push(fl.levels);
-            }
-            if len == -1 {
-                let b = validity.get_or_insert_with(|| {
-                    let mut b = BooleanBufferBuilder::new(n.min(i.max(1 << 16)));
-                    b.append_n(i, true);
-                    b
-                });
-                b.append(false);
-            } else if len < 0 {
-                return Err(self.corrupt(format!("negative string length {len}")));
-            } else if let Some(b) = validity.as_mut() {
-                b.append(true);
-            }
-            let end = data.len();
-            match large.as_mut() {
-                Some(l) => l.push(end as i64),
-                None if end <= i32::MAX as usize => offsets.push(end as i32),
-                None => {
-                    let mut l: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
-                    l.push(end as i64);
-                    offsets = Vec::new();
-                    large = Some(l);
-                }
-            }
+            let (na, levels) = self.next_string(i as u64, b.data())?;
+            b.end(na, levels);
         }
-        let data = Buffer::from_vec(data);
-        let offsets = match large {
-            // SAFETY: offsets start at 0 and never decrease; they end at data.len().
-            Some(l) => {
-                StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(l)) })
-            }
-            None => StringOffsets::Small(unsafe {
-                OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets))
-            }),
-        };
-        let levels = match per_element {
-            Some(v) => StringLevels::PerElement(v.into()),
-            None => StringLevels::Uniform(first_levels.unwrap_or(0)),
-        };
-        let validity = validity.map(|mut b| NullBuffer::new(b.finish()));
-        Ok(StringVector {
-            offsets,
-            data,
-            validity,
-            levels,
-        })
+        Ok(b.finish())
     }
 
     fn bytecode(&mut self) -> Result<Bytecode> {
@@ -1027,6 +1015,9 @@ pub(crate) fn read_body(
         .clone()
         .filter(|c| c.takes_columns())
         .map(|c| (c, header.clone()));
+    if p.allocator.is_some() {
+        p.header = Some(header.clone());
+    }
     let mut spans = Vec::new();
     let start = p.inp.offset();
     let first = p.inp.read_int()?;
@@ -1204,7 +1195,7 @@ mod tests {
             RObject::Vector(v) => match &v.data {
                 VectorData::Consumed(c) => {
                     assert!(c.value::<Block>().is_some());
-                    c.payload().unwrap().clone()
+                    c.payload().unwrap()
                 }
                 other => panic!("not in the consumer's memory: {other:?}"),
             },

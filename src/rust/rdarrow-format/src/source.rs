@@ -42,6 +42,23 @@ impl Source {
         }
     }
 
+    /// Where `given` (a path as a user typed it) names an existing local
+    /// file that is not a lazy-load base or URL: its full path (links
+    /// resolved) and the name of its object were it an `.rds` file. `None`
+    /// for anything else (including a path starting with `~`, which the
+    /// host expands by its own rules): the caller's general path applies.
+    pub fn local_file(given: &str) -> Option<(PathBuf, String)> {
+        let path = Path::new(given);
+        if given.is_empty() || given.starts_with('~') || remote::is_url(path) {
+            return None;
+        }
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let full = std::fs::canonicalize(path).ok()?;
+        Some((full, crate::document::stream_object_name(path)))
+    }
+
     /// Read the source, decoding only the top-level objects `filter`
     /// accepts (the others are parsed with their payloads skipped).
     pub fn read(

@@ -369,7 +369,17 @@ pub enum RObject {
     Bytecode(Box<BytecodeObject>),
     /// An ALTREP object, kept as written; see [`crate::altrep`].
     Altrep(Box<Altrep>),
+    /// An object a consumer took whole while the file was read (see
+    /// [`crate::read::Consumer::column`]): its handle on what it made.
+    Taken(Taken),
 }
+
+/// A consumer's handle on an object it made itself while the file was
+/// read (an R object, for the R binding), standing in the tree where the
+/// object was. Opaque to the format: nothing below the consumer reads or
+/// writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Taken(pub u64);
 
 /// Objects R writes as a pseudo type code with no payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -508,7 +518,7 @@ impl Clone for VectorData {
             },
             VectorData::Deferred(d) => VectorData::Deferred(d.clone()),
             VectorData::Consumed(c) => match c.payload() {
-                Some(payload) => payload.clone(),
+                Some(payload) => payload,
                 None => VectorData::Consumed(c.clone()),
             },
         }
@@ -532,8 +542,30 @@ pub struct Consumed {
     /// Its length.
     pub len: u64,
     value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
-    payload: Option<Box<VectorData>>,
+    payload: Payload,
 }
+
+/// How a [`Consumed`] payload is read back, where it can be.
+#[derive(Clone)]
+enum Payload {
+    /// The consumer made something else of it.
+    Gone,
+    /// Decoded into the consumer's memory, at this address (held by
+    /// `owner`).
+    Memory {
+        ptr: std::ptr::NonNull<u8>,
+        bytes: usize,
+        owner: std::sync::Arc<dyn arrow_buffer::alloc::Allocation>,
+    },
+    /// Copied back out of the consumer's own form by this function.
+    ReadBack(std::sync::Arc<dyn Fn() -> VectorData + Send + Sync>),
+}
+
+// SAFETY: `Memory` points into memory its `owner` keeps valid, written
+// once while the file was read and only read since (the contract of
+// `read::Allocation::new`)
+unsafe impl Send for Payload {}
+unsafe impl Sync for Payload {}
 
 impl Consumed {
     /// The payload of R type `sxptype` and length `len` became `value`.
@@ -542,21 +574,49 @@ impl Consumed {
             sxptype,
             len,
             value: std::sync::Arc::new(value),
-            payload: None,
+            payload: Payload::Gone,
         }
     }
 
-    /// A payload decoded into the consumer's memory: `payload` reads that
-    /// memory, `value` is the consumer's handle on it.
-    pub(crate) fn placed(
-        value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
-        payload: VectorData,
+    /// The payload of R type `sxptype` and length `len` became `value`, in
+    /// a form of the consumer's from which `read_back` copies it out again
+    /// (for the writer, when such an object is written back). `read_back`
+    /// runs wherever the tree is written or cloned; the consumer says
+    /// where that may be.
+    pub fn read_back<T: std::any::Any + Send + Sync>(
+        sxptype: u8,
+        len: u64,
+        value: T,
+        read_back: impl Fn() -> VectorData + Send + Sync + 'static,
     ) -> Self {
         Consumed {
-            sxptype: payload.sxptype(),
-            len: payload.len(),
+            sxptype,
+            len,
+            value: std::sync::Arc::new(value),
+            payload: Payload::ReadBack(std::sync::Arc::new(read_back)),
+        }
+    }
+
+    /// A payload of R type `sxptype` and length `len` decoded into the
+    /// consumer's memory: `bytes` bytes at `ptr`, kept valid by `owner`;
+    /// `value` is the consumer's handle on it.
+    ///
+    /// # Safety
+    /// The memory holds the decoded payload and stays valid, and unwritten,
+    /// while `owner` lives.
+    pub(crate) unsafe fn placed(
+        sxptype: u8,
+        len: u64,
+        value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+        ptr: std::ptr::NonNull<u8>,
+        bytes: usize,
+        owner: std::sync::Arc<dyn arrow_buffer::alloc::Allocation>,
+    ) -> Self {
+        Consumed {
+            sxptype,
+            len,
             value,
-            payload: Some(Box::new(payload)),
+            payload: Payload::Memory { ptr, bytes, owner },
         }
     }
 
@@ -565,10 +625,26 @@ impl Consumed {
         self.value.downcast_ref()
     }
 
-    /// The payload itself, where it was decoded into the consumer's memory
-    /// (`None` where the consumer made something else of it).
-    pub fn payload(&self) -> Option<&VectorData> {
-        self.payload.as_deref()
+    /// The payload itself, where the consumer kept it readable: a view of
+    /// its memory (no copy), or a copy out of its own form; `None` where
+    /// the consumer made something else of it.
+    pub fn payload(&self) -> Option<VectorData> {
+        match &self.payload {
+            Payload::Gone => None,
+            Payload::ReadBack(f) => Some(f()),
+            Payload::Memory { ptr, bytes, owner } => {
+                // SAFETY: valid while `owner` lives (`placed`)
+                let buffer = unsafe { Buffer::from_custom_allocation(*ptr, *bytes, owner.clone()) };
+                let n = self.len as usize;
+                Some(match self.sxptype {
+                    sxp::LGL => VectorData::Logical(ScalarBuffer::new(buffer, 0, n)),
+                    sxp::INT => VectorData::Integer(ScalarBuffer::new(buffer, 0, n)),
+                    sxp::REAL => VectorData::Real(ScalarBuffer::new(buffer, 0, n)),
+                    sxp::CPLX => VectorData::Complex(ScalarBuffer::new(buffer, 0, 2 * n)),
+                    _ => VectorData::Raw(buffer),
+                })
+            }
+        }
     }
 }
 
@@ -710,6 +786,128 @@ impl StringVector {
         match &self.levels {
             StringLevels::Uniform(l) => *l,
             StringLevels::PerElement(v) => v[i],
+        }
+    }
+}
+
+/// Builds a [`StringVector`] one string at a time: each string's bytes
+/// are appended to [`StringVectorBuilder::data`], then
+/// [`StringVectorBuilder::end`] closes it.
+pub struct StringVectorBuilder {
+    n: usize,
+    offsets: Vec<i32>,
+    large: Option<Vec<i64>>,
+    data: Vec<u8>,
+    validity: Option<arrow_buffer::BooleanBufferBuilder>,
+    first_levels: Option<u16>,
+    per_element: Option<Vec<u16>>,
+}
+
+impl StringVectorBuilder {
+    /// For `n` strings, as the file declares (memory is reserved as they
+    /// arrive, not up front).
+    pub fn new(n: usize) -> Self {
+        let mut offsets = Vec::with_capacity(n.min(1 << 16) + 1);
+        offsets.push(0);
+        StringVectorBuilder {
+            n,
+            offsets,
+            large: None,
+            data: Vec::new(),
+            validity: None,
+            first_levels: None,
+            per_element: None,
+        }
+    }
+
+    /// The strings so far: append the next one's bytes here.
+    pub fn data(&mut self) -> &mut Vec<u8> {
+        &mut self.data
+    }
+
+    /// How many strings have ended.
+    fn count(&self) -> usize {
+        match &self.large {
+            Some(l) => l.len() - 1,
+            None => self.offsets.len() - 1,
+        }
+    }
+
+    /// End the next string (`na`: it is `NA`, with no bytes), of encoding
+    /// levels `levels`.
+    pub fn end(&mut self, na: bool, levels: u16) {
+        let i = self.count();
+        let n = self.n;
+        let grow = move |i: usize| n.min(i.max(1 << 16));
+        if i == self.offsets.capacity() - 1 && self.large.is_none() {
+            self.offsets.reserve_exact(grow(i));
+        }
+        match self.first_levels {
+            None => self.first_levels = Some(levels),
+            Some(l) if l != levels && self.per_element.is_none() => {
+                // grown as elements arrive: `n` is only what the file declares
+                let mut v = Vec::with_capacity(grow(i));
+                v.resize(i, l);
+                self.per_element = Some(v);
+            }
+            _ => {}
+        }
+        if let Some(v) = self.per_element.as_mut() {
+            v.push(levels);
+        }
+        if na {
+            let b = self.validity.get_or_insert_with(|| {
+                let mut b = arrow_buffer::BooleanBufferBuilder::new(grow(i));
+                b.append_n(i, true);
+                b
+            });
+            b.append(false);
+        } else if let Some(b) = self.validity.as_mut() {
+            b.append(true);
+        }
+        let end = self.data.len();
+        match self.large.as_mut() {
+            Some(l) => l.push(end as i64),
+            None if end <= i32::MAX as usize => self.offsets.push(end as i32),
+            None => {
+                let mut l: Vec<i64> = self.offsets.iter().map(|&o| o as i64).collect();
+                l.push(end as i64);
+                self.offsets = Vec::new();
+                self.large = Some(l);
+            }
+        }
+    }
+
+    /// Append a whole string (`None`: `NA`).
+    pub fn push(&mut self, bytes: Option<&[u8]>, levels: u16) {
+        if let Some(b) = bytes {
+            self.data.extend_from_slice(b);
+        }
+        self.end(bytes.is_none(), levels)
+    }
+
+    /// The vector.
+    pub fn finish(self) -> StringVector {
+        let data = Buffer::from_vec(self.data);
+        let offsets = match self.large {
+            // SAFETY: offsets start at 0 and never decrease; they end at data.len().
+            Some(l) => {
+                StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(l)) })
+            }
+            None => StringOffsets::Small(unsafe {
+                OffsetBuffer::new_unchecked(ScalarBuffer::from(self.offsets))
+            }),
+        };
+        let levels = match self.per_element {
+            Some(v) => StringLevels::PerElement(v.into()),
+            None => StringLevels::Uniform(self.first_levels.unwrap_or(0)),
+        };
+        let validity = self.validity.map(|mut b| NullBuffer::new(b.finish()));
+        StringVector {
+            offsets,
+            data,
+            validity,
+            levels,
         }
     }
 }
@@ -930,6 +1128,8 @@ impl RObject {
             RObject::S4(_) => sxp::S4,
             RObject::Bytecode(_) => sxp::BCODE,
             RObject::Altrep(a) => crate::altrep::base_type(a).unwrap_or(sxp::NIL),
+            // the consumer's own: not the format's to say
+            RObject::Taken(_) => sxp::NIL,
         }
     }
 
@@ -1177,7 +1377,7 @@ impl RObject {
                 a.state.for_each_ref_mut(f);
                 a.attributes.for_each_ref_mut(f);
             }
-            RObject::Null | RObject::Special(_) | RObject::Char(_) => {}
+            RObject::Null | RObject::Special(_) | RObject::Char(_) | RObject::Taken(_) => {}
         }
     }
 }

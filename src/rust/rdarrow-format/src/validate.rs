@@ -40,7 +40,7 @@ fn is_environment(o: &RObject, refs: &RefTable) -> bool {
 
 /// R's strings end at a NUL: R's own reader refuses a string holding one
 /// ("embedded nul in string"), and so must anything handed to R.
-fn embedded_nul() -> Error {
+pub(crate) fn embedded_nul() -> Error {
     Error::corrupt("a string holds an embedded NUL byte, which R strings cannot hold")
 }
 
@@ -104,7 +104,8 @@ impl<'r> Validator<'r> {
     /// Check an object.
     pub fn object(&mut self, o: &RObject) -> Result<()> {
         match o {
-            RObject::Null | RObject::Special(_) => Ok(()),
+            // made by the consumer itself, as it was read
+            RObject::Null | RObject::Special(_) | RObject::Taken(_) => Ok(()),
             RObject::Char(c) => no_nul(c),
             RObject::Ref(id) => self.reference(*id),
             RObject::Pairlist(p) => {

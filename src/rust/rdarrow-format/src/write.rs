@@ -232,6 +232,9 @@ impl<'r, E: Emit> Serializer<'r, E> {
     pub fn item(&mut self, obj: &RObject) -> Result<()> {
         match obj {
             RObject::Null => self.out.int(sxp::NILVALUE as i32),
+            RObject::Taken(_) => Err(Error::usage(
+                "cannot write an object that a consumer took while the file was read",
+            )),
             RObject::Special(s) => self.out.int(s.code() as i32),
             RObject::Ref(id) => self.reference(*id),
             RObject::Pairlist(p) => {
@@ -324,12 +327,20 @@ impl<'r, E: Emit> Serializer<'r, E> {
             VectorData::Skipped { .. } | VectorData::Deferred(_) => Err(Error::internal(
                 "cannot write an object whose payload was skipped",
             )),
-            VectorData::Consumed(c) => match c.payload() {
-                Some(payload) => self.elements(payload),
-                None => Err(Error::usage(
-                    "cannot write a column whose payload went to a consumer",
-                )),
-            },
+            VectorData::Consumed(c) => self.consumed(c),
+        }
+    }
+
+    /// A payload a consumer holds, read back where it can be. Apart, so
+    /// that the payload it reads back is no part of the frames the writer
+    /// nests (deep objects are written on whatever stack the caller has).
+    #[inline(never)]
+    fn consumed(&mut self, c: &crate::tree::Consumed) -> Result<()> {
+        match c.payload() {
+            Some(payload) => self.elements(&payload),
+            None => Err(Error::usage(
+                "cannot write a column whose payload went to a consumer",
+            )),
         }
     }
 

@@ -3,7 +3,9 @@
 //! progress in interactive sessions, and lets the engine see R's interrupt
 //! flag; the worker never touches R. A read of a small file runs on the
 //! main thread itself ([`read`]): starting and waking a thread would cost
-//! more than the work.
+//! more than the work. A read into R objects runs on the main thread
+//! whatever the file's size ([`read_for_r`]), so that R holds each value
+//! as it is read.
 
 use extendr_api::prelude::*;
 use rdarrow_arrow::many::WORKER_STACK;
@@ -34,36 +36,34 @@ fn call_r(f: &str, args: &[Robj]) -> Option<Robj> {
 /// seconds, in interactive sessions. Main thread only.
 pub struct Progress {
     label: String,
-    show: bool,
+    /// Whether the session wants progress (`None`: not asked yet).
+    show: Option<bool>,
     start: Instant,
     last: Instant,
     bar: Option<Robj>,
 }
 
 impl Progress {
-    /// `show`: whether the session wants progress (see [`progress_wanted`]).
-    pub fn new(label: &str, show: bool) -> Self {
+    /// The session is asked whether it wants progress (see
+    /// [`progress_wanted`]) only once the work has taken long enough.
+    pub fn new(label: &str) -> Self {
         let now = Instant::now();
         Progress {
             label: label.to_string(),
-            show,
+            show: None,
             start: now,
             last: now,
             bar: None,
         }
     }
 
-    /// As [`Progress::new`], asking R whether progress is wanted.
-    pub fn for_session(label: &str) -> Self {
-        Self::new(label, progress_wanted())
-    }
-
     /// `done` bytes so far, of `total` where known (a download's
     /// length); shown at most every 50 ms.
     pub fn tick_of(&mut self, done: f64, total: Option<f64>) {
-        if !self.show
+        if self.show == Some(false)
             || self.start.elapsed() < PROGRESS_AFTER
             || self.last.elapsed() < Duration::from_millis(50)
+            || !*self.show.get_or_insert_with(progress_wanted)
         {
             return;
         }
@@ -85,6 +85,15 @@ impl Progress {
     /// `done` bytes so far (shown at most every 50 ms).
     pub fn tick(&mut self, done: f64) {
         self.tick_of(done, None)
+    }
+
+    /// The engine's own count: a download's bytes, else those processed.
+    pub fn tick_engine(&mut self) {
+        match rdarrow_arrow::cancel::download() {
+            // a URL: its bytes received, of its length
+            Some((got, len)) => self.tick_of(got as f64, len.map(|l| l as f64)),
+            None => self.tick(rdarrow_arrow::cancel::progress() as f64),
+        }
     }
 
     pub fn done(self) {
@@ -123,11 +132,44 @@ pub fn read<T: Send>(
     work: impl Fn(&rdarrow_arrow::ReadOptions) -> rdarrow_arrow::Result<T> + Send + Sync,
 ) -> rdarrow_arrow::Result<T> {
     watch_interrupts();
-    if let Some(done) = rdarrow_arrow::read_small_here(std::path::Path::new(path), opts, &work) {
+    let here = rdarrow_arrow::read_small_here(std::path::Path::new(path), opts, &work);
+    here_or_on_worker(here, label, opts, serve, work)
+}
+
+/// The read done here, if it was (`here`), else `work` on a worker (with a
+/// deep stack), as [`run_serving`] runs it.
+fn here_or_on_worker<T: Send>(
+    here: Option<rdarrow_arrow::Result<T>>,
+    label: &str,
+    opts: &rdarrow_arrow::ReadOptions,
+    serve: &mut dyn FnMut(),
+    work: impl Fn(&rdarrow_arrow::ReadOptions) -> rdarrow_arrow::Result<T> + Send + Sync,
+) -> rdarrow_arrow::Result<T> {
+    if let Some(done) = here {
         return done;
     }
+    watch_interrupts();
     let on_worker = rdarrow_arrow::many::on_thread_with_stack(opts, WORKER_STACK);
     run_serving(label, serve, || work(&on_worker))
+}
+
+/// Run a read into R objects, `work`, whose consumer has R allocate on
+/// the main thread (`r_memory`): on this thread, showing progress from the
+/// engine's polls, where its stack has room for the object's nesting;
+/// otherwise on a worker, as [`run_serving`] runs it.
+pub fn read_for_r<T: Send>(
+    label: &str,
+    opts: &rdarrow_arrow::ReadOptions,
+    serve: &mut dyn FnMut(),
+    work: impl Fn(&rdarrow_arrow::ReadOptions) -> rdarrow_arrow::Result<T> + Send + Sync,
+) -> rdarrow_arrow::Result<T> {
+    watch_interrupts();
+    let mut progress = Progress::new(label);
+    let here = rdarrow_arrow::cancel::with_poll(&mut || progress.tick_engine(), || {
+        rdarrow_arrow::read_here(opts, &work)
+    });
+    progress.done();
+    here_or_on_worker(here, label, opts, serve, work)
 }
 
 /// Run `work` on a worker thread; the main thread polls for its end.
@@ -144,7 +186,6 @@ pub fn run_serving<T: Send>(
     work: impl FnOnce() -> T + Send,
 ) -> T {
     watch_interrupts();
-    let show = progress_wanted();
     let main = std::thread::current();
     // set as the work ends, before the thread has (`is_finished()` would
     // miss the wake-up and wait a whole poll)
@@ -161,15 +202,11 @@ pub fn run_serving<T: Send>(
                 out
             })
             .expect("cannot start a worker thread");
-        let mut progress = Progress::new(label, show);
+        let mut progress = Progress::new(label);
         while !finished.load(std::sync::atomic::Ordering::SeqCst) && !handle.is_finished() {
             std::thread::park_timeout(Duration::from_millis(50));
             serve();
-            match rdarrow_arrow::cancel::download() {
-                // a URL: its bytes received, of its length
-                Some((got, len)) => progress.tick_of(got as f64, len.map(|l| l as f64)),
-                None => progress.tick(rdarrow_arrow::cancel::progress() as f64),
-            }
+            progress.tick_engine();
         }
         progress.done();
         match handle.join() {

@@ -198,10 +198,12 @@ fn read_for_r_setup(
 }
 
 /// Read the objects of a file. Returns list(values, fallback, names,
-/// rebuild): values built here, or (where `fallback`) `NULL` and, in
-/// `rebuild`, one serialized list of all such objects for R's
+/// rebuild, patches): values built here, or (where `fallback`) `NULL` and,
+/// in `rebuild`, one serialized list of all such objects for R's
 /// unserializer, so that what they share (an environment two closures
-/// enclose) stays shared, as `load()` keeps it.
+/// enclose) stays shared, as `load()` keeps it; `patches`: elements of
+/// those objects built here as they were read (list(object, element,
+/// value): `rebuild`'s object and its element, `NULL` in the stream).
 /// @noRd
 #[extendr]
 fn rdata_read_impl(
@@ -211,7 +213,7 @@ fn rdata_read_impl(
     max_depth: i32,
 ) -> Robj {
     let (wanted, opts, mut vectors) = read_for_r_setup(objects, max_depth);
-    let read = job::read("Reading", path, &opts, &mut || vectors.serve(), |opts| {
+    let read = job::read_for_r("Reading", &opts, &mut || vectors.serve(), |opts| {
         rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, opts)
     });
     drop(opts);
@@ -237,6 +239,7 @@ fn read_value(
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
     let mut rebuild: Vec<rdarrow_arrow::RObject> = Vec::new();
+    let mut patches: Vec<List> = Vec::new();
     for (name, mut obj) in objs {
         let built = if builder.plain(&obj) {
             match unsafe { builder.build(&mut obj) } {
@@ -248,6 +251,25 @@ fn read_value(
                 Err(BuildError::Engine(e)) => Err(e),
             }
         } else {
+            // elements built as they were read go back in once R has
+            // rebuilt the rest: NULL in their place meanwhile
+            if let rdarrow_arrow::RObject::Vector(v) = &mut obj {
+                if let rdarrow_arrow::tree::VectorData::List(items) = &mut v.data {
+                    for (i, it) in items.iter_mut().enumerate() {
+                        if let rdarrow_arrow::RObject::Taken(t) = it {
+                            // SAFETY: kept by the read's allocator until its
+                            // values are returned
+                            let value = unsafe { Robj::from_sexp(t.0 as extendr_ffi::SEXP) };
+                            patches.push(list!(
+                                object = (rebuild.len() + 1) as i32,
+                                element = (i + 1) as i32,
+                                value = value
+                            ));
+                            *it = rdarrow_arrow::RObject::Null;
+                        }
+                    }
+                }
+            }
             rebuild.push(obj);
             Ok((Robj::from(()), true))
         };
@@ -268,13 +290,17 @@ fn read_value(
             data: rdarrow_arrow::tree::VectorData::List(rebuild),
             attributes: None,
         }));
-        Raw::from_bytes(&rdarrow_arrow::object_to_rds(doc, &all)?).into()
+        // written on a worker's deep stack: such objects may nest deeply
+        // (the writer only reads the R vectors the tree holds)
+        let bytes = job::run("Writing", || rdarrow_arrow::object_to_rds(doc, &all))?;
+        Raw::from_bytes(&bytes).into()
     };
     Ok(list!(
         values = List::from_values(values),
         fallback = fallback,
         names = names,
-        rebuild = rebuild
+        rebuild = rebuild,
+        patches = List::from_values(patches)
     )
     .into())
 }
@@ -506,6 +532,31 @@ fn rdata_to_parquet_impl(
     )
 }
 
+/// A path that names an existing local file: list(path (in full), name
+/// (of its object were it an `.rds` file)), else `NULL` (R's general path
+/// then applies: URLs, lazy-load bases, directories, `~`, errors).
+/// @noRd
+#[extendr]
+fn local_file_impl(file: &str) -> Robj {
+    match rdarrow_arrow::Source::local_file(file) {
+        Some((path, name)) => list!(path = path.to_string_lossy().into_owned(), name = name).into(),
+        None => ().into(),
+    }
+}
+
+/// Put `value` in place as element `element` (1-based) of list `x`, which
+/// was just made and is referenced nowhere else (a patch of
+/// [`rdata_read_impl`]'s).
+/// @noRd
+#[extendr]
+fn set_element_impl(x: Robj, element: i32, value: Robj) {
+    let i = element as isize - 1;
+    if x.is_list() && i >= 0 && (i as usize) < x.len() {
+        // SAFETY: main thread; a list and an index within it
+        unsafe { extendr_ffi::SET_VECTOR_ELT(x.get(), i, value.get()) };
+    }
+}
+
 /// Whether a stream external pointer still holds an unreleased stream.
 /// @noRd
 #[extendr]
@@ -733,6 +784,8 @@ extendr_module! {
     fn rdata_to_ipc_impl;
     fn rdata_to_parquet_impl;
     fn stream_is_live_impl;
+    fn set_element_impl;
+    fn local_file_impl;
     fn xptr_address_impl;
     fn arrow_to_rdata_impl;
     fn ipc_to_rdata_impl;

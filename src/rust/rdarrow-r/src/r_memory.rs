@@ -1,21 +1,33 @@
-//! R vectors as the reader's destination. For each large atomic vector the
-//! reader meets, R allocates the vector and the payload is decoded straight
-//! into it; the builder (`to_r`) then takes that vector as it is. A parse
-//! on a worker thread (which may not call R) asks the main thread, waiting
-//! in [`crate::job::run_serving`], to allocate; a parse on the main thread
-//! allocates itself. Small vectors are decoded by the reader and copied: a
-//! copy costs less than the round trip between the threads.
+//! R vectors as the reader's destination. A parse on R's main thread (the
+//! usual read, [`crate::job::read_for_r`]) has R allocate every atomic
+//! vector it meets outside attributes, and decodes the payload straight
+//! into it; each string of a character vector becomes its CHARSXP as it is
+//! read. The builder (`to_r`) then takes those vectors as they are.
+//!
+//! Each element of a top-level list (a data frame's column, a list's
+//! item) that the builder can make is built as soon as it is read, and
+//! its place in the tree holds just the R object ([`RObject::Taken`]): a
+//! list of many small vectors never holds the engine's nodes for all of
+//! them at once.
+//!
+//! A parse on a worker thread (which may not call R; several files read at
+//! once) asks the main thread, waiting in [`crate::job::run_serving`], to
+//! allocate its large vectors. Its small vectors, and its strings, are
+//! decoded by the reader and copied: a copy costs less than the round trip
+//! between the threads.
 
 use extendr_ffi::{
     R_NilValue, R_PreserveObject, R_ReleaseObject, R_xlen_t, Rf_allocVector, COMPLEX, INTEGER,
-    LOGICAL, RAW, REAL, SEXP, SEXPTYPE,
+    LOGICAL, RAW, REAL, SET_STRING_ELT, SEXP, SEXPTYPE,
 };
-use rdarrow_arrow::read::{Allocation, Consumer, Placement};
-use rdarrow_arrow::tree::sxp;
+use rdarrow_arrow::read::{Allocation, Column, Consumer, Placement, StringSink};
+use rdarrow_arrow::tree::{sxp, Consumed, RObject, Taken, VectorData};
+use rdarrow_arrow::StreamHeader;
 use std::ptr::NonNull;
 use std::sync::mpsc;
 
-/// Payloads of at least this many bytes are decoded into R vectors.
+/// A worker's payloads of at least this many bytes are decoded into R
+/// vectors (on the main thread: all of them).
 const MIN_BYTES: u64 = 1 << 16;
 
 #[allow(improper_ctypes)]
@@ -29,7 +41,20 @@ extern "C" {
     fn R_NewPreciousMSet(initial_size: std::ffi::c_int) -> SEXP;
     fn R_PreserveInMSet(x: SEXP, mset: SEXP);
     fn R_ReleaseMSet(mset: SEXP, keep_size: std::ffi::c_int);
+    fn R_ToplevelExec(
+        fun: Option<unsafe extern "C" fn(*mut std::ffi::c_void)>,
+        data: *mut std::ffi::c_void,
+    ) -> extendr_ffi::Rboolean;
 }
+
+/// Columns nesting deeper than this are built with their object, once
+/// read (the checks and the build recurse; here they would run on top of
+/// the parse).
+const EARLY_MAX_DEPTH: usize = 64;
+
+/// Vectors shorter than this are allocated in R's top-level context
+/// rather than with a condition handler.
+const SMALL_LEN: u64 = 1 << 12;
 
 /// An R vector allocated for a payload: the tree's handle on it
 /// ([`rdarrow_arrow::tree::Consumed::value`]). The vector stays protected
@@ -67,17 +92,44 @@ impl Consumer for RAllocator {
     }
 
     fn takes_columns(&self) -> bool {
-        false
+        true
+    }
+
+    fn column(&self, column: Column<'_>) {
+        // read on the main thread, and whole (not one column of a store)
+        if !self.on_main() || column.store.is_some() {
+            return;
+        }
+        let builder = crate::to_r::RBuilder {
+            refs: column.refs,
+            native_encoding: column.header.native_encoding.as_deref(),
+            header: Some(column.header),
+        };
+        // only what the builder makes itself, nesting a little, and what R
+        // can build (the whole object is checked again once read, and an
+        // error reported then): the rest is built with its object, or by
+        // R's unserializer
+        if !builder.plain_within(column.object, EARLY_MAX_DEPTH)
+            || rdarrow_arrow::validate::check_for_r(column.object, column.refs).is_err()
+        {
+            return;
+        }
+        // SAFETY: main thread; the object is kept in `kept` at once
+        unsafe {
+            if let Ok(x) = builder.build(column.object) {
+                R_PreserveInMSet(x, self.kept as SEXP);
+                *column.object = RObject::Taken(Taken(x as u64));
+            }
+        }
     }
 
     fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
         let bytes = len.checked_mul(sxp::atomic_width(sxptype)?)?;
-        if bytes < MIN_BYTES {
-            return None;
-        }
-        let (ptr, sexp) = if std::thread::current().id() == self.main.id() {
+        let (ptr, sexp) = if self.on_main() {
             // SAFETY: on the main thread; `kept` lives as long as this
             unsafe { allocate_in(self.kept as SEXP, sxptype, len)? }
+        } else if bytes < MIN_BYTES {
+            return None;
         } else {
             let (reply, answer) = mpsc::sync_channel(1);
             self.requests
@@ -96,6 +148,58 @@ impl Consumer for RAllocator {
         // protected, and neither read nor written by R, until the tree is
         // built
         Some(unsafe { Allocation::new(ptr, bytes as usize, RVector(sexp)) })
+    }
+
+    fn strings(&self, len: u64, header: &StreamHeader) -> Option<Box<dyn StringSink>> {
+        if !self.on_main() {
+            return None;
+        }
+        // SAFETY: on the main thread; `kept` lives as long as this
+        let (_, x) = unsafe { allocate_in(self.kept as SEXP, sxp::STR, len)? };
+        Some(Box::new(RStrings {
+            x,
+            next: 0,
+            native: header.native_encoding.clone(),
+        }))
+    }
+}
+
+impl RAllocator {
+    fn on_main(&self) -> bool {
+        std::thread::current().id() == self.main.id()
+    }
+}
+
+/// A character vector being read on the main thread: each string becomes
+/// its CHARSXP in the R vector as it arrives.
+struct RStrings {
+    /// The vector (an `SEXP`, protected by the allocator's set).
+    x: usize,
+    next: R_xlen_t,
+    /// The stream's native encoding.
+    native: Option<Vec<u8>>,
+}
+
+impl StringSink for RStrings {
+    fn push(&mut self, bytes: Option<&[u8]>, levels: u16) {
+        // SAFETY: main thread (`strings` makes this only there); the reader
+        // pushes exactly the vector's length, and no string with a NUL
+        unsafe {
+            let c = crate::to_r::charsxp(bytes, levels, self.native.as_deref());
+            SET_STRING_ELT(self.x as SEXP, self.next, c);
+        }
+        self.next += 1;
+    }
+
+    fn finish(self: Box<Self>) -> Consumed {
+        let x = self.x;
+        // read back (for the writer, which R's main thread runs for the
+        // objects R rebuilds itself) from the vector, which lives as long
+        // as the tree
+        Consumed::read_back(sxp::STR, self.next as u64, RVector(x), move || {
+            // SAFETY: see above
+            VectorData::Character(unsafe { crate::save_native::string_vector_of(x as SEXP) })
+        })
     }
 }
 
@@ -136,9 +240,17 @@ unsafe extern "C" fn alloc_failed(_cond: SEXP, _data: *mut std::ffi::c_void) -> 
     R_NilValue
 }
 
+/// A small vector, made in R's own cheap error context (an allocation of
+/// this size fails only when R has no memory left at all).
+unsafe extern "C" fn alloc_small(data: *mut std::ffi::c_void) {
+    let a = &mut *(data as *mut (SEXPTYPE, R_xlen_t, SEXP));
+    a.2 = Rf_allocVector(a.0, a.1);
+}
+
 /// A new R vector of type `sxptype` and `len` elements, protected in
-/// `kept`: its data pointer and itself, or `None` where R cannot allocate
-/// it (the reader then allocates, and reports the failure).
+/// `kept`: its data pointer (0 for a character vector) and itself, or
+/// `None` where R cannot allocate it (the reader then allocates, and
+/// reports the failure).
 ///
 /// # Safety
 /// Main thread only; `kept` is a live precious multi-set.
@@ -149,16 +261,32 @@ unsafe fn allocate_in(kept: SEXP, sxptype: u8, len: u64) -> Option<(usize, usize
         sxp::REAL => SEXPTYPE::REALSXP,
         sxp::CPLX => SEXPTYPE::CPLXSXP,
         sxp::RAW => SEXPTYPE::RAWSXP,
+        sxp::STR => SEXPTYPE::STRSXP,
         _ => return None,
     };
-    let mut args = (t, R_xlen_t::try_from(len).ok()?);
-    // an allocation R cannot make is an R error, caught here
-    let x = R_tryCatchError(
-        alloc_body,
-        &mut args as *mut _ as *mut std::ffi::c_void,
-        alloc_failed,
-        std::ptr::null_mut(),
-    );
+    let n = R_xlen_t::try_from(len).ok()?;
+    // an allocation R cannot make is an R error, caught here: a large one
+    // as a condition (its message is ours to give), a small one in R's
+    // cheaper top-level context
+    let x = if len < SMALL_LEN {
+        let mut args = (t, n, R_NilValue);
+        let done = R_ToplevelExec(
+            Some(alloc_small),
+            &mut args as *mut _ as *mut std::ffi::c_void,
+        );
+        if done == extendr_ffi::Rboolean::FALSE {
+            return None;
+        }
+        args.2
+    } else {
+        let mut args = (t, n);
+        R_tryCatchError(
+            alloc_body,
+            &mut args as *mut _ as *mut std::ffi::c_void,
+            alloc_failed,
+            std::ptr::null_mut(),
+        )
+    };
     if x == R_NilValue {
         return None;
     }
@@ -168,6 +296,7 @@ unsafe fn allocate_in(kept: SEXP, sxptype: u8, len: u64) -> Option<(usize, usize
         SEXPTYPE::INTSXP => INTEGER(x) as usize,
         SEXPTYPE::REALSXP => REAL(x) as usize,
         SEXPTYPE::CPLXSXP => COMPLEX(x) as usize,
+        SEXPTYPE::STRSXP => 0,
         _ => RAW(x) as usize,
     };
     Some((ptr, x as usize))

@@ -96,6 +96,27 @@ unsafe fn charsxp_flags(c: SEXP) -> i32 {
     )
 }
 
+/// The strings of R character vector `x`, copied out as the engine's tree
+/// holds them (bytes and levels as R would write them).
+///
+/// # Safety
+/// `x` is a live character vector; main thread, or while it waits.
+pub(crate) unsafe fn string_vector_of(x: SEXP) -> rdarrow_arrow::tree::StringVector {
+    let n = XLENGTH(x) as usize;
+    let strings = RStrings {
+        elements: STRING_PTR_RO(x),
+        count: n,
+        na: R_NaString,
+        na_flags: 0,
+    };
+    let mut b = rdarrow_arrow::tree::StringVectorBuilder::new(n);
+    for i in 0..n {
+        let it = strings.item(i);
+        b.push(it.bytes, rdarrow_arrow::tree::unpack(it.flags).flags.levels);
+    }
+    b.finish()
+}
+
 /// A character vector's elements, read in place.
 struct RStrings {
     elements: *const SEXP,

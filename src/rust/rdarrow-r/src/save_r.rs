@@ -112,7 +112,7 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
             out,
             failure: None,
             written: 0,
-            progress: crate::job::Progress::for_session("Writing"),
+            progress: crate::job::Progress::new("Writing"),
         };
         if let Some(magic) = o.container().magic() {
             sink.out.write_all(&magic).map_err(io_error)?;
@@ -206,7 +206,7 @@ fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool
         return Ok(false);
     };
     crate::job::watch_interrupts();
-    let mut progress = crate::job::Progress::for_session("Writing");
+    let mut progress = crate::job::Progress::new("Writing");
     let res = rdarrow_arrow::layout::write_layout_file(
         std::path::Path::new(file),
         &layout,

@@ -70,6 +70,34 @@ impl Drop for Guard {
     }
 }
 
+/// A CHARSXP with the encoding R's reader would give it: `bytes` as
+/// written (`None`: `NA`), of encoding levels `lv`, from a stream whose
+/// native encoding is `native`. The bytes hold no NUL (the reader and the
+/// validator refuse those).
+///
+/// # Safety
+/// Main thread only.
+pub unsafe fn charsxp(bytes: Option<&[u8]>, lv: u16, native: Option<&[u8]>) -> SEXP {
+    let Some(bytes) = bytes else {
+        return R_NaString;
+    };
+    let (enc, b) = to_utf8(bytes, lv, native);
+    let ce = match enc {
+        CharEncoding::Utf8 => cetype_t::CE_UTF8,
+        // keep latin1 strings in latin1, as R does
+        CharEncoding::Latin1 => {
+            return Rf_mkCharLenCE(
+                bytes.as_ptr() as *const _,
+                bytes.len() as i32,
+                cetype_t::CE_LATIN1,
+            )
+        }
+        CharEncoding::Bytes => cetype_t::CE_BYTES,
+        CharEncoding::Native => cetype_t::CE_NATIVE,
+    };
+    Rf_mkCharLenCE(b.as_ptr() as *const _, b.len() as i32, ce)
+}
+
 pub struct RBuilder<'d> {
     pub refs: &'d RefTable,
     /// The stream's native encoding (version 3 header), if any.
@@ -80,26 +108,8 @@ pub struct RBuilder<'d> {
 }
 
 impl<'d> RBuilder<'d> {
-    /// A CHARSXP with the encoding R's reader would give it.
     unsafe fn charsxp(&self, bytes: Option<&[u8]>, lv: u16) -> SEXP {
-        let Some(bytes) = bytes else {
-            return R_NaString;
-        };
-        let (enc, b) = to_utf8(bytes, lv, self.native_encoding);
-        let ce = match enc {
-            CharEncoding::Utf8 => cetype_t::CE_UTF8,
-            // keep latin1 strings in latin1, as R does
-            CharEncoding::Latin1 => {
-                return Rf_mkCharLenCE(
-                    bytes.as_ptr() as *const _,
-                    bytes.len() as i32,
-                    cetype_t::CE_LATIN1,
-                )
-            }
-            CharEncoding::Bytes => cetype_t::CE_BYTES,
-            CharEncoding::Native => cetype_t::CE_NATIVE,
-        };
-        Rf_mkCharLenCE(b.as_ptr() as *const _, b.len() as i32, ce)
+        charsxp(bytes, lv, self.native_encoding)
     }
 
     unsafe fn symbol(&self, c: &CharItem) -> SEXP {
@@ -113,32 +123,41 @@ impl<'d> RBuilder<'d> {
     /// environments, promises, byte code, external pointers, primitives,
     /// ALTREP objects).
     pub fn plain(&self, obj: &RObject) -> bool {
-        self.plain_at(obj, 0)
+        self.plain_at(obj, 0, PLAIN_MAX_DEPTH)
     }
 
-    fn plain_at(&self, obj: &RObject, depth: usize) -> bool {
+    /// As [`RBuilder::plain`], for an object nesting at most `max_depth`
+    /// levels deep (deeper: `false`).
+    pub fn plain_within(&self, obj: &RObject, max_depth: usize) -> bool {
+        self.plain_at(obj, 0, max_depth.min(PLAIN_MAX_DEPTH))
+    }
+
+    fn plain_at(&self, obj: &RObject, depth: usize, max_depth: usize) -> bool {
         // deeper data is left to R (its stack use is checked by R)
-        if depth > PLAIN_MAX_DEPTH || stack_used_over(1, 2) {
+        if depth > max_depth || stack_used_over(1, 2) {
             return false;
         }
         let depth = depth + 1;
-        let attrs_plain = |a: Option<&RObject>| a.is_none_or(|a| self.plain_at(a, depth));
+        let attrs_plain =
+            |a: Option<&RObject>| a.is_none_or(|a| self.plain_at(a, depth, max_depth));
         match obj {
-            RObject::Null | RObject::Special(_) | RObject::Char(_) => true,
+            RObject::Null | RObject::Special(_) | RObject::Char(_) | RObject::Taken(_) => true,
             RObject::Ref(id) => matches!(self.refs.get(*id), Some(RefEntry::Symbol(_))),
             RObject::Pairlist(p) => {
                 p.cells.iter().all(|c| {
                     matches!(c.sxptype, sxp::LIST | sxp::LANG)
                         && attrs_plain(c.attributes.as_ref())
-                        && c.tag.as_ref().is_none_or(|t| self.plain_at(t, depth))
-                        && self.plain_at(&c.car, depth)
-                }) && self.plain_at(&p.tail, depth)
+                        && c.tag
+                            .as_ref()
+                            .is_none_or(|t| self.plain_at(t, depth, max_depth))
+                        && self.plain_at(&c.car, depth, max_depth)
+                }) && self.plain_at(&p.tail, depth, max_depth)
             }
             RObject::Vector(v) => {
                 attrs_plain(v.attributes.as_ref())
                     && match &v.data {
                         VectorData::List(items) | VectorData::Expression(items) => {
-                            items.iter().all(|i| self.plain_at(i, depth))
+                            items.iter().all(|i| self.plain_at(i, depth, max_depth))
                         }
                         _ => true,
                     }
@@ -150,8 +169,8 @@ impl<'d> RBuilder<'d> {
                     && rdarrow_arrow::altrep::class_of(a, self.refs)
                         .0
                         .is_some_and(rdarrow_arrow::altrep::is_base_class)
-                    && self.plain_at(&a.state, depth)
-                    && self.plain_at(&a.attributes, depth)
+                    && self.plain_at(&a.state, depth, max_depth)
+                    && self.plain_at(&a.attributes, depth, max_depth)
             }
             RObject::Primitive(_) | RObject::Bytecode(_) => false,
         }
@@ -165,6 +184,9 @@ impl<'d> RBuilder<'d> {
         }
         Ok(match obj {
             RObject::Null => R_NilValue,
+            // built as it was read (`r_memory`), protected until the
+            // objects are built
+            RObject::Taken(t) => t.0 as SEXP,
             RObject::Special(s) => match s {
                 SpecialValue::GlobalEnv => R_GlobalEnv,
                 SpecialValue::BaseEnv => R_BaseEnv,

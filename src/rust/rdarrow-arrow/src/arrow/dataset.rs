@@ -342,9 +342,9 @@ impl Output {
                 batches: vec![batch],
                 warnings: Vec::new(),
             };
-            return self
-                .batch
-                .write(path, |f| super::parquet::write_parquet_into(&table, f, p, None));
+            return self.batch.write(path, |f| {
+                super::parquet::write_parquet_into(&table, f, p, None)
+            });
         }
         let n = batch.num_rows();
         let batches = match self.chunk_size {
@@ -359,8 +359,9 @@ impl Output {
             batches,
             warnings: Vec::new(),
         };
-        self.batch
-            .write(path, |f| write_ipc_into(&table, f, IpcFormat::File, self.compression))
+        self.batch.write(path, |f| {
+            write_ipc_into(&table, f, IpcFormat::File, self.compression)
+        })
     }
 }
 
