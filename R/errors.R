@@ -98,13 +98,13 @@ no_op <- function() invisible()
 sources_usage <- "`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection."
 
 # The R data files of a directory: its .rda, .RData and .rds files (any
-# case), in its subdirectories too, in sorted order, as paths starting
+# case), in its subdirectories too, in R's sorted order, as paths starting
 # with `dir`.
 dir_files <- function(dir) {
-  files <- sort(list.files(path.expand(dir), pattern = "\\.(rda|rdata|rds)$", ignore.case = TRUE,
-                           recursive = TRUE))
-  if (!length(files)) abort_usage(sprintf("directory '%s' holds no .rda, .RData or .rds file.", dir))
-  file.path(sub("/+$", "", dir), files)
+  # which files: the engine's rule (as the command line's); their order: R's
+  call <- sys.call(-1)
+  files <- check_engine(data_files_in_impl(path.expand(dir), dir), call = call)
+  file.path(sub("/+$", "", dir), sort(files))
 }
 
 # Several sources `files` (paths or URLs, as data_source() takes one): the

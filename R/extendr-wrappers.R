@@ -87,6 +87,11 @@ rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, l
 #' @noRd
 local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
 
+#' The R data files of directory `dir` (`label`: as the user named it),
+#' relative to it, or an error value.
+#' @noRd
+data_files_in_impl <- function(dir, label) .Call(wrap__data_files_in_impl, dir, label)
+
 #' Put `value` in place as element `element` (1-based) of list `x`, which
 #' was just made and is referenced nowhere else (a patch of
 #' [`rdata_read_impl`]'s).

@@ -249,6 +249,26 @@ test_that("the CLI's to-dataset writes the same dataset", {
   expect_match(msg, "cli_bad\\.RData.*column 'id'")
   expect_false(dir.exists(file.path(fx$dir, "cli_bad")))
 
+  # a directory stands for its R data files (in subdirectories too, in
+  # sorted order): the same dataset as the files named one by one
+  inputs <- file.path(fx$dir, "inputs")
+  dir.create(file.path(inputs, "sub"), recursive = TRUE)
+  file.copy(fx$files[1:2], inputs)
+  file.copy(fx$files[3], file.path(inputs, "sub"))
+  writeLines("not R data", file.path(inputs, "notes.txt"))
+  from_dir <- file.path(fx$dir, "from_dir")
+  r <- run_cli(c("to-dataset", inputs, "-o", from_dir, "--partitioning", "grp"))
+  expect_equal(r$status, 0L)
+  expect_equal(sort(list.files(from_dir, recursive = TRUE)), files)
+  expect_equal(unname(tools::md5sum(file.path(from_dir, files))),
+               unname(tools::md5sum(file.path(from_r, files))))
+  # a directory without R data files is a usage error
+  empty <- file.path(fx$dir, "empty_dir")
+  dir.create(empty)
+  r <- run_cli(c("to-dataset", empty, "-o", file.path(fx$dir, "none")))
+  expect_equal(r$status, 2L)
+  expect_match(paste(r$stderr, collapse = "\n"), "holds no .rda, .RData or .rds file")
+
   skip_if_no_pyarrow()
   back <- py_read_dataset(from_cli, format = "parquet", hive = TRUE)
   same_rows(back$df, fx$expected)

@@ -133,7 +133,7 @@ struct ToRdataArgs {
 
 #[derive(Args)]
 struct ToDatasetArgs {
-    /// The .RData/.rda/.rds files, all with the same columns
+    /// The .RData/.rda/.rds files, all with the same columns (a directory: its R data files, in subdirectories too)
     #[arg(required = true, num_args = 1..)]
     files: Vec<PathBuf>,
     /// The dataset directory (created; must be new or empty)
@@ -643,7 +643,19 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
         read: ReadOptions::default(),
         threads: a.threads.map(|t| t as usize).unwrap_or(0),
     };
-    let files = progress.bar(a.files.len() as u64, "files");
+    // a directory stands for its R data files
+    let mut inputs = Vec::with_capacity(a.files.len());
+    for f in &a.files {
+        if f.is_dir() {
+            let label = f.display().to_string();
+            let found = rdarrow_arrow::data_files_in(f, &label)
+                .map_err(|e| Failure::Usage(e.to_string()))?;
+            inputs.extend(found.into_iter().map(|rel| f.join(rel)));
+        } else {
+            inputs.push(f.clone());
+        }
+    }
+    let files = progress.bar(inputs.len() as u64, "files");
     let mut current: Option<Spinner> = None;
     let mut on_event = |ev: DatasetEvent| match ev {
         DatasetEvent::Input { path, .. } => {
@@ -664,7 +676,7 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
             files.inc(1);
         }
     };
-    let res = write_dataset(&a.files, &a.output, &opts, &mut on_event);
+    let res = write_dataset(&inputs, &a.output, &opts, &mut on_event);
     if let Some(s) = current.take() {
         s.clear();
     }

@@ -143,6 +143,45 @@ impl Source {
     }
 }
 
+/// The R data files a directory holds, as every reader takes a directory:
+/// its `.rda`, `.RData` and `.rds` files (the extension in any case), in
+/// its subdirectories too (not following links to directories), as paths
+/// relative to `dir`, sorted by their bytes (a host may order them by its
+/// own collation). `label` names the directory in errors (as the user gave
+/// it); one that holds none is a usage error.
+pub fn data_files_in(dir: &Path, label: &str) -> Result<Vec<PathBuf>> {
+    let is_data = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["rda", "rdata", "rds"].contains(&e.to_ascii_lowercase().as_str()))
+    };
+    let listing = format!("cannot list directory '{label}'");
+    let mut found = Vec::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        let entries = std::fs::read_dir(dir.join(&rel)).map_err(|e| Error::io(&e, &listing))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&e, &listing))?;
+            let path = rel.join(entry.file_name());
+            let kind = entry.file_type().map_err(|e| Error::io(&e, &listing))?;
+            if kind.is_dir() {
+                todo.push(path);
+            } else if is_data(&path)
+                && std::fs::metadata(dir.join(&path)).is_ok_and(|m| m.is_file())
+            {
+                found.push(path);
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::usage(format!(
+            "directory '{label}' holds no .rda, .RData or .rds file"
+        )));
+    }
+    found.sort();
+    Ok(found)
+}
+
 fn empty(what: &str) -> Error {
     Error::new(ErrorKind::NotRData, format!("{what} is empty"))
 }
@@ -226,4 +265,34 @@ fn read_prefix(file: &mut File, prefix: &mut [u8]) -> Result<usize> {
         got += n;
     }
     Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_holds_its_r_data_files_in_subdirectories_too() {
+        let dir = std::env::temp_dir().join(format!("rdarrow-dir-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        for f in ["b.RData", "a.rds", "sub/c.RDA", "notes.txt", "sub/d.csv"] {
+            std::fs::write(dir.join(f), b"x").unwrap();
+        }
+        let got = data_files_in(&dir, "the dir").unwrap();
+        let want: Vec<PathBuf> = ["a.rds", "b.RData", "sub/c.RDA"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(got, want);
+        let empty = dir.join("sub").join("none");
+        std::fs::create_dir_all(&empty).unwrap();
+        std::fs::write(empty.join("x.txt"), b"x").unwrap();
+        let err = data_files_in(&empty, "none").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("directory 'none' holds no .rda, .RData or .rds file"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -1133,6 +1133,59 @@ impl RObject {
         }
     }
 
+    /// Whether this object, with what it references (`refs`), nests more
+    /// than `limit` levels deep as the writer and builders recurse: into
+    /// attributes, tags, list elements, the contents of an environment
+    /// (once) and the like; a pairlist's cells are one level (R writes
+    /// them one after another). Walks without recursing.
+    pub fn nests_deeper_than<'s>(&'s self, refs: &'s RefTable, limit: usize) -> bool {
+        let mut todo: Vec<(&'s RObject, usize)> = vec![(self, 0)];
+        let mut seen = std::collections::HashSet::new();
+        while let Some((o, d)) = todo.pop() {
+            if d > limit {
+                return true;
+            }
+            let d = d + 1;
+            let mut push = |c: &'s RObject| todo.push((c, d));
+            match o {
+                RObject::Pairlist(p) => {
+                    for c in &p.cells {
+                        c.attributes.iter().chain(c.tag.iter()).for_each(&mut push);
+                        push(&c.car);
+                    }
+                    push(&p.tail);
+                }
+                RObject::Vector(v) => {
+                    if let VectorData::List(items) | VectorData::Expression(items) = &v.data {
+                        items.iter().for_each(&mut push);
+                    }
+                    v.attributes.iter().for_each(&mut push);
+                }
+                RObject::Primitive(p) => p.attributes.iter().for_each(&mut push),
+                RObject::S4(s) => s.attributes.iter().for_each(&mut push),
+                RObject::Bytecode(b) => b.attributes.iter().for_each(&mut push),
+                RObject::Altrep(a) => [&a.info, &a.state, &a.attributes]
+                    .into_iter()
+                    .for_each(&mut push),
+                RObject::Ref(id) if seen.insert(*id) => match refs.get(*id) {
+                    Some(RefEntry::Environment(e)) => {
+                        [&e.enclosure, &e.frame, &e.hashtab, &e.attributes]
+                            .into_iter()
+                            .for_each(&mut push)
+                    }
+                    Some(RefEntry::ExternalPointer(p)) => {
+                        [&p.protected, &p.tag].into_iter().for_each(&mut push);
+                        p.attributes.iter().for_each(&mut push);
+                    }
+                    Some(RefEntry::WeakRef(w)) => w.attributes.iter().for_each(&mut push),
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// The attribute pairlist of this node, if any.
     pub fn attributes(&self) -> Option<&RObject> {
         match self {
@@ -1475,6 +1528,40 @@ pub fn remove_attribute(attrs: &mut Option<RObject>, name: &[u8], refs: &RefTabl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_is_measured_without_recursing() {
+        let list = |items: Vec<RObject>| {
+            RObject::Vector(Box::new(Vector {
+                flags: Flags::default(),
+                data: VectorData::List(items),
+                attributes: None,
+            }))
+        };
+        let refs = RefTable::default();
+        let mut deep = RObject::Null;
+        for _ in 0..3000 {
+            deep = list(vec![deep]);
+        }
+        assert!(deep.nests_deeper_than(&refs, 2999));
+        assert!(!deep.nests_deeper_than(&refs, 3000));
+        // a long pairlist is one level: R writes its cells one after another
+        let cells = (0..10_000)
+            .map(|_| Cell {
+                sxptype: sxp::LIST,
+                flags: Flags::default(),
+                attributes: None,
+                tag: None,
+                car: list(vec![]),
+            })
+            .collect();
+        let long = RObject::Pairlist(Box::new(Pairlist {
+            cells,
+            tail: RObject::Null,
+        }));
+        assert!(!long.nests_deeper_than(&refs, 2));
+        assert!(long.nests_deeper_than(&refs, 0));
+    }
 
     #[test]
     fn every_code_is_named_once() {

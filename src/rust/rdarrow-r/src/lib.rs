@@ -224,6 +224,10 @@ fn rdata_read_impl(
     read_value(&doc, objs).unwrap_or_else(|e| error_value(&e))
 }
 
+/// Objects R rebuilds that nest at most this deep are serialized for it on
+/// the main thread (deeper: on a worker's deep stack).
+const WRITE_HERE_MAX_DEPTH: usize = 1000;
+
 /// The result of a read for R: list(values, fallback, names, rebuild), or
 /// an error value. Main thread only.
 fn read_value(
@@ -290,9 +294,15 @@ fn read_value(
             data: rdarrow_arrow::tree::VectorData::List(rebuild),
             attributes: None,
         }));
-        // written on a worker's deep stack: such objects may nest deeply
-        // (the writer only reads the R vectors the tree holds)
-        let bytes = job::run("Writing", || rdarrow_arrow::object_to_rds(doc, &all))?;
+        // an object nesting deeply is written on a worker's deep stack
+        // (the writer only reads the R vectors the tree holds), the others
+        // here
+        let write = || rdarrow_arrow::object_to_rds(doc, &all);
+        let bytes = if all.nests_deeper_than(&doc.refs, WRITE_HERE_MAX_DEPTH) {
+            job::run("Writing", write)?
+        } else {
+            write()?
+        };
         Raw::from_bytes(&bytes).into()
     };
     Ok(list!(
@@ -544,6 +554,21 @@ fn local_file_impl(file: &str) -> Robj {
     }
 }
 
+/// The R data files of directory `dir` (`label`: as the user named it),
+/// relative to it, or an error value.
+/// @noRd
+#[extendr]
+fn data_files_in_impl(dir: &str, label: &str) -> Robj {
+    match rdarrow_arrow::data_files_in(std::path::Path::new(dir), label) {
+        Ok(files) => files
+            .iter()
+            .map(|f| f.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .into(),
+        Err(e) => error_value(&e),
+    }
+}
+
 /// Put `value` in place as element `element` (1-based) of list `x`, which
 /// was just made and is referenced nowhere else (a patch of
 /// [`rdata_read_impl`]'s).
@@ -786,6 +811,7 @@ extendr_module! {
     fn stream_is_live_impl;
     fn set_element_impl;
     fn local_file_impl;
+    fn data_files_in_impl;
     fn xptr_address_impl;
     fn arrow_to_rdata_impl;
     fn ipc_to_rdata_impl;
