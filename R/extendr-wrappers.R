@@ -16,13 +16,13 @@ NULL
 #' @export
 rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 
-#' List the objects in a file (payloads skipped).
+#' List the objects in a file (payloads skipped): the listing data frame.
 #' @noRd
 rdata_list_impl <- function(path, stream_name, max_depth, recursive) .Call(wrap__rdata_list_impl, path, stream_name, max_depth, recursive)
 
 #' List the objects of several files (`labels`: the files as the user
 #' named them, for errors), read on several threads at once: one listing
-#' with `file`, each row's file (from 1).
+#' with a first column `file`, each row's file as the user named it.
 #' @noRd
 rdata_list_files_impl <- function(paths, labels, stream_names, max_depth, recursive) .Call(wrap__rdata_list_files_impl, paths, labels, stream_names, max_depth, recursive)
 

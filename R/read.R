@@ -57,34 +57,14 @@ rdata_objects <- function(file, recursive = FALSE) {
   src <- data_source(file, dirs = TRUE)
   on.exit(src$done(), add = TRUE)
   if (!is.null(src$files)) return(list_files(src$files, recursive, sys.call()))
-  listing(check_engine(rdata_list_impl(src$path, src$name, max_depth(), recursive), call = sys.call()))
+  check_engine(rdata_list_impl(src$path, src$name, max_depth(), recursive), call = sys.call())
 }
 
 # The listing of several files at once: a `file` column first.
 list_files <- function(files, recursive, call) {
   src <- files_source(files)
-  res <- check_engine(rdata_list_files_impl(src$paths, src$labels, src$names, max_depth(), recursive),
-                      call = call)
-  listing(res, file = src$labels[res$file])
-}
-
-# The listing data frame of the engine's columns `res`.
-listing <- function(res, file = NULL) {
-  name <- res$name
-  # the data frame data.frame() would make, without its checks' cost
-  structure(
-    c(if (!is.null(file)) list(file = file), list(
-      name = name,
-      class = res$class,
-      type = res$type_name,
-      length = res$length,
-      nrow = res$nrow,
-      ncol = res$ncol,
-      bytes = res$bytes
-    )),
-    row.names = .set_row_names(length(name)),
-    class = "data.frame"
-  )
+  check_engine(rdata_list_files_impl(src$paths, src$labels, src$names, max_depth(), recursive),
+               call = call)
 }
 
 #' Read the objects of an R data file

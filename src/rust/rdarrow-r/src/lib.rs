@@ -68,7 +68,7 @@ fn rdarrow_engine_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-/// List the objects in a file (payloads skipped).
+/// List the objects in a file (payloads skipped): the listing data frame.
 /// @noRd
 #[extendr]
 fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: bool) -> Robj {
@@ -81,28 +81,65 @@ fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: boo
     }
 }
 
-/// The columns of a listing, with (where given) `file`, the position from
-/// 1 of the file each row comes from.
-fn listing_value(infos: &[rdarrow_arrow::summary::ObjectInfo], file: Option<Vec<i32>>) -> Robj {
-    // R's NA where a listing has no value (a NaN the R side would convert)
+/// A listing as the data frame `rdata_objects()` returns, with (where
+/// given) a first column `file`: the file each row comes from.
+fn listing_value(infos: &[rdarrow_arrow::summary::ObjectInfo], file: Option<Vec<String>>) -> Robj {
+    // R's NA where a listing has no value
     let na = |x: Option<f64>| x.unwrap_or_else(rdarrow_arrow::tree::na::real);
-    let columns = list!(
-        name = infos.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
-        class = infos.iter().map(|i| i.class.clone()).collect::<Vec<_>>(),
-        type_name = infos
+    let mut names: Vec<&str> = Vec::with_capacity(8);
+    let mut columns: Vec<Robj> = Vec::with_capacity(8);
+    if let Some(file) = file {
+        names.push("file");
+        columns.push(file.into());
+    }
+    names.extend(["name", "class", "type", "length", "nrow", "ncol", "bytes"]);
+    columns.extend([
+        infos
+            .iter()
+            .map(|i| i.name.clone())
+            .collect::<Vec<_>>()
+            .into(),
+        infos
+            .iter()
+            .map(|i| i.class.clone())
+            .collect::<Vec<_>>()
+            .into(),
+        infos
             .iter()
             .map(|i| i.type_name.clone())
-            .collect::<Vec<_>>(),
-        length = infos.iter().map(|i| na(i.length)).collect::<Vec<_>>(),
-        nrow = infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>(),
-        ncol = infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>(),
-        bytes = infos
+            .collect::<Vec<_>>()
+            .into(),
+        infos
+            .iter()
+            .map(|i| na(i.length))
+            .collect::<Vec<_>>()
+            .into(),
+        infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>().into(),
+        infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>().into(),
+        infos
             .iter()
             .map(|i| i.bytes.map_or(f64::NAN, |b| b as f64))
-            .collect::<Vec<_>>(),
-        file = file.map_or_else(|| Robj::from(()), Robj::from)
-    );
-    columns.into()
+            .collect::<Vec<_>>()
+            .into(),
+    ]);
+    let frame = List::from_names_and_values(names, columns).map(Robj::from);
+    // a data frame's compact row names, as .set_row_names() makes them
+    let n = infos.len() as i32;
+    let row_names: Robj = if n == 0 {
+        Vec::<i32>::new().into()
+    } else {
+        vec![i32::MIN, -n].into()
+    };
+    match frame.and_then(|mut f| {
+        f.set_attrib(row_names_symbol(), row_names)?;
+        f.set_class(["data.frame"])?;
+        Ok(f)
+    }) {
+        Ok(f) => f,
+        Err(e) => error_value(&rdarrow_arrow::Error::internal(format!(
+            "cannot make the listing: {e}"
+        ))),
+    }
 }
 
 /// An error of the file `label` among several: its message says which.
@@ -114,7 +151,7 @@ fn in_file(e: &rdarrow_arrow::Error, label: &str) -> Robj {
 
 /// List the objects of several files (`labels`: the files as the user
 /// named them, for errors), read on several threads at once: one listing
-/// with `file`, each row's file (from 1).
+/// with a first column `file`, each row's file as the user named it.
 /// @noRd
 #[extendr]
 fn rdata_list_files_impl(
@@ -138,7 +175,7 @@ fn rdata_list_files_impl(
         &mut || {},
         &mut |i, listed: rdarrow_arrow::Result<(Document, Vec<_>)>| match listed {
             Ok((_, found)) => {
-                file.extend(std::iter::repeat_n(i as i32 + 1, found.len()));
+                file.extend(std::iter::repeat_n(labels[i].clone(), found.len()));
                 infos.extend(found);
                 std::ops::ControlFlow::Continue(())
             }
