@@ -538,19 +538,25 @@ pub fn apply_r_metadata(
     Ok((frame, shape))
 }
 
-/// The `"r"` schema metadata, as the R object it serializes.
+/// The `"r"` schema metadata, as the R object it serializes (parsed on
+/// this thread where its stack allows: metadata is small, and a thread of
+/// its own would cost more than the parse).
 fn parse_r_metadata(md: &str) -> Result<crate::Document> {
-    let doc =
-        crate::read_bytes(md.as_bytes().to_vec(), &crate::ReadOptions::default()).map_err(|e| {
-            crate::Error::corrupt(format!(
-                "the \"r\" schema metadata is not a valid R serialization: {e}"
-            ))
-        })?;
+    let read = |bytes: Vec<u8>| {
+        let opts = crate::ReadOptions::default();
+        crate::read_here(&opts, |o| crate::read_bytes(bytes.clone(), o))
+            .unwrap_or_else(|| crate::read_bytes(bytes, &opts))
+    };
+    let doc = read(md.as_bytes().to_vec()).map_err(|e| {
+        crate::Error::corrupt(format!(
+            "the \"r\" schema metadata is not a valid R serialization: {e}"
+        ))
+    })?;
     // arrow R gzips large metadata: serialize(memCompress(x, "gzip"))
     if let RObject::Vector(v) = &doc.root {
         if let VectorData::Raw(b) = &v.data {
             let inner = crate::compression::inflate_zlib_or_gzip(b)?;
-            return crate::read_bytes(inner, &crate::ReadOptions::default());
+            return read(inner);
         }
     }
     Ok(doc)

@@ -320,11 +320,16 @@ pub fn batch_of(
     threads: usize,
 ) -> Result<RecordBatch> {
     let schema = src.schema();
-    let cols = per_column(schema.fields().len(), threads, |j| {
-        src.column(j, start, len)
-    })?;
+    let ncols = schema.fields().len();
+    // a small batch on this thread: starting threads costs more
+    let threads = if len.saturating_mul(ncols) < PARALLEL_MIN_CELLS { 1 } else { threads };
+    let cols = per_column(ncols, threads, |j| src.column(j, start, len))?;
     assemble(schema, cols, len)
 }
+
+/// Work below this many values (rows times columns, or payload bytes) is
+/// done on the calling thread: starting threads would cost more than it.
+pub const PARALLEL_MIN_CELLS: usize = 1 << 16;
 
 /// The record batch of `len` rows of these columns.
 pub fn assemble(schema: SchemaRef, cols: Vec<ArrayRef>, len: usize) -> Result<RecordBatch> {
