@@ -710,13 +710,19 @@ impl<'a> Parser<'a> {
         })))
     }
 
+    /// Whether a payload read here may go to the consumer's memory: not in
+    /// attributes, environments or byte code, and not skipped.
+    fn in_consumer_places(&self) -> bool {
+        self.in_attr == 0 && self.in_env == 0 && self.in_code == 0 && !self.skipping
+    }
+
     /// An atomic payload decoded into memory the consumer gives, where it
     /// gives it ([`Consumer::allocate`]).
     fn placed(&mut self, t: u8, len: u64) -> Result<Option<VectorData>> {
         let Some(allocator) = &self.allocator else {
             return Ok(None);
         };
-        if self.in_attr > 0 || self.in_env > 0 || self.in_code > 0 || self.skipping {
+        if !self.in_consumer_places() {
             return Ok(None);
         }
         if !matches!(t, sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW) {
@@ -760,7 +766,7 @@ impl<'a> Parser<'a> {
         let (Some(allocator), Some(header)) = (&self.allocator, &self.header) else {
             return Ok(None);
         };
-        if self.in_attr > 0 || self.in_env > 0 || self.in_code > 0 || self.skipping {
+        if !self.in_consumer_places() {
             return Ok(None);
         }
         let Some(mut sink) = allocator.strings(len, header) else {

@@ -840,7 +840,8 @@ impl StringVectorBuilder {
         let n = self.n;
         let grow = move |i: usize| n.min(i.max(1 << 16));
         if i == self.offsets.capacity() - 1 && self.large.is_none() {
-            self.offsets.reserve_exact(grow(i));
+            // no further than the declared length
+            self.offsets.reserve_exact(n.saturating_sub(i).min(grow(i)));
         }
         match self.first_levels {
             None => self.first_levels = Some(levels),

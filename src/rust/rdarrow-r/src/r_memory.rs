@@ -156,7 +156,7 @@ impl Consumer for RAllocator {
         }
         // SAFETY: on the main thread; `kept` lives as long as this
         let (_, x) = unsafe { allocate_in(self.kept as SEXP, sxp::STR, len)? };
-        Some(Box::new(RStrings {
+        Some(Box::new(RStringSink {
             x,
             next: 0,
             native: header.native_encoding.clone(),
@@ -172,7 +172,7 @@ impl RAllocator {
 
 /// A character vector being read on the main thread: each string becomes
 /// its CHARSXP in the R vector as it arrives.
-struct RStrings {
+struct RStringSink {
     /// The vector (an `SEXP`, protected by the allocator's set).
     x: usize,
     next: R_xlen_t,
@@ -180,7 +180,7 @@ struct RStrings {
     native: Option<Vec<u8>>,
 }
 
-impl StringSink for RStrings {
+impl StringSink for RStringSink {
     fn push(&mut self, bytes: Option<&[u8]>, levels: u16) {
         // SAFETY: main thread (`strings` makes this only there); the reader
         // pushes exactly the vector's length, and no string with a NUL

@@ -322,7 +322,11 @@ pub fn batch_of(
     let schema = src.schema();
     let ncols = schema.fields().len();
     // a small batch on this thread: starting threads costs more
-    let threads = if len.saturating_mul(ncols) < PARALLEL_MIN_CELLS { 1 } else { threads };
+    let threads = if len.saturating_mul(ncols) < PARALLEL_MIN_CELLS {
+        1
+    } else {
+        threads
+    };
     let cols = per_column(ncols, threads, |j| src.column(j, start, len))?;
     assemble(schema, cols, len)
 }

@@ -308,7 +308,11 @@ fn convert_columns(
     let cost = |c: &Cow<'_, RObject>| crate::summary::r_length(c, conv.refs) * payload_width(c);
     // a small table on this thread: starting threads costs more
     let total: u64 = columns.iter().map(cost).sum();
-    let threads = if total < crate::arrow::rows::PARALLEL_MIN_CELLS as u64 { 1 } else { threads };
+    let threads = if total < crate::arrow::rows::PARALLEL_MIN_CELLS as u64 {
+        1
+    } else {
+        threads
+    };
     // largest columns first, so that the threads finish together
     crate::arrow::rows::in_parallel(columns, threads, cost, convert_one)
 }
