@@ -79,6 +79,7 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
   attr(s, "rdarrow_object") <- res$object
   attr(s, "rdarrow_nrow") <- res$nrow
   attr(s, "rdarrow_schema") <- res$schema
+  attr(s, "rdarrow_shape") <- res$shape
   class(s) <- c("rdarrow_array_stream", "nanoarrow_array_stream")
   s
 }
@@ -291,4 +292,56 @@ as_record_batch_reader.rdarrow_array_stream <- function(x, ...) {
 #' @exportS3Method arrow::as_arrow_table
 as_arrow_table.rdarrow_array_stream <- function(x, ..., schema = NULL) {
   arrow::as_arrow_table(arrow::RecordBatchReader$import_from_c(stream_for_consumer(x)))
+}
+
+# Whether the stream is one vector's (its table has that vector's one column).
+is_vector_stream <- function(x) identical(attr(x, "rdarrow_shape"), "vector")
+
+#' @rdname arrow-methods
+#' @param type Passed on to arrow (a cast), as arrow's own methods do.
+#' @details A stream of a vector object gives that vector's own array
+#'   (a `DoubleArray`, a `DictionaryArray` for a factor, ...) in
+#'   `as_arrow_array()`, `as_chunked_array()` and
+#'   `nanoarrow::as_nanoarrow_array()`; a data frame's gives a struct array,
+#'   as arrow does for data frames.
+#' @exportS3Method arrow::as_chunked_array
+as_chunked_array.rdarrow_array_stream <- function(x, ..., type = NULL) {
+  if (!is_vector_stream(x)) {
+    return(NextMethod())
+  }
+  chunked <- as_arrow_table.rdarrow_array_stream(x)[[1]]
+  if (is.null(type)) chunked else arrow::as_chunked_array(chunked, type = type)
+}
+
+#' @rdname arrow-methods
+#' @exportS3Method arrow::as_arrow_array
+as_arrow_array.rdarrow_array_stream <- function(x, ..., type = NULL) {
+  if (!is_vector_stream(x)) {
+    return(NextMethod())
+  }
+  chunked <- as_chunked_array.rdarrow_array_stream(x, type = type)
+  if (chunked$num_chunks == 1L) chunked$chunk(0L) else arrow::as_arrow_array(chunked)
+}
+
+#' @rdname arrow-methods
+#' @param schema Passed on to nanoarrow (a conversion), as nanoarrow's own
+#'   methods do.
+#' @exportS3Method nanoarrow::as_nanoarrow_array
+as_nanoarrow_array.rdarrow_array_stream <- function(x, ..., schema = NULL) {
+  s <- stream_for_consumer(x)
+  vector <- is_vector_stream(s)
+  class(s) <- "nanoarrow_array_stream"
+  arrays <- nanoarrow::collect_array_stream(s)
+  if (vector) arrays <- lapply(arrays, function(a) a$children[[1L]])
+  out <- if (length(arrays) == 1L) {
+    arrays[[1L]]
+  } else {
+    # several batches: joined by arrow, when installed
+    if (!requireNamespace("arrow", quietly = TRUE)) {
+      abort_usage("joining the stream's batches into one array needs the arrow package; read it with chunk_size = NULL, or install arrow.")
+    }
+    chunks <- lapply(arrays, arrow::as_arrow_array)
+    nanoarrow::as_nanoarrow_array(do.call(arrow::concat_arrays, chunks))
+  }
+  if (is.null(schema)) out else nanoarrow::as_nanoarrow_array(out, schema = schema)
 }

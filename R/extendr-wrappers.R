@@ -109,7 +109,7 @@ xptr_address_impl <- function(x) .Call(wrap__xptr_address_impl, x)
 
 #' Write an Arrow C stream as .RData/.rds.
 #' @noRd
-arrow_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__arrow_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version)
+arrow_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array) .Call(wrap__arrow_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array)
 
 #' Write an Arrow IPC file or stream as .RData/.rds.
 #' @noRd

@@ -36,7 +36,12 @@
 #' @param x An Arrow C stream (`rdarrow_array_stream` or
 #'   `nanoarrow_array_stream`), an arrow `Table`, `RecordBatch`,
 #'   `RecordBatchReader` or `Dataset` (say from `arrow::open_dataset()`
-#'   over Parquet files), or a data frame. A stream is consumed.
+#'   over Parquet files), an arrow `Array`, `ChunkedArray` or `Scalar`
+#'   (written as the R vector it maps to, a data frame for a struct), a
+#'   `nanoarrow_array` or anything else with an
+#'   `nanoarrow::as_nanoarrow_array_stream()` method (a stream of a type
+#'   other than struct is one vector), or a data frame. A stream is
+#'   consumed.
 #' @param file Path of the file to write. A name ending in `.rds` gets
 #'   `saveRDS()`'s format (one unnamed object), anything else `save()`'s.
 #' @param name Name of the object in the file; by default the expression
@@ -64,23 +69,49 @@ arrow_to_rdata <- function(x, file, name = NULL,
                            ascii = FALSE, threads = NULL) {
   if (is.null(name)) name <- paste(deparse(substitute(x)), collapse = " ")
   o <- write_options(file, name, compress, compression_level, version, ascii, threads)
+  write_stream <- function(s, one_array = FALSE) {
+    arrow_to_rdata_impl(s, o$file, o$name, o$compress, o$level, o$version, o$ascii,
+                        o$threads, o$rds, o$writer, one_array)
+  }
   res <- if (inherits(x, "nanoarrow_array_stream")) {
-    check_stream_pointer(x)
-    arrow_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+    write_stream(check_stream_pointer(x))
+  } else if (inherits(x, c("Array", "ChunkedArray", "Scalar")) && inherits(x, "ArrowObject")) {
+    # one array: the R vector it maps to (a data frame for a struct)
+    if (inherits(x, "Scalar")) x <- x$as_array()
+    write_stream(export_reader(arrow::arrow_table(value = x)), one_array = TRUE)
   } else if (inherits(x, "ArrowObject")) {
-    s <- new_stream_impl()
-    reader <- if (inherits(x, "Dataset")) arrow::Scanner$create(x)$ToRecordBatchReader()
-              else arrow::as_record_batch_reader(x)
-    reader$export_to_c(s)
-    arrow_to_rdata_impl(s, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+    reader <- if (inherits(x, "Dataset")) arrow::Scanner$create(x)$ToRecordBatchReader() else x
+    write_stream(export_reader(reader))
   } else if (is.data.frame(x)) {
     object_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+  } else if (has_nanoarrow_stream_method(x)) {
+    # nanoarrow arrays and anything nanoarrow streams; a stream of a type
+    # other than struct is one array
+    write_stream(nanoarrow::as_nanoarrow_array_stream(x))
   } else {
-    abort_usage(paste0("`x` must be an Arrow stream, an arrow Table/RecordBatch/RecordBatchReader, or a data frame, not ",
+    abort_usage(paste0("`x` must be an Arrow stream, an arrow Table/RecordBatch/RecordBatchReader/Dataset/Array/ChunkedArray/Scalar, ",
+                       "a nanoarrow array or anything with an as_nanoarrow_array_stream() method, or a data frame, not ",
                        paste(class(x), collapse = "/"), "."))
   }
   check_engine(res)
   invisible(file)
+}
+
+# An arrow R table or reader exported as a C stream.
+export_reader <- function(x) {
+  s <- new_stream_impl()
+  arrow::as_record_batch_reader(x)$export_to_c(s)
+  s
+}
+
+# Whether nanoarrow can make a stream of `x` (a method of its generic for
+# one of x's classes).
+has_nanoarrow_stream_method <- function(x) {
+  if (!requireNamespace("nanoarrow", quietly = TRUE)) return(FALSE)
+  ns <- asNamespace("nanoarrow")
+  any(vapply(class(x), function(cl) {
+    !is.null(utils::getS3method("as_nanoarrow_array_stream", cl, optional = TRUE, envir = ns))
+  }, logical(1)))
 }
 
 #' Convert an Arrow IPC file or stream to an R data file

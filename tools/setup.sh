@@ -37,6 +37,7 @@ apt_packages=(
   r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
   r-cran-withr r-cran-callr r-cran-jsonlite r-cran-waldo r-cran-matrix
+  r-cran-nlme
   qpdf devscripts  # what R CMD check --as-cran uses (PDF sizes, checkbashisms)
   python3-venv libpython3-dev
 )

@@ -97,6 +97,99 @@ pub fn to_utf8<'a>(
     }
 }
 
+/// Text for a string whose bytes are not valid UTF-8 (marked UTF-8 yet
+/// holding other bytes, flagged as bytes, or in a native encoding that does
+/// not decode): rdarrow's one rule, so that every consumer gets valid text.
+///
+/// - When the string holds no valid multi-byte UTF-8 character and no
+///   cut-off one (its bytes above 0x7F stand alone), it is single-byte
+///   text: each byte is read as Windows-1252 (Latin-1 with the printable
+///   0x80-0x9F; every byte maps), as such text nearly always is.
+/// - Otherwise (UTF-8 with damage), each invalid sequence becomes U+FFFD.
+pub fn repair_text(bytes: &[u8]) -> String {
+    let single_byte = bytes
+        .utf8_chunks()
+        .all(|c| c.valid().is_ascii() && c.invalid().len() <= 1);
+    if single_byte {
+        encoding_rs::WINDOWS_1252
+            .decode_without_bom_handling(bytes)
+            .0
+            .into_owned()
+    } else {
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+/// A string as Arrow utf8 text: its UTF-8 bytes ([`to_utf8`]), or its
+/// repaired text ([`repair_text`]) when they are not valid UTF-8; the flag
+/// says it was repaired.
+pub fn arrow_text<'a>(bytes: &'a [u8], lv: u16, native: Option<&[u8]>) -> (Cow<'a, str>, bool) {
+    let (_, u) = to_utf8(bytes, lv, native);
+    match u {
+        Cow::Borrowed(b) => match std::str::from_utf8(b) {
+            Ok(s) => (Cow::Borrowed(s), false),
+            Err(_) => (Cow::Owned(repair_text(bytes)), true),
+        },
+        Cow::Owned(v) => match String::from_utf8(v) {
+            Ok(s) => (Cow::Owned(s), false),
+            Err(_) => (Cow::Owned(repair_text(bytes)), true),
+        },
+    }
+}
+
+/// The strings of a character vector that would not come back
+/// `identical()` from their Arrow text: those repaired ([`arrow_text`]) and
+/// those flagged as bytes (R compares them byte for byte, encoding
+/// included). They travel in rdarrow's metadata and are put back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Unfaithful {
+    /// Their positions (0-based).
+    pub rows: Vec<usize>,
+    /// How many were repaired.
+    pub repaired: usize,
+    /// The first of those (0-based).
+    pub first_repaired: Option<usize>,
+}
+
+/// [`Unfaithful`] of `s` (a stream of native encoding `native`): `None`
+/// when every string comes back as it is (checked in one pass over the
+/// bytes when all are UTF-8 or ASCII).
+pub fn unfaithful_strings(
+    s: &crate::tree::StringVector,
+    native: Option<&[u8]>,
+) -> Option<Unfaithful> {
+    use crate::tree::StringLevels;
+    let native_utf8 = native.is_none_or(is_utf8_name);
+    let plain = |l: u16| {
+        l & (levels::LATIN1 | levels::BYTES) == 0
+            && (l & (levels::UTF8 | levels::ASCII) != 0 || native_utf8)
+    };
+    let all_plain = match &s.levels {
+        StringLevels::Uniform(l) => plain(*l),
+        StringLevels::PerElement(v) => v.iter().all(|&l| plain(l)),
+    };
+    if all_plain && std::str::from_utf8(&s.data).is_ok() {
+        return None;
+    }
+    let mut out = Unfaithful::default();
+    for i in 0..s.len() {
+        let Some(b) = s.get(i) else { continue };
+        let lv = s.levels(i);
+        if b.is_ascii() {
+            continue;
+        }
+        let (_, repaired) = arrow_text(b, lv, native);
+        if repaired {
+            out.repaired += 1;
+            out.first_repaired.get_or_insert(i);
+            out.rows.push(i);
+        } else if lv & levels::BYTES != 0 {
+            out.rows.push(i);
+        }
+    }
+    (!out.rows.is_empty()).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +205,28 @@ mod tests {
         let (e, b) = to_utf8(b"\xff", levels::BYTES, Some(b"UTF-8"));
         assert_eq!(e, CharEncoding::Bytes);
         assert_eq!(&*b, b"\xff");
+    }
+
+    #[test]
+    fn repairs_single_byte_text_as_windows_1252() {
+        // a Latin-1 / Windows-1252 name marked UTF-8
+        assert_eq!(repair_text(b"Jos\xe9 \x93quoted\x94"), "José \u{201c}quoted\u{201d}");
+        assert_eq!(repair_text(b"a\xcc_b"), "a\u{cc}_b");
+        // a lone lead byte at the end is single-byte text too
+        assert_eq!(repair_text(b"caf\xe9"), "café");
+    }
+
+    #[test]
+    fn repairs_damaged_utf8_with_replacement_characters() {
+        // valid UTF-8 beside an invalid byte: damaged UTF-8
+        assert_eq!(repair_text(b"\xc3\xa9\xff"), "é\u{fffd}");
+        // a cut-off three-byte sequence
+        assert_eq!(repair_text(b"ab\xe2\x82"), "ab\u{fffd}");
+        let (t, repaired) = arrow_text(b"ab\xe2\x82", levels::UTF8, None);
+        assert!(repaired);
+        assert_eq!(t, "ab\u{fffd}");
+        let (t, repaired) = arrow_text("é".as_bytes(), levels::UTF8, None);
+        assert!(!repaired);
+        assert_eq!(t, "é");
     }
 }

@@ -714,6 +714,28 @@ impl Input {
         Ok((flags, len))
     }
 
+    /// [`Self::skip_charsxp`], also saying whether the string is plain
+    /// text that Arrow takes as it is: ASCII, Latin-1, or valid UTF-8 not
+    /// flagged as bytes (false when that is not known cheaply).
+    #[inline(always)]
+    pub fn skip_charsxp_text(&mut self) -> Result<(i32, i32, bool)> {
+        if self.format == Format::Xdr && self.end - self.pos >= 8 {
+            let p = self.pos;
+            let flags = i32::from_be_bytes(self.buf[p..p + 4].try_into().unwrap());
+            let len = i32::from_be_bytes(self.buf[p + 4..p + 8].try_into().unwrap());
+            if flags & 0xff == 9 && len >= -1 && (len.max(0) as usize) <= self.end - p - 8 {
+                let lv = crate::tree::unpack(flags).flags.levels;
+                let bytes = &self.buf[p + 8..p + 8 + len.max(0) as usize];
+                let plain = lv & (crate::tree::levels::ASCII | crate::tree::levels::LATIN1) != 0
+                    || (lv & crate::tree::levels::BYTES == 0 && std::str::from_utf8(bytes).is_ok());
+                self.pos = p + 8 + len.max(0) as usize;
+                return Ok((flags, len, plain));
+            }
+        }
+        let (flags, len) = self.skip_charsxp()?;
+        Ok((flags, len, false))
+    }
+
     /// Skip the next CHARSXP of a character vector, returning its flags
     /// and length.
     #[inline(always)]

@@ -817,6 +817,7 @@ impl<'a> Parser<'a> {
     fn deferred(&mut self, t: u8, len: u64) -> Result<VectorData> {
         let start = self.inp.offset();
         let mut marks = Vec::new();
+        let mut plain_text = true;
         match t {
             sxp::LGL | sxp::INT => self.inp.skip_fixed(len, 4, false)?,
             sxp::REAL => self.inp.skip_fixed(len, 8, true)?,
@@ -827,7 +828,7 @@ impl<'a> Parser<'a> {
                     if i % Deferred::STRIDE == 0 {
                         marks.push(self.inp.offset());
                     }
-                    self.skip_strings(1)?;
+                    plain_text &= self.skip_string_text(i)?;
                 }
             }
         }
@@ -837,7 +838,24 @@ impl<'a> Parser<'a> {
             start,
             end: self.inp.offset(),
             marks: marks.into(),
+            plain_text,
         }))
+    }
+
+    /// Skip string `i` of a character vector: whether it is plain text
+    /// ([`crate::input::Input::skip_charsxp_text`]).
+    fn skip_string_text(&mut self, i: u64) -> Result<bool> {
+        let (f, len, plain) = self.inp.skip_charsxp_text().map_err(|e| self.err(e))?;
+        if (f as u32 & 0xff) as u8 != sxp::CHAR {
+            return Err(self.corrupt(format!(
+                "element {} of a character vector is not a string",
+                i + 1
+            )));
+        }
+        if len < -1 {
+            return Err(self.corrupt(format!("negative string length {len}")));
+        }
+        Ok(plain)
     }
 
     fn skip_strings(&mut self, n: u64) -> Result<()> {

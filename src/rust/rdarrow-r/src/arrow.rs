@@ -157,6 +157,7 @@ pub fn to_arrow(
         .collect();
     let addresses = buffer_addresses(&table);
     let warnings = table.warnings.clone();
+    let shape = rdarrow_arrow::arrow::metadata::object_shape(&table.schema);
     let stream = Box::new(into_ffi_stream(table));
     list!(
         stream = stream_xptr(stream),
@@ -164,7 +165,8 @@ pub fn to_arrow(
         nrow = nrow,
         schema = schema,
         addresses = addresses,
-        warnings = warnings
+        warnings = warnings,
+        shape = shape
     )
     .into()
 }
@@ -208,6 +210,7 @@ fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) 
         .collect();
     let nrow = t.source.num_rows() as f64;
     let warnings = t.source.warnings();
+    let shape = rdarrow_arrow::arrow::metadata::object_shape(&t.source.schema());
     let stream = Box::new(rdarrow_arrow::arrow::ipc::streamed_ffi_stream(
         t.source,
         t.group_rows,
@@ -218,7 +221,8 @@ fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) 
         nrow = nrow,
         schema = schema,
         addresses = Vec::<f64>::new(),
-        warnings = warnings
+        warnings = warnings,
+        shape = shape
     )
     .into()
 }

@@ -3,15 +3,19 @@
 
 use crate::errors::error_value;
 use crate::to_r::{BuildError, RBuilder};
-use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
-use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::SchemaRef;
+use arrow_array::cast::AsArray;
+use arrow_array::ffi_stream::{ArrayStreamReader, FFI_ArrowArrayStream};
+use arrow_array::{Array, ArrayReader, RecordBatch, RecordBatchOptions};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use std::sync::Arc;
 use extendr_api::prelude::*;
 use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_arrow::arrow::from_arrow::{frame_from_batches, object_from_batches, RFrame};
+use rdarrow_arrow::arrow::from_arrow::{
+    frame_from_batches, object_from_batches, vector_from_batches, RFrame,
+};
 use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
 use rdarrow_arrow::{Compression, Error};
 use std::path::Path;
@@ -21,8 +25,10 @@ fn arrow_err(e: impl std::fmt::Display) -> Error {
 }
 
 /// Take the stream out of an external pointer whose address is an
-/// ArrowArrayStream (the struct is left released, as consumers do).
-pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+/// ArrowArrayStream (the struct is left released, as consumers do). A
+/// stream of a type other than struct (one array, as nanoarrow streams a
+/// vector) becomes a table of one column, and the flag says so.
+pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>, bool), Error> {
     let p = unsafe { R_ExternalPtrAddr(x.get()) as *mut FFI_ArrowArrayStream };
     if p.is_null() {
         return Err(Error::usage("the Arrow stream pointer is NULL"));
@@ -33,10 +39,46 @@ pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
             "this Arrow stream was already consumed (streams are single-use)",
         ));
     }
-    let reader = unsafe { RecordBatchStreamReader::from_raw(p) }.map_err(arrow_err)?;
-    let schema = reader.schema();
-    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(arrow_err)?;
-    Ok((schema, batches))
+    let reader = unsafe { ArrayStreamReader::from_raw(p) }.map_err(arrow_err)?;
+    let field = reader.field().clone();
+    if let DataType::Struct(fields) = field.data_type() {
+        // a table: the stream's schema metadata is its struct's
+        let schema = Arc::new(Schema::new_with_metadata(
+            fields.clone(),
+            field.metadata().clone(),
+        ));
+        let mut batches = Vec::new();
+        for array in reader {
+            let array = array.map_err(arrow_err)?;
+            let columns = array.as_struct().columns().to_vec();
+            let batch = RecordBatch::try_new_with_options(
+                schema.clone(),
+                columns,
+                &RecordBatchOptions::new().with_row_count(Some(array.len())),
+            )
+            .map_err(arrow_err)?;
+            batches.push(batch);
+        }
+        return Ok((schema, batches, false));
+    }
+    let name = if field.name().is_empty() {
+        "value".to_string()
+    } else {
+        field.name().clone()
+    };
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        name,
+        field.data_type().clone(),
+        true,
+    )
+    .with_metadata(field.metadata().clone())]));
+    let mut batches = Vec::new();
+    for array in reader {
+        rdarrow_arrow::cancel::check()?;
+        let array = array.map_err(arrow_err)?;
+        batches.push(RecordBatch::try_new(schema.clone(), vec![array]).map_err(arrow_err)?);
+    }
+    Ok((schema, batches, true))
 }
 
 /// How to write the R data file, from the R wrapper's arguments.
@@ -66,14 +108,23 @@ pub fn write_opts(
     })
 }
 
+/// Write the object of a table as an R data file; `one_array`: the table
+/// is one array's (a vector, or a data frame for a struct).
 pub fn frame_to_file(
     path: &str,
-    batches: Result<(SchemaRef, Vec<RecordBatch>), Error>,
+    batches: Result<(SchemaRef, Vec<RecordBatch>, bool), Error>,
+    one_array: bool,
     o: &ObjectFileOptions,
 ) -> Robj {
     let res = crate::job::run("Writing", || {
         batches
-            .and_then(|(schema, batches)| object_from_batches(&schema, &batches))
+            .and_then(|(schema, batches, array)| {
+                if array || one_array {
+                    vector_from_batches(&schema, &batches)
+                } else {
+                    object_from_batches(&schema, &batches)
+                }
+            })
             .and_then(|f: RFrame| write_object_file(Path::new(path), f.object, f.refs, o))
     });
     match res {
@@ -86,7 +137,7 @@ pub fn frame_to_file(
 pub fn stream_to_df(x: &Robj) -> Robj {
     let imported = import_stream(x);
     let frame = match crate::job::run("Converting", || {
-        imported.and_then(|(s, b)| frame_from_batches(&s, &b))
+        imported.and_then(|(s, b, _)| frame_from_batches(&s, &b))
     }) {
         Ok(f) => f,
         Err(e) => return error_value(&e),

@@ -655,6 +655,7 @@ fn arrow_to_rdata_impl(
     threads: i32,
     rds: bool,
     writer_version: i32,
+    one_array: bool,
 ) -> Robj {
     match from_arrow::write_opts(
         name,
@@ -668,7 +669,7 @@ fn arrow_to_rdata_impl(
     ) {
         Ok(o) => {
             let batches = from_arrow::import_stream(&x);
-            from_arrow::frame_to_file(file, batches, &o)
+            from_arrow::frame_to_file(file, batches, one_array, &o)
         }
         Err(e) => error_value(&e),
     }

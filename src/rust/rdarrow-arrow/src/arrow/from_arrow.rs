@@ -57,6 +57,36 @@ pub fn object_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Resul
     })
 }
 
+/// The R value of a table's one column: an Arrow array (or chunked array,
+/// or scalar) given on its own becomes the R vector it maps to, a struct
+/// a data frame. A table whose `"r"` metadata records an object's shape
+/// becomes that object, as [`object_from_batches`] makes it.
+pub fn vector_from_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RFrame> {
+    if schema.fields().len() != 1 {
+        return Err(Error::usage(format!(
+            "an Arrow array is one column, not {}",
+            schema.fields().len()
+        )));
+    }
+    let mut m = ObjectMaker::default();
+    let (frame, shape) = convert_with(&mut m, schema, batches)?;
+    let object = match shape {
+        Some(shape) => super::metadata::restore_shape(&mut m, frame, &shape)?,
+        None => match frame {
+            RObject::Vector(v) => match v.data {
+                VectorData::List(mut items) if items.len() == 1 => items.pop().unwrap(),
+                data => RObject::Vector(Box::new(Vector { data, ..*v })),
+            },
+            other => other,
+        },
+    };
+    crate::validate::check_for_r(&object, &m.refs)?;
+    Ok(RFrame {
+        object,
+        refs: m.refs,
+    })
+}
+
 /// As [`object_from_batches`], its symbols made by `m`, so that several
 /// objects share one reference table (the objects of one `.RData` file).
 pub fn object_with(
@@ -299,11 +329,13 @@ pub fn write_columns_file(
 ) -> Result<()> {
     let schema = src.schema();
     let notes = schema.metadata().get(super::metadata::FIDELITY_KEY);
+    let keeping = super::metadata::columns_keeping_strings(&schema);
     let noted = |name: &str| {
-        notes.is_some_and(|n| {
-            n.lines()
-                .any(|l| l.split('\t').skip(1).any(|part| part == name))
-        })
+        keeping.iter().any(|k| k == name)
+            || notes.is_some_and(|n| {
+                n.lines()
+                    .any(|l| l.split('\t').skip(1).any(|part| part == name))
+            })
     };
     let mut m = ObjectMaker::default();
     let mut cols = Vec::with_capacity(schema.fields().len());

@@ -44,12 +44,113 @@ pub struct ColumnMeta {
     /// A list whose elements have attributes (names, dimensions, row
     /// names, ...): each element's (arrow R's row-level metadata).
     items: Option<Vec<ColumnMeta>>,
+    /// The strings (of a character vector, or a factor's levels) that do
+    /// not come back from their Arrow text as they are.
+    pub strings: Option<KeptStrings>,
+}
+
+/// Strings of a column kept in the metadata as R holds them (bytes and
+/// encoding), to be put back on the way back
+/// ([`crate::encoding::unfaithful_strings`]): the column's node in the
+/// `"r"` metadata gets `strings = list(rows = <1-based>, values = <the
+/// strings>)`, which arrow R ignores.
+#[derive(Debug, Clone)]
+pub struct KeptStrings {
+    pub found: crate::encoding::Unfaithful,
+    values: RObject,
+}
+
+impl KeptStrings {
+    /// Those of `s` (of a stream of native encoding `native`); rows
+    /// counted from `first_row` (a part of a column read by row range).
+    pub fn of(s: &StringVector, native: Option<&[u8]>, first_row: usize) -> Option<KeptStrings> {
+        let mut found = crate::encoding::unfaithful_strings(s, native)?;
+        let mut b = StringVectorBuilder::new(found.rows.len());
+        for &i in &found.rows {
+            b.data().extend_from_slice(s.bytes(i));
+            b.end(false, s.levels(i));
+        }
+        for r in &mut found.rows {
+            *r += first_row;
+        }
+        if let Some(f) = found.first_repaired.as_mut() {
+            *f += first_row;
+        }
+        Some(KeptStrings {
+            found,
+            values: RObject::Vector(Box::new(Vector {
+                flags: Flags::default(),
+                data: VectorData::Character(b.finish()),
+                attributes: None,
+            })),
+        })
+    }
+
+    /// The strings of a character vector, or of a factor's levels (an
+    /// ALTREP vector expanded), that need keeping.
+    pub(crate) fn of_object(obj: &RObject, refs: &RefTable, native: Option<&[u8]>) -> Option<KeptStrings> {
+        let target = if obj.inherits(refs, "factor") {
+            obj.attribute(refs, "levels")?
+        } else {
+            obj
+        };
+        match target {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Character(s) => KeptStrings::of(s, native, 0),
+                _ => None,
+            },
+            RObject::Altrep(a) => match crate::altrep::expand(a, refs).ok()? {
+                VectorData::Character(s) => KeptStrings::of(&s, native, 0),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Join those of the parts of a column read by row range.
+    pub fn join(parts: Vec<KeptStrings>) -> Option<KeptStrings> {
+        if parts.len() <= 1 {
+            return parts.into_iter().next();
+        }
+        let mut found = crate::encoding::Unfaithful::default();
+        let total: usize = parts.iter().map(|p| p.found.rows.len()).sum();
+        let mut b = StringVectorBuilder::new(total);
+        for p in &parts {
+            found.rows.extend_from_slice(&p.found.rows);
+            found.repaired += p.found.repaired;
+            if found.first_repaired.is_none() {
+                found.first_repaired = p.found.first_repaired;
+            }
+            if let Some(s) = p.values.as_strings() {
+                for i in 0..s.len() {
+                    b.data().extend_from_slice(s.bytes(i));
+                    b.end(false, s.levels(i));
+                }
+            }
+        }
+        Some(KeptStrings {
+            found,
+            values: RObject::Vector(Box::new(Vector {
+                flags: Flags::default(),
+                data: VectorData::Character(b.finish()),
+                attributes: None,
+            })),
+        })
+    }
+
+    fn r_node(&self, m: &mut ObjectMaker) -> RObject {
+        let rows: Vec<i32> = self.found.rows.iter().map(|&r| (r + 1) as i32).collect();
+        m.named_list(
+            &["rows", "values"],
+            vec![crate::build::ints(rows), self.values.clone()],
+        )
+    }
 }
 
 impl ColumnMeta {
     /// The metadata of `obj` itself: its class, type and attributes (not
     /// its columns or elements).
-    pub fn own(obj: &RObject, refs: &RefTable) -> ColumnMeta {
+    pub fn own(obj: &RObject, refs: &RefTable, native: Option<&[u8]>) -> ColumnMeta {
         let attrs = match obj.attributes() {
             Some(a) => pairlist_entries(a, refs)
                 .into_iter()
@@ -57,18 +158,27 @@ impl ColumnMeta {
                 .collect(),
             None => Vec::new(),
         };
+        // strings converted while the file was read were checked then
+        let strings = match obj {
+            RObject::Vector(v) => match crate::arrow::to_arrow::ConvertedColumn::of(&v.data) {
+                Some(done) => done.strings.clone(),
+                None => KeptStrings::of_object(obj, refs, native),
+            },
+            _ => KeptStrings::of_object(obj, refs, native),
+        };
         ColumnMeta {
             classes: obj.class_attr(refs),
             sxptype: obj.sxptype(refs),
             attrs,
+            strings,
             ..Default::default()
         }
     }
 
     /// The metadata of `obj` with those of a data frame's columns and a
     /// list's elements.
-    pub fn of(obj: &RObject, refs: &RefTable) -> ColumnMeta {
-        let own = ColumnMeta::own(obj, refs);
+    pub fn of(obj: &RObject, refs: &RefTable, native: Option<&[u8]>) -> ColumnMeta {
+        let own = ColumnMeta::own(obj, refs, native);
         let items = match obj {
             RObject::Vector(v) => match &v.data {
                 VectorData::List(l) => Some(l),
@@ -87,7 +197,7 @@ impl ColumnMeta {
                         .map(|(i, c)| {
                             (
                                 names.get(i).cloned().unwrap_or_default(),
-                                ColumnMeta::of(c, refs),
+                                ColumnMeta::of(c, refs, native),
                             )
                         })
                         .collect(),
@@ -118,7 +228,7 @@ impl ColumnMeta {
         let items = match (kind, items) {
             (Some(RKind::List), Some(items)) => {
                 let metas: Vec<ColumnMeta> =
-                    items.iter().map(|it| ColumnMeta::of(it, refs)).collect();
+                    items.iter().map(|it| ColumnMeta::of(it, refs, native)).collect();
                 metas.iter().any(|m| !m.is_empty()).then_some(metas)
             }
             _ => None,
@@ -131,9 +241,49 @@ impl ColumnMeta {
         }
     }
 
+    /// How many strings of this value (its own, its columns' and its
+    /// elements') were repaired to become Arrow text, and the row of the
+    /// first of its own.
+    fn repaired(&self) -> (usize, Option<usize>) {
+        let own = self
+            .strings
+            .as_ref()
+            .map_or((0, None), |k| (k.found.repaired, k.found.first_repaired));
+        let nested: usize = self
+            .columns
+            .iter()
+            .flatten()
+            .map(|(_, c)| c.repaired().0)
+            .chain(self.items.iter().flatten().map(|c| c.repaired().0))
+            .sum();
+        (own.0 + nested, own.1)
+    }
+
+    /// The warning for a column (named `column`) some of whose strings
+    /// were not valid text: how many, and where the first is.
+    pub fn repair_warning(&self, column: &str) -> Option<String> {
+        let (n, first) = self.repaired();
+        if n == 0 {
+            return None;
+        }
+        let what = if self.has("factor") { "factor level" } else { "string" };
+        let (plural, verb) = if n == 1 { ("", "is") } else { ("s", "are") };
+        let at = match first {
+            Some(r) if self.has("factor") => format!(" (the first is level {})", r + 1),
+            Some(r) => format!(" (the first is in row {})", r + 1),
+            None => " (in its nested values)".to_string(),
+        };
+        Some(format!(
+            "column '{column}': {n} {what}{plural} {verb} not valid text{at}; in Arrow each reads as Windows-1252 where its bytes stand alone, else with U+FFFD for the invalid bytes; the original bytes are kept in the \"r\" metadata and come back on the way back to R"
+        ))
+    }
+
     /// Whether nothing about this value needs keeping.
     fn is_empty(&self) -> bool {
-        self.attrs.is_empty() && self.columns.is_none() && self.items.is_none()
+        self.attrs.is_empty()
+            && self.columns.is_none()
+            && self.items.is_none()
+            && self.strings.is_none()
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -253,6 +403,7 @@ impl ColumnMeta {
     /// None when there is nothing to keep.
     fn r_node(&self, m: &mut ObjectMaker, dt: Option<&DataType>) -> Option<RObject> {
         let kept = self.kept(dt, false);
+        let strings = self.strings.as_ref().map(|k| k.r_node(m));
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
@@ -266,7 +417,7 @@ impl ColumnMeta {
                     .enumerate()
                     .map(|(i, (_, c))| c.r_node(m, child_types.get(i).copied().flatten()))
                     .collect();
-                if kept.is_empty() && nodes.iter().all(|c| c.is_none()) {
+                if kept.is_empty() && nodes.iter().all(|c| c.is_none()) && strings.is_none() {
                     return None;
                 }
                 let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
@@ -290,12 +441,18 @@ impl ColumnMeta {
                         .collect();
                     m.vector(VectorData::List(nodes), vec![])
                 }
-                None if kept.is_empty() => return None,
+                None if kept.is_empty() && strings.is_none() => return None,
                 None => RObject::Null,
             },
         };
         let attributes = attr_list(m, kept);
-        Some(m.named_list(&["attributes", "columns"], vec![attributes, columns]))
+        Some(match strings {
+            Some(st) => m.named_list(
+                &["attributes", "columns", "strings"],
+                vec![attributes, columns, st],
+            ),
+            None => m.named_list(&["attributes", "columns"], vec![attributes, columns]),
+        })
     }
 }
 
@@ -489,6 +646,8 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                     }
                 }
             }
+            // strings kept as R held them, put back in their rows
+            "strings" => put_back_strings(m, target, part),
             "columns" => {
                 let col_names: Vec<String> = match target
                     .attribute(&m.refs, "names")
@@ -513,6 +672,63 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Put the strings of a column's `strings` node ([`KeptStrings`]) back in
+/// their rows: of a character vector, or of a factor's levels. Rows that
+/// are no longer there (the table was filtered) are left alone.
+fn put_back_strings(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
+    let refs = m.refs.clone();
+    let parts = list_entries(node, &refs);
+    let rows: Vec<usize> = match parts.iter().find(|(k, _)| k == "rows").map(|(_, v)| v) {
+        Some(RObject::Vector(v)) => match &v.data {
+            VectorData::Integer(x) => x.iter().map(|&r| r.max(1) as usize - 1).collect(),
+            _ => return,
+        },
+        _ => return,
+    };
+    let Some(values) = parts
+        .iter()
+        .find(|(k, _)| k == "values")
+        .and_then(|(_, v)| v.as_strings())
+    else {
+        return;
+    };
+    if values.len() != rows.len() {
+        return;
+    }
+    let patched = |s: &StringVector| -> StringVector {
+        let mut b = StringVectorBuilder::new(s.len());
+        let mut next = 0;
+        for i in 0..s.len() {
+            while next < rows.len() && rows[next] < i {
+                next += 1;
+            }
+            if next < rows.len() && rows[next] == i {
+                b.data().extend_from_slice(values.bytes(next));
+                b.end(false, values.levels(next));
+            } else {
+                b.data().extend_from_slice(s.bytes(i));
+                b.end(s.is_na(i), s.levels(i));
+            }
+        }
+        b.finish()
+    };
+    if target.inherits(&refs, "factor") {
+        let Some(levels) = target.attribute(&refs, "levels").and_then(|l| l.as_strings()) else {
+            return;
+        };
+        let new = RObject::Vector(Box::new(Vector {
+            flags: Flags::default(),
+            data: VectorData::Character(patched(levels)),
+            attributes: None,
+        }));
+        set_vector_attribute(m, target, "levels", new);
+    } else if let RObject::Vector(v) = target {
+        if let VectorData::Character(s) = &v.data {
+            v.data = VectorData::Character(patched(s));
         }
     }
 }
@@ -581,6 +797,65 @@ pub fn row_names(schema: &arrow_schema::Schema) -> Result<Option<(RObject, RefTa
                 .map(|(_, rn)| rn.clone())
         });
     Ok(found.map(|rn| (rn, std::mem::take(&mut doc.refs))))
+}
+
+/// What the table was made from, as its `"r"` metadata records it:
+/// `"vector"`, `"matrix"`, `"sparse"` or `"data.frame"` (also for a
+/// table without rdarrow's metadata). A front end offers a vector's table
+/// as that vector's own array.
+pub fn object_shape(schema: &arrow_schema::Schema) -> String {
+    let Some(md) = schema.metadata().get("r") else {
+        return "data.frame".into();
+    };
+    let Ok(doc) = parse_r_metadata(md) else {
+        return "data.frame".into();
+    };
+    list_entries(&doc.root, &doc.refs)
+        .into_iter()
+        .find(|(k, _)| k == SHAPE_ELEMENT)
+        .and_then(|(_, e)| {
+            list_entries(e, &doc.refs)
+                .into_iter()
+                .find(|(k, _)| k == "object")
+                .and_then(|(_, v)| v.as_strings())
+                .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()))
+        })
+        .unwrap_or_else(|| "data.frame".into())
+}
+
+/// The top-level columns whose `"r"` metadata node keeps strings
+/// ([`KeptStrings`], at any depth): they are put back on the whole column.
+pub fn columns_keeping_strings(schema: &arrow_schema::Schema) -> Vec<String> {
+    let Some(md) = schema.metadata().get("r") else {
+        return Vec::new();
+    };
+    let Ok(doc) = parse_r_metadata(md) else {
+        return Vec::new();
+    };
+    fn keeps(node: &RObject, refs: &RefTable) -> bool {
+        list_entries(node, refs).into_iter().any(|(k, v)| {
+            k == "strings"
+                || (k == "columns"
+                    && match v {
+                        RObject::Vector(l) => match &l.data {
+                            VectorData::List(items) => items.iter().any(|c| keeps(c, refs)),
+                            _ => false,
+                        },
+                        _ => false,
+                    })
+        })
+    }
+    list_entries(&doc.root, &doc.refs)
+        .into_iter()
+        .find(|(k, _)| k == "columns")
+        .map(|(_, cols)| {
+            list_entries(cols, &doc.refs)
+                .into_iter()
+                .filter(|(_, node)| keeps(node, &doc.refs))
+                .map(|(name, _)| name)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Give a data frame made from Arrow data back the shape of the object it
@@ -727,16 +1002,19 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
             VectorData::Raw(arrow_buffer::Buffer::from_vec(all))
         }
         VectorData::Character(_) => {
-            let mut items: Vec<Option<&[u8]>> = Vec::new();
+            // each string keeps its encoding (strings put back from the
+            // metadata keep theirs)
+            let total = datas.iter().map(|d| d.len() as usize).sum();
+            let mut b = StringVectorBuilder::new(total);
             for d in &datas {
                 if let VectorData::Character(s) = d {
-                    items.extend((0..s.len()).map(|i| s.get(i)));
+                    for i in 0..s.len() {
+                        b.data().extend_from_slice(s.bytes(i));
+                        b.end(s.is_na(i), s.levels(i));
+                    }
                 }
             }
-            let RObject::Vector(v) = crate::build::strings(items) else {
-                return None;
-            };
-            v.data
+            VectorData::Character(b.finish())
         }
         VectorData::List(_) => {
             let mut all = Vec::new();

@@ -399,27 +399,13 @@ impl<'d> Converter<'d> {
                 ),
             });
         }
-        // transcode
+        // transcode; text that is not valid in its encoding is repaired
+        // by the one rule (its bytes travel in the metadata)
         let mut out: Vec<Option<String>> = Vec::with_capacity(s.len());
         for i in 0..s.len() {
             match s.get(i) {
                 None => out.push(None),
-                Some(b) => {
-                    let (enc, u) = encoding::to_utf8(b, s.levels(i), native);
-                    match String::from_utf8(u.into_owned()) {
-                        Ok(st) => out.push(Some(st)),
-                        Err(_) => {
-                            return Err(Error::unsupported(format!(
-                                "string {} is not valid text ({} encoding) and cannot become Arrow utf8",
-                                i + 1,
-                                match enc {
-                                    encoding::CharEncoding::Bytes => "\"bytes\"",
-                                    _ => "unknown",
-                                }
-                            )))
-                        }
-                    }
-                }
+                Some(b) => out.push(Some(encoding::arrow_text(b, s.levels(i), native).0.into_owned())),
             }
         }
         let total: usize = out.iter().map(|s| s.as_ref().map_or(0, |x| x.len())).sum();
@@ -443,7 +429,20 @@ impl<'d> Converter<'d> {
             _ => return Err(Error::corrupt("a factor's codes are not integers")),
         };
         let levels_obj = attr(attrs, self.refs, "levels");
-        let (levels_type, values) = match levels_obj.and_then(|l| l.as_strings()) {
+        // levels R keeps as ALTREP (`as.character()` of numbers, deferred)
+        let expanded;
+        let levels = match levels_obj {
+            Some(RObject::Altrep(a)) => {
+                expanded = altrep::expand(a, self.refs)?;
+                match &expanded {
+                    VectorData::Character(s) => Some(s),
+                    _ => None,
+                }
+            }
+            Some(o) => o.as_strings(),
+            None => None,
+        };
+        let (levels_type, values) = match levels {
             Some(s) => self.strings(s)?,
             None => (
                 plain_type(RKind::Character),

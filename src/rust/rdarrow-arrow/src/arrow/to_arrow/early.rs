@@ -5,6 +5,7 @@
 //! table conversion finds it.
 
 use super::column::{take_payload, Converter};
+use crate::arrow::metadata::KeptStrings;
 use crate::error::Result;
 use crate::tree::*;
 use arrow_array::ArrayRef;
@@ -17,6 +18,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct ConvertedColumn {
     pub result: Result<(DataType, ArrayRef)>,
+    /// Its strings that need keeping in the metadata.
+    pub strings: Option<KeptStrings>,
 }
 
 impl ConvertedColumn {
@@ -73,12 +76,14 @@ impl EarlyColumns {
         if obj.inherits(refs, "data.frame") {
             return;
         }
+        let native = header.native_encoding.as_deref();
         match obj {
             RObject::Altrep(_) => {
                 // a compact sequence or wrapper: expanded and converted now;
                 // the node becomes a vector holding the array, with the
                 // ALTREP node's attributes
                 let (sxptype, len) = (obj.sxptype(refs), obj.vector_len(refs));
+                let strings = KeptStrings::of_object(obj, refs, native);
                 let result = conv.column(obj, "");
                 let RObject::Altrep(a) = std::mem::replace(obj, RObject::Null) else {
                     return;
@@ -88,7 +93,7 @@ impl EarlyColumns {
                     other => Some(other),
                 };
                 let data =
-                    VectorData::Consumed(Consumed::new(sxptype, len, ConvertedColumn { result }));
+                    VectorData::Consumed(Consumed::new(sxptype, len, ConvertedColumn { result, strings }));
                 *obj = RObject::Vector(Box::new(Vector {
                     flags: a.flags,
                     data,
@@ -97,6 +102,7 @@ impl EarlyColumns {
             }
             RObject::Vector(_) => {
                 // list columns convert with their parent
+                let strings = KeptStrings::of_object(obj, refs, native);
                 let Some(payload) = take_payload(obj) else {
                     return;
                 };
@@ -106,7 +112,7 @@ impl EarlyColumns {
                     v.data = VectorData::Consumed(Consumed::new(
                         sxptype,
                         len,
-                        ConvertedColumn { result },
+                        ConvertedColumn { result, strings },
                     ));
                 }
             }

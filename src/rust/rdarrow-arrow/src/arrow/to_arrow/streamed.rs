@@ -15,6 +15,7 @@
 use super::column::Converter;
 use super::table::{distinct_positions, plan_table, schema_of, table_from_owned, TableOptions};
 use super::temporal::{self, TimeChoice};
+use crate::arrow::metadata::KeptStrings;
 use crate::arrow::rows::ColumnSource;
 use crate::arrow::types::{self, RKind};
 use crate::error::{Error, Result};
@@ -329,7 +330,7 @@ impl StreamedTable {
         rows: Option<usize>,
         memory: u64,
     ) -> Result<StreamedTable> {
-        let plan = plan_table(&doc, &obj, &opts)?;
+        let mut plan = plan_table(&doc, &obj, &opts)?;
         let distinct = distinct_positions(&plan.idx);
         let items = match &mut obj {
             RObject::Vector(v) => match &mut v.data {
@@ -345,8 +346,9 @@ impl StreamedTable {
             .map(element_bytes)
             .sum();
         let group_rows = rows.unwrap_or_else(|| rows_for(row_bytes, memory));
+        let (names, idx) = (plan.names.clone(), plan.idx.clone());
         let name_of =
-            |i: usize| plan.names[plan.idx.iter().position(|&x| x == i).expect("selected")].clone();
+            |i: usize| names[idx.iter().position(|&x| x == i).expect("selected")].clone();
         let mut cols = Vec::with_capacity(distinct.len());
         for &i in &distinct {
             let node = items[i].take().unwrap_or(RObject::Null);
@@ -356,6 +358,16 @@ impl StreamedTable {
                 RObject::Altrep(a) => is_sequence(a, &doc.refs),
                 _ => false,
             };
+            if is_deferred {
+                // strings the reader could not vouch for are checked now,
+                // so that the metadata keeps those Arrow cannot take as
+                // they are
+                if let Some(kept) = kept_strings(&doc, &store, &node, group_rows)
+                    .map_err(|e| in_column(&name, e))?
+                {
+                    plan.keep_strings(i, kept);
+                }
+            }
             let conv = Converter::for_table(&doc, &opts);
             if !is_deferred {
                 let (_, arr) = conv
@@ -410,6 +422,42 @@ fn is_sequence(a: &Altrep, refs: &RefTable) -> bool {
     crate::altrep::class_of(a, refs)
         .0
         .is_some_and(crate::altrep::is_compact_sequence)
+}
+
+/// The strings of a deferred character column that need keeping in the
+/// metadata ([`KeptStrings`]), read `rows` at a time: none are looked at
+/// when the reader saw only plain text in a UTF-8 stream.
+fn kept_strings(
+    doc: &Document,
+    store: &PayloadStore,
+    node: &RObject,
+    rows: usize,
+) -> Result<Option<KeptStrings>> {
+    let RObject::Vector(v) = node else {
+        return Ok(None);
+    };
+    let VectorData::Deferred(d) = &v.data else {
+        return Ok(None);
+    };
+    let native = doc.header.native_encoding.as_deref();
+    if d.sxptype != sxp::STR
+        || (d.plain_text && native.is_none_or(crate::encoding::is_utf8_name))
+    {
+        return Ok(None);
+    }
+    let len = d.len as usize;
+    let rows = rows.max(1);
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < len {
+        crate::cancel::check()?;
+        let n = rows.min(len - start);
+        if let VectorData::Character(s) = store.read(d, start as u64, n as u64)? {
+            parts.extend(KeptStrings::of(&s, native, start));
+        }
+        start += n;
+    }
+    Ok(KeptStrings::join(parts))
 }
 
 /// Rows `[start, start + n)` of a deferred column (or a compact

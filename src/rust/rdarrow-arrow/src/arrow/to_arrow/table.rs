@@ -82,6 +82,23 @@ pub(super) struct TablePlan {
     matrix_columns: Option<Vec<RObject>>,
 }
 
+impl TablePlan {
+    /// Keep the strings `kept` of the object's column `i` (found once
+    /// they were read), and say so.
+    pub(super) fn keep_strings(&mut self, i: usize, kept: metadata::KeptStrings) {
+        let mut told = false;
+        for k in 0..self.idx.len() {
+            if self.idx[k] == i {
+                self.col_meta[k].strings = Some(kept.clone());
+                if !told {
+                    self.warnings.extend(self.col_meta[k].repair_warning(&self.names[k]));
+                    told = true;
+                }
+            }
+        }
+    }
+}
+
 /// The names of a data frame's (or list's) elements.
 pub(crate) fn names_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
     strings_in(obj.attribute(refs, "names"), refs)
@@ -100,6 +117,7 @@ fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
 
 pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
+    let native = doc.header.native_encoding.as_deref();
     if super::column::is_s4(obj) {
         return Err(not_convertible("the object", obj, refs));
     }
@@ -182,7 +200,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         names = colnames;
         nrow = nr;
         shape = metadata::Shape::Matrix {
-            attrs: metadata::ColumnMeta::of(obj, refs).take_all(),
+            attrs: metadata::ColumnMeta::of(obj, refs, native).take_all(),
         };
     } else {
         let len = match view(obj, refs)? {
@@ -225,8 +243,11 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     let sel_cols: Vec<&RObject> = idx.iter().map(|&i| all_columns[i]).collect();
     let mut col_meta: Vec<metadata::ColumnMeta> = sel_cols
         .iter()
-        .map(|c| metadata::ColumnMeta::of(c, refs))
+        .map(|c| metadata::ColumnMeta::of(c, refs, native))
         .collect();
+    for (k, m) in col_meta.iter().enumerate() {
+        warnings.extend(m.repair_warning(&names[idx[k]]));
+    }
     let mut shape = shape;
     if let metadata::Shape::Vector { attrs } = &mut shape {
         // a data frame's column cannot have dimensions (arrow R applies
@@ -240,7 +261,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         }
     }
     // the frame's own attributes (its columns' are in `col_meta`)
-    let frame_meta = is_df.then(|| metadata::ColumnMeta::own(obj, refs));
+    let frame_meta = is_df.then(|| metadata::ColumnMeta::own(obj, refs, native));
     let ordered = sel_cols
         .iter()
         .map(|c| c.inherits(refs, "ordered"))
