@@ -498,6 +498,46 @@ pub enum VectorData {
     Consumed(Consumed),
 }
 
+impl VectorData {
+    /// The values of a `rows` x `cols` matrix (stored column by column, as
+    /// R stores it) stored row by row instead, which is the transpose
+    /// stored column by column: applied to a row-by-row matrix with
+    /// `rows` and `cols` swapped it gives R's order back. `None` when the
+    /// length is not `rows * cols` or the payload is not at hand.
+    pub fn transposed(&self, rows: usize, cols: usize) -> Option<VectorData> {
+        if rows.checked_mul(cols)? != self.len() as usize {
+            return None;
+        }
+        let order = move || (0..rows).flat_map(move |i| (0..cols).map(move |j| j * rows + i));
+        Some(match self {
+            VectorData::Logical(x) => VectorData::Logical(order().map(|k| x[k]).collect()),
+            VectorData::Integer(x) => VectorData::Integer(order().map(|k| x[k]).collect()),
+            VectorData::Real(x) => VectorData::Real(order().map(|k| x[k]).collect()),
+            VectorData::Complex(x) => VectorData::Complex(
+                order()
+                    .flat_map(|k| [x[2 * k], x[2 * k + 1]])
+                    .collect(),
+            ),
+            VectorData::Raw(x) => VectorData::Raw(Buffer::from_vec(
+                order().map(|k| x[k]).collect::<Vec<u8>>(),
+            )),
+            VectorData::Character(s) => {
+                let mut b = StringVectorBuilder::new(s.len());
+                for k in order() {
+                    b.data().extend_from_slice(s.bytes(k));
+                    b.end(s.is_na(k), s.levels(k));
+                }
+                VectorData::Character(b.finish())
+            }
+            VectorData::List(items) => VectorData::List(order().map(|k| items[k].clone()).collect()),
+            VectorData::Expression(items) => {
+                VectorData::Expression(order().map(|k| items[k].clone()).collect())
+            }
+            _ => return None,
+        })
+    }
+}
+
 /// A clone of a payload decoded into a consumer's memory
 /// ([`Consumed::payload`]) reads that memory, but is not the consumer's
 /// value: one vector has one owner (an R vector is not put in two places).

@@ -329,7 +329,7 @@ pub fn write_columns_file(
 ) -> Result<()> {
     let schema = src.schema();
     let notes = schema.metadata().get(super::metadata::FIDELITY_KEY);
-    let keeping = super::metadata::columns_keeping_strings(&schema);
+    let keeping = super::metadata::columns_rebuilt_whole(&schema);
     let noted = |name: &str| {
         keeping.iter().any(|k| k == name)
             || notes.is_some_and(|n| {

@@ -27,6 +27,64 @@ use crate::input::Format;
 use crate::tree::*;
 use arrow_schema::DataType;
 
+/// What the metadata of a column depends on besides the column: the
+/// stream's native encoding (strings) and the zone given to times without
+/// one (POSIXlt).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MetaContext<'a> {
+    pub native: Option<&'a [u8]>,
+    pub default_tz: Option<&'a str>,
+}
+
+/// A POSIXlt column's node: the zone its instants were read in, and the
+/// components that do not come back from them as they were
+/// ([`super::posixlt`]).
+#[derive(Debug, Clone)]
+pub struct LtMeta {
+    zone: Option<String>,
+    components: Vec<(String, RObject)>,
+}
+
+impl LtMeta {
+    fn of(obj: &RObject, refs: &RefTable, default_tz: Option<&str>) -> LtMeta {
+        let tzone = crate::arrow::to_arrow::strings_in(obj.attribute(refs, "tzone"), refs);
+        let zone = match tzone.first() {
+            Some(t) if !t.is_empty() => Some(t.clone()),
+            _ => default_tz.map(str::to_string),
+        };
+        let tz = super::posixlt::time_zone(zone.as_deref());
+        let secs = super::posixlt::instants(obj, refs, &tz);
+        let parts = super::posixlt::components(obj, refs);
+        let names: Vec<String> = parts.iter().map(|(n, _)| n.clone()).collect();
+        let derived = super::posixlt::derive(&secs, &tz, &names);
+        let components = parts
+            .iter()
+            .zip(&derived)
+            .filter(|((_, orig), (_, d))| match orig {
+                RObject::Vector(v) => {
+                    v.attributes.is_some() || !super::posixlt::same_values(&v.data, d)
+                }
+                _ => true,
+            })
+            .map(|((n, orig), _)| (n.clone(), (*orig).clone()))
+            .collect();
+        LtMeta { zone, components }
+    }
+
+    fn r_node(&self, m: &mut ObjectMaker, attrs: Vec<(String, RObject)>) -> RObject {
+        let zone = match &self.zone {
+            Some(z) => crate::build::strings([Some(z.as_bytes())]),
+            None => RObject::Null,
+        };
+        let attributes = attr_list(m, attrs);
+        let components = attr_list(m, self.components.clone());
+        m.named_list(
+            &["zone", "attributes", "components"],
+            vec![zone, attributes, components],
+        )
+    }
+}
+
 /// The attributes of one column (or of the table's object), taken before
 /// the column converts: the metadata are written once the Arrow types are
 /// known.
@@ -47,6 +105,8 @@ pub struct ColumnMeta {
     /// The strings (of a character vector, or a factor's levels) that do
     /// not come back from their Arrow text as they are.
     pub strings: Option<KeptStrings>,
+    /// A POSIXlt's node.
+    posixlt: Option<LtMeta>,
 }
 
 /// Strings of a column kept in the metadata as R holds them (bytes and
@@ -150,7 +210,8 @@ impl KeptStrings {
 impl ColumnMeta {
     /// The metadata of `obj` itself: its class, type and attributes (not
     /// its columns or elements).
-    pub fn own(obj: &RObject, refs: &RefTable, native: Option<&[u8]>) -> ColumnMeta {
+    pub fn own(obj: &RObject, refs: &RefTable, cx: MetaContext<'_>) -> ColumnMeta {
+        let native = cx.native;
         let attrs = match obj.attributes() {
             Some(a) => pairlist_entries(a, refs)
                 .into_iter()
@@ -166,19 +227,28 @@ impl ColumnMeta {
             },
             _ => KeptStrings::of_object(obj, refs, native),
         };
+        let classes = obj.class_attr(refs);
+        let sxptype = obj.sxptype(refs);
+        let posixlt = super::posixlt::is_posixlt(&classes, sxptype)
+            .then(|| LtMeta::of(obj, refs, cx.default_tz));
         ColumnMeta {
-            classes: obj.class_attr(refs),
-            sxptype: obj.sxptype(refs),
+            classes,
+            sxptype,
             attrs,
             strings,
+            posixlt,
             ..Default::default()
         }
     }
 
     /// The metadata of `obj` with those of a data frame's columns and a
     /// list's elements.
-    pub fn of(obj: &RObject, refs: &RefTable, native: Option<&[u8]>) -> ColumnMeta {
-        let own = ColumnMeta::own(obj, refs, native);
+    pub fn of(obj: &RObject, refs: &RefTable, cx: MetaContext<'_>) -> ColumnMeta {
+        let own = ColumnMeta::own(obj, refs, cx);
+        if own.posixlt.is_some() {
+            // its components travel in its own node
+            return own;
+        }
         let items = match obj {
             RObject::Vector(v) => match &v.data {
                 VectorData::List(l) => Some(l),
@@ -197,7 +267,7 @@ impl ColumnMeta {
                         .map(|(i, c)| {
                             (
                                 names.get(i).cloned().unwrap_or_default(),
-                                ColumnMeta::of(c, refs, native),
+                                ColumnMeta::of(c, refs, cx),
                             )
                         })
                         .collect(),
@@ -228,7 +298,7 @@ impl ColumnMeta {
         let items = match (kind, items) {
             (Some(RKind::List), Some(items)) => {
                 let metas: Vec<ColumnMeta> =
-                    items.iter().map(|it| ColumnMeta::of(it, refs, native)).collect();
+                    items.iter().map(|it| ColumnMeta::of(it, refs, cx)).collect();
                 metas.iter().any(|m| !m.is_empty()).then_some(metas)
             }
             _ => None,
@@ -284,6 +354,7 @@ impl ColumnMeta {
             && self.columns.is_none()
             && self.items.is_none()
             && self.strings.is_none()
+            && self.posixlt.is_none()
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -317,6 +388,11 @@ impl ColumnMeta {
     /// it became `dt` (`top`: the table's own attributes, which leave out
     /// a class of exactly "data.frame", as arrow R does).
     fn kept(&self, dt: Option<&DataType>, top: bool) -> Vec<(String, RObject)> {
+        if self.posixlt.is_some() {
+            // arrow R gets the timestamps alone; the POSIXlt's attributes
+            // are in its own node
+            return Vec::new();
+        }
         let says = match (self.kind(), dt) {
             (Some(k), Some(dt)) => types::type_says_kind(k, dt),
             _ => true,
@@ -402,8 +478,27 @@ impl ColumnMeta {
     /// `arrow_attributes(x)` of arrow R for a column that became `dt`:
     /// None when there is nothing to keep.
     fn r_node(&self, m: &mut ObjectMaker, dt: Option<&DataType>) -> Option<RObject> {
-        let kept = self.kept(dt, false);
+        let mut kept = self.kept(dt, false);
         let strings = self.strings.as_ref().map(|k| k.r_node(m));
+        // a matrix column's dimensions go on once its rows are bound
+        // again; arrow R could not put them on its list column
+        let matrix = match dt {
+            Some(DataType::FixedSizeList(..)) if self.attribute("dim").is_some() => {
+                let (dims, rest): (Vec<_>, Vec<_>) = kept
+                    .into_iter()
+                    .partition(|(n, _)| n == "dim" || n == "dimnames");
+                kept = rest;
+                // an empty matrix's type is not in its (no) rows
+                let mut dims = dims;
+                if let Some(t) = empty_of(self.sxptype) {
+                    dims.push(("type".into(), m.vector(t, vec![])));
+                }
+                Some(attr_list(m, dims))
+            }
+            _ => None,
+        };
+        let posixlt = self.posixlt.as_ref().map(|p| p.r_node(m, self.attrs.clone()));
+        let extra = strings.is_some() || matrix.is_some() || posixlt.is_some();
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
@@ -417,7 +512,7 @@ impl ColumnMeta {
                     .enumerate()
                     .map(|(i, (_, c))| c.r_node(m, child_types.get(i).copied().flatten()))
                     .collect();
-                if kept.is_empty() && nodes.iter().all(|c| c.is_none()) && strings.is_none() {
+                if kept.is_empty() && nodes.iter().all(|c| c.is_none()) && !extra {
                     return None;
                 }
                 let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
@@ -441,18 +536,20 @@ impl ColumnMeta {
                         .collect();
                     m.vector(VectorData::List(nodes), vec![])
                 }
-                None if kept.is_empty() && strings.is_none() => return None,
+                None if kept.is_empty() && !extra => return None,
                 None => RObject::Null,
             },
         };
         let attributes = attr_list(m, kept);
-        Some(match strings {
-            Some(st) => m.named_list(
-                &["attributes", "columns", "strings"],
-                vec![attributes, columns, st],
-            ),
-            None => m.named_list(&["attributes", "columns"], vec![attributes, columns]),
-        })
+        let mut names = vec!["attributes", "columns"];
+        let mut values = vec![attributes, columns];
+        for (name, value) in [("strings", strings), ("matrix", matrix), ("posixlt", posixlt)] {
+            if let Some(v) = value {
+                names.push(name);
+                values.push(v);
+            }
+        }
+        Some(m.named_list(&names, values))
     }
 }
 
@@ -648,6 +745,10 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             }
             // strings kept as R held them, put back in their rows
             "strings" => put_back_strings(m, target, part),
+            // a matrix column: its rows bound into the matrix
+            "matrix" => bind_matrix_rows(m, target, part),
+            // a POSIXlt: its components from the times, as they were
+            "posixlt" => rebuild_posixlt(m, target, part),
             "columns" => {
                 let col_names: Vec<String> = match target
                     .attribute(&m.refs, "names")
@@ -674,6 +775,138 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             _ => {}
         }
     }
+}
+
+/// A POSIXlt made from the timestamps of its instants: its components
+/// derived in the zone of its node, those the node keeps put as they
+/// were (where they still fit: the table was not filtered), and its
+/// attributes.
+fn rebuild_posixlt(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
+    let refs = m.refs.clone();
+    let parts = list_entries(node, &refs);
+    let get = |k: &str| parts.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+    let secs: Vec<f64> = match target {
+        RObject::Vector(v) => match &v.data {
+            VectorData::Real(x) => x.to_vec(),
+            VectorData::Integer(x) => x
+                .iter()
+                .map(|&i| if i == na::INTEGER { f64::from_bits(na::REAL_BITS) } else { i as f64 })
+                .collect(),
+            _ => return,
+        },
+        _ => return,
+    };
+    let zone = get("zone")
+        .and_then(|z| z.as_strings())
+        .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()));
+    let attrs: Vec<(String, RObject)> = get("attributes")
+        .map(|a| list_entries(a, &refs).into_iter().map(|(n, v)| (n, v.clone())).collect())
+        .unwrap_or_default();
+    let kept: Vec<(String, RObject)> = get("components")
+        .map(|a| list_entries(a, &refs).into_iter().map(|(n, v)| (n, v.clone())).collect())
+        .unwrap_or_default();
+    let names: Vec<String> = attrs
+        .iter()
+        .find(|(n, _)| n == "names")
+        .and_then(|(_, v)| v.as_strings())
+        .map(|s| (0..s.len()).map(|i| String::from_utf8_lossy(s.bytes(i)).into_owned()).collect())
+        .unwrap_or_else(|| super::posixlt::COMPONENTS.iter().map(|c| c.to_string()).collect());
+    let tz = super::posixlt::time_zone(zone.as_deref());
+    let n = secs.len();
+    let items: Vec<RObject> = super::posixlt::derive(&secs, &tz, &names)
+        .into_iter()
+        .map(|(name, data)| {
+            match kept.iter().find(|(k, v)| {
+                *k == name
+                    && (crate::summary::r_length(v, &refs) as usize == n
+                        || (n == 0 && crate::summary::r_length(v, &refs) == 0))
+            }) {
+                Some((_, v)) => v.clone(),
+                None => RObject::Vector(Box::new(Vector {
+                    flags: Flags::default(),
+                    data,
+                    attributes: None,
+                })),
+            }
+        })
+        .collect();
+    let mut lt = RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data: VectorData::List(items),
+        attributes: None,
+    }));
+    for (name, value) in attrs {
+        set_vector_attribute(m, &mut lt, &name, value);
+    }
+    *target = lt;
+}
+
+/// A matrix column made from a fixed-size list (a list of its rows) bound
+/// back into the matrix, with the dimensions in `node` (`dim`,
+/// `dimnames`); the list's other attributes stay. Left alone when the rows
+/// do not fit the dimensions (the table was filtered).
+fn bind_matrix_rows(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
+    let refs = m.refs.clone();
+    let attrs: Vec<(String, RObject)> = list_entries(node, &refs)
+        .into_iter()
+        .map(|(n, v)| (n, v.clone()))
+        .collect();
+    let Some((_, dim)) = attrs.iter().find(|(n, _)| n == "dim") else {
+        return;
+    };
+    let dims: Vec<usize> = match dim {
+        RObject::Vector(v) => match &v.data {
+            VectorData::Integer(x) => x.iter().map(|&i| i.max(0) as usize).collect(),
+            VectorData::Real(x) => x.iter().map(|&f| f.max(0.0) as usize).collect(),
+            _ => return,
+        },
+        _ => return,
+    };
+    let [nr, nc] = dims[..] else { return };
+    let empty_type = attrs.iter().find(|(n, _)| n == "type").and_then(|(_, t)| match t {
+        RObject::Vector(t) => Some(t.data.clone()),
+        _ => None,
+    });
+    let RObject::Vector(v) = target else { return };
+    let VectorData::List(rows) = &v.data else { return };
+    if rows.len() != nr {
+        return;
+    }
+    let data = if nr == 0 || nc == 0 {
+        // no values to say their type: the node says it
+        match empty_type {
+            Some(t) => t,
+            None => VectorData::Logical(Vec::<i32>::new().into()),
+        }
+    } else {
+        let Some(RObject::Vector(bound)) = bind_columns(rows.clone()) else {
+            return;
+        };
+        let Some(data) = bound.data.transposed(nc, nr) else {
+            return;
+        };
+        data
+    };
+    v.data = data;
+    for (name, value) in attrs {
+        if name != "type" {
+            set_vector_attribute(m, target, &name, value);
+        }
+    }
+}
+
+/// A vector of R type `t` without elements.
+fn empty_of(t: u8) -> Option<VectorData> {
+    Some(match t {
+        sxp::LGL => VectorData::Logical(Vec::<i32>::new().into()),
+        sxp::INT => VectorData::Integer(Vec::<i32>::new().into()),
+        sxp::REAL => VectorData::Real(Vec::<f64>::new().into()),
+        sxp::CPLX => VectorData::Complex(Vec::<f64>::new().into()),
+        sxp::STR => VectorData::Character(StringVectorBuilder::new(0).finish()),
+        sxp::RAW => VectorData::Raw(arrow_buffer::Buffer::from_vec(Vec::<u8>::new())),
+        sxp::VEC => VectorData::List(Vec::new()),
+        _ => return None,
+    })
 }
 
 /// Put the strings of a column's `strings` node ([`KeptStrings`]) back in
@@ -823,9 +1056,10 @@ pub fn object_shape(schema: &arrow_schema::Schema) -> String {
         .unwrap_or_else(|| "data.frame".into())
 }
 
-/// The top-level columns whose `"r"` metadata node keeps strings
-/// ([`KeptStrings`], at any depth): they are put back on the whole column.
-pub fn columns_keeping_strings(schema: &arrow_schema::Schema) -> Vec<String> {
+/// The top-level columns whose `"r"` metadata node (at any depth) keeps
+/// strings ([`KeptStrings`]), binds a matrix or rebuilds a POSIXlt: that
+/// is done on the whole column.
+pub fn columns_rebuilt_whole(schema: &arrow_schema::Schema) -> Vec<String> {
     let Some(md) = schema.metadata().get("r") else {
         return Vec::new();
     };
@@ -834,7 +1068,7 @@ pub fn columns_keeping_strings(schema: &arrow_schema::Schema) -> Vec<String> {
     };
     fn keeps(node: &RObject, refs: &RefTable) -> bool {
         list_entries(node, refs).into_iter().any(|(k, v)| {
-            k == "strings"
+            matches!(k.as_str(), "strings" | "matrix" | "posixlt")
                 || (k == "columns"
                     && match v {
                         RObject::Vector(l) => match &l.data {

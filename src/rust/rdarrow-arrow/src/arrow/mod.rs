@@ -21,6 +21,7 @@ pub mod ipc;
 pub mod metadata;
 pub mod parquet;
 pub mod parquet_early;
+pub mod posixlt;
 pub mod rows;
 pub mod to_arrow;
 pub mod types;

@@ -163,8 +163,12 @@ impl EarlyChunks {
             .shared
             .rows
             .unwrap_or_else(|| rows_for(row_bytes, self.shared.memory));
-        // the hook's store comes with a payload left in the stream
+        // the hook's store comes with a payload left in the stream; a
+        // matrix column is converted whole by the writer
         let Some(store) = store else { return };
+        if crate::arrow::to_arrow::matrix_dims(obj, refs).is_some() {
+            return;
+        }
         if self.shared.stop.load(Ordering::Relaxed) {
             return;
         }

@@ -70,7 +70,7 @@ fn attr<'a>(attrs: Option<&'a RObject>, refs: &RefTable, name: &str) -> Option<&
 
 /// The strings of a character vector, expanding an ALTREP one (whose class
 /// names resolve through `refs`).
-pub(super) fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> {
+pub(crate) fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> {
     let owned;
     let s = match obj {
         Some(RObject::Altrep(a)) => {
@@ -95,6 +95,23 @@ pub(super) fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> 
 /// The strings of a character vector (an ALTREP one is not expanded).
 pub(super) fn strings_of(obj: Option<&RObject>) -> Vec<String> {
     strings_in(obj, &RefTable::default())
+}
+
+/// The dimensions of a matrix (a vector whose `dim` has two numbers).
+pub(crate) fn matrix_dims(obj: &RObject, refs: &RefTable) -> Option<(usize, usize)> {
+    let d = obj.attribute(refs, "dim")?;
+    let dims: Vec<i64> = match d {
+        RObject::Vector(v) => match &v.data {
+            VectorData::Integer(x) => x.iter().map(|&i| i as i64).collect(),
+            VectorData::Real(x) => x.iter().map(|&f| f as i64).collect(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match dims[..] {
+        [r, c] if r >= 0 && c >= 0 => Some((r as usize, c as usize)),
+        _ => None,
+    }
 }
 
 /// Whether `obj` is an S4 object (a vector with the S4 bit: its class
@@ -282,6 +299,23 @@ impl<'d> Converter<'d> {
         if RKind::of(&classes, obj.sxptype(refs)) == Some(RKind::DataFrame) {
             return self.struct_column(obj, name);
         }
+        if crate::arrow::posixlt::is_posixlt(&classes, obj.sxptype(refs)) {
+            // the instants of its times, as a POSIXct in its zone
+            let zone = match strings_in(obj.attribute(refs, "tzone"), refs).into_iter().next() {
+                Some(tz) if !tz.is_empty() => Some(tz),
+                _ => self.default_tz.map(str::to_string),
+            };
+            let tz = crate::arrow::posixlt::time_zone(zone.as_deref());
+            let secs = crate::arrow::posixlt::instants(obj, refs, &tz);
+            return temporal::date_time(
+                Cow::Owned(VectorData::Real(secs.into())),
+                zone,
+                self.time_choice.or(self.time_unit.map(TimeChoice::Unit)),
+            );
+        }
+        if let Some((nr, nc)) = matrix_dims(obj, refs) {
+            return self.matrix_column(obj, payload, nr, nc, name);
+        }
         let v = match (payload, obj) {
             (Some(data), RObject::Vector(v)) => Some(View {
                 data: Cow::Owned(data),
@@ -314,6 +348,58 @@ impl<'d> Converter<'d> {
             }
             _ => self.plain(&v.data, name),
         }
+    }
+
+    /// A matrix column (a vector with two dimensions): one fixed-size list
+    /// of its `nc` values per row, the values converted as the vector
+    /// without its dimensions would be.
+    fn matrix_column(
+        &self,
+        obj: &RObject,
+        payload: Option<VectorData>,
+        nr: usize,
+        nc: usize,
+        name: &str,
+    ) -> Result<(DataType, ArrayRef)> {
+        let refs = self.refs;
+        let (data, flags, attrs) = match obj {
+            RObject::Vector(v) => (
+                match payload {
+                    Some(p) => Cow::Owned(p),
+                    None => Cow::Borrowed(&v.data),
+                },
+                v.flags,
+                v.attributes.as_ref(),
+            ),
+            _ => {
+                let v = view(obj, refs)?.ok_or_else(|| not_convertible("the value", obj, refs))?;
+                let attrs = v.attrs;
+                (Cow::Owned(v.data.into_owned()), Flags::default(), attrs)
+            }
+        };
+        let rows = data.transposed(nr, nc).ok_or_else(|| {
+            Error::corrupt(format!(
+                "a matrix's dimensions {nr} x {nc} do not match its length {}",
+                data.len()
+            ))
+        })?;
+        // the values keep the attributes that say their kind (class,
+        // levels, zone, units), not the dimensions
+        let mut kept = attrs.cloned();
+        remove_attribute(&mut kept, b"dim", refs);
+        remove_attribute(&mut kept, b"dimnames", refs);
+        let values = RObject::Vector(Box::new(Vector {
+            flags,
+            data: rows,
+            attributes: kept,
+        }));
+        let (item_type, items) = self.column_with(&values, None, name)?;
+        let field = Arc::new(arrow_schema::Field::new("item", item_type, true));
+        // a matrix without columns still has its rows
+        let nulls = (nc == 0).then(|| NullBuffer::new_valid(nr));
+        let arr = FixedSizeListArray::try_new(field.clone(), nc as i32, items, nulls)
+            .map_err(|e| Error::corrupt(format!("a matrix column: {e}")))?;
+        Ok((DataType::FixedSizeList(field, nc as i32), Arc::new(arr)))
     }
 
     /// A vector without a class the mapping knows, by its type.

@@ -12,7 +12,7 @@
 //! ALTREP) were decoded by the parser and convert whole, once; their row
 //! groups are slices.
 
-use super::column::Converter;
+use super::column::{matrix_dims, Converter};
 use super::table::{distinct_positions, plan_table, schema_of, table_from_owned, TableOptions};
 use super::temporal::{self, TimeChoice};
 use crate::arrow::metadata::KeptStrings;
@@ -351,8 +351,13 @@ impl StreamedTable {
             |i: usize| names[idx.iter().position(|&x| x == i).expect("selected")].clone();
         let mut cols = Vec::with_capacity(distinct.len());
         for &i in &distinct {
-            let node = items[i].take().unwrap_or(RObject::Null);
+            let mut node = items[i].take().unwrap_or(RObject::Null);
             let name = name_of(i);
+            if matrix_dims(&node, &doc.refs).is_some() {
+                // a matrix column's rows are not runs of its payload: read
+                // whole
+                store.materialize(&mut node).map_err(|e| in_column(&name, e))?;
+            }
             let is_deferred = match &node {
                 RObject::Vector(v) => matches!(v.data, VectorData::Deferred(_)),
                 RObject::Altrep(a) => is_sequence(a, &doc.refs),

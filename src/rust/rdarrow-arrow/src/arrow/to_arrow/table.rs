@@ -117,7 +117,10 @@ fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
 
 pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
-    let native = doc.header.native_encoding.as_deref();
+    let cx = metadata::MetaContext {
+        native: doc.header.native_encoding.as_deref(),
+        default_tz: opts.default_tz.as_deref(),
+    };
     if super::column::is_s4(obj) {
         return Err(not_convertible("the object", obj, refs));
     }
@@ -200,10 +203,13 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         names = colnames;
         nrow = nr;
         shape = metadata::Shape::Matrix {
-            attrs: metadata::ColumnMeta::of(obj, refs, native).take_all(),
+            attrs: metadata::ColumnMeta::of(obj, refs, cx).take_all(),
         };
     } else {
         let len = match view(obj, refs)? {
+            _ if crate::arrow::posixlt::is_posixlt(&obj.class_attr(refs), obj.sxptype(refs)) => {
+                crate::arrow::posixlt::length(obj, refs)
+            }
             Some(v) => v.data.len() as usize,
             None if matches!(obj, RObject::Null) => 0,
             None => return Err(not_convertible("the object", obj, refs)),
@@ -243,7 +249,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     let sel_cols: Vec<&RObject> = idx.iter().map(|&i| all_columns[i]).collect();
     let mut col_meta: Vec<metadata::ColumnMeta> = sel_cols
         .iter()
-        .map(|c| metadata::ColumnMeta::of(c, refs, native))
+        .map(|c| metadata::ColumnMeta::of(c, refs, cx))
         .collect();
     for (k, m) in col_meta.iter().enumerate() {
         warnings.extend(m.repair_warning(&names[idx[k]]));
@@ -261,7 +267,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         }
     }
     // the frame's own attributes (its columns' are in `col_meta`)
-    let frame_meta = is_df.then(|| metadata::ColumnMeta::own(obj, refs, native));
+    let frame_meta = is_df.then(|| metadata::ColumnMeta::own(obj, refs, cx));
     let ordered = sel_cols
         .iter()
         .map(|c| c.inherits(refs, "ordered"))
@@ -284,6 +290,12 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
 /// The rows of a data frame's column: a data frame column's rows, else
 /// its length.
 fn column_rows(col: &RObject, refs: &RefTable) -> usize {
+    if let Some((nr, _)) = super::column::matrix_dims(col, refs) {
+        return nr;
+    }
+    if crate::arrow::posixlt::is_posixlt(&col.class_attr(refs), col.sxptype(refs)) {
+        return crate::arrow::posixlt::length(col, refs);
+    }
     if col.inherits(refs, "data.frame") {
         if let Ok(items) = frame_items(col, refs) {
             return df_nrow(col, refs, items);
@@ -473,7 +485,20 @@ pub fn read_table(
             };
             let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
             let one = doc.take_table_object(object, stream_name, &super::converts)?;
-            (doc, one)
+            if converted_parts(&one.1, &doc.refs) {
+                // a POSIXlt object converts from its components together,
+                // which its columns' early conversion took: read again
+                let read = crate::ReadOptions {
+                    consumer: None,
+                    ..read
+                };
+                let mut doc =
+                    crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
+                let one = doc.take_table_object(object, stream_name, &super::converts)?;
+                (doc, one)
+            } else {
+                (doc, one)
+            }
         }
     };
     opts.object_name = if name.is_empty() {
@@ -494,6 +519,14 @@ pub fn read_table(
         }
     }
     Ok((name, table))
+}
+
+/// Whether `obj` is a list that converts as a whole (a POSIXlt) whose
+/// elements were converted while the file was read.
+fn converted_parts(obj: &RObject, refs: &RefTable) -> bool {
+    crate::arrow::posixlt::is_posixlt(&obj.class_attr(refs), obj.sxptype(refs))
+        && matches!(obj, RObject::Vector(v) if matches!(&v.data, VectorData::List(items)
+            if items.iter().any(|c| matches!(c, RObject::Vector(x) if matches!(x.data, VectorData::Consumed(_))))))
 }
 
 /// As [`table_from_object`], consuming the object: each column's R buffers
