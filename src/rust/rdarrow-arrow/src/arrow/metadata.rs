@@ -411,10 +411,16 @@ impl ColumnMeta {
         } else if self.has("data.frame") {
             &["row.names", "names"]
         } else if self.has("factor") {
-            if canonical {
-                &["class", "levels"]
-            } else {
-                &["levels"]
+            // levels with attributes of their own (names) travel whole:
+            // the dictionary holds only their strings
+            let plain_levels = self
+                .attribute("levels")
+                .is_none_or(|l| l.attributes().is_none());
+            match (canonical, plain_levels) {
+                (true, true) => &["class", "levels"],
+                (true, false) => &["class"],
+                (false, true) => &["levels"],
+                (false, false) => &[],
             }
         } else if !says {
             &[]
@@ -579,6 +585,13 @@ pub enum Shape {
     /// A matrix, one table column per matrix column; `attrs`: all of its
     /// attributes.
     Matrix { attrs: Vec<(String, RObject)> },
+    /// A sparse matrix of the Matrix package, one row per stored entry
+    /// ([`super::sparse`]); `slots`: all of its slots, those of the
+    /// entries `NULL`.
+    Sparse {
+        storage: super::sparse::Storage,
+        slots: Vec<(String, RObject)>,
+    },
 }
 
 impl Shape {
@@ -590,6 +603,17 @@ impl Shape {
             Shape::Frame { attrs } => ("data.frame", attrs.clone()),
             Shape::Vector { attrs } => ("vector", attrs.clone()),
             Shape::Matrix { attrs } => ("matrix", attrs.clone()),
+            Shape::Sparse { storage, slots } => {
+                let attributes = attr_list(m, slots.clone());
+                return Some(m.named_list(
+                    &["object", "attributes", "storage"],
+                    vec![
+                        crate::build::strings([Some(b"sparse".as_slice())]),
+                        attributes,
+                        crate::build::strings([Some(storage.letter().as_bytes())]),
+                    ],
+                ));
+            }
         };
         let attributes = attr_list(m, attrs);
         Some(m.named_list(
@@ -1132,6 +1156,23 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
             },
             _ => unreachable!("a vector, checked above"),
         },
+        Some(b"sparse") => {
+            let storage = parts
+                .iter()
+                .find(|(k, _)| k == "storage")
+                .and_then(|(_, v)| v.as_strings())
+                .and_then(|s| s.get(0).and_then(super::sparse::Storage::from_letter))
+                .ok_or_else(|| crate::Error::corrupt("the sparse matrix's metadata has no storage"))?;
+            let names = crate::arrow::to_arrow::names_of(&frame, &refs);
+            let RObject::Vector(v) = frame else {
+                unreachable!("a vector, checked above")
+            };
+            let VectorData::List(items) = v.data else {
+                unreachable!("a list, checked above")
+            };
+            let columns: Vec<(String, RObject)> = names.into_iter().zip(items).collect();
+            return super::sparse::rebuild(m, storage, &columns, attrs);
+        }
         Some(b"matrix") => {
             let RObject::Vector(v) = &frame else {
                 unreachable!("a vector, checked above")

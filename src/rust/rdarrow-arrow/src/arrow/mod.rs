@@ -23,6 +23,7 @@ pub mod parquet;
 pub mod parquet_early;
 pub mod posixlt;
 pub mod rows;
+pub mod sparse;
 pub mod to_arrow;
 pub mod types;
 

@@ -124,8 +124,9 @@ pub(crate) fn is_s4(obj: &RObject) -> bool {
 /// ([`RKind`]), `NULL` and S4 objects aside. The Arrow bridge's rule for
 /// [`Document::choose_table_object`].
 pub fn converts(obj: &RObject, refs: &RefTable) -> bool {
-    !is_s4(obj)
-        && matches!(RKind::of(&obj.class_attr(refs), obj.sxptype(refs)), Some(k) if k != RKind::Null)
+    (!is_s4(obj)
+        && matches!(RKind::of(&obj.class_attr(refs), obj.sxptype(refs)), Some(k) if k != RKind::Null))
+        || crate::arrow::sparse::storage_of(obj, refs).is_some()
 }
 
 /// The error for an R value with no Arrow equivalent.
@@ -283,6 +284,19 @@ impl<'d> Converter<'d> {
         payload: Option<VectorData>,
         name: &str,
     ) -> Result<(DataType, ArrayRef)> {
+        self.value(obj, payload, name, false)
+    }
+
+    /// [`Self::column_with`] for a column (`element` false) or an element
+    /// of a list column (a matrix there keeps its values as one vector,
+    /// its dimensions in the metadata, as arrow R has them).
+    fn value(
+        &self,
+        obj: &RObject,
+        payload: Option<VectorData>,
+        name: &str,
+        element: bool,
+    ) -> Result<(DataType, ArrayRef)> {
         if let Some(done) = payload.as_ref().and_then(ConvertedColumn::of) {
             return done.result.clone();
         }
@@ -313,7 +327,7 @@ impl<'d> Converter<'d> {
                 self.time_choice.or(self.time_unit.map(TimeChoice::Unit)),
             );
         }
-        if let Some((nr, nc)) = matrix_dims(obj, refs) {
+        if let Some((nr, nc)) = matrix_dims(obj, refs).filter(|_| !element) {
             return self.matrix_column(obj, payload, nr, nc, name);
         }
         let v = match (payload, obj) {
@@ -653,7 +667,7 @@ impl<'d> Converter<'d> {
                 offsets.push(*offsets.last().unwrap());
                 continue;
             }
-            let (dt, arr) = self.column(it, name).map_err(|e| Error {
+            let (dt, arr) = self.value(it, None, name, true).map_err(|e| Error {
                 message: format!("element {}: {}", i + 1, e.message),
                 ..e
             })?;

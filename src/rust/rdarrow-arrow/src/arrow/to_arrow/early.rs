@@ -76,6 +76,11 @@ impl EarlyColumns {
         if obj.inherits(refs, "data.frame") {
             return;
         }
+        // a matrix is a fixed-size list column in a data frame but keeps
+        // its values in a list: its parent decides
+        if super::column::matrix_dims(obj, refs).is_some() {
+            return;
+        }
         let native = header.native_encoding.as_deref();
         match obj {
             RObject::Altrep(_) => {

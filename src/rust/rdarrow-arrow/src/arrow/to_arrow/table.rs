@@ -128,7 +128,16 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     let mut warnings = Vec::new();
     let shape;
     let is_df = obj.inherits(refs, "data.frame");
-    if is_df {
+    if let Some(sp) = crate::arrow::sparse::parts(obj, refs)? {
+        // a sparse matrix: the table of its stored entries
+        names = sp.names;
+        nrow = sp.rows;
+        matrix_columns = Some(sp.columns);
+        shape = metadata::Shape::Sparse {
+            storage: sp.storage,
+            slots: sp.slots,
+        };
+    } else if is_df {
         let items = frame_items(obj, refs)?;
         names = names_of(obj, refs);
         if names.len() != items.len() {
