@@ -154,6 +154,7 @@ def read_objects(path: Source, names: Optional[Sequence[str]] = None) -> Dict[st
         names = [n if isinstance(n, str) else _object(n) for n in names]
     src, _staged = _source(path)
     values, dropped = _rdarrow.read_objects(src, _names(names))
+    values = _s4_values(values)
     if dropped:
         warnings.warn(
             "left out (None): objects of type " + ", ".join(dropped) + ", which have no plain Python value",
@@ -161,6 +162,66 @@ def read_objects(path: Source, names: Optional[Sequence[str]] = None) -> Dict[st
             stacklevel=2,
         )
     return values
+
+
+def _entries(slot: Any) -> Any:
+    """A sparse matrix's entry slot, ``(dtype, bytes)`` from the engine, as
+    a numpy array (a logical one as booleans)."""
+    import numpy as np
+
+    dtype, raw = slot
+    if dtype == "?i4":
+        return np.frombuffer(raw, dtype="=i4") != 0
+    return np.frombuffer(raw, dtype=dtype)
+
+
+def _s4(value: Dict[str, Any]) -> Any:
+    cls, package, slots = value["__class__"], value["__package__"], value["__slots__"]
+    typed = {k: v for k, v in slots.items() if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], bytes)}
+    if typed and package == "Matrix" and isinstance(cls, str) and cls[-7:] in ("CMatrix", "RMatrix", "TMatrix"):
+        try:
+            import scipy.sparse as sp
+        except ImportError:
+            sp = None
+        if sp is not None:
+            import numpy as np
+
+            nr, nc = (int(d) for d in slots["Dim"])
+            nnz = len(_entries(typed["i" if "i" in typed else "j"]))
+            x = _entries(typed["x"]) if "x" in typed else np.ones(nnz, dtype=bool)
+            if cls.endswith("CMatrix"):
+                m = sp.csc_matrix((x, _entries(typed["i"]), _entries(typed["p"])), shape=(nr, nc))
+            elif cls.endswith("RMatrix"):
+                m = sp.csr_matrix((x, _entries(typed["j"]), _entries(typed["p"])), shape=(nr, nc))
+            else:
+                m = sp.coo_matrix((x, (_entries(typed["i"]), _entries(typed["j"]))), shape=(nr, nc))
+            m.dimnames = slots.get("Dimnames")
+            return m
+    out = {"class": cls, "package": package}
+    for k, v in slots.items():
+        out[k] = _plain_entries(v) if k in typed else _s4_values(v)
+    return out
+
+
+def _plain_entries(slot: Any) -> List[Any]:
+    """An entry slot as a list (without numpy)."""
+    import array
+
+    dtype, raw = slot
+    values = array.array("d" if dtype == "=f8" else "i", raw).tolist()
+    return [v != 0 for v in values] if dtype == "?i4" else values
+
+
+def _s4_values(value: Any) -> Any:
+    """The values of :func:`read_objects` with each S4 object as a
+    scipy.sparse matrix or a dict of its slots."""
+    if isinstance(value, dict):
+        if "__slots__" in value and "__class__" in value:
+            return _s4(value)
+        return {k: _s4_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_s4_values(v) for v in value]
+    return value
 
 
 class RDataReader:

@@ -2,8 +2,10 @@
 //! list (a named one a dict), `NA` is `None`, a factor its levels' strings,
 //! a Date a `datetime.date`, a POSIXct an aware `datetime.datetime` (UTC),
 //! a list a list (a named one a dict), a data frame a dict of columns.
-//! What has no plain value (functions, environments, calls, S4 objects) is
-//! `None`, and its kind is reported so the caller can warn.
+//! An S4 object is a dict of its class and slots (a sparse matrix's
+//! entries as typed bytes, for the Python package to make a scipy.sparse
+//! matrix of). What has no plain value (functions, environments, calls)
+//! is `None`, and its kind is reported so the caller can warn.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -51,6 +53,7 @@ impl<'a> ToPython<'a> {
                 }
                 d.into_any().unbind()
             }
+            RObject::S4(s) => self.s4(py, obj, s.attributes.as_ref(), depth)?,
             other => {
                 self.dropped.insert(
                     rdarrow_arrow::tree::sxp::type_name(other.sxptype(self.refs)).to_string(),
@@ -58,6 +61,58 @@ impl<'a> ToPython<'a> {
                 py.None()
             }
         })
+    }
+
+    /// An S4 object: `{"__class__": <class>, "__package__": <package>,
+    /// "__slots__": {<slot>: <value>}}`, which the Python package turns
+    /// into a scipy.sparse matrix (a sparse matrix of the Matrix package)
+    /// or a dict of its slots. The slots that hold a sparse matrix's
+    /// entries are `(<numpy dtype>, <bytes>)`, read without a list per
+    /// value.
+    fn s4(
+        &mut self,
+        py: Python<'_>,
+        obj: &RObject,
+        attrs: Option<&RObject>,
+        depth: usize,
+    ) -> PyResult<Py<PyAny>> {
+        let refs = self.refs;
+        let sparse = rdarrow_arrow::arrow::sparse::storage_of(obj, refs).is_some();
+        let class = obj.class(refs);
+        let package = obj
+            .attribute(refs, "class")
+            .and_then(|c| c.attribute(refs, "package"))
+            .and_then(|p| p.as_strings())
+            .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()));
+        let slots = PyDict::new(py);
+        if let Some(a) = attrs {
+            for (name, value) in rdarrow_arrow::tree::pairlist_entries(a, refs) {
+                let Some(name) = name else { continue };
+                if name == b"class" {
+                    continue;
+                }
+                let name = String::from_utf8_lossy(name).into_owned();
+                let entries = sparse && matches!(name.as_str(), "i" | "j" | "p" | "x");
+                let v = match (entries, value) {
+                    (true, RObject::Vector(v)) => match &v.data {
+                        VectorData::Integer(x) => ("=i4", PyBytes::new(py, x.inner().as_slice()))
+                            .into_py_any(py)?,
+                        VectorData::Logical(x) => ("?i4", PyBytes::new(py, x.inner().as_slice()))
+                            .into_py_any(py)?,
+                        VectorData::Real(x) => ("=f8", PyBytes::new(py, x.inner().as_slice()))
+                            .into_py_any(py)?,
+                        _ => self.value(py, value, depth + 1)?,
+                    },
+                    _ => self.value(py, value, depth + 1)?,
+                };
+                slots.set_item(name, v)?;
+            }
+        }
+        let d = PyDict::new(py);
+        d.set_item("__class__", class.first().cloned())?;
+        d.set_item("__package__", package)?;
+        d.set_item("__slots__", slots)?;
+        Ok(d.into_any().unbind())
     }
 
     fn strings_of(&self, s: &StringVector) -> Vec<Option<String>> {

@@ -107,6 +107,9 @@ pub struct ColumnMeta {
     pub strings: Option<KeptStrings>,
     /// A POSIXlt's node.
     posixlt: Option<LtMeta>,
+    /// A list element that is a complex vector (its struct comes back as
+    /// one).
+    complex_item: bool,
 }
 
 /// Strings of a column kept in the metadata as R holds them (bytes and
@@ -297,8 +300,14 @@ impl ColumnMeta {
         };
         let items = match (kind, items) {
             (Some(RKind::List), Some(items)) => {
-                let metas: Vec<ColumnMeta> =
-                    items.iter().map(|it| ColumnMeta::of(it, refs, cx)).collect();
+                let metas: Vec<ColumnMeta> = items
+                    .iter()
+                    .map(|it| {
+                        let mut meta = ColumnMeta::of(it, refs, cx);
+                        meta.complex_item = it.sxptype(refs) == sxp::CPLX;
+                        meta
+                    })
+                    .collect();
                 metas.iter().any(|m| !m.is_empty()).then_some(metas)
             }
             _ => None,
@@ -355,6 +364,7 @@ impl ColumnMeta {
             && self.items.is_none()
             && self.strings.is_none()
             && self.posixlt.is_none()
+            && !self.complex_item
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -504,7 +514,8 @@ impl ColumnMeta {
             _ => None,
         };
         let posixlt = self.posixlt.as_ref().map(|p| p.r_node(m, self.attrs.clone()));
-        let extra = strings.is_some() || matrix.is_some() || posixlt.is_some();
+        let extra =
+            strings.is_some() || matrix.is_some() || posixlt.is_some() || self.complex_item;
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
@@ -547,8 +558,15 @@ impl ColumnMeta {
             },
         };
         let attributes = attr_list(m, kept);
-        let mut names = vec!["attributes", "columns"];
-        let mut values = vec![attributes, columns];
+        let mut names = vec![];
+        let mut values = vec![];
+        if self.complex_item {
+            // first: the element is made complex before its attributes go on
+            names.push("complex");
+            values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
+        }
+        names.extend(["attributes", "columns"]);
+        values.extend([attributes, columns]);
         for (name, value) in [("strings", strings), ("matrix", matrix), ("posixlt", posixlt)] {
             if let Some(v) = value {
                 names.push(name);
@@ -765,6 +783,12 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                             }
                         }
                     }
+                }
+            }
+            // a list element that was complex: from its struct's parts
+            "complex" => {
+                if let Some(z) = complex_of(target, &m.refs) {
+                    *target = m.vector(VectorData::Complex(z.into()), vec![]);
                 }
             }
             // strings kept as R held them, put back in their rows
