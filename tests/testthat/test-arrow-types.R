@@ -459,18 +459,23 @@ test_that("a data frame with many types converts together", {
   expect_identical(py_ints(tab, "dur"), c(0:5, NA) * 60)
 })
 
-test_that("strings that are not valid text are refused, never passed on as utf8", {
+test_that("strings that are not valid text become valid utf8, with a warning, never passed on as they are", {
   skip_if_no_pyarrow()
   bad_native <- c("caf\xe9", "ok")
   expect_identical(Encoding(bad_native), c("unknown", "unknown"))
   f <- save_rda(x = data.frame(s = bad_native))
-  err <- expect_error(rdata_to_arrow(f), class = "rdarrow_error")
-  expect_match(conditionMessage(err), "'s'", fixed = TRUE)
+  expect_warning(s <- rdata_to_arrow(f), "column 's': 1 string is not valid text", class = "rdarrow_warning")
+  tab <- py_import(s)
+  py_validate(tab)
+  expect_identical(py_values(tab, "s"), c("caf\u00e9", "ok"))
 
   bytes <- c("abc", "\xff\xfe")
   Encoding(bytes) <- "bytes"
   f2 <- save_rda(x = data.frame(s = bytes))
-  expect_error(rdata_to_arrow(f2), class = "rdarrow_error")
+  expect_warning(s2 <- rdata_to_arrow(f2), "column 's': 1 string is not valid text", class = "rdarrow_warning")
+  tab2 <- py_import(s2)
+  py_validate(tab2)
+  expect_identical(py_values(tab2, "s"), c("abc", "\u00ff\u00fe"))
 })
 
 test_that("ALTREP columns (compact sequences, deferred strings, wrappers) convert", {

@@ -252,3 +252,40 @@ test_that("every data frame of the peer corpus converts no worse than arrow R do
     nrow(bad), paste(sprintf("  %s [%s]: %s: %s", bad$file, bad$object, bad$status, bad$message),
                      collapse = "\n")))
 })
+
+test_that("every new kind of real-world object converts wherever arrow R converts it, and comes back closer", {
+  skip_if_not_installed("arrow")
+  skip_if_not_installed("nlme")
+  lt <- as.POSIXlt(as.POSIXct(c("2020-01-01 10:00:00", "2021-06-01 12:30:00"), tz = "America/New_York"))
+  bad <- c("ok", "a\xcc_b")
+  Encoding(bad) <- "UTF-8"
+  m <- data.frame(n = 1:2)
+  m$y <- cbind(s = 1:2, f = 3:4)
+  p <- data.frame(t = 1:2)
+  p$lt <- lt
+  fct <- factor(c("a", "b"))
+  levels(fct) <- c(A = "a", B = "b")
+  frames <- list(
+    invalid_strings = data.frame(s = bad),
+    matrix_column = m,
+    posixlt_column = p,
+    named_levels = data.frame(f = fct),
+    grouped_data = nlme::Orthodont
+  )
+  arrow_converts <- 0L
+  for (k in names(frames)) {
+    df <- frames[[k]]
+    b <- tryCatch(suppressWarnings(as.data.frame(arrow::arrow_table(df))), error = function(e) e)
+    got <- rt_routes(df, c("stream", "table", "ipc_file", "parquet"))
+    if (!inherits(b, "error")) {
+      arrow_converts <- arrow_converts + 1L
+      # arrow R converts it: rdarrow converts it too, and gives it back
+      # as it was, which is at least as close as arrow R's
+      expect(all(got == "ok"), sprintf("%s: arrow R converts it, rdarrow gives %s", k,
+                                       paste(names(got), got, sep = " = ", collapse = ", ")))
+    } else {
+      expect(all(got == "ok"), sprintf("%s (arrow R fails): %s", k, paste(names(got), got, sep = " = ", collapse = ", ")))
+    }
+  }
+  expect_gt(arrow_converts, 2L)
+})

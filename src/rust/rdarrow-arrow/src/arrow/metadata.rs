@@ -11,6 +11,15 @@
 //!   attributes that arrow R could not apply to a data frame or its
 //!   column (a vector's `dim` and `dimnames`, a matrix's attributes, row
 //!   names whose length disagrees with the columns).
+//!   A column's node (`list(attributes = ..., columns = ...)`, arrow R's)
+//!   may hold elements arrow R ignores, applied on rdarrow's way back:
+//!   `complex` (a list element that was a complex vector), `strings`
+//!   (strings that are not valid text, as R held them: [`KeptStrings`]),
+//!   `matrix` (a matrix column's `dim`, `dimnames` and type) and `posixlt`
+//!   (a POSIXlt's zone, attributes and the components that do not derive
+//!   back: [`super::posixlt`]). The `rdarrow` element's `object` may also
+//!   be `"sparse"`, with the sparse matrix's slots and storage
+//!   ([`super::sparse`]).
 //! - `"rdarrow"` ([`FIDELITY_KEY`]): one fact per line about top-level
 //!   columns that arrow R's `"r"` cannot say without changing what arrow R
 //!   shows.

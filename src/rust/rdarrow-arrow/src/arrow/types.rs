@@ -12,7 +12,7 @@
 //! | logical | boolean | bit-packed (a copy) |
 //! | integer | int32 | zero-copy; `NA` -> null |
 //! | double | float64 | zero-copy; `NA_real_` -> null, `NaN` stays NaN |
-//! | character | utf8 (large_utf8 beyond 2 GiB) | zero-copy when already UTF-8; latin1 and native encodings transcoded |
+//! | character | utf8 (large_utf8 beyond 2 GiB) | zero-copy when already UTF-8; latin1 and native encodings transcoded; text that is not valid (see below) repaired |
 //! | factor / ordered | dictionary<int8/int16/int32, utf8> | narrowest index that holds the levels; ordered flag on the field |
 //! | Date | date32; float64 days when fractional or beyond date32 | the class kept in `"r"` for float64 |
 //! | POSIXct | timestamp[s/ms/us/ns, tz]: the coarsest unit at which every value comes back with its bits; float64 seconds when none does | `tzone` as the zone, else the default zone; class and `tzone` kept in `"r"` for float64 |
@@ -24,7 +24,21 @@
 //! | list | list<T> | T the elements' common type (logical < integer < double, as R coerces); NULL -> null |
 //! | list of raw vectors | binary (large_binary beyond 2 GiB) | as arrow R maps it |
 //! | data.frame column | struct | |
+//! | matrix column (a column with two `dim`) | fixed_size_list<T>[ncol] | one list of the row's values per row (pyarrow FixedSizeList, Polars Array, DuckDB ARRAY); `dim` and `dimnames` in the column's node; a matrix inside a list keeps its values as one vector |
+//! | POSIXlt (column or object) | timestamp, as POSIXct | the instants of its times in its zone (`tzone`, else the default zone); the attributes, and the components that do not derive back from the instants as they were, in the column's node ([`super::posixlt`]) |
+//! | sparse matrix of package Matrix (`*CMatrix`, `*RMatrix`, `*TMatrix`) | a table `i: int32, j: int32, x` | one row per stored entry, `i` and `j` counted from 1 as R counts; the other slots in the `"r"` metadata ([`super::sparse`]) |
 //! | NULL | null | |
+//!
+//! Strings that are not valid text (marked UTF-8 holding other bytes,
+//! flagged as bytes, or in a native encoding that does not decode) become
+//! valid utf8 by one rule ([`crate::encoding::repair_text`]): a string
+//! whose bytes above 0x7F all stand alone is read as Windows-1252 (Latin-1
+//! with the printable 0x80-0x9F; every byte maps); otherwise each invalid
+//! sequence becomes U+FFFD. The conversion warns (the object, the column,
+//! how many, the first row), and the original strings (bytes and encoding;
+//! also those flagged as bytes, which R compares byte for byte) are kept
+//! in the column's node of the `"r"` metadata and put back on the way
+//! back.
 //!
 //! Every value keeps its bits: a time is stored at the unit at which each
 //! value, scaled to it and rounded, divides back to the same double (the
@@ -52,7 +66,7 @@
 //! | duration | difftime in secs | |
 //! | dictionary of strings | factor (ordered when the field says so) | the batches' dictionaries unified |
 //! | dictionary of other values, run-end encoded | the decoded values, mapped by their own type | |
-//! | list, large_list, fixed_size_list, list_view, large_list_view | list | null -> NULL |
+//! | list, large_list, fixed_size_list, list_view, large_list_view | list | null -> NULL; a fixed_size_list whose node records a matrix: the matrix |
 //! | map | list of key/value data frames | |
 //! | struct | data.frame column | |
 //! | union, interval and the rest | an error naming the column | |
