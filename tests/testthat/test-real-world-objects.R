@@ -264,3 +264,26 @@ test_that("the command line warns on stderr about strings that are not valid tex
   expect_true(any(grepl("warning: .*column 'notes': 5 strings are not valid text", r$stderr)),
               info = paste(r$stderr, collapse = "\n"))
 })
+
+test_that("the command line's circle (to-arrow / to-parquet, then to-rdata) gives every new kind back", {
+  skip_if_not_installed("Matrix")
+  bad <- utf8_marked("ok", "a\xcc_b", NA)
+  m <- data.frame(n = 1:3)
+  m$y <- cbind(a = 1:3, b = 4:6)
+  lt <- data.frame(x = 1:2)
+  lt$t <- as.POSIXlt(as.POSIXct(c("2020-01-01 10:00", "2021-06-01 12:30"), tz = "America/New_York"))
+  objs <- list(strings = data.frame(s = bad), matrix = m, posixlt = lt,
+               sparse = Matrix::sparseMatrix(i = c(1, 3), j = c(2, 3), x = c(1.5, 2), dims = c(3, 4)))
+  dir <- local_tempdir()
+  for (k in names(objs)) {
+    src <- file.path(dir, paste0(k, ".rds"))
+    saveRDS(objs[[k]], src)
+    for (step in list(c("to-arrow", ".arrow"), c("to-parquet", ".parquet"))) {
+      mid <- file.path(dir, paste0(k, step[[2]]))
+      out <- file.path(dir, paste0(k, "-back", step[[2]], ".rds"))
+      expect_identical(run_cli(c(step[[1]], src, "-o", mid))$status, 0L)
+      expect_identical(run_cli(c("to-rdata", mid, "-o", out))$status, 0L)
+      expect(rt_same(readRDS(out), objs[[k]]), sprintf("%s by %s: not the same object back", k, step[[1]]))
+    }
+  }
+})
