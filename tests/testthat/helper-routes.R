@@ -6,30 +6,10 @@
 # x and y are the same object: identical(), or, for an object holding
 # environments (a formula's, a function's: two reads of one file never give
 # identical() environments), identical once each environment is replaced by
-# the names it binds and each function by its formals and body.
+# the names it binds and each function by its formals and body
+# (lc_without_envs(), helper-lossless.R).
 rt_same <- function(x, y) {
-  identical(x, y) || identical(rt_without_envs(x), rt_without_envs(y))
-}
-
-rt_without_envs <- function(x, depth = 0L) {
-  if (depth > 100L) return(x)
-  if (is.environment(x)) return(sort(ls(x, all.names = TRUE)))
-  if (is.function(x)) return(list(formals(x), body(x)))
-  if (is.list(x) && !is.pairlist(x)) {
-    for (i in seq_along(x)) {
-      v <- rt_without_envs(x[[i]], depth + 1L)
-      if (is.null(v)) next
-      x[[i]] <- v
-    }
-  }
-  a <- attributes(x)
-  if (!is.null(a) && any(vapply(a, function(v) is.environment(v) || is.function(v) || is.list(v), TRUE))) {
-    for (n in names(a)) {
-      if (n %in% c("names", "row.names", "class", "dim", "dimnames")) next
-      attr(x, n) <- rt_without_envs(a[[n]], depth + 1L)
-    }
-  }
-  x
+  identical(x, y) || identical(lc_without_envs(x), lc_without_envs(y))
 }
 
 # The routes' results for `x`: "ok", "differs" or the error message, by

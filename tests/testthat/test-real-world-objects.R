@@ -153,6 +153,17 @@ test_that("attributes the mapping cannot say come back: functions, formulas, lis
     utils::data(list = n, package = "nlme", envir = e)
     expect_every_route(e[[n]], paste("nlme's", n))
   }
+  # list elements without an Arrow value (calls, functions) are null in
+  # Arrow and travel in the metadata; lists of tibbles stay tibbles
+  expect_every_route(list(f = function(x) x, e = quote(a + b), n = 1), "a list holding a function and a call")
+  fits <- data.frame(x = 1:2)
+  fits$model <- list(y ~ x, NULL)
+  expect_every_route(fits, "a list column holding a formula")
+  expect_every_route(tibble::tibble(l = list(tibble::tibble(z = 1), NULL)), "a list column of tibbles")
+  if (requireNamespace("bench", quietly = TRUE)) {
+    bm <- bench::mark(sum(1:10), min_iterations = 3, check = FALSE, memory = FALSE)
+    expect_every_route(bm, "a bench_mark tibble")
+  }
   m <- matrix(list(1 + 2i, 3i, 4 + 0i, c(5i, 1)), 2)
   expect_every_route(list(m = m), "a list holding a list-mode matrix")
   expect_every_route(datasets::Harman23.cor, "a list holding a matrix")

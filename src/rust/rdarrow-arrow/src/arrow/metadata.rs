@@ -119,6 +119,8 @@ pub struct ColumnMeta {
     /// A list element that is a complex vector (its struct comes back as
     /// one).
     complex_item: bool,
+    /// A list element without an Arrow value (null in Arrow): itself.
+    stored: Option<RObject>,
 }
 
 /// Strings of a column kept in the metadata as R holds them (bytes and
@@ -312,6 +314,12 @@ impl ColumnMeta {
                 let metas: Vec<ColumnMeta> = items
                     .iter()
                     .map(|it| {
+                        if !crate::arrow::to_arrow::has_arrow_value(it) {
+                            return ColumnMeta {
+                                stored: Some(it.clone()),
+                                ..Default::default()
+                            };
+                        }
                         let mut meta = ColumnMeta::of(it, refs, cx);
                         meta.complex_item = it.sxptype(refs) == sxp::CPLX;
                         meta
@@ -374,6 +382,7 @@ impl ColumnMeta {
             && self.strings.is_none()
             && self.posixlt.is_none()
             && !self.complex_item
+            && self.stored.is_none()
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -425,7 +434,7 @@ impl ColumnMeta {
                 .map(String::as_str)
                 .eq(k.classes().iter().copied())
         });
-        let removed: &[&str] = if self.classes == ["tbl_df", "tbl", "data.frame"] {
+        let removed: &[&str] = if self.classes == ["tbl_df", "tbl", "data.frame"] && top {
             &["class", "row.names", "names"]
         } else if self.has("data.frame") {
             &["row.names", "names"]
@@ -523,8 +532,11 @@ impl ColumnMeta {
             _ => None,
         };
         let posixlt = self.posixlt.as_ref().map(|p| p.r_node(m, self.attrs.clone()));
-        let extra =
-            strings.is_some() || matrix.is_some() || posixlt.is_some() || self.complex_item;
+        let extra = strings.is_some()
+            || matrix.is_some()
+            || posixlt.is_some()
+            || self.complex_item
+            || self.stored.is_some();
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
@@ -569,6 +581,11 @@ impl ColumnMeta {
         let attributes = attr_list(m, kept);
         let mut names = vec![];
         let mut values = vec![];
+        if let Some(v) = &self.stored {
+            // the element itself: arrow R ignores it
+            names.push("value");
+            values.push(v.clone());
+        }
         if self.complex_item {
             // first: the element is made complex before its attributes go on
             names.push("complex");
@@ -794,6 +811,8 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                     }
                 }
             }
+            // a list element without an Arrow value: itself
+            "value" => *target = part.clone(),
             // a list element that was complex: from its struct's parts
             "complex" => {
                 if let Some(z) = complex_of(target, &m.refs) {

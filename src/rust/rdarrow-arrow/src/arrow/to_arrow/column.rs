@@ -97,6 +97,18 @@ pub(super) fn strings_of(obj: Option<&RObject>) -> Vec<String> {
     strings_in(obj, &RefTable::default())
 }
 
+/// Whether a list element has an Arrow value: a vector (not an expression
+/// vector or an S4 object), or a sparse matrix. Others (calls, functions,
+/// environments, S4 objects) are null in Arrow, their R serialization in
+/// the metadata ([`crate::arrow::metadata`]).
+pub(crate) fn has_arrow_value(obj: &RObject) -> bool {
+    match obj {
+        RObject::Null | RObject::Altrep(_) => true,
+        RObject::Vector(v) => !matches!(v.data, VectorData::Expression(_)) && !is_s4(obj),
+        _ => false,
+    }
+}
+
 /// The dimensions of a matrix (a vector whose `dim` has two numbers).
 pub(crate) fn matrix_dims(obj: &RObject, refs: &RefTable) -> Option<(usize, usize)> {
     let d = obj.attribute(refs, "dim")?;
@@ -662,7 +674,10 @@ impl<'d> Converter<'d> {
         let mut offsets: Vec<i32> = vec![0];
         let mut valid = Vec::with_capacity(items.len());
         for (i, it) in items.iter().enumerate() {
-            if matches!(it, RObject::Null) {
+            // an element without an Arrow value (a call, a function, an
+            // environment, an S4 object) is null here; it travels in the
+            // column's node of the metadata
+            if matches!(it, RObject::Null) || !has_arrow_value(it) {
                 valid.push(false);
                 offsets.push(*offsets.last().unwrap());
                 continue;
