@@ -846,6 +846,13 @@ impl<'a> Parser<'a> {
     /// ([`crate::input::Input::skip_charsxp_text`]).
     fn skip_string_text(&mut self, i: u64) -> Result<bool> {
         let (f, len, plain) = self.inp.skip_charsxp_text().map_err(|e| self.err(e))?;
+        self.check_skipped_string(i, f, len)?;
+        Ok(plain)
+    }
+
+    /// A skipped element `i` of a character vector (flags `f`, length
+    /// `len`) is a string of a possible length.
+    fn check_skipped_string(&self, i: u64, f: i32, len: i32) -> Result<()> {
         if (f as u32 & 0xff) as u8 != sxp::CHAR {
             return Err(self.corrupt(format!(
                 "element {} of a character vector is not a string",
@@ -855,21 +862,13 @@ impl<'a> Parser<'a> {
         if len < -1 {
             return Err(self.corrupt(format!("negative string length {len}")));
         }
-        Ok(plain)
+        Ok(())
     }
 
     fn skip_strings(&mut self, n: u64) -> Result<()> {
         for i in 0..n {
             let (f, len) = self.inp.skip_charsxp().map_err(|e| self.err(e))?;
-            if (f as u32 & 0xff) as u8 != sxp::CHAR {
-                return Err(self.corrupt(format!(
-                    "element {} of a character vector is not a string",
-                    i + 1
-                )));
-            }
-            if len < -1 {
-                return Err(self.corrupt(format!("negative string length {len}")));
-            }
+            self.check_skipped_string(i, f, len)?;
         }
         Ok(())
     }

@@ -123,6 +123,15 @@ pub struct ColumnMeta {
     stored: Option<RObject>,
 }
 
+/// A character vector node of `s`, without attributes.
+fn character_vector(s: StringVector) -> RObject {
+    RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data: VectorData::Character(s),
+        attributes: None,
+    }))
+}
+
 /// Strings of a column kept in the metadata as R holds them (bytes and
 /// encoding), to be put back on the way back
 /// ([`crate::encoding::unfaithful_strings`]): the column's node in the
@@ -152,11 +161,7 @@ impl KeptStrings {
         }
         Some(KeptStrings {
             found,
-            values: RObject::Vector(Box::new(Vector {
-                flags: Flags::default(),
-                data: VectorData::Character(b.finish()),
-                attributes: None,
-            })),
+            values: character_vector(b.finish()),
         })
     }
 
@@ -204,11 +209,7 @@ impl KeptStrings {
         }
         Some(KeptStrings {
             found,
-            values: RObject::Vector(Box::new(Vector {
-                flags: Flags::default(),
-                data: VectorData::Character(b.finish()),
-                attributes: None,
-            })),
+            values: character_vector(b.finish()),
         })
     }
 
@@ -1029,11 +1030,7 @@ fn put_back_strings(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
         let Some(levels) = target.attribute(&refs, "levels").and_then(|l| l.as_strings()) else {
             return;
         };
-        let new = RObject::Vector(Box::new(Vector {
-            flags: Flags::default(),
-            data: VectorData::Character(patched(levels)),
-            attributes: None,
-        }));
+        let new = character_vector(patched(levels));
         set_vector_attribute(m, target, "levels", new);
     } else if let RObject::Vector(v) = target {
         if let VectorData::Character(s) = &v.data {
