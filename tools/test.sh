@@ -7,8 +7,9 @@
 #   3. the testthat suite in tests/testthat, against the installed package,
 #      its files shared among RDARROW_TEST_JOBS (default 2) R processes
 #      (tools/testthat.R);
-#   4. build and install the Python package (tools/python-wheel.sh) and run
-#      its pytest suite in python/tests.
+#   4. build and install the Python package (tools/python-wheel.sh) and the
+#      DuckDB extension (tools/duckdb-extension.sh), and run the pytest
+#      suite in python/tests (the extension's tests too).
 # Prints `testthat: N passed, N failed, N skipped` and `pytest: passed` (or
 # failed), and exits non-zero if anything failed.
 #
@@ -77,6 +78,14 @@ py_status=0
 if [ -x "$root/.venv/bin/maturin" ]; then
   bash tools/python-wheel.sh || py_status=$?
   step_done "Python wheel"
+  # the DuckDB extension, which python/tests/test_duckdb.py loads (here a
+  # missing extension fails those tests rather than skipping them)
+  if [ "$py_status" -eq 0 ]; then
+    bash tools/duckdb-extension.sh "$root/target/duckdb" || py_status=$?
+    export RDARROW_DUCKDB_EXTENSION="$root/target/duckdb/rdarrow.duckdb_extension"
+    export RDARROW_REQUIRE_DUCKDB=1
+    step_done "DuckDB extension"
+  fi
   if [ "$py_status" -eq 0 ]; then
     echo "==> pytest (python/tests)"
     "$root/.venv/bin/python" -m pytest python/tests -q -rs -p no:cacheprovider --durations=15 || py_status=$?

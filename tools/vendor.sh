@@ -3,8 +3,9 @@
 # (the rextendr convention). Builds the package with `R CMD build`, then, in
 # the built package:
 #   - the cargo workspace holds only what the R package compiles (the
-#     crates rdarrow-format, rdarrow-arrow and rdarrow-r; the Python binding,
-#     the command line and the fuzzers are left out), its lock file pruned
+#     crates rdarrow-format, rdarrow-arrow and rdarrow-r; the Python
+#     binding, the DuckDB extension, the command line and the fuzzers are
+#     left out), its lock file pruned
 #     to their dependencies;
 #   - every crate those need is vendored into src/rust/vendor.tar.xz (only
 #     the platforms R builds packages on, with cargo-vendor-filterer when it
@@ -36,7 +37,7 @@ pkg="$stage/rdarrow"
 
 # 2. the workspace of the R package only
 ws="$pkg/src/rust"
-rm -rf "$ws/rdarrow-py" "$ws/rdarrow-cli" "$ws/fuzz" "$ws/target"
+rm -rf "$ws/rdarrow-py" "$ws/rdarrow-cli" "$ws/rdarrow-duckdb" "$ws/fuzz" "$ws/target"
 sed -i 's|^members = .*|members = ["rdarrow-format", "rdarrow-arrow", "rdarrow-r"]|' "$ws/Cargo.toml"
 cp "$ws/Cargo.lock" "$stage/Cargo.lock.full"
 # prunes the lock file to what the three crates use, changing no version

@@ -1,9 +1,12 @@
 """Shared helpers: R data files written by the real R (Rscript), so that
 every test checks what R itself saved."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +98,113 @@ def plain(arr):
         return x
 
     return [fix(x) for x in arr.to_pylist()]
+
+
+# The peer corpus's data frames as R itself loads them (test_corpus.py and
+# test_duckdb.py check every reader against these).
+SKIP = re.compile(
+    r"\.(csv|md|txt|json|py|R|jl|rs|java)$|(^|/)(LICENSE|COPYING|README)[^/]*$", re.I
+)
+
+# For each data frame R loads from a file: its rows, names and, for each
+# column of a plain kind, its values as strings (doubles as "%.17g", so
+# every bit shows) with the positions of NA apart. Data frames that arrow
+# R cannot convert either (columns of functions, environments, S4 objects
+# or mixed lists; columns not as long as the row names say) are marked.
+DUMP_R = r"""
+args <- commandArgs(trailingOnly = TRUE)
+files <- readLines(args[[1]])
+quietly <- function(expr) suppressMessages(suppressWarnings(expr))
+is_df <- function(x) isTRUE(tryCatch(quietly(inherits(x, "data.frame")), error = function(e) FALSE))
+unconvertible <- function(df) {
+  for (j in seq_along(df)) {
+    x <- df[[j]]
+    if (is_df(x)) { if (unconvertible(x)) return(TRUE); next }
+    if (isS4(x) || is.function(x) || is.environment(x) || is.language(x)) return(TRUE)
+    if (is.list(x)) {
+      items <- Filter(Negate(is.null), x)
+      sig <- unique(vapply(items, function(v) paste(typeof(v), paste(class(v), collapse = "/")), ""))
+      if (length(sig) > 1L || any(vapply(items, function(v) is.list(v) || isS4(v), TRUE))) return(TRUE)
+    }
+  }
+  FALSE
+}
+num <- function(x) ifelse(is.na(x) & !is.nan(x), "", sprintf("%.17g", as.double(x)))
+column <- function(x) {
+  cls <- class(x)
+  kind <- if (identical(cls, "factor") || identical(cls, c("ordered", "factor"))) "factor"
+    else if (identical(cls, "Date")) "Date"
+    else if (identical(cls, c("POSIXct", "POSIXt"))) "POSIXct"
+    else if (!is.object(x) && is.null(dim(x)) && typeof(x) %in% c("logical", "integer", "double", "character"))
+      typeof(x)
+    else "other"
+  if (kind == "character" && any(Encoding(x) == "bytes")) kind <- "other"
+  if (kind == "factor" && any(Encoding(levels(x)) == "bytes")) kind <- "other"
+  out <- list(kind = kind)
+  if (kind == "other") return(out)
+  na <- is.na(x) & !(is.double(x) & is.nan(x))
+  out$na <- I(which(na) - 1L)
+  out$values <- I(switch(kind,
+    logical = ifelse(na, "", ifelse(x, "TRUE", "FALSE")),
+    integer = ifelse(na, "", as.character(x)),
+    character = ifelse(na, "", enc2utf8(x)),
+    factor = ifelse(na, "", enc2utf8(as.character(x))),
+    num(unclass(x))))
+  if (kind == "factor") out$levels <- I(enc2utf8(levels(x)))
+  out
+}
+res <- list()
+for (f in files) {
+  env <- new.env()
+  kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
+  if (is.null(kind)) {
+    kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
+                     error = function(e) NULL)
+  }
+  if (is.null(kind)) next
+  for (nm in ls(env, all.names = TRUE)) {
+    df <- tryCatch(get(nm, envir = env), error = function(e) NULL)
+    if (!is_df(df)) next
+    lens <- vapply(unclass(df), NROW, 1L)
+    names <- names(df)
+    names[is.na(names)] <- "NA"
+    res[[length(res) + 1L]] <- list(
+      file = f, object = if (kind == "rds") NULL else nm,
+      rows = nrow(df), names = I(enc2utf8(names)),
+      convertible = !unconvertible(df) && all(lens == nrow(df)),
+      columns = unname(lapply(unclass(df), column)))
+  }
+}
+jsonlite::write_json(res, args[[2]], auto_unbox = TRUE, null = "null", digits = NA)
+"""
+
+
+def _corpus_files():
+    d = os.environ.get("RDARROW_PEERS_DIR")
+    if not d or not Path(d).is_dir():
+        pytest.skip("RDARROW_PEERS_DIR does not name the peer corpus: the corpus tests are not run")
+    root = Path(d)
+    return sorted(
+        str(p) for p in root.rglob("*") if p.is_file() and not SKIP.search(str(p.relative_to(root)))
+    )
+
+
+@pytest.fixture(scope="session")
+def r_frames(tmp_path_factory, run_r):
+    files = _corpus_files()
+    d = tmp_path_factory.mktemp("corpus")
+    listing = d / "files.txt"
+    listing.write_text("\n".join(files) + "\n", encoding="utf-8")
+    out = d / "frames.json"
+    script = d / "dump.R"
+    script.write_text(DUMP_R, encoding="utf-8")
+    res = subprocess.run(
+        [shutil.which("Rscript"), "--vanilla", str(script), str(listing), str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TZ": "UTC"},
+    )
+    assert res.returncode == 0, res.stderr
+    frames = json.loads(out.read_text(encoding="utf-8"))
+    assert len(frames) > 50, "the corpus holds data frames"
+    return frames

@@ -110,7 +110,7 @@ pub use input::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
 };
-pub use source::{data_files_in, Source};
+pub use source::{data_files_in, expand_sources, Source};
 pub use tree::{RObject, RefTable};
 
 use document::parse;

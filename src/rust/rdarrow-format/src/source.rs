@@ -182,6 +182,42 @@ pub fn data_files_in(dir: &Path, label: &str) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// The R data sources one argument names, as `read_parquet()` takes its
+/// argument: a URL or a lazy-load data base as it is; a glob pattern
+/// (`*`, `?`, `[...]`, `**` across directories) as the files it matches,
+/// sorted; a directory as its R data files ([`data_files_in`]); anything
+/// else as the path it is. A pattern that matches nothing is a usage error
+/// naming it.
+pub fn expand_sources(given: &str) -> Result<Vec<PathBuf>> {
+    let path = Path::new(given);
+    if remote::is_url(path) || lazyload::files_of(path).is_some() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if path.is_dir() {
+        return Ok(data_files_in(path, given)?
+            .into_iter()
+            .map(|p| path.join(p))
+            .collect());
+    }
+    let is_pattern = given.contains(['*', '?', '[']) && !path.exists();
+    if !is_pattern {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let bad = |e: &dyn std::fmt::Display| Error::usage(format!("pattern '{given}': {e}"));
+    let mut found = Vec::new();
+    for entry in glob::glob(given).map_err(|e| bad(&e))? {
+        let p = entry.map_err(|e| bad(&e))?;
+        if p.is_file() {
+            found.push(p);
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::usage(format!("no file matches '{given}'")));
+    }
+    found.sort();
+    Ok(found)
+}
+
 fn empty(what: &str) -> Error {
     Error::new(ErrorKind::NotRData, format!("{what} is empty"))
 }

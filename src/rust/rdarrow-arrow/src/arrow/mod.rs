@@ -26,6 +26,7 @@ pub mod rows;
 pub mod sparse;
 pub mod to_arrow;
 pub mod types;
+pub mod union;
 
 pub use to_arrow::{
     open_table, read_table, table_from_object, table_from_owned, ArrowTable, ColumnRef,

@@ -47,9 +47,12 @@ impl ColumnSource for ArrowTable {
             at += n;
         }
         match parts.len() {
-            0 => Ok(arrow_array::new_empty_array(
-                self.schema.field(j).data_type(),
-            )),
+            // no rows, but what the column's type does not say (a
+            // dictionary's values) as the column has it
+            0 => Ok(match self.batches.first() {
+                Some(b) => b.column(j).slice(0, 0),
+                None => arrow_array::new_empty_array(self.schema.field(j).data_type()),
+            }),
             1 => Ok(parts.pop().expect("one part")),
             _ => {
                 let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();

@@ -223,7 +223,7 @@ pub(super) struct Converter<'d> {
     doc: Option<&'d Document>,
     default_tz: Option<&'d str>,
     /// A fixed unit for POSIXct timestamps ([`TableOptions::time_unit`]).
-    time_unit: Option<arrow_schema::TimeUnit>,
+    pub time_unit: Option<arrow_schema::TimeUnit>,
     /// A time column's type chosen beforehand (a table read by row range).
     pub time_choice: Option<TimeChoice>,
 }

@@ -59,6 +59,10 @@ impl DeferredColumn {
         let refs = conv.refs;
         let kind = RKind::of(&node.class_attr(refs), node.sxptype(refs));
         let time = match kind {
+            // one unit for every POSIXct column, as asked: nothing to scan
+            Some(RKind::PosixCt) if conv.time_unit.is_some() => {
+                conv.time_unit.map(TimeChoice::Unit)
+            }
             Some(k @ (RKind::Date | RKind::PosixCt | RKind::Hms | RKind::Difftime)) => {
                 Some(time_choice(refs, store, &node, k, rows).map_err(|e| in_column(&name, e))?)
             }

@@ -1,0 +1,123 @@
+//! Small safe handles over DuckDB's C API: logical types that destroy
+//! themselves, parameter values read into Rust, and errors handed back to
+//! DuckDB. Every callback DuckDB makes into the extension runs through
+//! [`guarded`], so no panic ever crosses into DuckDB.
+
+use libduckdb_sys as ffi;
+use std::ffi::{CStr, CString};
+use std::os::raw::c_char;
+
+/// A DuckDB logical type, destroyed when dropped.
+pub struct LogicalType(pub ffi::duckdb_logical_type);
+
+impl LogicalType {
+    pub fn of_id(id: ffi::DUCKDB_TYPE) -> LogicalType {
+        // SAFETY: any DUCKDB_TYPE id of a simple type
+        LogicalType(unsafe { ffi::duckdb_create_logical_type(id) })
+    }
+
+    pub fn enumeration(members: &[String]) -> LogicalType {
+        let names: Vec<CString> = members.iter().map(|m| crate::types::c_string(m)).collect();
+        let mut ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        // SAFETY: `members.len()` valid strings, copied by DuckDB
+        LogicalType(unsafe { ffi::duckdb_create_enum_type(ptrs.as_mut_ptr(), ptrs.len() as ffi::idx_t) })
+    }
+}
+
+impl Drop for LogicalType {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: made by DuckDB, destroyed once
+            unsafe { ffi::duckdb_destroy_logical_type(&mut self.0) };
+        }
+    }
+}
+
+/// A DuckDB value, destroyed when dropped.
+pub struct Value(pub ffi::duckdb_value);
+
+impl Drop for Value {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: owned by us, destroyed once
+            unsafe { ffi::duckdb_destroy_value(&mut self.0) };
+        }
+    }
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        // SAFETY: a valid value
+        self.0.is_null() || unsafe { ffi::duckdb_is_null_value(self.0) }
+    }
+
+    fn type_id(&self) -> ffi::DUCKDB_TYPE {
+        // SAFETY: the type belongs to the value and is not destroyed
+        unsafe { ffi::duckdb_get_type_id(ffi::duckdb_get_value_type(self.0)) }
+    }
+
+    /// The value as text (`None` for NULL).
+    pub fn text(&self) -> Option<String> {
+        if self.is_null() {
+            return None;
+        }
+        // SAFETY: a valid value; the string is ours to free
+        unsafe {
+            let p = ffi::duckdb_get_varchar(self.0);
+            if p.is_null() {
+                return None;
+            }
+            let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+            ffi::duckdb_free(p as *mut std::ffi::c_void);
+            Some(s)
+        }
+    }
+
+    pub fn boolean(&self) -> Option<bool> {
+        // SAFETY: a valid value
+        (!self.is_null()).then(|| unsafe { ffi::duckdb_get_bool(self.0) })
+    }
+
+    /// A VARCHAR, or a LIST of them, as strings (`what` names the
+    /// parameter in errors).
+    pub fn strings(&self, what: &str) -> Result<Vec<String>, String> {
+        if self.is_null() {
+            return Err(format!("{what} is NULL"));
+        }
+        if self.type_id() != ffi::DUCKDB_TYPE_DUCKDB_TYPE_LIST {
+            return Ok(vec![self.text().unwrap_or_default()]);
+        }
+        // SAFETY: a LIST value; each child is ours to destroy
+        let n = unsafe { ffi::duckdb_get_list_size(self.0) };
+        (0..n)
+            .map(|i| {
+                let child = Value(unsafe { ffi::duckdb_get_list_child(self.0, i) });
+                child.text().ok_or_else(|| format!("{what} holds a NULL"))
+            })
+            .collect()
+    }
+}
+
+/// Run a callback's `work`, turning its error or panic into the message
+/// `fail` hands to DuckDB.
+pub fn guarded(work: impl FnOnce() -> Result<(), String>, fail: impl FnOnce(&str)) {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+    let message = match outcome {
+        Ok(Ok(())) => return,
+        Ok(Err(m)) => m,
+        Err(p) => {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".into());
+            format!("rdarrow: internal error ({what}); please report it")
+        }
+    };
+    fail(&message);
+}
+
+/// A message as DuckDB takes it.
+pub fn message(m: &str) -> CString {
+    crate::types::c_string(m)
+}

@@ -1,0 +1,145 @@
+//! `rdata_objects(path, recursive := false)`: the listing of R data files
+//! without decoding their values, one row per object, as `rdata_objects()`
+//! gives it in R (columns `name`, `class`, `type`, `length`, `nrow`,
+//! `ncol`, `bytes`; for several files a first column `file`).
+
+use crate::api::{guarded, message, LogicalType, Value};
+use libduckdb_sys as ffi;
+use rdarrow_arrow::summary::ObjectInfo;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+struct Listing {
+    /// The file of each row, when several were listed.
+    files: Option<Vec<String>>,
+    rows: Vec<ObjectInfo>,
+    next: Mutex<usize>,
+}
+
+const COLUMNS: [(&std::ffi::CStr, ffi::DUCKDB_TYPE); 7] = [
+    (c"name", ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR),
+    (c"class", ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR),
+    (c"type", ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR),
+    (c"length", ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE),
+    (c"nrow", ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE),
+    (c"ncol", ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE),
+    (c"bytes", ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
+];
+
+unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
+    let paths = Value(ffi::duckdb_bind_get_parameter(info, 0)).strings("the path")?;
+    let recursive = Value(ffi::duckdb_bind_get_named_parameter(info, c"recursive".as_ptr()))
+        .boolean()
+        .unwrap_or(false);
+    let mut sources = Vec::new();
+    for p in &paths {
+        sources.extend(rdarrow_arrow::expand_sources(p).map_err(|e| format!("rdarrow: {e}"))?);
+    }
+    let listed = rdarrow_arrow::arrow::rows::per_column(
+        sources.len(),
+        rdarrow_arrow::arrow::rows::all_cores().min(sources.len()).max(1),
+        |i| {
+            let path = &sources[i];
+            let name = rdarrow_arrow::stream_object_name(path);
+            let label = path.to_string_lossy();
+            Ok(rdarrow_arrow::list_file(path, &rdarrow_arrow::ReadOptions::default(), &name, recursive)
+                .map(|(_, infos)| infos)
+                .map_err(|e| crate::scan::in_file(&label, e)))
+        },
+    )
+    .map_err(|e| format!("rdarrow: {e}"))?
+    .into_iter()
+    .collect::<Result<Vec<_>, String>>()?;
+    let several = sources.len() > 1;
+    if several {
+        let t = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+        ffi::duckdb_bind_add_result_column(info, c"file".as_ptr(), t.0);
+    }
+    for (name, id) in COLUMNS {
+        let t = LogicalType::of_id(id);
+        ffi::duckdb_bind_add_result_column(info, name.as_ptr(), t.0);
+    }
+    let mut files = Vec::new();
+    let mut rows = Vec::new();
+    for (path, infos) in sources.iter().zip(listed) {
+        for i in infos {
+            files.push(path.to_string_lossy().into_owned());
+            rows.push(i);
+        }
+    }
+    let listing = Box::new(Listing { files: several.then_some(files), rows, next: Mutex::new(0) });
+    ffi::duckdb_bind_set_bind_data(info, Box::into_raw(listing) as *mut c_void, Some(drop_listing));
+    Ok(())
+}
+
+unsafe extern "C" fn drop_listing(p: *mut c_void) {
+    drop(Box::from_raw(p as *mut Listing));
+}
+
+unsafe extern "C" fn bind_c(info: ffi::duckdb_bind_info) {
+    guarded(|| bind(info), |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()));
+}
+
+unsafe extern "C" fn init(_info: ffi::duckdb_init_info) {}
+
+unsafe fn text(vec: ffi::duckdb_vector, row: usize, s: &str) {
+    ffi::duckdb_vector_assign_string_element_len(vec, row as ffi::idx_t, s.as_ptr() as *const _, s.len() as ffi::idx_t);
+}
+
+unsafe fn number<T>(vec: ffi::duckdb_vector, row: usize, v: Option<T>) {
+    match v {
+        Some(v) => *(ffi::duckdb_vector_get_data(vec) as *mut T).add(row) = v,
+        None => {
+            ffi::duckdb_vector_ensure_validity_writable(vec);
+            ffi::duckdb_validity_set_row_invalid(ffi::duckdb_vector_get_validity(vec), row as ffi::idx_t);
+        }
+    }
+}
+
+unsafe fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) -> Result<(), String> {
+    let listing = &*(ffi::duckdb_function_get_bind_data(info) as *const Listing);
+    let mut next = listing.next.lock().map_err(|_| "rdarrow: the listing failed")?;
+    let start = *next;
+    let m = (listing.rows.len() - start).min(ffi::duckdb_vector_size() as usize);
+    let vec = |k: usize| ffi::duckdb_data_chunk_get_vector(output, k as ffi::idx_t);
+    let shift = usize::from(listing.files.is_some());
+    for r in 0..m {
+        let i = &listing.rows[start + r];
+        if let Some(files) = &listing.files {
+            text(vec(0), r, &files[start + r]);
+        }
+        text(vec(shift), r, &i.name);
+        text(vec(shift + 1), r, &i.class);
+        text(vec(shift + 2), r, &i.type_name);
+        number(vec(shift + 3), r, i.length);
+        number(vec(shift + 4), r, i.nrow);
+        number(vec(shift + 5), r, i.ncol);
+        number(vec(shift + 6), r, i.bytes.map(|b| b as i64));
+    }
+    *next += m;
+    ffi::duckdb_data_chunk_set_size(output, m as ffi::idx_t);
+    Ok(())
+}
+
+unsafe extern "C" fn func(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
+    guarded(|| scan(info, output), |m| ffi::duckdb_function_set_error(info, message(m).as_ptr()));
+}
+
+/// Register `rdata_objects` on `con`.
+pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
+    let mut f = ffi::duckdb_create_table_function();
+    ffi::duckdb_table_function_set_name(f, c"rdata_objects".as_ptr());
+    let any = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY);
+    ffi::duckdb_table_function_add_parameter(f, any.0);
+    let flag = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
+    ffi::duckdb_table_function_add_named_parameter(f, c"recursive".as_ptr(), flag.0);
+    ffi::duckdb_table_function_set_bind(f, Some(bind_c));
+    ffi::duckdb_table_function_set_init(f, Some(init));
+    ffi::duckdb_table_function_set_function(f, Some(func));
+    let rc = ffi::duckdb_register_table_function(con, f);
+    ffi::duckdb_destroy_table_function(&mut f);
+    if rc != ffi::DuckDBSuccess {
+        return Err("cannot register rdata_objects".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! Replacement scans: `FROM 'survey.rds'` and `FROM 'archive/*.RData'` read
+//! as `read_rdata(...)`, as DuckDB reads a Parquet or CSV file named in
+//! FROM. A name is taken when it ends in `.rds`, `.rda` or `.RData` (in
+//! any case).
+
+use libduckdb_sys as ffi;
+use std::ffi::{c_void, CStr};
+
+/// Whether a name in FROM is an R data file's.
+pub fn is_rdata_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [".rds", ".rda", ".rdata"].iter().any(|e| lower.ends_with(e))
+}
+
+unsafe extern "C" fn replace(info: ffi::duckdb_replacement_scan_info, table_name: *const std::os::raw::c_char, _data: *mut c_void) {
+    let name = CStr::from_ptr(table_name).to_string_lossy();
+    if !is_rdata_name(&name) {
+        return;
+    }
+    ffi::duckdb_replacement_scan_set_function_name(info, c"read_rdata".as_ptr());
+    let text = crate::types::c_string(&name);
+    let mut value = ffi::duckdb_create_varchar(text.as_ptr());
+    ffi::duckdb_replacement_scan_add_parameter(info, value);
+    ffi::duckdb_destroy_value(&mut value);
+}
+
+/// Register the replacement scan on `db`.
+pub unsafe fn register(db: ffi::duckdb_database) {
+    ffi::duckdb_add_replacement_scan(db, Some(replace), std::ptr::null_mut(), None);
+}
