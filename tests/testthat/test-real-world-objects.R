@@ -243,6 +243,36 @@ test_that("sparse matrices convert to their stored entries, without densifying, 
   expect_every_route(huge, "1e6 x 1e6 with 10 entries")
 })
 
+test_that("a sparse matrix whose slots do not fit, or whose table was changed, is an error saying which slot", {
+  skip_if_not_installed("Matrix")
+  sp <- Matrix::sparseMatrix(i = c(1, 3, 2), j = c(2, 3, 3), x = c(1.5, 2, 4), dims = c(3, 4))
+  # slots set past the class's validity check, as a damaged file holds them
+  bad_i <- sp
+  bad_i@i[2] <- 7L
+  expect_error(rdata_to_arrow(save_rds(bad_i)), "i slot has 7, outside 0..3", class = "rdarrow_error")
+  bad_p <- sp
+  bad_p@p[length(bad_p@p)] <- 9L
+  expect_error(rdata_to_arrow(save_rds(bad_p)), "p slot does not fit its entries", class = "rdarrow_error")
+  bad_x <- sp
+  bad_x@x <- c(1, 2)
+  expect_error(rdata_to_arrow(save_rds(bad_x)), "x slot does not fit its entries", class = "rdarrow_error")
+  tr <- methods::as(sp, "TsparseMatrix")
+  tr@j <- tr@j[-1]
+  expect_error(rdata_to_arrow(save_rds(tr)), "i and j slots differ in length", class = "rdarrow_error")
+  # the table changed so that it no longer fits the matrix
+  skip_if_not_installed("arrow")
+  tab <- arrow::as_arrow_table(rdata_to_arrow(save_rds(sp)))
+  out <- local_tempfile(fileext = ".rds")
+  moved <- tab
+  moved$i <- arrow::Array$create(c(1L, 9L, 2L))
+  expect_error(arrow_to_rdata(moved, out), "outside 1..3: the table was changed", class = "rdarrow_error")
+  expect_false(file.exists(out))
+  unsorted <- tab
+  unsorted$j <- arrow::Array$create(c(3L, 2L, 3L))
+  expect_error(arrow_to_rdata(unsorted, out), "the table was changed", class = "rdarrow_error")
+  expect_false(file.exists(out))
+})
+
 test_that("the Arrow of every new kind is valid for pyarrow, Polars and DuckDB", {
   skip_if_not_installed("Matrix")
   dir <- local_tempdir()
