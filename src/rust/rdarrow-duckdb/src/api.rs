@@ -20,7 +20,9 @@ impl LogicalType {
         let names: Vec<CString> = members.iter().map(|m| crate::types::c_string(m)).collect();
         let mut ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
         // SAFETY: `members.len()` valid strings, copied by DuckDB
-        LogicalType(unsafe { ffi::duckdb_create_enum_type(ptrs.as_mut_ptr(), ptrs.len() as ffi::idx_t) })
+        LogicalType(unsafe {
+            ffi::duckdb_create_enum_type(ptrs.as_mut_ptr(), ptrs.len() as ffi::idx_t)
+        })
     }
 }
 

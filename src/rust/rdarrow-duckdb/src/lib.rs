@@ -26,7 +26,10 @@ use libduckdb_sys as ffi;
 /// The oldest C API whose functions the extension calls.
 pub const MIN_DUCKDB: &str = "v1.2.0";
 
-unsafe fn init(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_extension_access) -> Result<bool, String> {
+unsafe fn init(
+    info: ffi::duckdb_extension_info,
+    access: *const ffi::duckdb_extension_access,
+) -> Result<bool, String> {
     if !ffi::duckdb_rs_extension_api_init(info, access, MIN_DUCKDB)? {
         return Ok(false);
     }

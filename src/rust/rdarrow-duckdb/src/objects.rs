@@ -28,23 +28,33 @@ const COLUMNS: [(&std::ffi::CStr, ffi::DUCKDB_TYPE); 7] = [
 
 unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
     let paths = Value(ffi::duckdb_bind_get_parameter(info, 0)).strings("the path")?;
-    let recursive = Value(ffi::duckdb_bind_get_named_parameter(info, c"recursive".as_ptr()))
-        .boolean()
-        .unwrap_or(false);
+    let recursive = Value(ffi::duckdb_bind_get_named_parameter(
+        info,
+        c"recursive".as_ptr(),
+    ))
+    .boolean()
+    .unwrap_or(false);
     let mut sources = Vec::new();
     for p in &paths {
         sources.extend(rdarrow_arrow::expand_sources(p).map_err(|e| format!("rdarrow: {e}"))?);
     }
     let listed = rdarrow_arrow::arrow::rows::per_column(
         sources.len(),
-        rdarrow_arrow::arrow::rows::all_cores().min(sources.len()).max(1),
+        rdarrow_arrow::arrow::rows::all_cores()
+            .min(sources.len())
+            .max(1),
         |i| {
             let path = &sources[i];
             let name = rdarrow_arrow::stream_object_name(path);
             let label = path.to_string_lossy();
-            Ok(rdarrow_arrow::list_file(path, &rdarrow_arrow::ReadOptions::default(), &name, recursive)
-                .map(|(_, infos)| infos)
-                .map_err(|e| crate::scan::in_file(&label, e)))
+            Ok(rdarrow_arrow::list_file(
+                path,
+                &rdarrow_arrow::ReadOptions::default(),
+                &name,
+                recursive,
+            )
+            .map(|(_, infos)| infos)
+            .map_err(|e| crate::scan::in_file(&label, e)))
         },
     )
     .map_err(|e| format!("rdarrow: {e}"))?
@@ -67,8 +77,16 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
             rows.push(i);
         }
     }
-    let listing = Box::new(Listing { files: several.then_some(files), rows, next: Mutex::new(0) });
-    ffi::duckdb_bind_set_bind_data(info, Box::into_raw(listing) as *mut c_void, Some(drop_listing));
+    let listing = Box::new(Listing {
+        files: several.then_some(files),
+        rows,
+        next: Mutex::new(0),
+    });
+    ffi::duckdb_bind_set_bind_data(
+        info,
+        Box::into_raw(listing) as *mut c_void,
+        Some(drop_listing),
+    );
     Ok(())
 }
 
@@ -77,13 +95,21 @@ unsafe extern "C" fn drop_listing(p: *mut c_void) {
 }
 
 unsafe extern "C" fn bind_c(info: ffi::duckdb_bind_info) {
-    guarded(|| bind(info), |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()));
+    guarded(
+        || bind(info),
+        |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()),
+    );
 }
 
 unsafe extern "C" fn init(_info: ffi::duckdb_init_info) {}
 
 unsafe fn text(vec: ffi::duckdb_vector, row: usize, s: &str) {
-    ffi::duckdb_vector_assign_string_element_len(vec, row as ffi::idx_t, s.as_ptr() as *const _, s.len() as ffi::idx_t);
+    ffi::duckdb_vector_assign_string_element_len(
+        vec,
+        row as ffi::idx_t,
+        s.as_ptr() as *const _,
+        s.len() as ffi::idx_t,
+    );
 }
 
 unsafe fn number<T>(vec: ffi::duckdb_vector, row: usize, v: Option<T>) {
@@ -91,14 +117,23 @@ unsafe fn number<T>(vec: ffi::duckdb_vector, row: usize, v: Option<T>) {
         Some(v) => *(ffi::duckdb_vector_get_data(vec) as *mut T).add(row) = v,
         None => {
             ffi::duckdb_vector_ensure_validity_writable(vec);
-            ffi::duckdb_validity_set_row_invalid(ffi::duckdb_vector_get_validity(vec), row as ffi::idx_t);
+            ffi::duckdb_validity_set_row_invalid(
+                ffi::duckdb_vector_get_validity(vec),
+                row as ffi::idx_t,
+            );
         }
     }
 }
 
-unsafe fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) -> Result<(), String> {
+unsafe fn scan(
+    info: ffi::duckdb_function_info,
+    output: ffi::duckdb_data_chunk,
+) -> Result<(), String> {
     let listing = &*(ffi::duckdb_function_get_bind_data(info) as *const Listing);
-    let mut next = listing.next.lock().map_err(|_| "rdarrow: the listing failed")?;
+    let mut next = listing
+        .next
+        .lock()
+        .map_err(|_| "rdarrow: the listing failed")?;
     let start = *next;
     let m = (listing.rows.len() - start).min(ffi::duckdb_vector_size() as usize);
     let vec = |k: usize| ffi::duckdb_data_chunk_get_vector(output, k as ffi::idx_t);
@@ -122,7 +157,10 @@ unsafe fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) 
 }
 
 unsafe extern "C" fn func(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    guarded(|| scan(info, output), |m| ffi::duckdb_function_set_error(info, message(m).as_ptr()));
+    guarded(
+        || scan(info, output),
+        |m| ffi::duckdb_function_set_error(info, message(m).as_ptr()),
+    );
 }
 
 /// Register `rdata_objects` on `con`.

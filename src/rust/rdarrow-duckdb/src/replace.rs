@@ -9,10 +9,16 @@ use std::ffi::{c_void, CStr};
 /// Whether a name in FROM is an R data file's.
 pub fn is_rdata_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    [".rds", ".rda", ".rdata"].iter().any(|e| lower.ends_with(e))
+    [".rds", ".rda", ".rdata"]
+        .iter()
+        .any(|e| lower.ends_with(e))
 }
 
-unsafe extern "C" fn replace(info: ffi::duckdb_replacement_scan_info, table_name: *const std::os::raw::c_char, _data: *mut c_void) {
+unsafe extern "C" fn replace(
+    info: ffi::duckdb_replacement_scan_info,
+    table_name: *const std::os::raw::c_char,
+    _data: *mut c_void,
+) {
     let name = CStr::from_ptr(table_name).to_string_lossy();
     if !is_rdata_name(&name) {
         return;

@@ -7,9 +7,11 @@
 //! Bind opens every file on all cores (the engine's `open_table`: a data
 //! frame's payloads stay in the file, or in a spill of its decompressed
 //! stream, and are read back by row range), so memory holds the row groups
-//! being converted, not the files. The scan hands out row groups of the
-//! files to DuckDB's threads; each converts only the projected columns of
-//! its row group and writes them into DuckDB's vectors.
+//! being converted, not the files. The scan's producer thread converts
+//! only the projected columns, row group by row group, a few row groups
+//! ahead on all cores, and hands them in order to DuckDB's threads, which
+//! write them into DuckDB's vectors (an ordered scan runs on one DuckDB
+//! thread; the conversion still uses every core).
 
 use crate::api::{guarded, message, LogicalType, Value};
 use crate::types::{c_string, logical_type};
@@ -159,9 +161,7 @@ fn levels_of(t: &FileTable) -> Result<Vec<Option<ArrayRef>>, String> {
             DataType::Dictionary(..) => {
                 // no rows: the levels, no code converted
                 let part = t.source.column(j, 0, 0).map_err(|e| in_file(&t.label, e))?;
-                Ok(part
-                    .as_any_dictionary_opt()
-                    .map(|d| d.values().clone()))
+                Ok(part.as_any_dictionary_opt().map(|d| d.values().clone()))
             }
             _ => Ok(None),
         })
@@ -196,22 +196,29 @@ unsafe fn call_of(info: ffi::duckdb_bind_info, named: bool) -> Result<Call, Stri
         }
     };
     let filename = get("filename").boolean().unwrap_or(false);
-    Ok(Call { paths, object, columns, filename })
+    Ok(Call {
+        paths,
+        object,
+        columns,
+        filename,
+    })
 }
 
 unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
     let call = call_of(info, named)?;
     let sources = sources_of(&call.paths)?;
     let threads = rdarrow_arrow::arrow::rows::all_cores();
-    let opened: Vec<Result<FileTable, String>> = rdarrow_arrow::arrow::rows::per_column(
-        sources.len(),
-        threads.min(sources.len()),
-        |i| {
+    let opened: Vec<Result<FileTable, String>> =
+        rdarrow_arrow::arrow::rows::per_column(sources.len(), threads.min(sources.len()), |i| {
             let (path, label) = &sources[i];
-            Ok(open_file(path, label, call.object.as_deref(), call.columns.as_deref()))
-        },
-    )
-    .map_err(|e| e.to_string())?;
+            Ok(open_file(
+                path,
+                label,
+                call.object.as_deref(),
+                call.columns.as_deref(),
+            ))
+        })
+        .map_err(|e| e.to_string())?;
     let files = opened.into_iter().collect::<Result<Vec<_>, _>>()?;
     let levels = files.iter().map(levels_of).collect::<Result<Vec<_>, _>>()?;
     let inputs: Vec<UnionInput<'_>> = files
@@ -240,8 +247,16 @@ unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
     }
     let rows: usize = files.iter().map(|f| f.rows).sum();
     ffi::duckdb_bind_set_cardinality(info, rows as ffi::idx_t, true);
-    let bind = Box::new(Arc::new(Bind { files, union, filename: call.filename }));
-    ffi::duckdb_bind_set_bind_data(info, Box::into_raw(bind) as *mut c_void, Some(drop_box::<Arc<Bind>>));
+    let bind = Box::new(Arc::new(Bind {
+        files,
+        union,
+        filename: call.filename,
+    }));
+    ffi::duckdb_bind_set_bind_data(
+        info,
+        Box::into_raw(bind) as *mut c_void,
+        Some(drop_box::<Arc<Bind>>),
+    );
     Ok(())
 }
 
@@ -252,11 +267,17 @@ unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
 }
 
 unsafe extern "C" fn bind_read_rdata(info: ffi::duckdb_bind_info) {
-    guarded(|| bind(info, true), |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()));
+    guarded(
+        || bind(info, true),
+        |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()),
+    );
 }
 
 unsafe extern "C" fn bind_read_rds(info: ffi::duckdb_bind_info) {
-    guarded(|| bind(info, false), |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()));
+    guarded(
+        || bind(info, false),
+        |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()),
+    );
 }
 
 unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
@@ -271,11 +292,18 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
             let mut row = 0;
             for (file, f) in bind.files.iter().enumerate() {
                 for (start, len) in rdarrow_arrow::arrow::rows::row_groups(f.rows, UNIT_ROWS) {
-                    units.push(Unit { file, start, len, first: row + start });
+                    units.push(Unit {
+                        file,
+                        start,
+                        len,
+                        first: row + start,
+                    });
                 }
                 row += f.rows;
             }
-            let threads = rdarrow_arrow::arrow::rows::all_cores().min(units.len()).max(1);
+            let threads = rdarrow_arrow::arrow::rows::all_cores()
+                .min(units.len())
+                .max(1);
             ffi::duckdb_init_set_max_threads(info, threads as ffi::idx_t);
             let (to, from) = std::sync::mpsc::sync_channel(1);
             let (b, u) = (bind.clone(), units.clone());
@@ -283,8 +311,16 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
                 .name("rdarrow-scan".into())
                 .spawn(move || produce(b, u, projected, to))
                 .map_err(|e| format!("rdarrow: cannot start the scan: {e}"))?;
-            let global = Box::new(Global { units, taken: Mutex::new(Some(from)), producer: Some(producer) });
-            ffi::duckdb_init_set_init_data(info, Box::into_raw(global) as *mut c_void, Some(drop_box::<Global>));
+            let global = Box::new(Global {
+                units,
+                taken: Mutex::new(Some(from)),
+                producer: Some(producer),
+            });
+            ffi::duckdb_init_set_init_data(
+                info,
+                Box::into_raw(global) as *mut c_void,
+                Some(drop_box::<Global>),
+            );
             Ok(())
         },
         |m| ffi::duckdb_init_set_error(info, message(m).as_ptr()),
@@ -293,7 +329,11 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
 
 unsafe extern "C" fn local_init(info: ffi::duckdb_init_info) {
     let local = Box::new(Mutex::new(Local::default()));
-    ffi::duckdb_init_set_init_data(info, Box::into_raw(local) as *mut c_void, Some(drop_box::<Mutex<Local>>));
+    ffi::duckdb_init_set_init_data(
+        info,
+        Box::into_raw(local) as *mut c_void,
+        Some(drop_box::<Mutex<Local>>),
+    );
 }
 
 /// Column `c` (of the union, else `filename` or DuckDB's row id) of
@@ -323,7 +363,12 @@ fn convert(bind: &Bind, unit: Unit, c: usize) -> Result<ArrayRef, String> {
 
 /// Convert the `projected` columns of `units` in order, a few units ahead
 /// on all cores, handing each to `to` until nobody takes them.
-fn produce(bind: Arc<Bind>, units: Vec<Unit>, projected: Vec<usize>, to: std::sync::mpsc::SyncSender<Converted>) {
+fn produce(
+    bind: Arc<Bind>,
+    units: Vec<Unit>,
+    projected: Vec<usize>,
+    to: std::sync::mpsc::SyncSender<Converted>,
+) {
     let threads = rdarrow_arrow::arrow::rows::all_cores();
     let failed = std::cell::Cell::new(false);
     let outcome = rdarrow_arrow::arrow::rows::by_row_group(
@@ -332,14 +377,19 @@ fn produce(bind: Arc<Bind>, units: Vec<Unit>, projected: Vec<usize>, to: std::sy
         threads,
         |_| Ok(()),
         |g, k, _| match projected.get(k) {
-            Some(&c) => convert(&bind, units[g], c).map(Some).map_err(rdarrow_arrow::Error::usage),
+            Some(&c) => convert(&bind, units[g], c)
+                .map(Some)
+                .map_err(rdarrow_arrow::Error::usage),
             None => Ok(None),
         },
         |g, cells| {
             let arrays = cells.into_iter().flatten().collect();
             to.send(Ok((g, arrays))).map_err(|_| {
                 failed.set(true);
-                rdarrow_arrow::Error::new(rdarrow_arrow::ErrorKind::Interrupted, "the query stopped")
+                rdarrow_arrow::Error::new(
+                    rdarrow_arrow::ErrorKind::Interrupted,
+                    "the query stopped",
+                )
             })
         },
     );
@@ -350,13 +400,19 @@ fn produce(bind: Arc<Bind>, units: Vec<Unit>, projected: Vec<usize>, to: std::sy
     }
 }
 
-unsafe fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) -> Result<(), String> {
+unsafe fn scan(
+    info: ffi::duckdb_function_info,
+    output: ffi::duckdb_data_chunk,
+) -> Result<(), String> {
     let global = &*(ffi::duckdb_function_get_init_data(info) as *const Global);
     let local = &*(ffi::duckdb_function_get_local_init_data(info) as *const Mutex<Local>);
     let mut local = local.lock().map_err(|_| "rdarrow: a scan thread failed")?;
     while local.done == local.len {
         let next = {
-            let taken = global.taken.lock().map_err(|_| "rdarrow: a scan thread failed")?;
+            let taken = global
+                .taken
+                .lock()
+                .map_err(|_| "rdarrow: a scan thread failed")?;
             taken.as_ref().and_then(|r| r.recv().ok())
         };
         let Some(next) = next else {
@@ -371,7 +427,11 @@ unsafe fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) 
     let m = (local.len - local.done).min(ffi::duckdb_vector_size() as usize);
     for (k, a) in local.arrays.iter().enumerate() {
         let part = a.slice(local.done, m);
-        vectors::write(part.as_ref(), ffi::duckdb_data_chunk_get_vector(output, k as ffi::idx_t), 0)?;
+        vectors::write(
+            part.as_ref(),
+            ffi::duckdb_data_chunk_get_vector(output, k as ffi::idx_t),
+            0,
+        )?;
     }
     local.done += m;
     ffi::duckdb_data_chunk_set_size(output, m as ffi::idx_t);
@@ -379,13 +439,20 @@ unsafe fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) 
 }
 
 unsafe extern "C" fn func(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    guarded(|| scan(info, output), |m| ffi::duckdb_function_set_error(info, message(m).as_ptr()));
+    guarded(
+        || scan(info, output),
+        |m| ffi::duckdb_function_set_error(info, message(m).as_ptr()),
+    );
 }
 
 /// Register `read_rdata` and `read_rds` on `con`.
 pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
     for (name, bind_fn, named) in [
-        (c"read_rdata", bind_read_rdata as unsafe extern "C" fn(_), true),
+        (
+            c"read_rdata",
+            bind_read_rdata as unsafe extern "C" fn(_),
+            true,
+        ),
         (c"read_rds", bind_read_rds as unsafe extern "C" fn(_), false),
     ] {
         let mut f = ffi::duckdb_create_table_function();

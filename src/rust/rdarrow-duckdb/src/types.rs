@@ -63,7 +63,9 @@ pub fn logical_type(t: &DataType, levels: Option<&ArrayRef>) -> Result<LogicalTy
         DataType::FixedSizeList(f, n) => {
             let child = logical_type(f.data_type(), None)?;
             // SAFETY: as above
-            Ok(LogicalType(unsafe { duckdb_create_array_type(child.0, *n as idx_t) }))
+            Ok(LogicalType(unsafe {
+                duckdb_create_array_type(child.0, *n as idx_t)
+            }))
         }
         DataType::Struct(fields) => {
             let children = fields
@@ -102,5 +104,8 @@ fn enum_members(levels: &ArrayRef) -> Option<Vec<String>> {
     }
     let members: Vec<String> = values.iter().map(|v| v.unwrap_or("").to_string()).collect();
     let mut seen = std::collections::HashSet::new();
-    members.iter().all(|m| seen.insert(m.as_str())).then_some(members)
+    members
+        .iter()
+        .all(|m| seen.insert(m.as_str()))
+        .then_some(members)
 }

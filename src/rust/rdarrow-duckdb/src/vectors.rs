@@ -74,8 +74,18 @@ pub unsafe fn write(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) -> Resu
         }
         DataType::Time32(unit) => {
             let values: Vec<i64> = match unit {
-                TimeUnit::Second => arr.as_primitive::<Time32SecondType>().values().iter().map(|&v| v as i64).collect(),
-                _ => arr.as_primitive::<Time32MillisecondType>().values().iter().map(|&v| v as i64).collect(),
+                TimeUnit::Second => arr
+                    .as_primitive::<Time32SecondType>()
+                    .values()
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect(),
+                _ => arr
+                    .as_primitive::<Time32MillisecondType>()
+                    .values()
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect(),
             };
             micros(&values, micros_per(unit), data, at);
         }
@@ -94,26 +104,59 @@ pub unsafe fn write(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) -> Resu
                 TimeUnit::Nanosecond => arr.as_primitive::<DurationNanosecondType>().values(),
             };
             let per = micros_per(unit);
-            let out = std::slice::from_raw_parts_mut((data as *mut ffi::duckdb_interval).add(at), n);
+            let out =
+                std::slice::from_raw_parts_mut((data as *mut ffi::duckdb_interval).add(at), n);
             for (o, &v) in out.iter_mut().zip(values) {
-                *o = ffi::duckdb_interval { months: 0, days: 0, micros: to_micros(v, per) };
+                *o = ffi::duckdb_interval {
+                    months: 0,
+                    days: 0,
+                    micros: to_micros(v, per),
+                };
             }
         }
-        DataType::Utf8 => strings(vec, at, arr.as_string::<i32>().iter().map(|s| s.map(str::as_bytes))),
-        DataType::LargeUtf8 => strings(vec, at, arr.as_string::<i64>().iter().map(|s| s.map(str::as_bytes))),
-        DataType::Utf8View => strings(vec, at, arr.as_string_view().iter().map(|s| s.map(str::as_bytes))),
+        DataType::Utf8 => strings(
+            vec,
+            at,
+            arr.as_string::<i32>().iter().map(|s| s.map(str::as_bytes)),
+        ),
+        DataType::LargeUtf8 => strings(
+            vec,
+            at,
+            arr.as_string::<i64>().iter().map(|s| s.map(str::as_bytes)),
+        ),
+        DataType::Utf8View => strings(
+            vec,
+            at,
+            arr.as_string_view().iter().map(|s| s.map(str::as_bytes)),
+        ),
         DataType::Binary => strings(vec, at, arr.as_binary::<i32>().iter()),
         DataType::LargeBinary => strings(vec, at, arr.as_binary::<i64>().iter()),
         DataType::BinaryView => strings(vec, at, arr.as_binary_view().iter()),
         DataType::Dictionary(key, _) => {
             let column_type = crate::api::LogicalType(ffi::duckdb_vector_get_column_type(vec));
-            let is_enum = ffi::duckdb_get_type_id(column_type.0) == ffi::DUCKDB_TYPE_DUCKDB_TYPE_ENUM;
+            let is_enum =
+                ffi::duckdb_get_type_id(column_type.0) == ffi::DUCKDB_TYPE_DUCKDB_TYPE_ENUM;
             if is_enum {
                 let width = ffi::duckdb_enum_internal_type(column_type.0);
                 match key.as_ref() {
-                    DataType::Int8 => enum_codes(arr.as_dictionary::<Int8Type>().keys().values(), width, data, at),
-                    DataType::Int16 => enum_codes(arr.as_dictionary::<Int16Type>().keys().values(), width, data, at),
-                    DataType::Int32 => enum_codes(arr.as_dictionary::<Int32Type>().keys().values(), width, data, at),
+                    DataType::Int8 => enum_codes(
+                        arr.as_dictionary::<Int8Type>().keys().values(),
+                        width,
+                        data,
+                        at,
+                    ),
+                    DataType::Int16 => enum_codes(
+                        arr.as_dictionary::<Int16Type>().keys().values(),
+                        width,
+                        data,
+                        at,
+                    ),
+                    DataType::Int32 => enum_codes(
+                        arr.as_dictionary::<Int32Type>().keys().values(),
+                        width,
+                        data,
+                        at,
+                    ),
                     other => return Err(format!("factor codes of type {other}")),
                 }
             } else {
@@ -121,19 +164,37 @@ pub unsafe fn write(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) -> Resu
                 return write(text.as_ref(), vec, at);
             }
         }
-        DataType::List(_) => list(arr.as_list::<i32>().offsets().iter().map(|&o| o as usize), arr.as_list::<i32>().values().as_ref(), vec, at)?,
-        DataType::LargeList(_) => list(arr.as_list::<i64>().offsets().iter().map(|&o| o as usize), arr.as_list::<i64>().values().as_ref(), vec, at)?,
+        DataType::List(_) => list(
+            arr.as_list::<i32>().offsets().iter().map(|&o| o as usize),
+            arr.as_list::<i32>().values().as_ref(),
+            vec,
+            at,
+        )?,
+        DataType::LargeList(_) => list(
+            arr.as_list::<i64>().offsets().iter().map(|&o| o as usize),
+            arr.as_list::<i64>().values().as_ref(),
+            vec,
+            at,
+        )?,
         DataType::FixedSizeList(_, size) => {
             let a = arr.as_fixed_size_list();
             let size = *size as usize;
             let first = a.value_offset_at(0);
             let values = a.values().slice(first, n * size);
-            write(values.as_ref(), ffi::duckdb_array_vector_get_child(vec), at * size)?;
+            write(
+                values.as_ref(),
+                ffi::duckdb_array_vector_get_child(vec),
+                at * size,
+            )?;
         }
         DataType::Struct(_) => {
             let a = arr.as_struct();
             for (k, child) in a.columns().iter().enumerate() {
-                write(child.as_ref(), ffi::duckdb_struct_vector_get_child(vec, k as ffi::idx_t), at)?;
+                write(
+                    child.as_ref(),
+                    ffi::duckdb_struct_vector_get_child(vec, k as ffi::idx_t),
+                    at,
+                )?;
             }
         }
         other => return Err(format!("no DuckDB vector for Arrow type {other}")),
@@ -163,7 +224,11 @@ unsafe fn set_nulls(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) {
 
 unsafe fn copy<T: ArrowPrimitiveType>(arr: &dyn Array, data: *mut std::ffi::c_void, at: usize) {
     let values = arr.as_primitive::<T>().values();
-    std::ptr::copy_nonoverlapping(values.as_ptr(), (data as *mut T::Native).add(at), values.len());
+    std::ptr::copy_nonoverlapping(
+        values.as_ptr(),
+        (data as *mut T::Native).add(at),
+        values.len(),
+    );
 }
 
 unsafe fn micros(values: &[i64], per: i64, data: *mut std::ffi::c_void, at: usize) {
@@ -177,7 +242,11 @@ unsafe fn micros(values: &[i64], per: i64, data: *mut std::ffi::c_void, at: usiz
     }
 }
 
-unsafe fn strings<'a>(vec: ffi::duckdb_vector, at: usize, values: impl Iterator<Item = Option<&'a [u8]>>) {
+unsafe fn strings<'a>(
+    vec: ffi::duckdb_vector,
+    at: usize,
+    values: impl Iterator<Item = Option<&'a [u8]>>,
+) {
     for (i, v) in values.enumerate() {
         if let Some(b) = v {
             ffi::duckdb_vector_assign_string_element_len(
@@ -191,7 +260,12 @@ unsafe fn strings<'a>(vec: ffi::duckdb_vector, at: usize, values: impl Iterator<
 }
 
 /// Factor codes (counted from 0, as Arrow's) as ENUM codes of `width`.
-unsafe fn enum_codes<K: Copy + TryInto<u32>>(keys: &[K], width: ffi::DUCKDB_TYPE, data: *mut std::ffi::c_void, at: usize) {
+unsafe fn enum_codes<K: Copy + TryInto<u32>>(
+    keys: &[K],
+    width: ffi::DUCKDB_TYPE,
+    data: *mut std::ffi::c_void,
+    at: usize,
+) {
     let code = |k: K| k.try_into().unwrap_or(0);
     match width {
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_UTINYINT => {
@@ -228,7 +302,9 @@ unsafe fn list(
     let base = ffi::duckdb_list_vector_get_size(vec) as usize;
     let total = last - first;
     if ffi::duckdb_list_vector_reserve(vec, (base + total) as ffi::idx_t) != ffi::DuckDBSuccess {
-        return Err(format!("DuckDB could not make room for {total} list elements"));
+        return Err(format!(
+            "DuckDB could not make room for {total} list elements"
+        ));
     }
     let entries = ffi::duckdb_vector_get_data(vec) as *mut ffi::duckdb_list_entry;
     for (i, w) in offsets.windows(2).enumerate() {

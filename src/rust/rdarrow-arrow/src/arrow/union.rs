@@ -94,7 +94,11 @@ pub fn union_by_name(inputs: &[UnionInput<'_>]) -> Result<Union> {
                 }
                 (a, b) if NUMBERS.contains(a) && NUMBERS.contains(b) => {
                     let rank = |t: &DataType| NUMBERS.iter().position(|n| n == t);
-                    both(if rank(a) > rank(b) { a.clone() } else { b.clone() })
+                    both(if rank(a) > rank(b) {
+                        a.clone()
+                    } else {
+                        b.clone()
+                    })
                 }
                 (a, b) => {
                     return Err(Error::unsupported(format!(
@@ -142,8 +146,8 @@ pub fn conform(column: Option<ArrayRef>, want: &DataType, rows: usize) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::{DictionaryArray, Float64Array, Int32Array, StringArray};
     use arrow_array::types::Int8Type;
+    use arrow_array::{DictionaryArray, Float64Array, Int32Array, StringArray};
 
     fn schema(cols: &[(&str, DataType)]) -> SchemaRef {
         Arc::new(Schema::new(
@@ -156,8 +160,11 @@ mod tests {
     fn factor(levels: &[&str]) -> ArrayRef {
         let keys = arrow_array::Int8Array::from(vec![0i8]);
         Arc::new(
-            DictionaryArray::<Int8Type>::try_new(keys, Arc::new(StringArray::from(levels.to_vec())))
-                .unwrap(),
+            DictionaryArray::<Int8Type>::try_new(
+                keys,
+                Arc::new(StringArray::from(levels.to_vec())),
+            )
+            .unwrap(),
         )
     }
 
@@ -166,24 +173,46 @@ mod tests {
         let dict = DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8));
         let a = UnionInput {
             label: "a.rds",
-            schema: schema(&[("x", DataType::Int32), ("g", dict.clone()), ("h", dict.clone())]),
+            schema: schema(&[
+                ("x", DataType::Int32),
+                ("g", dict.clone()),
+                ("h", dict.clone()),
+            ]),
             levels: vec![None, Some(factor(&["u", "v"])), Some(factor(&["p"]))],
         };
         let b = UnionInput {
             label: "b.rds",
-            schema: schema(&[("h", dict.clone()), ("y", DataType::Utf8), ("x", DataType::Float64), ("g", dict)]),
+            schema: schema(&[
+                ("h", dict.clone()),
+                ("y", DataType::Utf8),
+                ("x", DataType::Float64),
+                ("g", dict),
+            ]),
             levels: vec![Some(factor(&["q"])), None, None, Some(factor(&["u", "v"]))],
         };
         let u = union_by_name(&[a, b]).unwrap();
-        let names: Vec<_> = u.schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let names: Vec<_> = u
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
         assert_eq!(names, ["x", "g", "h", "y"]);
         assert_eq!(u.schema.field(0).data_type(), &DataType::Float64);
-        assert!(matches!(u.schema.field(1).data_type(), DataType::Dictionary(..)));
+        assert!(matches!(
+            u.schema.field(1).data_type(),
+            DataType::Dictionary(..)
+        ));
         assert_eq!(u.schema.field(2).data_type(), &DataType::Utf8);
         assert_eq!(u.sources[0], vec![Some(0), Some(1), Some(2), None]);
         assert_eq!(u.sources[1], vec![Some(2), Some(3), Some(0), Some(1)]);
         assert!(u.levels[1].is_some() && u.levels[2].is_none());
-        let x = conform(Some(Arc::new(Int32Array::from(vec![Some(1), None]))), &DataType::Float64, 2).unwrap();
+        let x = conform(
+            Some(Arc::new(Int32Array::from(vec![Some(1), None]))),
+            &DataType::Float64,
+            2,
+        )
+        .unwrap();
         let x = x.as_any().downcast_ref::<Float64Array>().unwrap();
         assert_eq!(x.value(0), 1.0);
         assert!(x.is_null(1));
@@ -192,9 +221,20 @@ mod tests {
 
     #[test]
     fn types_no_one_type_holds_are_an_error_naming_both_inputs() {
-        let a = UnionInput { label: "a.rds", schema: schema(&[("x", DataType::Utf8)]), levels: vec![None] };
-        let b = UnionInput { label: "b.rds", schema: schema(&[("x", DataType::Date32)]), levels: vec![None] };
+        let a = UnionInput {
+            label: "a.rds",
+            schema: schema(&[("x", DataType::Utf8)]),
+            levels: vec![None],
+        };
+        let b = UnionInput {
+            label: "b.rds",
+            schema: schema(&[("x", DataType::Date32)]),
+            levels: vec![None],
+        };
         let e = union_by_name(&[a, b]).unwrap_err().to_string();
-        assert!(e.contains("column 'x'") && e.contains("'a.rds'") && e.contains("'b.rds'"), "{e}");
+        assert!(
+            e.contains("column 'x'") && e.contains("'a.rds'") && e.contains("'b.rds'"),
+            "{e}"
+        );
     }
 }

@@ -707,7 +707,20 @@ mod tests {
             .map(|f| f.data_type().to_string())
             .collect();
         assert_eq!(types, ["Timestamp(ms, \"UTC\")", "Float64"]);
-        let (schema, got) = streamed(&path, &dir, 1000, opts);
+        let (schema, got) = streamed(&path, &dir, 1000, opts.clone());
+        assert_eq!(schema, want.schema);
+        assert_eq!(got, want.batches[0]);
+        // one unit asked for: every POSIXct column takes it, streamed or not
+        let us = TableOptions {
+            time_unit: Some(arrow_schema::TimeUnit::Microsecond),
+            ..opts
+        };
+        let want = table_from_object(&doc, &doc.root, &us).unwrap();
+        assert_eq!(
+            want.schema.field(0).data_type().to_string(),
+            "Timestamp(µs, \"UTC\")"
+        );
+        let (schema, got) = streamed(&path, &dir, 1000, us);
         assert_eq!(schema, want.schema);
         assert_eq!(got, want.batches[0]);
         std::fs::remove_dir_all(&dir).unwrap();
