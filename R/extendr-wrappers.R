@@ -87,6 +87,8 @@ rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, l
 #' @noRd
 local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
 
+not_one_object_impl <- function(names) .Call(wrap__not_one_object_impl, names)
+
 #' The R data files of directory `dir` (`label`: as the user named it),
 #' relative to it, or an error value.
 #' @noRd

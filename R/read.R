@@ -225,9 +225,8 @@ read_rds_files <- function(files, call) {
 the_one <- function(values, label = NULL, call) {
   if (length(values) != 1L) {
     stop(rdarrow_error(
-      sprintf("%sthe file holds %d objects (%s), not one: read it with read_rdata()",
-              if (is.null(label)) "" else sprintf("file '%s': ", label),
-              length(values), paste0("'", names(values), "'", collapse = ", ")),
+      paste0(if (is.null(label)) "" else sprintf("file '%s': ", label),
+             not_one_object_impl(as.character(names(values)))),
       "usage", call = call
     ))
   }

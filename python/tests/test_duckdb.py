@@ -95,6 +95,7 @@ saveRDS(mk(2, "only_a"), file.path(out, "archive", "p3.rds"), compress = "bzip2"
 lst <- list(a = data.frame(x = 1:3, y = c("p", "q", "r")), b = list(deep = data.frame(z = c(2.5, NA))))
 save(lst, file = file.path(out, "lists.RData"))
 saveRDS(data.frame(x = 1:5, y = letters[1:5]), file.path(out, "one.rds"))
+a <- data.frame(p = 1); b <- data.frame(q = 2); save(a, b, file = file.path(out, "two.RData"))
 big <- data.frame(x = seq_len(300000) / 4, f = factor(rep("b", 300000), levels = c("a", "b")),
                   s = rep(c("p", "q", "r"), 100000))
 saveRDS(big, file.path(out, "big.rds"), compress = FALSE)
@@ -199,6 +200,9 @@ def test_object_paths_lazy_load_bases_and_read_rds(files, con):
     assert con.execute(f"SELECT * FROM read_rdata('{f}', object := 'lst$a')").fetchall() == [(1, "p"), (2, "q"), (3, "r")]
     assert con.execute(f"SELECT z FROM read_rdata('{f}', object := 'lst$b$deep')").fetchall() == [(2.5,), (None,)]
     assert con.execute(f"SELECT * FROM read_rds('{d}/one.rds')").fetchall() == [(i + 1, "abcde"[i]) for i in range(5)]
+    # the one object of each file, as R's read_rds() reads
+    with pytest.raises(duckdb.Error, match=r"the file holds 2 objects \('a', 'b'\), not one: read it with read_rdata\(\)"):
+        con.execute(f"SELECT * FROM read_rds('{d}/two.RData')")
     t = q(con, f"SELECT * FROM read_rdata('{lazy}', object := 'mtcars')")
     ref = rdarrow.read_table(lazy, object="mtcars")
     assert t.num_rows == 32 and t.column_names == ref.column_names

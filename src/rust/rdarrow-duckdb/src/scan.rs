@@ -124,6 +124,7 @@ fn open_file(
     label: &str,
     object: Option<&str>,
     columns: Option<&[String]>,
+    one: bool,
 ) -> Result<FileTable, String> {
     let stream_name = rdarrow_arrow::stream_object_name(path);
     let opts = TableOptions {
@@ -131,6 +132,7 @@ fn open_file(
         default_tz: rdarrow_arrow::arrow::session_zone(),
         // DuckDB's timestamps are microseconds
         time_unit: Some(TimeUnit::Microsecond),
+        one_object: one,
         ..Default::default()
     };
     let t = rdarrow_arrow::arrow::open_table(
@@ -216,6 +218,8 @@ unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
                 label,
                 call.object.as_deref(),
                 call.columns.as_deref(),
+                // read_rds(): the one object of each file
+                !named,
             ))
         })
         .map_err(|e| e.to_string())?;

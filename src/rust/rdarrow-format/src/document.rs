@@ -333,6 +333,16 @@ pub fn stream_object_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// The error when a file read as holding one object (as `readRDS()`
+/// reads) holds `names`, not one.
+pub fn not_one_object(names: &[String]) -> Error {
+    Error::usage(format!(
+        "the file holds {} objects ({}), not one: read it with read_rdata()",
+        names.len(),
+        quoted(names)
+    ))
+}
+
 /// `'a', 'b'`
 fn quoted<S: AsRef<str>>(names: &[S]) -> String {
     names

@@ -591,6 +591,13 @@ fn local_file_impl(file: &str) -> Robj {
     }
 }
 
+/// The message when a file read for its one object holds `names`.
+/// @noRd
+#[extendr]
+fn not_one_object_impl(names: Vec<String>) -> String {
+    rdarrow_arrow::document::not_one_object(&names).message
+}
+
 /// The R data files of directory `dir` (`label`: as the user named it),
 /// relative to it, or an error value.
 /// @noRd
@@ -849,6 +856,7 @@ extendr_module! {
     fn stream_is_live_impl;
     fn set_element_impl;
     fn local_file_impl;
+    fn not_one_object_impl;
     fn data_files_in_impl;
     fn xptr_address_impl;
     fn arrow_to_rdata_impl;

@@ -664,6 +664,7 @@ fn table_options(name: &str, opts: &DatasetOptions, cols: Option<Vec<ColumnRef>>
         },
         // one schema for every file: arrow R's unit
         time_unit: Some(arrow_schema::TimeUnit::Microsecond),
+        one_object: false,
     }
 }
 

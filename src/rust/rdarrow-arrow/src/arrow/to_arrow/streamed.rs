@@ -269,6 +269,12 @@ pub fn open_table(
     };
     let (mut doc, store) =
         crate::read_file_deferred(path, &read, &mut crate::Wanted::one(object), spill_dir)?;
+    if opts.one_object {
+        let names = doc.object_names(stream_name);
+        if names.len() != 1 {
+            return Err(crate::document::not_one_object(&names));
+        }
+    }
     let (name, obj) = doc.take_table_object(object, stream_name, &super::converts)?;
     opts.object_name = if name.is_empty() {
         "value".into()

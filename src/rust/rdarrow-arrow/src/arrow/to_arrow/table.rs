@@ -40,6 +40,9 @@ pub struct TableOptions {
     /// a dataset's files need one schema; `None` gives each column the
     /// coarsest unit that keeps its values' bits (see [`types`]).
     pub time_unit: Option<arrow_schema::TimeUnit>,
+    /// The file must hold one object (as `readRDS()` reads): an error
+    /// naming its objects otherwise.
+    pub one_object: bool,
 }
 
 /// A schema and its record batches.
