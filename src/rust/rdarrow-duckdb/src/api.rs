@@ -123,3 +123,62 @@ pub fn guarded(work: impl FnOnce() -> Result<(), String>, fail: impl FnOnce(&str
 pub fn message(m: &str) -> CString {
     crate::types::c_string(m)
 }
+
+/// Run a bind callback's `work`, its error becoming the bind's.
+pub unsafe fn on_bind(info: ffi::duckdb_bind_info, work: impl FnOnce() -> Result<(), String>) {
+    guarded(work, |m| {
+        ffi::duckdb_bind_set_error(info, message(m).as_ptr())
+    });
+}
+
+/// Run a scan callback's `work`, its error becoming the query's.
+pub unsafe fn on_scan(info: ffi::duckdb_function_info, work: impl FnOnce() -> Result<(), String>) {
+    guarded(work, |m| {
+        ffi::duckdb_function_set_error(info, message(m).as_ptr())
+    });
+}
+
+/// Drop the `Box<T>` behind a state pointer handed to DuckDB.
+pub unsafe extern "C" fn drop_box<T>(p: *mut std::ffi::c_void) {
+    if !p.is_null() {
+        drop(Box::from_raw(p as *mut T));
+    }
+}
+
+/// What a table function is: its name, its named parameters (after the
+/// one positional parameter, a path or a list of them) and its callbacks.
+pub struct TableFunction<'a> {
+    pub name: &'a CStr,
+    pub named: Vec<(&'a CStr, LogicalType)>,
+    pub bind: unsafe extern "C" fn(ffi::duckdb_bind_info),
+    pub init: unsafe extern "C" fn(ffi::duckdb_init_info),
+    pub local_init: Option<unsafe extern "C" fn(ffi::duckdb_init_info)>,
+    pub func: unsafe extern "C" fn(ffi::duckdb_function_info, ffi::duckdb_data_chunk),
+    pub projection_pushdown: bool,
+}
+
+impl TableFunction<'_> {
+    /// Register the function on `con`.
+    pub unsafe fn register(&self, con: ffi::duckdb_connection) -> Result<(), String> {
+        let mut f = ffi::duckdb_create_table_function();
+        ffi::duckdb_table_function_set_name(f, self.name.as_ptr());
+        let any = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY);
+        ffi::duckdb_table_function_add_parameter(f, any.0);
+        for (name, t) in &self.named {
+            ffi::duckdb_table_function_add_named_parameter(f, name.as_ptr(), t.0);
+        }
+        ffi::duckdb_table_function_set_bind(f, Some(self.bind));
+        ffi::duckdb_table_function_set_init(f, Some(self.init));
+        if let Some(local) = self.local_init {
+            ffi::duckdb_table_function_set_local_init(f, Some(local));
+        }
+        ffi::duckdb_table_function_set_function(f, Some(self.func));
+        ffi::duckdb_table_function_supports_projection_pushdown(f, self.projection_pushdown);
+        let rc = ffi::duckdb_register_table_function(con, f);
+        ffi::duckdb_destroy_table_function(&mut f);
+        if rc != ffi::DuckDBSuccess {
+            return Err(format!("cannot register {}", self.name.to_string_lossy()));
+        }
+        Ok(())
+    }
+}

@@ -3,7 +3,7 @@
 //! gives it in R (columns `name`, `class`, `type`, `length`, `nrow`,
 //! `ncol`, `bytes`; for several files a first column `file`).
 
-use crate::api::{guarded, message, LogicalType, Value};
+use crate::api::{drop_box, on_bind, on_scan, LogicalType, TableFunction, Value};
 use libduckdb_sys as ffi;
 use rdarrow_arrow::summary::ObjectInfo;
 use std::ffi::c_void;
@@ -34,19 +34,15 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
     ))
     .boolean()
     .unwrap_or(false);
-    let mut sources = Vec::new();
-    for p in &paths {
-        sources.extend(rdarrow_arrow::expand_sources(p).map_err(|e| format!("rdarrow: {e}"))?);
-    }
+    let sources = crate::scan::sources_of(&paths)?;
     let listed = rdarrow_arrow::arrow::rows::per_column(
         sources.len(),
         rdarrow_arrow::arrow::rows::all_cores()
             .min(sources.len())
             .max(1),
         |i| {
-            let path = &sources[i];
+            let (path, label) = &sources[i];
             let name = rdarrow_arrow::stream_object_name(path);
-            let label = path.to_string_lossy();
             Ok(rdarrow_arrow::list_file(
                 path,
                 &rdarrow_arrow::ReadOptions::default(),
@@ -54,7 +50,7 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
                 recursive,
             )
             .map(|(_, infos)| infos)
-            .map_err(|e| crate::scan::in_file(&label, e)))
+            .map_err(|e| crate::scan::in_file(label, e)))
         },
     )
     .map_err(|e| format!("rdarrow: {e}"))?
@@ -71,9 +67,9 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
     }
     let mut files = Vec::new();
     let mut rows = Vec::new();
-    for (path, infos) in sources.iter().zip(listed) {
+    for ((_, label), infos) in sources.iter().zip(listed) {
         for i in infos {
-            files.push(path.to_string_lossy().into_owned());
+            files.push(label.clone());
             rows.push(i);
         }
     }
@@ -85,20 +81,13 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
     ffi::duckdb_bind_set_bind_data(
         info,
         Box::into_raw(listing) as *mut c_void,
-        Some(drop_listing),
+        Some(drop_box::<Listing>),
     );
     Ok(())
 }
 
-unsafe extern "C" fn drop_listing(p: *mut c_void) {
-    drop(Box::from_raw(p as *mut Listing));
-}
-
 unsafe extern "C" fn bind_c(info: ffi::duckdb_bind_info) {
-    guarded(
-        || bind(info),
-        |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()),
-    );
+    on_bind(info, || bind(info));
 }
 
 unsafe extern "C" fn init(_info: ffi::duckdb_init_info) {}
@@ -157,27 +146,22 @@ unsafe fn scan(
 }
 
 unsafe extern "C" fn func(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    guarded(
-        || scan(info, output),
-        |m| ffi::duckdb_function_set_error(info, message(m).as_ptr()),
-    );
+    on_scan(info, || scan(info, output));
 }
 
 /// Register `rdata_objects` on `con`.
 pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
-    let mut f = ffi::duckdb_create_table_function();
-    ffi::duckdb_table_function_set_name(f, c"rdata_objects".as_ptr());
-    let any = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY);
-    ffi::duckdb_table_function_add_parameter(f, any.0);
-    let flag = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
-    ffi::duckdb_table_function_add_named_parameter(f, c"recursive".as_ptr(), flag.0);
-    ffi::duckdb_table_function_set_bind(f, Some(bind_c));
-    ffi::duckdb_table_function_set_init(f, Some(init));
-    ffi::duckdb_table_function_set_function(f, Some(func));
-    let rc = ffi::duckdb_register_table_function(con, f);
-    ffi::duckdb_destroy_table_function(&mut f);
-    if rc != ffi::DuckDBSuccess {
-        return Err("cannot register rdata_objects".into());
+    TableFunction {
+        name: c"rdata_objects",
+        named: vec![(
+            c"recursive",
+            LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
+        )],
+        bind: bind_c,
+        init,
+        local_init: None,
+        func,
+        projection_pushdown: false,
     }
-    Ok(())
+    .register(con)
 }

@@ -13,7 +13,7 @@
 //! write them into DuckDB's vectors (an ordered scan runs on one DuckDB
 //! thread; the conversion still uses every core).
 
-use crate::api::{guarded, message, LogicalType, Value};
+use crate::api::{drop_box, guarded, message, on_bind, on_scan, LogicalType, TableFunction, Value};
 use crate::types::{c_string, logical_type};
 use crate::vectors;
 use arrow_array::cast::AsArray;
@@ -93,17 +93,17 @@ struct Local {
 }
 
 /// The file names `path` names, as the engine expands each.
-fn sources_of(paths: &[String]) -> Result<Vec<(PathBuf, String)>, String> {
+pub(crate) fn sources_of(paths: &[String]) -> Result<Vec<(PathBuf, String)>, String> {
     let mut out = Vec::new();
     for given in paths {
-        let found = rdarrow_arrow::expand_sources(given).map_err(|e| e.to_string())?;
+        let found = rdarrow_arrow::expand_sources(given).map_err(|e| format!("rdarrow: {e}"))?;
         for p in found {
             let label = p.to_string_lossy().into_owned();
             out.push((p, label));
         }
     }
     if out.is_empty() {
-        return Err("no file to read".into());
+        return Err("rdarrow: no file to read".into());
     }
     Ok(out)
 }
@@ -264,24 +264,12 @@ unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
     Ok(())
 }
 
-unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
-    if !p.is_null() {
-        drop(Box::from_raw(p as *mut T));
-    }
-}
-
 unsafe extern "C" fn bind_read_rdata(info: ffi::duckdb_bind_info) {
-    guarded(
-        || bind(info, true),
-        |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()),
-    );
+    on_bind(info, || bind(info, true));
 }
 
 unsafe extern "C" fn bind_read_rds(info: ffi::duckdb_bind_info) {
-    guarded(
-        || bind(info, false),
-        |m| ffi::duckdb_bind_set_error(info, message(m).as_ptr()),
-    );
+    on_bind(info, || bind(info, false));
 }
 
 unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
@@ -443,44 +431,45 @@ unsafe fn scan(
 }
 
 unsafe extern "C" fn func(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    guarded(
-        || scan(info, output),
-        |m| ffi::duckdb_function_set_error(info, message(m).as_ptr()),
-    );
+    on_scan(info, || scan(info, output));
 }
 
 /// Register `read_rdata` and `read_rds` on `con`.
 pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
-    for (name, bind_fn, named) in [
+    let text = || LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+    let named = vec![
+        (c"object", text()),
+        (
+            c"columns",
+            LogicalType(ffi::duckdb_create_list_type(text().0)),
+        ),
+        (
+            c"filename",
+            LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
+        ),
+    ];
+    for (name, bind, named) in [
         (
             c"read_rdata",
             bind_read_rdata as unsafe extern "C" fn(_),
-            true,
+            named,
         ),
-        (c"read_rds", bind_read_rds as unsafe extern "C" fn(_), false),
+        (
+            c"read_rds",
+            bind_read_rds as unsafe extern "C" fn(_),
+            Vec::new(),
+        ),
     ] {
-        let mut f = ffi::duckdb_create_table_function();
-        ffi::duckdb_table_function_set_name(f, name.as_ptr());
-        let any = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY);
-        ffi::duckdb_table_function_add_parameter(f, any.0);
-        if named {
-            let text = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
-            ffi::duckdb_table_function_add_named_parameter(f, c"object".as_ptr(), text.0);
-            let list = LogicalType(ffi::duckdb_create_list_type(text.0));
-            ffi::duckdb_table_function_add_named_parameter(f, c"columns".as_ptr(), list.0);
-            let flag = LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
-            ffi::duckdb_table_function_add_named_parameter(f, c"filename".as_ptr(), flag.0);
+        TableFunction {
+            name,
+            named,
+            bind,
+            init,
+            local_init: Some(local_init),
+            func,
+            projection_pushdown: true,
         }
-        ffi::duckdb_table_function_set_bind(f, Some(bind_fn));
-        ffi::duckdb_table_function_set_init(f, Some(init));
-        ffi::duckdb_table_function_set_local_init(f, Some(local_init));
-        ffi::duckdb_table_function_set_function(f, Some(func));
-        ffi::duckdb_table_function_supports_projection_pushdown(f, true);
-        let rc = ffi::duckdb_register_table_function(con, f);
-        ffi::duckdb_destroy_table_function(&mut f);
-        if rc != ffi::DuckDBSuccess {
-            return Err(format!("cannot register {}", name.to_string_lossy()));
-        }
+        .register(con)?;
     }
     Ok(())
 }
