@@ -200,6 +200,7 @@ check_sink <- function(sink) {
   if (!is.character(sink) || length(sink) != 1L || is.na(sink) || !nzchar(sink)) {
     abort_usage("`sink` must be a single path.")
   }
+  if (is_store_url(sink)) return(invisible())
   sink_dir <- dirname(path.expand(sink))
   if (!dir.exists(sink_dir)) abort_usage(sprintf("the folder '%s' does not exist.", sink_dir))
 }

@@ -84,6 +84,15 @@ data_source <- function(file, dirs = FALSE) {
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
     abort_usage(if (dirs) sources_usage else "`file` must be a single path or URL (a non-empty string), a raw vector or a connection.")
   }
+  if (is_store_url(file) && (grepl("[*?[]", file) || endsWith(file, "/"))) {
+    # an object store's glob or prefix: the objects its listing gives
+    files <- check_engine(expand_sources_impl(file), call = sys.call(-1))
+    if (!dirs && length(files) != 1L) {
+      abort_usage(sprintf("'%s' names %d objects, not one.", file, length(files)))
+    }
+    if (!dirs) return(list(path = files, name = rds_name(files), done = no_op))
+    return(list(files = files, done = no_op))
+  }
   where <- r_data_paths(file)
   if (where$missing) abort_usage(sprintf("file '%s' does not exist.", file))
   if (where$dir) {
@@ -124,7 +133,7 @@ files_source <- function(files) {
 # a directory is (their `paths` are NA).
 r_data_paths <- function(files) {
   scheme <- tolower(substr(files, 1L, 8L))
-  url <- startsWith(scheme, "http://") | startsWith(scheme, "https://")
+  url <- startsWith(scheme, "http://") | startsWith(scheme, "https://") | is_store_url(files)
   expanded <- path.expand(files)
   if (length(files) == 1L && !url) {
     # one local path (the common case), without the vectorised steps
@@ -143,6 +152,13 @@ r_data_paths <- function(files) {
   paths[base] <- file.path(normalizePath(dirname(expanded[base]), mustWork = TRUE),
                            basename(expanded[base]))
   list(paths = paths, missing = !url & !base & !exists, dir = dir)
+}
+
+# Whether `x` are object store URLs (s3://, gs://, az://, ...), which the
+# engine reads (with the environment's credentials, AWS_ACCESS_KEY_ID,
+# AWS_ENDPOINT_URL, ...) and writes (uploads, complete or not at all).
+is_store_url <- function(x) {
+  grepl("^(s3|s3a|gs|az|azure|abfs|abfss|adl)://", x, ignore.case = TRUE)
 }
 
 # A local file given as `file`: its full path, or a usage error.

@@ -94,6 +94,8 @@ not_one_object_impl <- function(names) .Call(wrap__not_one_object_impl, names)
 #' @noRd
 data_files_in_impl <- function(dir, label) .Call(wrap__data_files_in_impl, dir, label)
 
+expand_sources_impl <- function(given) .Call(wrap__expand_sources_impl, given)
+
 #' Put `value` in place as element `element` (1-based) of list `x`, which
 #' was just made and is referenced nowhere else (a patch of
 #' [`rdata_read_impl`]'s).

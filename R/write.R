@@ -211,7 +211,7 @@ write_options <- function(file, name, compress, compression_level, version, asci
     abort_usage("`threads` must be NULL or a positive number.")
   }
   dir <- dirname(path.expand(file))
-  if (!dir.exists(dir)) abort_usage(sprintf("the folder '%s' does not exist.", dir))
+  if (!is_store_url(file) && !dir.exists(dir)) abort_usage(sprintf("the folder '%s' does not exist.", dir))
   v <- R.version
   writer <- as.integer(v$major) * 65536L + sum(as.integer(strsplit(v$minor, ".", fixed = TRUE)[[1]]) * c(256L, 1L))
   list(file = path.expand(file), name = name, compress = compress, level = level,

@@ -97,6 +97,38 @@ def _source(path: Any) -> "tuple[str, Optional[_Staged]]":
     return _path(path), None
 
 
+StorageOptions = Optional[Dict[str, Any]]
+
+
+def _storage(storage_options: StorageOptions) -> Optional[List["tuple[str, str]"]]:
+    """An object store's options (``s3://``, ``gs://``, ``az://`` paths) as
+    the engine takes them: (name, value) pairs of strings, in the names the
+    Rust ``object_store`` crate uses (``aws_access_key_id``,
+    ``endpoint_url``, ``region``, ``allow_http``, ...) or s3fs's (``key``,
+    ``secret``, ``token``, ``anon``); s3fs's ``client_kwargs`` give their
+    ``endpoint_url`` and ``region_name``. Booleans are ``"true"``/``"false"``."""
+    if storage_options is None:
+        return None
+    if not isinstance(storage_options, dict):
+        raise TypeError("storage_options must be a dict of option names and values, or None")
+    pairs = []
+    for k, v in storage_options.items():
+        if not isinstance(k, str):
+            raise TypeError("storage_options' names must be strings")
+        if k == "client_kwargs" and isinstance(v, dict):
+            for ck, cv in v.items():
+                name = {"region_name": "region"}.get(ck, ck)
+                if name in ("endpoint_url", "region"):
+                    pairs.append((name, str(cv)))
+            continue
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        elif v is None:
+            continue
+        pairs.append((k, str(v)))
+    return pairs
+
+
 def _names(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
     if columns is None:
         return None
@@ -124,7 +156,9 @@ def _object(object: Optional[ObjectRef]) -> Optional[str]:
     raise TypeError("object must be a name or object path (str), a sequence of path parts, or None")
 
 
-def list_objects(path: Source, recursive: bool = False) -> List[Dict[str, Any]]:
+def list_objects(
+    path: Source, recursive: bool = False, storage_options: StorageOptions = None
+) -> List[Dict[str, Any]]:
     """The objects of an R data file, without decoding their values.
 
     One dict per object: ``name``, ``class`` (R's ``class()``, a list),
@@ -134,13 +168,15 @@ def list_objects(path: Source, recursive: bool = False) -> List[Dict[str, Any]]:
     file. With ``recursive``, each plain list is followed by what it holds
     (data frames, vectors, lists, to any depth), named by object path
     (``lst$a``, ``lst[[2]]``), which every reader takes as ``object``;
-    their ``bytes`` is ``None``.
+    their ``bytes`` is ``None``. ``storage_options``: see :func:`read_table`.
     """
     src, _staged = _source(path)
-    return _rdarrow.list_objects(src, bool(recursive))
+    return _rdarrow.list_objects(src, bool(recursive), _storage(storage_options))
 
 
-def read_objects(path: Source, names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+def read_objects(
+    path: Source, names: Optional[Sequence[str]] = None, storage_options: StorageOptions = None
+) -> Dict[str, Any]:
     """The objects of an R data file (all, or those named) as plain Python
     values, by name, for what is not a table: a vector is a list (a named
     vector a dict), ``NA`` is ``None`` (a double's ``NaN`` stays ``nan``), a
@@ -153,7 +189,7 @@ def read_objects(path: Source, names: Optional[Sequence[str]] = None) -> Dict[st
     if names is not None and not isinstance(names, str):
         names = [n if isinstance(n, str) else _object(n) for n in names]
     src, _staged = _source(path)
-    values, dropped = _rdarrow.read_objects(src, _names(names))
+    values, dropped = _rdarrow.read_objects(src, _names(names), _storage(storage_options))
     values = _s4_values(values)
     if dropped:
         warnings.warn(
@@ -246,6 +282,14 @@ class RDataReader:
     the file again for a second consumer. ``name`` is the object's name,
     ``warnings`` what the conversion changed, ``row_names`` a data frame's
     own row names (``None`` for R's automatic 1, 2, ...).
+
+    ``path`` may be an object store URL (``s3://bucket/key.rds``,
+    ``gs://...``, ``az://...``), read as a stream (a lazy-load data base's
+    ``.rdb``/``.rdx`` by byte range), with the credentials of the
+    environment (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...) and
+    ``storage_options``, a dict of the names the Rust ``object_store``
+    crate uses or s3fs's (``key``, ``secret``, ``endpoint_url``,
+    ``anon``, ...).
     """
 
     def __init__(
@@ -255,6 +299,7 @@ class RDataReader:
         columns: Optional[Sequence[str]] = None,
         chunk_size: Optional[int] = None,
         time_unit: Optional[str] = None,
+        storage_options: StorageOptions = None,
     ) -> None:
         object = _object(object)
         if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
@@ -262,7 +307,7 @@ class RDataReader:
         if time_unit not in (None, "s", "ms", "us", "ns"):
             raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
         src, self._staged = _source(path)
-        self._args = (src, object, _names(columns), chunk_size, time_unit)
+        self._args = (src, object, _names(columns), chunk_size, time_unit, _storage(storage_options))
         (self._capsule, self.name, self.warnings, self._addresses,
          self.row_names) = _rdarrow.read_stream(*self._args)
         for w in self.warnings:
@@ -285,6 +330,7 @@ def read_table(
     object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
     time_unit: Optional[str] = None,
+    storage_options: StorageOptions = None,
 ) -> "pyarrow.Table":  # noqa: F821
     """One object of an R data file as a ``pyarrow.Table`` (see
     :class:`RDataReader` for the arguments). The table's schema carries
@@ -292,7 +338,9 @@ def read_table(
     back to R as itself."""
     import pyarrow as pa
 
-    reader = RDataReader(path, object=object, columns=columns, time_unit=time_unit)
+    reader = RDataReader(
+        path, object=object, columns=columns, time_unit=time_unit, storage_options=storage_options
+    )
     return pa.RecordBatchReader.from_stream(reader).read_all()
 
 
@@ -338,6 +386,7 @@ def read_pandas(
     path: Source,
     object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
+    storage_options: StorageOptions = None,
 ) -> "pandas.DataFrame":  # noqa: F821
     """One data frame of an R data file as a ``pandas.DataFrame``, R's
     meaning kept as far as pandas can hold it: a factor is a
@@ -351,7 +400,9 @@ def read_pandas(
     import pandas as pd
     import pyarrow as pa
 
-    reader = RDataReader(path, object=object, columns=columns, time_unit="ns")
+    reader = RDataReader(
+        path, object=object, columns=columns, time_unit="ns", storage_options=storage_options
+    )
     table = pa.RecordBatchReader.from_stream(reader).read_all()
     mapping = {
         pa.int8(): pd.Int8Dtype(),
@@ -393,6 +444,7 @@ def to_parquet(
     compression_level: Optional[int] = None,
     row_group_size: Optional[int] = None,
     memory: Optional[int] = None,
+    storage_options: StorageOptions = None,
 ) -> None:
     """Write one object of an R data file as a Parquet file, row group by
     row group (as R's ``rdata_to_parquet()``): memory holds about one row
@@ -406,7 +458,7 @@ def to_parquet(
     src, _staged = _source(path)
     _, _, warns = _rdarrow.to_parquet(
         src, _path(sink), _object(object), _names(columns), compression,
-        compression_level, row_group_size, memory,
+        compression_level, row_group_size, memory, _storage(storage_options),
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)
@@ -421,6 +473,7 @@ def to_ipc(
     compression: str = "uncompressed",
     chunk_size: Optional[int] = 65536,
     memory: Optional[int] = None,
+    storage_options: StorageOptions = None,
 ) -> None:
     """Write one object of an R data file as an Arrow IPC file
     (``format="file"``, Feather version 2) or stream (``"stream"``), in
@@ -432,6 +485,7 @@ def to_ipc(
     src, _staged = _source(path)
     _, _, warns = _rdarrow.to_ipc(
         src, _path(sink), _object(object), _names(columns), format, compression, chunk_size, memory,
+        _storage(storage_options),
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)
@@ -481,6 +535,7 @@ def write_rdata(
     compress: str = "gzip",
     compression_level: Optional[int] = None,
     version: int = 3,
+    storage_options: StorageOptions = None,
 ) -> None:
     """Write tables as an ``.RData`` file that R's ``load()`` reads.
 
@@ -508,7 +563,10 @@ def write_rdata(
         if not isinstance(key, str) or not key:
             raise TypeError("object names must be non-empty strings")
         objects.append((key, _stream_of(value)))
-    _rdarrow.write_rdata(objects, p, rds=False, compress=compress, level=compression_level, version=version)
+    _rdarrow.write_rdata(
+        objects, p, rds=False, compress=compress, level=compression_level, version=version,
+        storage=_storage(storage_options),
+    )
 
 
 def write_rds(
@@ -517,10 +575,12 @@ def write_rds(
     compress: str = "gzip",
     compression_level: Optional[int] = None,
     version: int = 3,
+    storage_options: StorageOptions = None,
 ) -> None:
     """Write one table as an ``.rds`` file that R's ``readRDS()`` reads (see
     :func:`write_rdata` for the arguments)."""
     p = _check_write(path, compress, compression_level, version)
     _rdarrow.write_rdata(
-        [("", _stream_of(data))], p, rds=True, compress=compress, level=compression_level, version=version
+        [("", _stream_of(data))], p, rds=True, compress=compress, level=compression_level, version=version,
+        storage=_storage(storage_options),
     )

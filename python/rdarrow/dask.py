@@ -22,15 +22,23 @@ import rdarrow
 __all__ = ["read_rdata", "files_of"]
 
 
-def files_of(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]) -> List[str]:
-    """The files ``paths`` names: a path, a glob pattern, or a list of
-    either, in order (each pattern's matches sorted)."""
+def files_of(
+    paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    storage_options: Optional[dict] = None,
+) -> List[str]:
+    """The files ``paths`` names: a path, a glob pattern, an object store
+    URL (``s3://bucket/archive/*.RData``, ``**`` across folders; a URL
+    ending in ``/`` for the R data files under it, listed from the store),
+    or a list of these, in order (each pattern's matches sorted)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files: List[str] = []
+    storage = rdarrow._storage(storage_options)
     for p in paths:
         p = os.fspath(p)
-        if glob.has_magic(p):
+        if "://" in p and not p.lower().startswith(("http://", "https://")):
+            files.extend(rdarrow._rdarrow.expand_sources(p, storage))
+        elif glob.has_magic(p):
             matched = sorted(glob.glob(p))
             if not matched:
                 raise FileNotFoundError(f"no file matches {p!r}")
@@ -42,10 +50,10 @@ def files_of(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathL
     return files
 
 
-def _partition(path: str, object: Optional[str], columns: Optional[List[str]]):
+def _partition(path: str, object: Optional[str], columns: Optional[List[str]], storage_options=None):
     import pandas as pd
 
-    table = rdarrow.read_table(path, object=object, columns=columns)
+    table = rdarrow.read_table(path, object=object, columns=columns, storage_options=storage_options)
     return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
@@ -53,6 +61,7 @@ def read_rdata(
     paths,
     object: "Optional[rdarrow.ObjectRef]" = None,
     columns: Optional[Sequence[str]] = None,
+    storage_options: Optional[dict] = None,
 ):
     """A ``dask.dataframe.DataFrame`` of one data frame from each of the R
     data files ``paths`` names (a path, a glob pattern, or a list), one
@@ -60,18 +69,22 @@ def read_rdata(
     data frame in each ``.RData`` file, or its object path (``"lst$a"``)
     (default: each file's only data frame); ``columns`` keeps these columns, in this order. The files must
     share a schema: the first file's is the frame's (Dask checks the
-    others as it reads them)."""
+    others as it reads them). In an object store (``s3://...``), each
+    worker reads its files from the store itself (no shared file system
+    needed), with the environment's credentials and ``storage_options``
+    (see :func:`rdarrow.read_table`)."""
     import dask.dataframe as dd
 
-    files = files_of(paths)
+    files = files_of(paths, storage_options)
     object = rdarrow._object(object)
     cols = None if columns is None else list(columns)
-    meta = _partition(files[0], object, cols).iloc[:0]
+    meta = _partition(files[0], object, cols, storage_options).iloc[:0]
     return dd.from_map(
         _partition,
         files,
         object=object,
         columns=cols,
+        storage_options=storage_options,
         meta=meta,
         label="read-rdata",
     )

@@ -31,6 +31,12 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// An option of the object store of s3://, gs:// and az:// paths, in
+    /// the names of the object_store crate (aws_access_key_id,
+    /// endpoint_url, region, allow_http, ...); beyond the environment's
+    /// (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, ...). Repeat for several.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", global = true)]
+    storage_option: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -232,12 +238,21 @@ fn data_error(file: &Path, e: Error) -> Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse(); // usage errors exit with status 2
     let progress = Progress::new(std::io::stderr().is_terminal());
-    let res = match cli.command {
-        Command::Ls(a) => ls(a),
-        Command::ToArrow(a) => to_arrow(a, &progress),
-        Command::ToParquet(a) => to_parquet(a, &progress),
-        Command::ToRdata(a) => to_rdata(a, &progress),
-        Command::ToDataset(a) => to_dataset(a, &progress),
+    let res = match rdarrow_arrow::StorageOptions::from_words(&cli.storage_option) {
+        Err(e) => Err(Failure::Usage(e.message)),
+        Ok(storage) => {
+            let read = ReadOptions {
+                storage,
+                ..Default::default()
+            };
+            match cli.command {
+                Command::Ls(a) => ls(a, &read),
+                Command::ToArrow(a) => to_arrow(a, &read, &progress),
+                Command::ToParquet(a) => to_parquet(a, &read, &progress),
+                Command::ToRdata(a) => to_rdata(a, &read, &progress),
+                Command::ToDataset(a) => to_dataset(a, &read, &progress),
+            }
+        }
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -254,10 +269,10 @@ fn main() -> ExitCode {
 
 // --- ls ----------------------------------------------------------------------
 
-fn ls(a: LsArgs) -> Outcome {
+fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
     // a small file is read on this thread, as the engine rules
     let (_, infos) =
-        rdarrow_arrow::read_small_here_or(a.file.as_ref(), &ReadOptions::default(), |opts| {
+        rdarrow_arrow::read_small_here_or(a.file.as_ref(), read, |opts| {
             rdarrow_arrow::list_file(&a.file, opts, &stream_name(&a.file), a.recursive)
         })
         .map_err(|e| data_error(&a.file, e))?;
@@ -350,7 +365,7 @@ fn ls(a: LsArgs) -> Outcome {
 
 // --- to-arrow ----------------------------------------------------------------
 
-fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
+fn to_arrow(a: ToArrowArgs, read_opts: &ReadOptions, progress: &Progress) -> Outcome {
     let to_stdout = a.output.as_deref() == Some(Path::new("-"));
     if to_stdout && std::io::stdout().is_terminal() {
         return Err(Failure::Usage(
@@ -391,7 +406,7 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
         ..Default::default()
     };
     let table =
-        rdarrow_arrow::read_small_here_or(a.file.as_ref(), &ReadOptions::default(), |read| {
+        rdarrow_arrow::read_small_here_or(a.file.as_ref(), read_opts, |read| {
             read_table(
                 &a.file,
                 a.object.as_deref(),
@@ -441,7 +456,7 @@ fn to_arrow(a: ToArrowArgs, progress: &Progress) -> Outcome {
             }),
         }
     } else {
-        write_ipc_file(&table, &out, format, a.compression.ipc())
+        write_ipc_file(&table, &out, format, a.compression.ipc(), &read_opts.storage)
     };
     spin.clear();
     res.map_err(|e| {
@@ -472,7 +487,7 @@ fn stream_name(file: &Path) -> String {
 
 // --- to-parquet --------------------------------------------------------------
 
-fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
+fn to_parquet(a: ToParquetArgs, read: &ReadOptions, progress: &Progress) -> Outcome {
     use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
     use rdarrow_arrow::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
     let out = a
@@ -509,7 +524,7 @@ fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
         a.object.as_deref(),
         &stream_name(&a.file),
         opts,
-        ReadOptions::default(),
+        read.clone(),
         &out,
         &FileOutput::Parquet(popts),
         a.memory << 20,
@@ -525,7 +540,7 @@ fn to_parquet(a: ToParquetArgs, progress: &Progress) -> Outcome {
 
 // --- to-rdata ----------------------------------------------------------------
 
-fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
+fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome {
     let from_stdin = a.arrow_file == Path::new("-");
     let rds = a
         .output
@@ -563,9 +578,10 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
         level: a.level,
         threads,
         rds,
+        storage: read.storage.clone(),
         ..ObjectFileOptions::default()
     };
-    let limit = ReadOptions::default().memory_limit();
+    let limit = read.memory_limit();
     let spin = progress.spinner(format!("converting {}", a.arrow_file.display()));
     let (rows, columns) = if from_stdin {
         let mut buf = Vec::new();
@@ -615,7 +631,7 @@ fn to_rdata(a: ToRdataArgs, progress: &Progress) -> Outcome {
 
 // --- to-dataset --------------------------------------------------------------
 
-fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
+fn to_dataset(a: ToDatasetArgs, read: &ReadOptions, progress: &Progress) -> Outcome {
     let opts = DatasetOptions {
         partitioning: a
             .partitioning
@@ -640,13 +656,18 @@ fn to_dataset(a: ToDatasetArgs, progress: &Progress) -> Outcome {
         },
         chunk_size: a.chunk_size.map(|c| c as usize),
         default_tz: rdarrow_arrow::arrow::session_zone(),
-        read: ReadOptions::default(),
+        read: read.clone(),
         threads: a.threads.map(|t| t as usize).unwrap_or(0),
     };
     // a directory stands for its R data files
     let mut inputs = Vec::with_capacity(a.files.len());
     for f in &a.files {
-        if f.is_dir() {
+        if rdarrow_arrow::store::is_store_path(f) {
+            // an object store's glob or prefix: listed
+            let found = rdarrow_arrow::expand_sources(&f.to_string_lossy(), read)
+                .map_err(|e| Failure::Usage(e.to_string()))?;
+            inputs.extend(found);
+        } else if f.is_dir() {
             let label = f.display().to_string();
             let found = rdarrow_arrow::data_files_in(f, &label)
                 .map_err(|e| Failure::Usage(e.to_string()))?;

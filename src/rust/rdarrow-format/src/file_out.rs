@@ -241,11 +241,17 @@ impl Write for WritebackFile<'_> {
 /// Write `path` through `fill`, which gets a file beside it under a
 /// temporary name; the result is made durable (fsync) and renamed into
 /// place only when `fill` succeeds, and the temporary file is removed
-/// otherwise.
+/// otherwise. An object store URL (`s3://...`, with `storage`'s options)
+/// is written into a temporary file first, then uploaded
+/// ([`crate::store::Store::upload`]: it appears only complete).
 pub fn atomic_write(
     path: &Path,
+    storage: &crate::store::StorageOptions,
     fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>,
 ) -> Result<()> {
+    if crate::store::is_store_path(path) {
+        return write_to_store(path, storage, fill);
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -279,6 +285,29 @@ pub fn atomic_write(
         }
         e
     })
+}
+
+/// [`atomic_write`] of an object: staged in the temporary directory, then
+/// uploaded.
+fn write_to_store(
+    path: &Path,
+    storage: &crate::store::StorageOptions,
+    fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>,
+) -> Result<()> {
+    let url = path.to_string_lossy();
+    // the URL's checked (and its options) before any work
+    let store = crate::store::Store::open(&url, storage, None)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let staged = std::env::temp_dir().join(format!(
+        "rdarrow-upload-{}-{nanos}-{}",
+        std::process::id(),
+        url.rsplit('/').next().unwrap_or("output")
+    ));
+    let result = atomic_write(&staged, storage, fill).and_then(|()| store.upload(&staged));
+    let _ = std::fs::remove_file(&staged);
+    result
 }
 
 /// The temporary name `path` is written under.
@@ -492,7 +521,7 @@ mod tests {
             3 * FILE_BLOCK + 12_345,
         ] {
             let data: Vec<u8> = (0..size).map(|i| (i * 131 % 251) as u8).collect();
-            atomic_write(&path, |f| {
+            atomic_write(&path, &Default::default(), |f| {
                 // uneven pieces, as a buffered writer above would give
                 for piece in data.chunks(777_777) {
                     f.write_all(piece).map_err(|e| Error::io(&e, "write"))?;
@@ -517,7 +546,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.bin");
         std::fs::write(&path, b"old").unwrap();
-        let err = atomic_write(&path, |f| {
+        let err = atomic_write(&path, &Default::default(), |f| {
             f.write_all(&vec![7u8; 2 * FILE_BLOCK + 5]).unwrap();
             Err(Error::new(ErrorKind::Usage, "stop"))
         })

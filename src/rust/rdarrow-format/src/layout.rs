@@ -450,6 +450,7 @@ fn copy_from(v: &[u8], skip: u64, out: &mut [u8]) -> usize {
 /// far, about every 50 ms; the work stops early on an interrupt.
 pub fn write_layout_file(
     path: &Path,
+    storage: &crate::store::StorageOptions,
     layout: &Layout<'_>,
     compression: Compression,
     level: Option<u32>,
@@ -458,7 +459,7 @@ pub fn write_layout_file(
 ) -> Result<()> {
     compression.check_writable()?;
     let threads = threads.max(1);
-    crate::file_out::atomic_write(path, |f| {
+    crate::file_out::atomic_write(path, storage, |f| {
         if compression == Compression::None {
             write_in_place(f.file(), layout, threads, on_progress)
         } else {
@@ -818,6 +819,7 @@ mod tests {
         for threads in [1, 2] {
             write_layout_file(
                 &path,
+                &Default::default(),
                 &layout,
                 Compression::None,
                 None,
@@ -856,7 +858,7 @@ mod tests {
             for threads in [1, 2, 3] {
                 let path = dir.join(format!("out-{kind:?}-{threads}"));
                 let mut ticks = 0;
-                write_layout_file(&path, &layout, kind, Some(1), threads, &mut |_| ticks += 1)
+                write_layout_file(&path, &Default::default(), &layout, kind, Some(1), threads, &mut |_| ticks += 1)
                     .unwrap();
                 let bytes = std::fs::read(&path).unwrap();
                 assert!(

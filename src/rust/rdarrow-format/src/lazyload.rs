@@ -57,6 +57,8 @@ pub struct Shared {
 #[derive(Debug)]
 pub struct LazyDb {
     rdb: PathBuf,
+    /// The `.rdb` in an object store, read by range.
+    remote: Option<crate::store::Store>,
     entries: Entries,
     /// Each object's name and entry (offset, length).
     pub variables: Vec<(String, (u64, u64))>,
@@ -74,6 +76,9 @@ pub fn files_of(path: &Path) -> Option<(PathBuf, PathBuf)> {
         .map(str::to_ascii_lowercase);
     let (rdb, rdx) = match ext.as_deref() {
         Some("rdb") | Some("rdx") => (path.with_extension("rdb"), path.with_extension("rdx")),
+        // in an object store: named by its .rdb or .rdx only (a guess at
+        // another name would cost requests)
+        _ if crate::store::is_store_path(path) => return None,
         _ if !path.exists() => {
             let with = |e: &str| {
                 let mut s = path.as_os_str().to_owned();
@@ -85,7 +90,7 @@ pub fn files_of(path: &Path) -> Option<(PathBuf, PathBuf)> {
         }
         _ => return None,
     };
-    (rdb.is_file() || rdx.is_file()).then_some((rdb, rdx))
+    (crate::store::is_store_path(path) || rdb.is_file() || rdx.is_file()).then_some((rdb, rdx))
 }
 
 impl LazyDb {
@@ -94,12 +99,14 @@ impl LazyDb {
         let (rdb, rdx) = files_of(path).ok_or_else(|| {
             Error::usage(format!("'{}' is not a lazy-load data base", path.display()))
         })?;
-        // the pair's other half must be there too
+        let remote = crate::store::is_store_path(&rdb);
+        // the pair's other half must be there too (in a store, the reads
+        // below say which is missing)
         for (there, kind, missing, what) in [
             (&rdb, "data base", &rdx, "index"),
             (&rdx, "index", &rdb, "data base"),
         ] {
-            if !missing.is_file() {
+            if !remote && !missing.is_file() {
                 return Err(Error::new(
                     crate::ErrorKind::NotRData,
                     format!(
@@ -110,7 +117,12 @@ impl LazyDb {
                 ));
             }
         }
-        let index = Source::File(rdx.clone())
+        let index_source = if remote {
+            Source::Object(rdx.to_string_lossy().into_owned())
+        } else {
+            Source::File(rdx.clone())
+        };
+        let index = index_source
             .read(&as_is(opts), &mut |_: &[u8]| true)
             .map_err(|e| Error {
                 message: format!("the index '{}': {}", rdx.display(), e.message),
@@ -171,16 +183,30 @@ impl LazyDb {
             Some(Some(_)) => Entries::Zlib,
             _ => return Err(bad("its 'compressed' is not TRUE, FALSE, 2 or 3")),
         };
-        let rdb_len = std::fs::metadata(&rdb)
-            .map_err(|e| Error::io(&e, &format!("cannot open '{}'", rdb.display())))?
-            .len();
+        let (rdb_len, remote) = if remote {
+            let store =
+                crate::store::Store::open(&rdb.to_string_lossy(), &opts.storage, opts.timeout)?;
+            (store.len()?, Some(store))
+        } else {
+            let len = std::fs::metadata(&rdb)
+                .map_err(|e| Error::io(&e, &format!("cannot open '{}'", rdb.display())))?
+                .len();
+            (len, None)
+        };
         Ok(LazyDb {
             rdb,
+            remote,
             entries,
             variables,
             references,
             rdb_len,
         })
+    }
+
+    /// Whether the base is in an object store (its entries are read by
+    /// range; there is no file to open).
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
     }
 
     /// The entries' file, open.
@@ -203,11 +229,19 @@ impl LazyDb {
                     self.rdb_len
                 ))
             })?;
-        let mut f = self.rdb_file()?;
-        let mut raw = vec![0u8; (end - offset) as usize];
-        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(offset))
-            .and_then(|_| f.read_exact(&mut raw))
-            .map_err(|e| Error::io(&e, &format!("cannot read '{}'", self.rdb.display())))?;
+        let raw: Vec<u8> = match &self.remote {
+            Some(store) => store.range(offset, end - offset)?.into(),
+            None => {
+                let mut f = self.rdb_file()?;
+                let mut raw = vec![0u8; (end - offset) as usize];
+                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(offset))
+                    .and_then(|_| f.read_exact(&mut raw))
+                    .map_err(|e| {
+                        Error::io(&e, &format!("cannot read '{}'", self.rdb.display()))
+                    })?;
+                raw
+            }
+        };
         let corrupt = |why: String| {
             Error::corrupt(format!(
                 "the entry of '{name}' in '{}' {why}",

@@ -96,6 +96,7 @@ pub mod read;
 pub mod remote;
 pub mod source;
 pub mod spill;
+pub mod store;
 pub mod summary;
 pub mod tree;
 pub mod validate;
@@ -111,6 +112,7 @@ pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
 };
 pub use source::{data_files_in, expand_sources, Source};
+pub use store::StorageOptions;
 pub use tree::{RObject, RefTable};
 
 use document::parse;
@@ -187,7 +189,11 @@ pub fn read_file_deferred(
         };
         let db = lazyload::LazyDb::open(path, &opts)?;
         let doc = db.read(&opts, filter)?;
-        let store = spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format);
+        let store = if db.is_remote() {
+            spill::PayloadStore::empty(spill_dir, doc.header.format)?
+        } else {
+            spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format)
+        };
         return Ok((doc, store));
     }
     let inner = opts.consumer.clone().filter(|c| c.takes_columns());
@@ -522,6 +528,7 @@ pub fn write_file_threads(
 ) -> Result<()> {
     write::write_tree_file(
         path.as_ref(),
+        &Default::default(),
         doc.container,
         &doc.header,
         &doc.root,

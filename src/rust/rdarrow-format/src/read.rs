@@ -192,6 +192,9 @@ pub struct ReadOptions {
     /// For a URL: how long connecting, the response and each read of the
     /// body may take ([`crate::remote::DEFAULT_TIMEOUT`] when `None`).
     pub timeout: Option<std::time::Duration>,
+    /// For an object store URL (`s3://`, `gs://`, `az://`): its options
+    /// (credentials, region, endpoint) beyond the environment's.
+    pub storage: crate::store::StorageOptions,
     /// Parse on the calling thread, whose stack has room for `max_depth`
     /// levels of nesting ([`STACK_PER_LEVEL`] bytes each), rather than on
     /// a thread of its own with a deep stack (`false`: the safe choice for
@@ -211,6 +214,7 @@ impl Default for ReadOptions {
             max_memory: None,
             consumer: None,
             timeout: None,
+            storage: Default::default(),
             parse_here: false,
         }
     }

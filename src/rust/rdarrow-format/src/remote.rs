@@ -58,15 +58,7 @@ pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send
         .and_then(|v| v.trim().parse::<u64>().ok());
     crate::cancel::download_started(len);
     let body = response.into_body().into_reader();
-    Ok((
-        Box::new(Counted {
-            inner: body,
-            url: url.to_string(),
-            got: 0,
-            len,
-        }),
-        len,
-    ))
+    Ok((Box::new(Counted::new(body, url, len)), len))
 }
 
 /// The error of a request that failed.
@@ -93,8 +85,8 @@ fn failed(url: &str, e: ureq::Error) -> Error {
 }
 
 /// A body that counts what it has received, checks for interrupts, and
-/// says where a body cut short ended.
-struct Counted<R> {
+/// says where a body cut short ended (an http(s) URL's, an object's).
+pub(crate) struct Counted<R> {
     inner: R,
     url: String,
     got: u64,
@@ -124,6 +116,16 @@ impl<R: Read> Read for Counted<R> {
 }
 
 impl<R> Counted<R> {
+    /// `inner`, the body of `url`, `len` bytes long where known.
+    pub(crate) fn new(inner: R, url: &str, len: Option<u64>) -> Self {
+        Counted {
+            inner,
+            url: url.to_string(),
+            got: 0,
+            len,
+        }
+    }
+
     fn cut_short(&self, why: &str) -> std::io::Error {
         let of = self.len.map(|l| format!(" of {l}")).unwrap_or_default();
         std::io::Error::new(

@@ -12,6 +12,7 @@ use crate::input::{self, Input};
 use crate::lazyload;
 use crate::read::{ObjectFilter, ReadOptions};
 use crate::remote;
+use crate::store::{self, Store};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,9 @@ pub enum Source {
     File(PathBuf),
     /// An http(s) URL, read as a stream.
     Url(String),
+    /// An object in an object store (`s3://`, `gs://`, `az://`), read as a
+    /// stream.
+    Object(String),
     /// A file's bytes or `serialize()` output, compressed or not.
     Bytes(Vec<u8>),
     /// A lazy-load data base: the `.rdb`, the `.rdx` or the path they share.
@@ -35,6 +39,8 @@ impl Source {
     pub fn of_path(path: &Path) -> Source {
         if remote::is_url(path) {
             Source::Url(path.to_string_lossy().into_owned())
+        } else if store::is_store_path(path) && lazyload::files_of(path).is_none() {
+            Source::Object(path.to_string_lossy().into_owned())
         } else if lazyload::files_of(path).is_some() {
             Source::LazyLoad(path.to_path_buf())
         } else {
@@ -49,7 +55,11 @@ impl Source {
     /// host expands by its own rules): the caller's general path applies.
     pub fn local_file(given: &str) -> Option<(PathBuf, String)> {
         let path = Path::new(given);
-        if given.is_empty() || given.starts_with('~') || remote::is_url(path) {
+        if given.is_empty()
+            || given.starts_with('~')
+            || remote::is_url(path)
+            || store::is_store_url(given)
+        {
             return None;
         }
         if !std::fs::metadata(path).ok()?.is_file() {
@@ -79,6 +89,7 @@ impl Source {
         match self {
             Source::File(path) => open_file(&path),
             Source::Url(url) => open_url(&url, opts),
+            Source::Object(url) => open_object(&url, opts),
             Source::Bytes(bytes) => {
                 let kind = Compression::detect(&bytes);
                 Ok((Opened::Bytes(bytes), kind))
@@ -186,10 +197,15 @@ pub fn data_files_in(dir: &Path, label: &str) -> Result<Vec<PathBuf>> {
 /// argument: a URL or a lazy-load data base as it is; a glob pattern
 /// (`*`, `?`, `[...]`, `**` across directories) as the files it matches,
 /// sorted; a directory as its R data files ([`data_files_in`]); anything
-/// else as the path it is. A pattern that matches nothing is a usage error
-/// naming it.
-pub fn expand_sources(given: &str) -> Result<Vec<PathBuf>> {
+/// else as the path it is. In an object store (`opts.storage`), a pattern
+/// is matched against the keys the store lists under the pattern's fixed
+/// start, and a URL ending in `/` names a folder: its R data files. A
+/// pattern that matches nothing is a usage error naming it.
+pub fn expand_sources(given: &str, opts: &ReadOptions) -> Result<Vec<PathBuf>> {
     let path = Path::new(given);
+    if store::is_store_url(given) {
+        return expand_in_store(given, opts);
+    }
     if remote::is_url(path) || lazyload::files_of(path).is_some() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -216,6 +232,51 @@ pub fn expand_sources(given: &str) -> Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
+}
+
+/// Whether a file name is an R data file's (`.rda`, `.RData`, `.rds`, in
+/// any case).
+fn is_data_name(name: &str) -> bool {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    ext.is_some_and(|e| ["rda", "rdata", "rds"].contains(&e.as_str()))
+}
+
+/// [`expand_sources`] in an object store.
+fn expand_in_store(given: &str, opts: &ReadOptions) -> Result<Vec<PathBuf>> {
+    let (scheme_end, _) = given.split_once("://").unwrap_or((given, ""));
+    let after = &given[scheme_end.len() + 3..];
+    let key_start = scheme_end.len() + 3 + after.find('/').unwrap_or(after.len());
+    let key = given.get(key_start + 1..).unwrap_or("");
+    let wild = key.find(['*', '?', '[']);
+    let folder = wild.is_none() && (key.is_empty() || key.ends_with('/'));
+    if wild.is_none() && !folder {
+        return Ok(vec![PathBuf::from(given)]);
+    }
+    // list under the fixed start of the pattern (up to its last '/')
+    let fixed = &key[..wild.unwrap_or(key.len())];
+    let prefix = &fixed[..fixed.rfind('/').map_or(0, |i| i + 1)];
+    let listed_at = format!("{}/{prefix}", &given[..key_start]);
+    let store = Store::open(&listed_at, &opts.storage, opts.timeout)?;
+    let found = if folder {
+        store.list(&|k: &str| is_data_name(k))?
+    } else {
+        let pattern = glob::Pattern::new(key)
+            .map_err(|e| Error::usage(format!("pattern '{given}': {e}")))?;
+        let how = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: false,
+        };
+        store.list(&|k: &str| pattern.matches_with(k, how))?
+    };
+    if found.is_empty() {
+        return Err(Error::usage(if folder {
+            format!("'{given}' holds no .rda, .RData or .rds object")
+        } else {
+            format!("no object matches '{given}'")
+        }));
+    }
+    Ok(found.into_iter().map(PathBuf::from).collect())
 }
 
 fn empty(what: &str) -> Error {
@@ -252,7 +313,13 @@ impl Opened {
 const INLINE_MAX: u64 = 1 << 18;
 
 fn open_url(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
-    let (mut body, _) = remote::open(url, opts.timeout)?;
+    let (body, _) = remote::open(url, opts.timeout)?;
+    stream_of(url, body)
+}
+
+/// A body received on a thread of its own, ahead of its reader, and the
+/// compression its first bytes say.
+fn stream_of(url: &str, mut body: Box<dyn Read + Send>) -> Result<(Opened, Compression)> {
     let mut prefix = Vec::with_capacity(6);
     (&mut body)
         .take(6)
@@ -267,6 +334,15 @@ fn open_url(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let ahead = compression::PipelinedReader::new(Box::new(whole))
         .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
     Ok((Opened::Stream(Box::new(ahead)), kind))
+}
+
+fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
+    let store = Store::open(url, &opts.storage, opts.timeout)?;
+    let (body, len) = store.reader()?;
+    if len == 0 {
+        return Err(empty(&format!("'{url}'")));
+    }
+    stream_of(url, body)
 }
 
 fn open_file(path: &Path) -> Result<(Opened, Compression)> {

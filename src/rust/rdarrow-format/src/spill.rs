@@ -85,6 +85,22 @@ impl PayloadStore {
         }
     }
 
+    /// A store that holds nothing (for a document whose payloads were all
+    /// read): an empty file in `dir`, removed at once.
+    pub fn empty(dir: &Path, format: Format) -> Result<PayloadStore> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = dir.join(format!(
+            "rdarrow-empty-{}-{:?}-{nanos}.tmp",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let file = File::create(&path).map_err(|e| Error::io(&e, "cannot create a spill file"))?;
+        let _ = std::fs::remove_file(&path);
+        Ok(PayloadStore::in_file(file, format))
+    }
+
     /// Another handle on the same file, its payloads in `format` (the
     /// file stays while any handle does; where removing it was left to
     /// the store, the first one removes it).

@@ -456,6 +456,7 @@ pub fn layout_stream(
 #[allow(clippy::too_many_arguments)]
 pub fn write_tree_file(
     path: &Path,
+    storage: &crate::store::StorageOptions,
     container: Container,
     header: &StreamHeader,
     root: &RObject,
@@ -470,6 +471,7 @@ pub fn write_tree_file(
         let layout = layout_stream(container, header, root, refs, threads)?;
         return crate::layout::write_layout_file(
             path,
+            storage,
             &layout,
             compression,
             level,
@@ -477,7 +479,7 @@ pub fn write_tree_file(
             &mut |_| {},
         );
     }
-    compressed_file(path, compression, level, threads, |c| {
+    compressed_file(path, storage, compression, level, threads, |c| {
         write_stream(c, container, header, root, refs)
     })
 }
@@ -487,12 +489,13 @@ pub fn write_tree_file(
 /// writer here); `fill` writes the stream and hands the compressor back.
 fn compressed_file(
     path: &Path,
+    storage: &crate::store::StorageOptions,
     compression: Compression,
     level: Option<u32>,
     threads: usize,
     fill: impl for<'a> FnOnce(FileCompressor<'a>) -> Result<FileCompressor<'a>>,
 ) -> Result<()> {
-    crate::file_out::atomic_write(path, |f| {
+    crate::file_out::atomic_write(path, storage, |f| {
         let c = crate::parallel::ParallelCompressor::new(
             std::io::BufWriter::with_capacity(1 << 20, f as &mut dyn Write),
             compression,
@@ -540,7 +543,7 @@ pub fn write_frame_file(
         return Err(Error::internal("a data frame to write is not a list"));
     };
     let name = (!o.rds).then(|| name_symbol(&mut refs, &o.name));
-    compressed_file(path, o.compression, o.level, o.threads.max(1), |c| {
+    compressed_file(path, &o.storage, o.compression, o.level, o.threads.max(1), |c| {
         let mut out = Output::new(c, header.format, header.ascii_hex);
         write_header(&mut out, o.container(), &header)?;
         let mut s = Serializer::new(out, &refs);
@@ -602,6 +605,8 @@ pub struct ObjectFileOptions {
     pub rds: bool,
     /// The R version recorded as the writer, as R packs it (4.2.2 = 0x040202).
     pub writer_version: i32,
+    /// For an object store URL: its options beyond the environment's.
+    pub storage: crate::store::StorageOptions,
 }
 
 impl Default for ObjectFileOptions {
@@ -615,6 +620,7 @@ impl Default for ObjectFileOptions {
             threads: 1,
             rds: false,
             writer_version: crate::header::DEFAULT_WRITER_VERSION,
+            storage: Default::default(),
         }
     }
 }
@@ -702,6 +708,7 @@ pub fn write_objects_file(
     };
     write_tree_file(
         path,
+        &o.storage,
         o.container(),
         &header,
         &root,

@@ -126,25 +126,40 @@ fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
 /// on this thread, as the engine rules ([`rdarrow_arrow::read_small_here`]).
 fn small_here_or<T>(
     path: &std::path::Path,
+    storage: &Option<Vec<(String, String)>>,
     work: impl Fn(&ReadOptions) -> rdarrow_arrow::Result<T>,
 ) -> rdarrow_arrow::Result<T> {
-    rdarrow_arrow::read_small_here_or(path, &ReadOptions::default(), work)
+    rdarrow_arrow::read_small_here_or(path, &read_options(storage), work)
+}
+
+/// The default read options, with an object store's `storage` options
+/// (credentials, endpoint, region, ... as `object_store` names them).
+fn read_options(storage: &Option<Vec<(String, String)>>) -> ReadOptions {
+    ReadOptions {
+        storage: storage_of(storage),
+        ..Default::default()
+    }
+}
+
+fn storage_of(storage: &Option<Vec<(String, String)>>) -> rdarrow_arrow::StorageOptions {
+    rdarrow_arrow::StorageOptions::new(storage.clone().unwrap_or_default())
 }
 
 /// The objects of an R data file, without decoding their values: one dict
 /// per object (name, class, type, length, rows, columns, bytes); with
 /// `recursive`, what lists hold too, named by object path.
 #[pyfunction]
-#[pyo3(signature = (path, recursive=false))]
+#[pyo3(signature = (path, recursive=false, storage=None))]
 fn list_objects<'py>(
     py: Python<'py>,
     path: PathBuf,
     recursive: bool,
+    storage: Option<Vec<(String, String)>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let stream_name = rdarrow_arrow::stream_object_name(&path);
     let (_, infos) = py
         .detach(|| {
-            small_here_or(&path, |opts| {
+            small_here_or(&path, &storage, |opts| {
                 rdarrow_arrow::list_file(&path, opts, &stream_name, recursive)
             })
         })
@@ -169,7 +184,7 @@ fn list_objects<'py>(
 /// (`"arrow_array_stream"`), its record batches the buffers the engine
 /// decoded (no copy), with the conversion's warnings.
 #[pyfunction]
-#[pyo3(signature = (path, object=None, columns=None, chunk_size=None, time_unit=None))]
+#[pyo3(signature = (path, object=None, columns=None, chunk_size=None, time_unit=None, storage=None))]
 fn read_stream<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -177,6 +192,7 @@ fn read_stream<'py>(
     columns: Option<Vec<String>>,
     chunk_size: Option<usize>,
     time_unit: Option<&str>,
+    storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(
     Bound<'py, PyCapsule>,
     String,
@@ -207,7 +223,7 @@ fn read_stream<'py>(
     };
     let (name, table) = py
         .detach(|| {
-            small_here_or(&path, |read| {
+            small_here_or(&path, &storage, |read| {
                 read_table(
                     &path,
                     object.as_deref(),
@@ -289,7 +305,8 @@ fn import_stream(capsule: &Bound<'_, PyCapsule>) -> PyResult<(SchemaRef, Vec<Rec
 /// under its name as `save()` would (`rds`: the one object as `saveRDS()`
 /// would).
 #[pyfunction]
-#[pyo3(signature = (objects, path, rds=false, compress="gzip", level=None, version=3, threads=None))]
+#[pyo3(signature = (objects, path, rds=false, compress="gzip", level=None, version=3, threads=None, storage=None))]
+#[allow(clippy::too_many_arguments)]
 fn write_rdata(
     py: Python<'_>,
     objects: Vec<(String, Bound<'_, PyCapsule>)>,
@@ -299,6 +316,7 @@ fn write_rdata(
     level: Option<u32>,
     version: i32,
     threads: Option<usize>,
+    storage: Option<Vec<(String, String)>>,
 ) -> PyResult<()> {
     let compression = rdarrow_arrow::Compression::from_name(compress)
         .ok_or_else(|| py_err(Error::usage(format!("unknown compression '{compress}'"))))?;
@@ -313,6 +331,7 @@ fn write_rdata(
         version,
         rds,
         threads: threads.unwrap_or_else(rdarrow_arrow::arrow::rows::all_cores),
+        storage: storage_of(&storage),
         ..Default::default()
     };
     py.detach(|| {
@@ -343,6 +362,7 @@ fn convert(
     kind: rdarrow_arrow::arrow::DataFileKind,
     other_function: &str,
     memory: Option<u64>,
+    storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
     let stream_name = rdarrow_arrow::stream_object_name(&path);
     let opts = TableOptions {
@@ -357,7 +377,7 @@ fn convert(
             object.as_deref(),
             &stream_name,
             opts,
-            ReadOptions::default(),
+            read_options(&storage),
             &sink,
             &out,
             memory.unwrap_or(rdarrow_arrow::arrow::DEFAULT_MEMORY),
@@ -368,7 +388,7 @@ fn convert(
 
 /// One object of an R data file as a Parquet file.
 #[pyfunction]
-#[pyo3(signature = (path, sink, object=None, columns=None, compression="zstd", level=None, row_group_size=None, memory=None))]
+#[pyo3(signature = (path, sink, object=None, columns=None, compression="zstd", level=None, row_group_size=None, memory=None, storage=None))]
 #[allow(clippy::too_many_arguments)]
 fn to_parquet(
     py: Python<'_>,
@@ -380,6 +400,7 @@ fn to_parquet(
     level: Option<i32>,
     row_group_size: Option<usize>,
     memory: Option<u64>,
+    storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
     use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
     let compression = ParquetCompression::parse(compression).map_err(py_err)?;
@@ -391,13 +412,13 @@ fn to_parquet(
     });
     let kind = rdarrow_arrow::arrow::DataFileKind::Parquet;
     convert(
-        py, path, sink, object, columns, out, kind, "to_ipc()", memory,
+        py, path, sink, object, columns, out, kind, "to_ipc()", memory, storage,
     )
 }
 
 /// One object of an R data file as an Arrow IPC file or stream.
 #[pyfunction]
-#[pyo3(signature = (path, sink, object=None, columns=None, format="file", compression="uncompressed", chunk_size=None, memory=None))]
+#[pyo3(signature = (path, sink, object=None, columns=None, format="file", compression="uncompressed", chunk_size=None, memory=None, storage=None))]
 #[allow(clippy::too_many_arguments)]
 fn to_ipc(
     py: Python<'_>,
@@ -409,6 +430,7 @@ fn to_ipc(
     compression: &str,
     chunk_size: Option<usize>,
     memory: Option<u64>,
+    storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
     use rdarrow_arrow::arrow::ipc::{IpcCompression, IpcFormat};
     let out = rdarrow_arrow::arrow::FileOutput::Ipc {
@@ -427,23 +449,41 @@ fn to_ipc(
         kind,
         "to_parquet()",
         memory,
+        storage,
     )
+}
+
+/// The R data sources one argument names (see the core's
+/// `expand_sources`): a glob's matches, a directory's or an object store
+/// prefix's R data files, else the argument itself.
+#[pyfunction]
+#[pyo3(signature = (given, storage=None))]
+fn expand_sources(
+    py: Python<'_>,
+    given: &str,
+    storage: Option<Vec<(String, String)>>,
+) -> PyResult<Vec<String>> {
+    let read = read_options(&storage);
+    py.detach(|| rdarrow_arrow::expand_sources(given, &read))
+        .map(|v| v.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+        .map_err(py_err)
 }
 
 /// The objects of an R data file (all, or those named) as plain Python
 /// values, by name, with the kinds of objects that had no plain value
 /// (they are `None`).
 #[pyfunction]
-#[pyo3(signature = (path, names=None))]
+#[pyo3(signature = (path, names=None, storage=None))]
 fn read_objects<'py>(
     py: Python<'py>,
     path: PathBuf,
     names: Option<Vec<String>>,
+    storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     let stream_name = rdarrow_arrow::stream_object_name(&path);
     let (doc, objects) = py
         .detach(|| {
-            small_here_or(&path, |opts| {
+            small_here_or(&path, &storage, |opts| {
                 rdarrow_arrow::read_for_r(&path, names.as_deref(), &stream_name, opts)
             })
         })
@@ -463,6 +503,7 @@ fn read_objects<'py>(
 #[pymodule]
 fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add_function(wrap_pyfunction!(expand_sources, m)?)?;
     m.add_function(wrap_pyfunction!(list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(object_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;

@@ -105,6 +105,7 @@ pub fn write_opts(
         threads: threads.max(1) as usize,
         rds,
         writer_version,
+        storage: Default::default(),
     })
 }
 

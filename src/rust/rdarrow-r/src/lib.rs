@@ -598,12 +598,18 @@ fn not_one_object_impl(names: Vec<String>) -> String {
     rdarrow_arrow::document::not_one_object(&names).message
 }
 
-/// The R data files of directory `dir` (`label`: as the user named it),
-/// relative to it, or an error value.
+/// The sources an object store URL names (a glob's matches, a prefix's R
+/// data files, listed from the store), or an error value.
 /// @noRd
 #[extendr]
-fn data_files_in_impl(dir: &str, label: &str) -> Robj {
-    match rdarrow_arrow::data_files_in(std::path::Path::new(dir), label) {
+fn expand_sources_impl(given: &str) -> Robj {
+    let read = options(1);
+    paths_value(rdarrow_arrow::expand_sources(given, &read))
+}
+
+/// Paths as a character vector, or the error value.
+fn paths_value(paths: rdarrow_arrow::Result<Vec<std::path::PathBuf>>) -> Robj {
+    match paths {
         Ok(files) => files
             .iter()
             .map(|f| f.to_string_lossy().into_owned())
@@ -611,6 +617,14 @@ fn data_files_in_impl(dir: &str, label: &str) -> Robj {
             .into(),
         Err(e) => error_value(&e),
     }
+}
+
+/// The R data files of directory `dir` (`label`: as the user named it),
+/// relative to it, or an error value.
+/// @noRd
+#[extendr]
+fn data_files_in_impl(dir: &str, label: &str) -> Robj {
+    paths_value(rdarrow_arrow::data_files_in(std::path::Path::new(dir), label))
 }
 
 /// Put `value` in place as element `element` (1-based) of list `x`, which
@@ -858,6 +872,7 @@ extendr_module! {
     fn local_file_impl;
     fn not_one_object_impl;
     fn data_files_in_impl;
+    fn expand_sources_impl;
     fn xptr_address_impl;
     fn arrow_to_rdata_impl;
     fn ipc_to_rdata_impl;

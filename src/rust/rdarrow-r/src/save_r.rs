@@ -100,7 +100,7 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
         R_pstream_format_t::R_pstream_xdr_format
     };
     crate::job::watch_interrupts();
-    rdarrow_arrow::atomic_write(std::path::Path::new(file), |f| {
+    rdarrow_arrow::atomic_write(std::path::Path::new(file), &o.storage, |f| {
         let out = ParallelCompressor::new(
             BufWriter::with_capacity(1 << 20, f),
             o.compression,
@@ -209,6 +209,7 @@ fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool
     let mut progress = crate::job::Progress::new("Writing");
     let res = rdarrow_arrow::layout::write_layout_file(
         std::path::Path::new(file),
+        &o.storage,
         &layout,
         o.compression,
         o.level,

@@ -173,6 +173,9 @@ pub fn write_dataset(
     progress: &mut dyn FnMut(DatasetEvent),
 ) -> Result<DatasetSummary> {
     check_options(inputs, opts)?;
+    if crate::store::is_store_path(dir) {
+        return write_dataset_to_store(inputs, dir, opts, progress);
+    }
     let mut out = Output::new(dir, opts)?;
     let res = write_all(inputs, opts, &mut out, progress)
         .and_then(|summary| std::mem::take(&mut out.batch).commit().map(|()| summary));
@@ -190,6 +193,56 @@ pub fn write_dataset(
             Err(e)
         }
     }
+}
+
+/// [`write_dataset`] under an object store prefix, which must hold no
+/// object yet: the dataset is written into a temporary directory, then
+/// each file is uploaded (each appears only complete); on a failure the
+/// files uploaded so far are removed again.
+fn write_dataset_to_store(
+    inputs: &[PathBuf],
+    prefix: &Path,
+    opts: &DatasetOptions,
+    progress: &mut dyn FnMut(DatasetEvent),
+) -> Result<DatasetSummary> {
+    let prefix = prefix.to_string_lossy();
+    let prefix = prefix.trim_end_matches('/');
+    let storage = &opts.read.storage;
+    let timeout = opts.read.timeout;
+    let there = crate::store::Store::open(&format!("{prefix}/"), storage, timeout)?;
+    if !there.list(&|_| true)?.is_empty() {
+        return Err(Error::usage(format!(
+            "'{prefix}/' is not empty: write a dataset under a new or empty prefix"
+        )));
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let stage = std::env::temp_dir().join(format!(
+        "rdarrow-dataset-{}-{nanos}",
+        std::process::id()
+    ));
+    let result = (|| {
+        let summary = write_dataset(inputs, &stage, opts, progress)?;
+        let mut uploaded: Vec<crate::store::Store> = Vec::new();
+        for rel in &summary.files {
+            let url = format!("{prefix}/{}", rel.to_string_lossy().replace('\\', "/"));
+            let sent = crate::store::Store::open(&url, storage, timeout)
+                .and_then(|s| s.upload(&stage.join(rel)).map(|()| s));
+            match sent {
+                Ok(s) => uploaded.push(s),
+                Err(e) => {
+                    for s in &uploaded {
+                        let _ = s.delete();
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(summary)
+    })();
+    let _ = std::fs::remove_dir_all(&stage);
+    result
 }
 
 fn check_options(inputs: &[PathBuf], opts: &DatasetOptions) -> Result<()> {

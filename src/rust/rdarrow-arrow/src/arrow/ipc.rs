@@ -150,8 +150,9 @@ pub fn write_ipc_source_file(
     compression: IpcCompression,
     rows: usize,
     threads: usize,
+    storage: &crate::StorageOptions,
 ) -> Result<()> {
-    crate::atomic_write(path, |f| {
+    crate::atomic_write(path, storage, |f| {
         let w = write_ipc_source(
             src,
             std::io::BufWriter::with_capacity(1 << 20, f),
@@ -172,8 +173,9 @@ pub fn write_ipc_file(
     path: &Path,
     format: IpcFormat,
     compression: IpcCompression,
+    storage: &crate::StorageOptions,
 ) -> Result<()> {
-    crate::atomic_write(path, |f| write_ipc_into(table, f, format, compression))
+    crate::atomic_write(path, storage, |f| write_ipc_into(table, f, format, compression))
 }
 
 /// Write a table as Arrow IPC into `f`, a file being written (by

@@ -211,10 +211,17 @@ pub fn convert_to_file(
         FileOutput::Parquet(p) => p.row_group_rows,
         FileOutput::Ipc { rows, .. } => *rows,
     };
-    let spill_dir = sink
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
+    // beside the output, or where temporary files go for an object store's
+    let temp = std::env::temp_dir();
+    let spill_dir = if crate::store::is_store_path(sink) {
+        temp.as_path()
+    } else {
+        sink.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."))
+    };
+    // the output goes where the input's options say
+    let storage = read.storage.clone();
     // a Parquet file's chunks are encoded while the file is still being
     // read, where a selection of columns does not change the row groups
     let early = match out {
@@ -242,6 +249,7 @@ pub fn convert_to_file(
         FileOutput::Parquet(p) => {
             let p = parquet::ParquetOptions {
                 row_group_rows: Some(t.group_rows),
+                storage: if p.storage.is_empty() { storage } else { p.storage.clone() },
                 ..p.clone()
             };
             parquet::write_parquet_file_with(t.source.as_ref(), sink, &p, early.as_deref())?
@@ -257,6 +265,7 @@ pub fn convert_to_file(
             *compression,
             t.group_rows,
             threads,
+            &storage,
         )?,
     }
     Ok((t.name, t.source.num_rows(), t.source.warnings()))

@@ -107,6 +107,8 @@ pub struct ParquetOptions {
     pub row_group_rows: Option<usize>,
     /// Threads converting and encoding a row group's columns.
     pub threads: usize,
+    /// For an object store URL: its options beyond the environment's.
+    pub storage: crate::StorageOptions,
 }
 
 impl Default for ParquetOptions {
@@ -116,6 +118,7 @@ impl Default for ParquetOptions {
             level: None,
             row_group_rows: None,
             threads: super::rows::all_cores(),
+            storage: Default::default(),
         }
     }
 }
@@ -600,7 +603,7 @@ pub fn write_parquet_file_with(
     opts: &ParquetOptions,
     early: Option<&EarlyChunks>,
 ) -> Result<()> {
-    crate::atomic_write(path, |f| write_parquet_into(src, f, opts, early))
+    crate::atomic_write(path, &opts.storage, |f| write_parquet_into(src, f, opts, early))
 }
 
 /// Write `src` as Parquet into `f`, a file being written (by

@@ -798,7 +798,7 @@ mod tests {
             (&ipc_file, IpcFormat::File),
             (&ipc_stream, IpcFormat::Stream),
         ] {
-            write_ipc_source_file(&table, path, format, IpcCompression::Zstd, 1500, 2).unwrap();
+            write_ipc_source_file(&table, path, format, IpcCompression::Zstd, 1500, 2, &Default::default()).unwrap();
         }
         assert!(IpcFile::open(&ipc_file, u64::MAX).unwrap().is_some());
         assert!(IpcFile::open(&ipc_stream, u64::MAX).unwrap().is_none());

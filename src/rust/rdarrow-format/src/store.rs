@@ -1,0 +1,624 @@
+//! R data in object stores: `s3://` (and S3-compatible servers), `gs://`
+//! and `az://`/`abfs://` URLs, through the `object_store` crate of the
+//! arrow-rs project. An object is read as a stream (its body goes straight
+//! into the decompressor, as an http(s) URL's does), or by byte range
+//! where the format allows it (a lazy-load data base's entries); a prefix
+//! is listed to expand a glob; an output is uploaded in parts and appears
+//! only complete (a failed upload is aborted, leaving nothing).
+//!
+//! Credentials come as each cloud's tools take them: the standard
+//! environment variables (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`,
+//! `GOOGLE_SERVICE_ACCOUNT`, `AZURE_STORAGE_ACCOUNT_NAME`, ...), then the
+//! caller's [`StorageOptions`] (the names `object_store` uses, and the
+//! s3fs names `key`, `secret`, `token`, `anon`, `endpoint_url` that Python
+//! users pass to pandas and Dask). No message carries a secret: errors
+//! are stripped of every secret value and of URLs' query strings.
+//!
+//! The timeout bounds connecting, each request's answer and each wait for
+//! the next piece of a body, as for http(s) URLs: a long download that
+//! keeps coming is not cut off.
+
+use crate::error::{Error, ErrorKind, Result};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Options of an object store: credentials, region, endpoint, ... as
+/// (name, value) pairs, in the names `object_store` uses (see the module
+/// notes). Their values are never shown (`Debug` shows the names only).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct StorageOptions {
+    pairs: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for StorageOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.pairs.iter().map(|(k, _)| k))
+            .finish()
+    }
+}
+
+impl StorageOptions {
+    /// Options from (name, value) pairs.
+    pub fn new(pairs: Vec<(String, String)>) -> Self {
+        StorageOptions { pairs }
+    }
+
+    /// Options from `name=value` words (the command line's
+    /// `--storage-option`); a word without `=` is a usage error.
+    pub fn from_words<S: AsRef<str>>(words: &[S]) -> Result<Self> {
+        let mut pairs = Vec::with_capacity(words.len());
+        for w in words {
+            let w = w.as_ref();
+            let (k, v) = w.split_once('=').ok_or_else(|| {
+                Error::usage(format!(
+                    "a storage option is name=value, not '{}'",
+                    w.split(':').next().unwrap_or_default()
+                ))
+            })?;
+            pairs.push((k.trim().to_string(), v.to_string()));
+        }
+        Ok(StorageOptions { pairs })
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+/// The URL schemes of object stores.
+const SCHEMES: [&str; 8] = [
+    "s3://", "s3a://", "gs://", "az://", "azure://", "abfs://", "abfss://", "adl://",
+];
+
+/// Whether `s` is an object store URL (`s3://`, `gs://`, `az://`, ...).
+pub fn is_store_url(s: &str) -> bool {
+    let head = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+    SCHEMES.iter().any(|p| head.starts_with(p))
+}
+
+/// Whether `path` is an object store URL.
+pub fn is_store_path(path: &std::path::Path) -> bool {
+    path.to_str().is_some_and(is_store_url)
+}
+
+/// Environment variables whose values are secrets (never shown).
+const SECRET_ENV: [&str; 9] = [
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_ACCESS_KEY",
+    "AZURE_STORAGE_SAS_KEY",
+    "AZURE_STORAGE_TOKEN",
+    "AZURE_CLIENT_SECRET",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+    "AWS_ACCESS_KEY_ID",
+];
+
+/// Which cloud a URL is in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cloud {
+    S3,
+    Gcs,
+    Azure,
+}
+
+/// An object (or a prefix, for listing) in a store, ready for requests.
+pub struct Store {
+    store: Arc<dyn ObjectStore>,
+    /// The key of the object (or the prefix) in its bucket.
+    key: ObjectPath,
+    /// `scheme://bucket/`, to name listed keys as URLs.
+    base: String,
+    /// The URL as given (these URLs carry no credentials).
+    url: String,
+    /// Drives the requests; each call blocks on it.
+    rt: Arc<tokio::runtime::Runtime>,
+    timeout: Duration,
+    /// Values to strip from messages.
+    secrets: Arc<Vec<String>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("url", &self.url).finish()
+    }
+}
+
+impl Store {
+    /// The object or prefix `url` names, with the credentials of the
+    /// environment and `options`; `timeout` as for http(s) URLs
+    /// ([`crate::remote::DEFAULT_TIMEOUT`] when `None`). No request is made.
+    pub fn open(url: &str, options: &StorageOptions, timeout: Option<Duration>) -> Result<Store> {
+        let timeout = timeout.unwrap_or(crate::remote::DEFAULT_TIMEOUT);
+        let secrets = Arc::new(secrets_of(options));
+        let bad = |why: String| Error::usage(format!("'{url}' is not an object store URL: {why}"));
+        let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+        let bucket = parsed
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| bad("it names no bucket or container".into()))?;
+        let cloud = match parsed.scheme().to_ascii_lowercase().as_str() {
+            "s3" | "s3a" => Cloud::S3,
+            "gs" => Cloud::Gcs,
+            _ => Cloud::Azure,
+        };
+        let key = ObjectPath::from_url_path(parsed.path())
+            .map_err(|e| bad(redact(&e.to_string(), &secrets)))?;
+        let base = format!("{}://{}/", parsed.scheme(), bucket);
+        // the whole request has no time limit (a long download is fine);
+        // each wait is bounded by `timeout` here, connecting by the client
+        let mut common: Vec<(String, String)> = vec![
+            ("timeout".into(), "3650days".into()),
+            ("connect_timeout".into(), format!("{}ms", timeout.as_millis().max(1))),
+        ];
+        common.extend(options.pairs.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let retry = object_store::RetryConfig {
+            max_retries: 3,
+            retry_timeout: timeout,
+            backoff: object_store::BackoffConfig {
+                init_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_secs(2),
+                base: 2.0,
+            },
+        };
+        install_crypto();
+        let option_error = |k: &str, e: object_store::Error| {
+            Error::usage(format!(
+                "storage option '{k}' is not one of {}: {}",
+                cloud.name(),
+                redact(&e.to_string(), &secrets)
+            ))
+        };
+        let built: std::result::Result<Arc<dyn ObjectStore>, object_store::Error> = match cloud {
+            Cloud::S3 => {
+                use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+                let mut b = AmazonS3Builder::from_env().with_url(url);
+                for (k, v) in s3fs_names(&common) {
+                    let key: AmazonS3ConfigKey = k.parse().map_err(|e| option_error(&k, e))?;
+                    b = b.with_config(key, v);
+                }
+                b.with_retry(retry).build().map(|s| Arc::new(s) as _)
+            }
+            Cloud::Gcs => {
+                use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+                let mut b = GoogleCloudStorageBuilder::from_env().with_url(url);
+                for (k, v) in &common {
+                    let key: GoogleConfigKey = k.parse().map_err(|e| option_error(k, e))?;
+                    b = b.with_config(key, v);
+                }
+                b.with_retry(retry).build().map(|s| Arc::new(s) as _)
+            }
+            Cloud::Azure => {
+                use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+                let mut b = MicrosoftAzureBuilder::from_env().with_url(url);
+                for (k, v) in &common {
+                    let key: AzureConfigKey = k.parse().map_err(|e| option_error(k, e))?;
+                    b = b.with_config(key, v);
+                }
+                b.with_retry(retry).build().map(|s| Arc::new(s) as _)
+            }
+        };
+        let store = built.map_err(|e| {
+            Error::usage(format!(
+                "cannot use '{url}': {}",
+                redact(&describe(&e), &secrets)
+            ))
+        })?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io(&e, "cannot start the object store client"))?;
+        Ok(Store {
+            store,
+            key,
+            base,
+            url: url.to_string(),
+            rt: Arc::new(rt),
+            timeout,
+            secrets,
+        })
+    }
+
+    /// The URL, as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Run `f` on the store's runtime, bounded by the timeout.
+    fn run<T>(
+        &self,
+        what: &str,
+        f: impl std::future::Future<Output = object_store::Result<T>>,
+    ) -> Result<T> {
+        let t = self.timeout;
+        match self.rt.block_on(async { tokio::time::timeout(t, f).await }) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.failed(what, &e)),
+            Err(_) => Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot {what} '{}': timed out after {} s (the timeout option)",
+                    self.url,
+                    t.as_secs_f64()
+                ),
+            )),
+        }
+    }
+
+    /// The error of a request that failed, naming the URL without
+    /// credentials.
+    fn failed(&self, what: &str, e: &object_store::Error) -> Error {
+        use object_store::Error as E;
+        let detail = redact(&describe(e), &self.secrets);
+        let (kind, why) = match e {
+            E::NotFound { .. } if detail.contains("NoSuchBucket") => (
+                ErrorKind::Usage,
+                "its bucket does not exist (HTTP 404)".to_string(),
+            ),
+            E::NotFound { .. } => (ErrorKind::Usage, "no such object (HTTP 404)".to_string()),
+            E::PermissionDenied { .. } => (
+                ErrorKind::Io,
+                format!("access denied (HTTP 403); check the credentials: {detail}"),
+            ),
+            E::Unauthenticated { .. } => (
+                ErrorKind::Io,
+                format!("the credentials were refused (HTTP 401/403): {detail}"),
+            ),
+            _ => (ErrorKind::Io, detail),
+        };
+        Error::new(kind, format!("cannot {what} '{}': {why}", self.url))
+    }
+
+    /// The object's size in bytes.
+    pub fn len(&self) -> Result<u64> {
+        let meta = self.run("read", self.store.head(&self.key))?;
+        Ok(meta.size)
+    }
+
+    /// The object's body, as a stream, and its size.
+    pub fn reader(&self) -> Result<(Box<dyn Read + Send>, u64)> {
+        let got = self.run("read", self.store.get(&self.key))?;
+        let len = got.meta.size;
+        crate::cancel::download_started(Some(len));
+        let body = Body {
+            rt: self.rt.clone(),
+            stream: got.into_stream(),
+            chunk: Bytes::new(),
+            timeout: self.timeout,
+            url: self.url.clone(),
+            secrets: self.secrets.clone(),
+        };
+        Ok((
+            Box::new(crate::remote::Counted::new(body, &self.url, Some(len))),
+            len,
+        ))
+    }
+
+    /// Bytes `[start, start + len)` of the object (all of them, or an
+    /// error).
+    pub fn range(&self, start: u64, len: u64) -> Result<Bytes> {
+        if len == 0 {
+            return Ok(Bytes::new());
+        }
+        let got = self.run("read", self.store.get_range(&self.key, start..start + len))?;
+        crate::cancel::downloaded(got.len() as u64);
+        if got.len() as u64 != len {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot read '{}': asked for {len} bytes at {start}, got {}",
+                    self.url,
+                    got.len()
+                ),
+            ));
+        }
+        Ok(got)
+    }
+
+    /// The URLs of the objects under this prefix (a "folder": all of its
+    /// depths) whose key relative to the bucket `keep` accepts, sorted.
+    pub fn list(&self, keep: &dyn Fn(&str) -> bool) -> Result<Vec<String>> {
+        let prefix = (!self.key.as_ref().is_empty()).then_some(&self.key);
+        let listing = async {
+            let mut found = Vec::new();
+            let mut s = self.store.list(prefix);
+            while let Some(meta) = s.next().await {
+                let meta = meta?;
+                if keep(meta.location.as_ref()) {
+                    found.push(meta.location.to_string());
+                }
+            }
+            Ok(found)
+        };
+        let mut keys = self.run("list", listing)?;
+        keys.sort();
+        Ok(keys
+            .into_iter()
+            .map(|k| format!("{}{k}", self.base))
+            .collect())
+    }
+
+    /// Upload the local file `from` as this object: in parts (several in
+    /// flight) when it is larger than a part, else in one request. The
+    /// object appears only complete; a failed upload is aborted.
+    pub fn upload(&self, from: &std::path::Path) -> Result<()> {
+        let size = std::fs::metadata(from)
+            .map_err(|e| Error::io(&e, "cannot read the staged output"))?
+            .len();
+        let mut file =
+            std::fs::File::open(from).map_err(|e| Error::io(&e, "cannot read the staged output"))?;
+        let part = part_size(size);
+        let read_part = |file: &mut std::fs::File, n: u64| -> Result<Bytes> {
+            let mut buf = Vec::with_capacity(n as usize);
+            file.take(n)
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io(&e, "cannot read the staged output"))?;
+            Ok(Bytes::from(buf))
+        };
+        if size <= part {
+            let body = read_part(&mut file, size)?;
+            return self
+                .run("write", self.store.put(&self.key, body.into()))
+                .map(|_| ());
+        }
+        let upload = self.run("write", self.store.put_multipart(&self.key))?;
+        let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, part as usize);
+        let mut left = size;
+        let mut failure = None;
+        while left > 0 {
+            if crate::cancel::interrupted() {
+                failure = Some(Error::new(ErrorKind::Interrupted, "interrupted by the user"));
+                break;
+            }
+            if let Err(e) = self.run("write", w.wait_for_capacity(4)) {
+                failure = Some(e);
+                break;
+            }
+            let n = left.min(part);
+            match read_part(&mut file, n) {
+                Ok(b) => w.put(b),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+            left -= n;
+        }
+        match failure {
+            None => self.run("write", w.finish()).map(|_| ()),
+            Some(e) => {
+                // nothing stays behind; the abort's own failure is not the news
+                let _ = self.run("abort the upload of", w.abort());
+                Err(e)
+            }
+        }
+    }
+
+    /// Remove the object (an output written before a failure).
+    pub fn delete(&self) -> Result<()> {
+        self.run("remove", self.store.delete(&self.key))
+    }
+}
+
+/// The size of an upload's parts: 16 MiB, more for a file that would
+/// otherwise need more than S3's 10,000 parts.
+fn part_size(size: u64) -> u64 {
+    (16u64 << 20).max(size.div_ceil(9_000))
+}
+
+impl Cloud {
+    fn name(self) -> &'static str {
+        match self {
+            Cloud::S3 => "Amazon S3's",
+            Cloud::Gcs => "Google Cloud Storage's",
+            Cloud::Azure => "Azure Blob Storage's",
+        }
+    }
+}
+
+/// The s3fs names of S3 options (`key`, `secret`, `token`, `anon`) as
+/// `object_store` names them; the others as they are.
+fn s3fs_names(pairs: &[(String, String)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            let k = match k.as_str() {
+                "key" => "aws_access_key_id",
+                "secret" => "aws_secret_access_key",
+                "anon" => "aws_skip_signature",
+                other => other,
+            };
+            let v = if k == "aws_skip_signature" {
+                v.to_ascii_lowercase()
+            } else {
+                v.clone()
+            };
+            (k.to_string(), v)
+        })
+        .collect()
+}
+
+/// The secret values of `options` and of the environment.
+fn secrets_of(options: &StorageOptions) -> Vec<String> {
+    let secret_name = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        ["secret", "key", "token", "password", "sas", "credential", "signature"]
+            .iter()
+            .any(|s| k.contains(s))
+    };
+    let mut out: Vec<String> = options
+        .pairs
+        .iter()
+        .filter(|(k, _)| secret_name(k))
+        .map(|(_, v)| v.clone())
+        .collect();
+    out.extend(SECRET_ENV.iter().filter_map(|k| std::env::var(k).ok()));
+    out.retain(|v| v.len() >= 4);
+    // the longest first, so that no part of one is left by a shorter one
+    out.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    out
+}
+
+/// `message` without the `secrets` and without the query strings of the
+/// URLs in it (signatures, SAS tokens).
+pub fn redact(message: &str, secrets: &[String]) -> String {
+    let mut out = message.to_string();
+    for s in secrets {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "***");
+        }
+    }
+    // a URL's query string, up to the next blank
+    let mut clean = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find("http") {
+        let (before, from) = rest.split_at(i);
+        clean.push_str(before);
+        let end = from
+            .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ')')
+            .unwrap_or(from.len());
+        let url = &from[..end];
+        match url.find('?') {
+            Some(q) => {
+                clean.push_str(&url[..q]);
+                clean.push_str("?***");
+            }
+            None => clean.push_str(url),
+        }
+        rest = &from[end..];
+    }
+    clean.push_str(rest);
+    clean
+}
+
+/// An error with its causes, in one line.
+fn describe(e: &object_store::Error) -> String {
+    use object_store::Error as E;
+    let mut s = match e {
+        E::Generic { source, .. }
+        | E::NotFound { source, .. }
+        | E::PermissionDenied { source, .. }
+        | E::Unauthenticated { source, .. }
+        | E::Precondition { source, .. }
+        | E::AlreadyExists { source, .. }
+        | E::NotSupported { source } => source.to_string(),
+        other => other.to_string(),
+    };
+    let mut cause = std::error::Error::source(e).and_then(std::error::Error::source);
+    while let Some(c) = cause {
+        let c_text = c.to_string();
+        if !s.contains(&c_text) {
+            s.push_str(": ");
+            s.push_str(&c_text);
+        }
+        cause = c.source();
+    }
+    s
+}
+
+/// rustls's cryptography (ring, which the http(s) client uses too), for
+/// the object store client; once per process, as rustls asks.
+fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// An object's body as a stream of chunks, each wait for the next chunk
+/// bounded by the timeout.
+struct Body {
+    rt: Arc<tokio::runtime::Runtime>,
+    stream: futures_util::stream::BoxStream<'static, object_store::Result<Bytes>>,
+    chunk: Bytes,
+    timeout: Duration,
+    url: String,
+    secrets: Arc<Vec<String>>,
+}
+
+impl Read for Body {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        while self.chunk.is_empty() {
+            let t = self.timeout;
+            let next = self
+                .rt
+                .block_on(async { tokio::time::timeout(t, self.stream.next()).await });
+            match next {
+                Err(_) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no data for {} s (the timeout option)", t.as_secs_f64()),
+                    ))
+                }
+                Ok(None) => return Ok(0),
+                Ok(Some(Err(e))) => {
+                    let _ = &self.url;
+                    return Err(std::io::Error::other(redact(&describe(&e), &self.secrets)));
+                }
+                Ok(Some(Ok(b))) => self.chunk = b,
+            }
+        }
+        let n = buf.len().min(self.chunk.len());
+        buf[..n].copy_from_slice(&self.chunk[..n]);
+        let _ = self.chunk.split_to(n);
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_of_stores_are_told_apart() {
+        for u in ["s3://b/k.rds", "S3://b/k", "gs://b/x", "az://c/x", "abfss://c@a/x"] {
+            assert!(is_store_url(u), "{u}");
+        }
+        for u in ["https://x/y.rds", "data/s3://x", "s3:/x", "file.rds", ""] {
+            assert!(!is_store_url(u), "{u}");
+        }
+    }
+
+    #[test]
+    fn messages_lose_secrets_and_query_strings() {
+        let secrets = vec!["S3CRETvalue".to_string()];
+        let m = redact(
+            "Error GET http://127.0.0.1:9/b/k?X-Amz-Signature=abc (key S3CRETvalue) done",
+            &secrets,
+        );
+        assert_eq!(m, "Error GET http://127.0.0.1:9/b/k?*** (key ***) done");
+    }
+
+    #[test]
+    fn options_name_their_store_and_hide_their_values() {
+        let opts = StorageOptions::new(vec![("no_such_option".into(), "hush-hush".into())]);
+        for (url, cloud) in [
+            ("s3://bucket/x.rds", "Amazon S3's"),
+            ("gs://bucket/x.rds", "Google Cloud Storage's"),
+            ("az://container/x.rds", "Azure Blob Storage's"),
+        ] {
+            let e = Store::open(url, &opts, None).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Usage);
+            assert!(e.message.contains("'no_such_option'"), "{}", e.message);
+            assert!(e.message.contains(cloud), "{}", e.message);
+            assert!(!e.message.contains("hush-hush"), "{}", e.message);
+        }
+        assert_eq!(format!("{opts:?}"), "[\"no_such_option\"]");
+        let e = StorageOptions::from_words(&["region:us-east-1"]).unwrap_err();
+        assert!(e.message.contains("name=value"), "{}", e.message);
+    }
+
+    #[test]
+    fn parts_stay_within_ten_thousand() {
+        assert_eq!(part_size(1), 16 << 20);
+        let huge = 5u64 << 40;
+        assert!(huge.div_ceil(part_size(huge)) <= 10_000);
+    }
+}
