@@ -66,14 +66,17 @@
 #' if (requireNamespace("arrow", quietly = TRUE)) {
 #'   arrow::as_arrow_table(s)
 #' }
+#' @inheritParams rdata_objects
 #' @export
-rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = NULL) {
-  src <- data_source(file)
+rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = NULL,
+                           storage_options = NULL) {
+  storage <- storage_arg(storage_options)
+  src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
   path <- src$path
   args <- check_arrow_args(object, col_select, chunk_size)
   res <- check_engine(rdata_to_arrow_impl(path, args$object, args$col_select,
-                                          args$chunk_size, session_tz(), src$name, max_depth()))
+                                          args$chunk_size, session_tz(), src$name, read_args(storage)))
   engine_warnings(res$warnings)
   s <- res$stream
   attr(s, "rdarrow_object") <- res$object
@@ -91,7 +94,8 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
 #' file appears only once it is complete.
 #'
 #' @inheritParams rdata_to_arrow
-#' @param sink Path of the file to write.
+#' @param sink Path of the file to write, or an object store URL
+#'   (`s3://bucket/key.arrow`), uploaded in parts, appearing only complete.
 #' @param format `"file"` (random-access IPC file, Feather v2) or
 #'   `"stream"`.
 #' @param compression Buffer compression: `"uncompressed"`, `"lz4"` or
@@ -116,8 +120,9 @@ rdata_to_ipc <- function(file, sink, object = NULL,
                          format = c("file", "stream"),
                          compression = c("uncompressed", "lz4", "zstd"),
                          chunk_size = 65536L, col_select = NULL,
-                         memory = getOption("rdarrow.memory", 2^30)) {
-  src <- data_source(file)
+                         memory = getOption("rdarrow.memory", 2^30), storage_options = NULL) {
+  storage <- storage_arg(storage_options)
+  src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
   path <- src$path
   check_sink(sink)
@@ -126,7 +131,7 @@ rdata_to_ipc <- function(file, sink, object = NULL,
   args <- check_arrow_args(object, col_select, chunk_size)
   warnings <- check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, args$col_select, format,
                                              compression, args$chunk_size, check_memory(memory),
-                                             session_tz(), src$name, max_depth()))
+                                             session_tz(), src$name, read_args(storage)))
   engine_warnings(warnings)
   invisible(sink)
 }
@@ -176,8 +181,9 @@ rdata_to_ipc <- function(file, sink, object = NULL,
 rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
                              compression = c("zstd", "snappy", "gzip", "lz4", "uncompressed"),
                              compression_level = NULL, row_group_size = NULL,
-                             memory = getOption("rdarrow.memory", 2^30)) {
-  src <- data_source(file)
+                             memory = getOption("rdarrow.memory", 2^30), storage_options = NULL) {
+  storage <- storage_arg(storage_options)
+  src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
   path <- src$path
   check_sink(sink)
@@ -191,7 +197,7 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
   warnings <- check_engine(rdata_to_parquet_impl(path, path.expand(sink), args$object, args$col_select,
                                                  compression, level, args$chunk_size,
                                                  check_memory(memory), session_tz(),
-                                                 src$name, max_depth()))
+                                                 src$name, read_args(storage)))
   engine_warnings(warnings)
   invisible(sink)
 }

@@ -33,7 +33,9 @@
 #' @param files Paths of `.RData`/`.rda`/`.rds` files (or of lazy-load
 #'   data bases, or http(s) URLs, as [read_rdata()] takes them).
 #' @param path The dataset directory; it is created, and must be new or
-#'   empty.
+#'   empty. An object store prefix (`s3://bucket/lake/`) must hold no
+#'   object yet; each file is uploaded complete (on a failure, those
+#'   uploaded are removed again).
 #' @param partitioning `NULL`, or names of columns to partition by
 #'   (outermost first).
 #' @param format `"parquet"` (Parquet files, zstd-compressed, with the
@@ -66,13 +68,23 @@
 #'   as.data.frame(arrow::open_dataset(out))
 #' }
 #' unlink(dir, recursive = TRUE)
+#' @inheritParams rdata_objects
 #' @export
 rdata_to_dataset <- function(files, path, partitioning = NULL,
                              format = c("parquet", "arrow", "feather"), object = NULL,
-                             names_to = "name") {
+                             names_to = "name", storage_options = NULL) {
   if (!is.character(files) || length(files) == 0L || anyNA(files) || !all(nzchar(files))) {
     abort_usage("`files` must be a character vector of paths (non-empty strings).")
   }
+  storage <- storage_arg(storage_options)
+  # an object store's globs and prefixes: the objects its listing gives
+  files <- unlist(lapply(files, function(f) {
+    if (is_store_url(f) && (grepl("[*?[]", f) || endsWith(f, "/"))) {
+      check_engine(expand_sources_impl(f, read_args(storage)))
+    } else {
+      f
+    }
+  }))
   where <- r_data_paths(files)
   if (any(where$missing)) {
     missing <- where$missing
@@ -114,6 +126,6 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
     abort_usage("`names_to` must be a column name (a non-empty string).")
   }
   check_engine(rdata_to_dataset_impl(inputs, path.expand(path), partitioning,
-                                     format, object, names_to, session_tz(), max_depth()))
+                                     format, object, names_to, session_tz(), read_args(storage)))
   invisible(path)
 }

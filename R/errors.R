@@ -39,7 +39,7 @@ abort_usage <- function(message) {
 # done (removes the temporary file; call it on exit)); with `dirs`,
 # several paths or a directory give list(files, done) instead of an
 # error (read them with files_source()).
-data_source <- function(file, dirs = FALSE) {
+data_source <- function(file, dirs = FALSE, storage = character()) {
   if (is.character(file) && length(file) == 1L && !is.na(file)) {
     # an existing local file (the common case), recognised by the engine
     local <- local_file_impl(file)
@@ -86,7 +86,7 @@ data_source <- function(file, dirs = FALSE) {
   }
   if (is_store_url(file) && (grepl("[*?[]", file) || endsWith(file, "/"))) {
     # an object store's glob or prefix: the objects its listing gives
-    files <- check_engine(expand_sources_impl(file), call = sys.call(-1))
+    files <- check_engine(expand_sources_impl(file, read_args(storage)), call = sys.call(-1))
     if (!dirs && length(files) != 1L) {
       abort_usage(sprintf("'%s' names %d objects, not one.", file, length(files)))
     }
@@ -174,6 +174,29 @@ check_file <- function(file) {
     abort_usage(sprintf("'%s' is a directory, not a file.", file))
   }
   normalizePath(path, mustWork = TRUE)
+}
+
+# The engine's read settings: the nesting limit (option rdarrow.max_depth)
+# and an object store's options (`storage_arg()`).
+read_args <- function(storage = character()) {
+  list(max_depth = max_depth(), storage = storage)
+}
+
+# `storage_options` as the engine takes them: a named character vector
+# (logical values as "true"/"false").
+storage_arg <- function(storage_options) {
+  if (is.null(storage_options) || !length(storage_options)) return(character())
+  bad <- "`storage_options` must be a named list of single strings, numbers or TRUE/FALSE (options of the object store, in the object_store crate's names: `endpoint_url`, `region`, `aws_access_key_id`, `allow_http`, ...)."
+  if (!(is.list(storage_options) || is.character(storage_options)) ||
+      is.null(names(storage_options)) || anyNA(names(storage_options)) ||
+      !all(nzchar(names(storage_options)))) {
+    abort_usage(bad)
+  }
+  values <- vapply(storage_options, function(v) {
+    if (length(v) != 1L || is.na(v) || !(is.character(v) || is.numeric(v) || is.logical(v))) abort_usage(bad)
+    if (is.logical(v)) tolower(as.character(v)) else as.character(v)
+  }, "")
+  stats::setNames(values, names(storage_options))
 }
 
 max_depth <- function() {

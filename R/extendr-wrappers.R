@@ -18,21 +18,23 @@ rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 
 #' List the objects in a file (payloads skipped): the listing data frame.
 #' @noRd
-rdata_list_impl <- function(path, stream_name, max_depth, recursive) .Call(wrap__rdata_list_impl, path, stream_name, max_depth, recursive)
+rdata_list_impl <- function(path, stream_name, settings, recursive) .Call(wrap__rdata_list_impl, path, stream_name, settings, recursive)
 
 #' List the objects of several files (`labels`: the files as the user
 #' named them, for errors), read on several threads at once: one listing
 #' with a first column `file`, each row's file as the user named it.
 #' @noRd
-rdata_list_files_impl <- function(paths, labels, stream_names, max_depth, recursive) .Call(wrap__rdata_list_files_impl, paths, labels, stream_names, max_depth, recursive)
+rdata_list_files_impl <- function(paths, labels, stream_names, settings, recursive) .Call(wrap__rdata_list_files_impl, paths, labels, stream_names, settings, recursive)
 
 #' Read the objects of a file. Returns list(values, fallback, names,
-#' rebuild): values built here, or (where `fallback`) `NULL` and, in
-#' `rebuild`, one serialized list of all such objects for R's
+#' rebuild, patches): values built here, or (where `fallback`) `NULL` and,
+#' in `rebuild`, one serialized list of all such objects for R's
 #' unserializer, so that what they share (an environment two closures
-#' enclose) stays shared, as `load()` keeps it.
+#' enclose) stays shared, as `load()` keeps it; `patches`: elements of
+#' those objects built here as they were read (list(object, element,
+#' value): `rebuild`'s object and its element, `NULL` in the stream).
 #' @noRd
-rdata_read_impl <- function(path, objects, stream_name, max_depth) .Call(wrap__rdata_read_impl, path, objects, stream_name, max_depth)
+rdata_read_impl <- function(path, objects, stream_name, settings) .Call(wrap__rdata_read_impl, path, objects, stream_name, settings)
 
 #' Read the objects of several files (`labels`: the files as the user
 #' named them, for errors; `stream_names`: each `.rds` object's name),
@@ -40,7 +42,7 @@ rdata_read_impl <- function(path, objects, stream_name, max_depth) .Call(wrap__r
 #' objects as its parse ends: a list of what [`rdata_read_impl`] returns
 #' for each file, or the first file's error.
 #' @noRd
-rdata_read_files_impl <- function(paths, labels, objects, stream_names, max_depth) .Call(wrap__rdata_read_files_impl, paths, labels, objects, stream_names, max_depth)
+rdata_read_files_impl <- function(paths, labels, objects, stream_names, settings) .Call(wrap__rdata_read_files_impl, paths, labels, objects, stream_names, settings)
 
 #' The object path (`lst$a[[2]]`) of `parts`, each a name or (where
 #' `position`) a position from 1.
@@ -50,7 +52,7 @@ object_path_impl <- function(parts, position) .Call(wrap__object_path_impl, part
 #' Parse a file completely without building R objects; returns the size of
 #' the decompressed stream (for benchmarks).
 #' @noRd
-rdata_parse_impl <- function(path, max_depth) .Call(wrap__rdata_parse_impl, path, max_depth)
+rdata_parse_impl <- function(path, settings) .Call(wrap__rdata_parse_impl, path, settings)
 
 #' Decompress a file and discard the bytes; returns their count.
 #' @noRd
@@ -62,24 +64,34 @@ rdata_decompressed_impl <- function(path) .Call(wrap__rdata_decompressed_impl, p
 
 #' Parse a file and serialize it again, uncompressed, in its own format.
 #' @noRd
-rdata_reserialize_impl <- function(path, max_depth) .Call(wrap__rdata_reserialize_impl, path, max_depth)
+rdata_reserialize_impl <- function(path, settings) .Call(wrap__rdata_reserialize_impl, path, settings)
 
 #' Parse a file and write it to `out` in another format, version and
 #' compression.
 #' @noRd
-rdata_rewrite_impl <- function(path, out, format, version, compress, level, max_depth) .Call(wrap__rdata_rewrite_impl, path, out, format, version, compress, level, max_depth)
+rdata_rewrite_impl <- function(path, out, format, version, compress, level, settings) .Call(wrap__rdata_rewrite_impl, path, out, format, version, compress, level, settings)
 
 #' Convert an object of a file to an Arrow C stream.
 #' @noRd
-rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_arrow_impl, path, object, col_select, chunk_size, default_tz, stream_name, max_depth)
+rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz, stream_name, settings) .Call(wrap__rdata_to_arrow_impl, path, object, col_select, chunk_size, default_tz, stream_name, settings)
 
 #' Write an object of a file as Arrow IPC.
 #' @noRd
-rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, max_depth)
+rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings)
 
 #' Write an object of a file as Parquet.
 #' @noRd
-rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, max_depth) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, max_depth)
+rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings)
+
+#' Whether a stream external pointer still holds an unreleased stream.
+#' @noRd
+stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)
+
+#' Put `value` in place as element `element` (1-based) of list `x`, which
+#' was just made and is referenced nowhere else (a patch of
+#' [`rdata_read_impl`]'s).
+#' @noRd
+set_element_impl <- function(x, element, value) .Call(wrap__set_element_impl, x, element, value)
 
 #' A path that names an existing local file: list(path (in full), name
 #' (of its object were it an `.rds` file)), else `NULL` (R's general path
@@ -87,6 +99,8 @@ rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, l
 #' @noRd
 local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
 
+#' The message when a file read for its one object holds `names`.
+#' @noRd
 not_one_object_impl <- function(names) .Call(wrap__not_one_object_impl, names)
 
 #' The R data files of directory `dir` (`label`: as the user named it),
@@ -94,17 +108,10 @@ not_one_object_impl <- function(names) .Call(wrap__not_one_object_impl, names)
 #' @noRd
 data_files_in_impl <- function(dir, label) .Call(wrap__data_files_in_impl, dir, label)
 
-expand_sources_impl <- function(given) .Call(wrap__expand_sources_impl, given)
-
-#' Put `value` in place as element `element` (1-based) of list `x`, which
-#' was just made and is referenced nowhere else (a patch of
-#' [`rdata_read_impl`]'s).
+#' The sources an object store URL names (a glob's matches, a prefix's R
+#' data files, listed from the store), or an error value.
 #' @noRd
-set_element_impl <- function(x, element, value) invisible(.Call(wrap__set_element_impl, x, element, value))
-
-#' Whether a stream external pointer still holds an unreleased stream.
-#' @noRd
-stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)
+expand_sources_impl <- function(given, settings) .Call(wrap__expand_sources_impl, given, settings)
 
 #' The address held by an external pointer, in decimal (for consumers that
 #' take a stream by address, such as pyarrow's `_import_from_c`).
@@ -113,15 +120,15 @@ xptr_address_impl <- function(x) .Call(wrap__xptr_address_impl, x)
 
 #' Write an Arrow C stream as .RData/.rds.
 #' @noRd
-arrow_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array) .Call(wrap__arrow_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array)
+arrow_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array, storage) .Call(wrap__arrow_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array, storage)
 
 #' Write an Arrow IPC file or stream as .RData/.rds.
 #' @noRd
-ipc_to_rdata_impl <- function(path, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__ipc_to_rdata_impl, path, file, name, compress, level, version, ascii, threads, rds, writer_version)
+ipc_to_rdata_impl <- function(path, file, name, compress, level, version, ascii, threads, rds, writer_version, storage) .Call(wrap__ipc_to_rdata_impl, path, file, name, compress, level, version, ascii, threads, rds, writer_version, storage)
 
 #' Write an R object as .RData/.rds through R's own serializer.
 #' @noRd
-object_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version) .Call(wrap__object_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version)
+object_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version, storage) .Call(wrap__object_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version, storage)
 
 #' The stream `arrow_to_rdata()` writes for `x` without R's serializer
 #' (header included), or NULL when it would use R's serializer.
@@ -138,7 +145,7 @@ new_stream_impl <- function() .Call(wrap__new_stream_impl)
 
 #' Write the data frames of R data files as an Arrow dataset directory.
 #' @noRd
-rdata_to_dataset_impl <- function(files, path, partitioning, format, object, names_to, default_tz, max_depth) .Call(wrap__rdata_to_dataset_impl, files, path, partitioning, format, object, names_to, default_tz, max_depth)
+rdata_to_dataset_impl <- function(files, path, partitioning, format, object, names_to, default_tz, settings) .Call(wrap__rdata_to_dataset_impl, files, path, partitioning, format, object, names_to, default_tz, settings)
 
 #' The engine's node-type table: every code, named as R's sources name it.
 #' @noRd

@@ -16,7 +16,21 @@
 #'   `rawConnection()`), read to its end. Several sources at once: a
 #'   character vector of paths and URLs, or a directory (its `.rda`,
 #'   `.RData` and `.rds` files, in its subdirectories too, in sorted
-#'   order); they are read on all cores at once.
+#'   order); they are read on all cores at once. An object store URL
+#'   (`s3://bucket/key.RData`, `gs://...`, `az://...`) is read as a stream
+#'   (a lazy-load data base's `.rdb`/`.rdx` by byte range); a glob in one
+#'   (`s3://bucket/archive/*.RData`, `**` across folders) or a URL ending
+#'   in `/` names the R data files the store lists.
+#' @param storage_options For object store URLs (`s3://`, `gs://`,
+#'   `az://`/`abfs://`): the store's options beyond those of the
+#'   environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+#'   `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+#'   `AWS_ALLOW_HTTP`, `GOOGLE_SERVICE_ACCOUNT`,
+#'   `AZURE_STORAGE_ACCOUNT_NAME`, ...), as a named list in the names of
+#'   the `object_store` Rust crate, such as `list(endpoint_url =
+#'   "http://127.0.0.1:9000", region = "eu-west-1", allow_http = TRUE)`, or
+#'   `list(skip_signature = TRUE)` for anonymous access. Secrets never
+#'   appear in messages.
 #' @param recursive `TRUE` to list, after each plain list, what it holds
 #'   (data frames, vectors, lists, to any depth), each named by its object
 #'   path (`lst$a`, `lst[[2]]`), which [read_rdata()], [rdata_to_arrow()]
@@ -52,18 +66,19 @@
 #' save(lst, file = file.path(d, "lists.RData"))
 #' rdata_objects(d)
 #' @export
-rdata_objects <- function(file, recursive = FALSE) {
+rdata_objects <- function(file, recursive = FALSE, storage_options = NULL) {
   if (!isTRUE(recursive) && !isFALSE(recursive)) abort_usage("`recursive` must be TRUE or FALSE.")
-  src <- data_source(file, dirs = TRUE)
+  storage <- storage_arg(storage_options)
+  src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(list_files(src$files, recursive, sys.call()))
-  check_engine(rdata_list_impl(src$path, src$name, max_depth(), recursive), call = sys.call())
+  if (!is.null(src$files)) return(list_files(src$files, recursive, sys.call(), storage))
+  check_engine(rdata_list_impl(src$path, src$name, read_args(storage), recursive), call = sys.call())
 }
 
 # The listing of several files at once: a `file` column first.
-list_files <- function(files, recursive, call) {
+list_files <- function(files, recursive, call, storage = character()) {
   src <- files_source(files)
-  check_engine(rdata_list_files_impl(src$paths, src$labels, src$names, max_depth(), recursive),
+  check_engine(rdata_list_files_impl(src$paths, src$labels, src$names, read_args(storage), recursive),
                call = call)
 }
 
@@ -127,31 +142,33 @@ list_files <- function(files, recursive, call) {
 #' saveRDS(head(iris), file.path(d, "flowers.rds"))
 #' save(lst, file = file.path(d, "lists.RData"))
 #' str(read_rdata(d), max.level = 2)
+#' @inheritParams rdata_objects
 #' @export
-read_rdata <- function(file, objects = NULL) {
+read_rdata <- function(file, objects = NULL, storage_options = NULL) {
   if (is.list(objects)) {
     objects <- vapply(objects, object_arg, "", what = "each of `objects`")
   }
   if (!is.null(objects) && (!is.character(objects) || anyNA(objects))) {
     abort_usage("`objects` must be NULL, a character vector of object names or paths, or a list of those and paths' parts.")
   }
-  src <- data_source(file, dirs = TRUE)
+  storage <- storage_arg(storage_options)
+  src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(read_files(src$files, objects, sys.call()))
-  read_values(src$path, objects, src$name, sys.call())
+  if (!is.null(src$files)) return(read_files(src$files, objects, sys.call(), storage))
+  read_values(src$path, objects, src$name, sys.call(), storage)
 }
 
 # The objects `objects` (NULL: all) of the file at `path`, as a named list;
 # `call` for errors.
-read_values <- function(path, objects, name, call) {
-  values_of(check_engine(rdata_read_impl(path, objects, name, max_depth()), call = call), call)
+read_values <- function(path, objects, name, call, storage = character()) {
+  values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage)), call = call), call)
 }
 
 # The objects of each of several `files`, read at once: a list named by
 # the files, each element the named list of that file's objects.
-read_files <- function(files, objects, call) {
+read_files <- function(files, objects, call, storage = character()) {
   src <- files_source(files)
-  res <- check_engine(rdata_read_files_impl(src$paths, src$labels, objects, src$names, max_depth()),
+  res <- check_engine(rdata_read_files_impl(src$paths, src$labels, objects, src$names, read_args(storage)),
                       call = call)
   out <- lapply(res, values_of, call = call)
   names(out) <- src$labels
@@ -204,16 +221,17 @@ values_of <- function(res, call) {
 #' read_rds(f)
 #' read_rds(serialize(letters, NULL))
 #' @export
-read_rds <- function(file) {
-  src <- data_source(file, dirs = TRUE)
+read_rds <- function(file, storage_options = NULL) {
+  storage <- storage_arg(storage_options)
+  src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call()))
-  the_one(read_values(src$path, NULL, src$name, sys.call()), call = sys.call())
+  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage))
+  the_one(read_values(src$path, NULL, src$name, sys.call(), storage), call = sys.call())
 }
 
 # The one object of each of several files, in a list named by the files.
-read_rds_files <- function(files, call) {
-  values <- read_files(files, NULL, call)
+read_rds_files <- function(files, call, storage = character()) {
+  values <- read_files(files, NULL, call, storage)
   out <- vector("list", length(values))
   for (i in seq_along(values)) out[i] <- list(the_one(values[[i]], names(values)[[i]], call))
   names(out) <- names(values)

@@ -44,6 +44,8 @@
 #'   consumed.
 #' @param file Path of the file to write. A name ending in `.rds` gets
 #'   `saveRDS()`'s format (one unnamed object), anything else `save()`'s.
+#'   An object store URL (`s3://bucket/key.RData`) is uploaded in parts
+#'   and appears only complete; a failed upload leaves nothing.
 #' @param name Name of the object in the file; by default the expression
 #'   passed as `x`.
 #' @param compress `"gzip"`, `"bzip2"`, `"xz"` or `"none"`.
@@ -62,16 +64,17 @@
 #' e <- new.env()
 #' load(out, e)
 #' identical(e$cars2, cars2)
+#' @inheritParams rdata_objects
 #' @export
 arrow_to_rdata <- function(x, file, name = NULL,
                            compress = c("gzip", "bzip2", "xz", "none"),
                            compression_level = NULL, version = 3L,
-                           ascii = FALSE, threads = NULL) {
+                           ascii = FALSE, threads = NULL, storage_options = NULL) {
   if (is.null(name)) name <- paste(deparse(substitute(x)), collapse = " ")
-  o <- write_options(file, name, compress, compression_level, version, ascii, threads)
+  o <- write_options(file, name, compress, compression_level, version, ascii, threads, storage_options)
   write_stream <- function(s, one_array = FALSE) {
     arrow_to_rdata_impl(s, o$file, o$name, o$compress, o$level, o$version, o$ascii,
-                        o$threads, o$rds, o$writer, one_array)
+                        o$threads, o$rds, o$writer, one_array, o$storage)
   }
   res <- if (inherits(x, "nanoarrow_array_stream")) {
     write_stream(check_stream_pointer(x))
@@ -83,7 +86,8 @@ arrow_to_rdata <- function(x, file, name = NULL,
     reader <- if (inherits(x, "Dataset")) arrow::Scanner$create(x)$ToRecordBatchReader() else x
     write_stream(export_reader(reader))
   } else if (is.data.frame(x)) {
-    object_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer)
+    object_to_rdata_impl(x, o$file, o$name, o$compress, o$level, o$version, o$ascii, o$threads, o$rds, o$writer,
+                         o$storage)
   } else if (has_nanoarrow_stream_method(x)) {
     # nanoarrow arrays and anything nanoarrow streams; a stream of a type
     # other than struct is one array
@@ -122,11 +126,13 @@ has_nanoarrow_stream_method <- function(x) {
 #' read too, as [parquet_to_rdata()] reads it.
 #'
 #' @param file Path of the Arrow IPC file or stream.
-#' @param sink Path of the `.RData`/`.rds` file to write.
+#' @param sink Path of the `.RData`/`.rds` file to write (or an object
+#'   store URL, as for [arrow_to_rdata()]'s `file`).
 #' @param name Name of the object in the file; by default the IPC file's
 #'   base name without extension.
 #' @param ... Passed on as [arrow_to_rdata()]'s `compress`,
-#'   `compression_level`, `version`, `ascii` and `threads`.
+#'   `compression_level`, `version`, `ascii`, `threads` and
+#'   `storage_options` (for a `sink` in an object store, `s3://...`).
 #' @return `sink`, invisibly.
 #' @examples
 #' f <- file.path(tempdir(), "example.RData")
@@ -143,9 +149,10 @@ ipc_to_rdata <- function(file, sink, name = NULL, ...) {
   if (is.null(name)) name <- sub("\\.[^.]*$", "", basename(file))
   args <- list(...)
   o <- write_options(sink, name, args[["compress"]] %||% "gzip", args[["compression_level"]],
-                     args[["version"]] %||% 3L, args[["ascii"]] %||% FALSE, args[["threads"]])
+                     args[["version"]] %||% 3L, args[["ascii"]] %||% FALSE, args[["threads"]],
+                     args[["storage_options"]])
   check_engine(ipc_to_rdata_impl(path, o$file, o$name, o$compress, o$level, o$version,
-                                 o$ascii, o$threads, o$rds, o$writer))
+                                 o$ascii, o$threads, o$rds, o$writer, o$storage))
   invisible(sink)
 }
 
@@ -189,7 +196,8 @@ as.data.frame.rdarrow_array_stream <- function(x, ...) {
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
-write_options <- function(file, name, compress, compression_level, version, ascii, threads) {
+write_options <- function(file, name, compress, compression_level, version, ascii, threads,
+                          storage_options = NULL) {
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
     abort_usage("`file` must be a single path.")
   }
@@ -216,5 +224,6 @@ write_options <- function(file, name, compress, compression_level, version, asci
   writer <- as.integer(v$major) * 65536L + sum(as.integer(strsplit(v$minor, ".", fixed = TRUE)[[1]]) * c(256L, 1L))
   list(file = path.expand(file), name = name, compress = compress, level = level,
        version = as.integer(version), ascii = ascii, threads = as.integer(threads),
-       rds = grepl("\\.rds$", file, ignore.case = TRUE), writer = writer)
+       rds = grepl("\\.rds$", file, ignore.case = TRUE), writer = writer,
+       storage = storage_arg(storage_options))
 }

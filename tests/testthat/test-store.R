@@ -129,3 +129,28 @@ test_that("R data goes from a bucket to Parquet, IPC and back into a bucket", {
   expect_true(any(grepl("^lake/.*\\.parquet$", listed)))
   expect_error(rdata_to_dataset("s3://lab/in/df.RData", "s3://lab/lake/"), "not empty")
 })
+
+test_that("storage_options give the endpoint and keys, and secrets stay out of messages", {
+  srv <- local_s3()
+  dir <- withr::local_tempdir()
+  saveRDS(mtcars, file.path(dir, "cars.rds"))
+  srv$put(file.path(dir, "cars.rds"), "o/cars.rds")
+  withr::local_envvar(c(AWS_ENDPOINT_URL = NA, AWS_ACCESS_KEY_ID = NA, AWS_SECRET_ACCESS_KEY = NA,
+                        AWS_ALLOW_HTTP = NA))
+  opts <- list(endpoint_url = srv$endpoint, aws_access_key_id = "testing",
+               aws_secret_access_key = "topsecretvalue", allow_http = TRUE)
+  expect_identical(read_rds("s3://lab/o/cars.rds", storage_options = opts), mtcars)
+  expect_identical(rdata_objects("s3://lab/o/cars.rds", storage_options = opts)$nrow, 32)
+  arrow_to_rdata(mtcars, "s3://lab/o/written.rds", storage_options = opts)
+  expect_identical(read_rds("s3://lab/o/written.rds", storage_options = opts), mtcars)
+  err <- expect_error(read_rds("s3://lab/o/cars.rds", storage_options = c(opts, colour = "red")),
+                      "storage option 'colour' is not one of Amazon S3's", class = "rdarrow_error_usage")
+  expect_false(grepl("topsecretvalue", conditionMessage(err)))
+  expect_error(read_rds("s3://lab/o/cars.rds", storage_options = list("x")), "named list",
+               class = "rdarrow_error_usage")
+  # Google Cloud and Azure: their URLs and options, checked without a server
+  expect_error(read_rds("gs://bucket/x.rds", storage_options = list(colour = "red")),
+               "Google Cloud Storage's")
+  expect_error(read_rds("az://container/x.rds", storage_options = list(colour = "red", account_key = "hush-hush")),
+               "Azure Blob Storage's")
+})

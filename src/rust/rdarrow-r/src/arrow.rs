@@ -131,13 +131,13 @@ pub fn to_arrow(
     chunk_size: Robj,
     default_tz: &str,
     stream_name: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     let req = match request(&object, &col_select, &chunk_size, default_tz, stream_name) {
         Ok(r) => r,
         Err(e) => return error_value(&e),
     };
-    let read = crate::options(max_depth);
+    let read = crate::options(&settings);
     if let Some(rows) = req.chunk_size {
         return to_arrow_streamed(path, &req, rows, read);
     }
@@ -251,7 +251,7 @@ pub fn to_ipc(
     memory: f64,
     default_tz: &str,
     stream_name: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     let (fmt, comp) = match (
         IpcFormat::from_name(format),
@@ -277,7 +277,7 @@ pub fn to_ipc(
         DataFileKind::Ipc,
         "rdata_to_parquet()",
         memory,
-        max_depth,
+        settings,
         "Writing Arrow IPC",
     )
 }
@@ -296,7 +296,7 @@ pub fn to_parquet(
     memory: f64,
     default_tz: &str,
     stream_name: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     let req = request(
         &object,
@@ -328,7 +328,7 @@ pub fn to_parquet(
         DataFileKind::Parquet,
         "rdata_to_ipc()",
         memory,
-        max_depth,
+        settings,
         "Writing Parquet",
     )
 }
@@ -344,10 +344,10 @@ fn write_file(
     kind: DataFileKind,
     other_function: &str,
     memory: f64,
-    max_depth: i32,
+    settings: Robj,
     what: &str,
 ) -> Robj {
-    let read = crate::options(max_depth);
+    let read = crate::options(&settings);
     let sink = std::path::Path::new(sink);
     let memory = if memory > 0.0 {
         memory as u64

@@ -18,7 +18,7 @@ pub fn to_dataset(
     object: Robj,
     names_to: &str,
     default_tz: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     let Some(format) = DatasetFormat::from_name(format) else {
         return error_value(&Error::usage(format!("unknown dataset format '{format}'")));
@@ -37,7 +37,7 @@ pub fn to_dataset(
         parquet: Default::default(),
         chunk_size: None,
         default_tz: (!default_tz.is_empty()).then(|| default_tz.to_string()),
-        read: crate::options(max_depth),
+        read: crate::options(&settings),
         threads: 0,
     };
     let inputs: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();

@@ -92,6 +92,7 @@ pub fn write_opts(
     threads: i32,
     rds: bool,
     writer_version: i32,
+    storage: &Robj,
 ) -> Result<ObjectFileOptions, Error> {
     let compression = Compression::from_name(compress)
         .ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
@@ -105,7 +106,7 @@ pub fn write_opts(
         threads: threads.max(1) as usize,
         rds,
         writer_version,
-        storage: Default::default(),
+        storage: rdarrow_arrow::StorageOptions::new(crate::storage_of(storage)),
     })
 }
 

@@ -19,16 +19,49 @@ mod to_r;
 use errors::error_value;
 use to_r::{BuildError, RBuilder};
 
-/// Read options from the arguments and R's `rdarrow.max_memory` option
-/// (bytes of vector data one read may decode; unset = the machine's
-/// memory). Main thread only: it asks R.
-pub(crate) fn options(max_depth: i32) -> ReadOptions {
+/// Read options from R's read settings (`read_args()` in R:
+/// `list(max_depth, storage)`, the nesting limit and an object store's
+/// options as a named character vector; a bare number is the nesting
+/// limit) and R's options `rdarrow.max_memory` (bytes of vector data one
+/// read may decode; unset = the machine's memory) and `timeout`. Main
+/// thread only: it asks R.
+pub(crate) fn options(settings: &Robj) -> ReadOptions {
+    let mut max_depth = 10_000;
+    let mut storage = Vec::new();
+    if let Some(list) = settings.as_list() {
+        for (name, value) in list.iter() {
+            match name {
+                "max_depth" => max_depth = depth_of(&value).unwrap_or(max_depth),
+                "storage" => storage = storage_of(&value),
+                _ => {}
+            }
+        }
+    } else if let Some(d) = depth_of(settings) {
+        max_depth = d;
+    }
     ReadOptions {
         max_depth: max_depth.max(1) as usize,
         max_memory: memory_option(),
         timeout: timeout_option(),
+        storage: rdarrow_arrow::StorageOptions::new(storage),
         ..Default::default()
     }
+}
+
+fn depth_of(x: &Robj) -> Option<i32> {
+    x.as_integer().or_else(|| x.as_real().map(|d| d as i32))
+}
+
+/// An object store's options: a named character vector (R's
+/// `storage_arg()` made it).
+pub(crate) fn storage_of(x: &Robj) -> Vec<(String, String)> {
+    let (Some(names), Some(values)) = (x.names(), x.as_str_vector()) else {
+        return Vec::new();
+    };
+    names
+        .zip(values)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 #[allow(improper_ctypes)]
@@ -71,8 +104,8 @@ fn rdarrow_engine_version() -> &'static str {
 /// List the objects in a file (payloads skipped): the listing data frame.
 /// @noRd
 #[extendr]
-fn rdata_list_impl(path: &str, stream_name: &str, max_depth: i32, recursive: bool) -> Robj {
-    let opts = options(max_depth);
+fn rdata_list_impl(path: &str, stream_name: &str, settings: Robj, recursive: bool) -> Robj {
+    let opts = options(&settings);
     match job::read("Listing", path, &opts, &mut || {}, |opts| {
         rdarrow_arrow::list_file(path, opts, stream_name, recursive)
     }) {
@@ -158,11 +191,11 @@ fn rdata_list_files_impl(
     paths: Vec<String>,
     labels: Vec<String>,
     stream_names: Vec<String>,
-    max_depth: i32,
+    settings: Robj,
     recursive: bool,
 ) -> Robj {
     use rdarrow_arrow::many;
-    let opts = many::on_thread_with_stack(&options(max_depth), many::WORKER_STACK);
+    let opts = many::on_thread_with_stack(&options(&settings), many::WORKER_STACK);
     job::watch_interrupts();
     let mut infos = Vec::new();
     let mut file = Vec::new();
@@ -220,7 +253,7 @@ fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
 /// objects are built (drop it last), and allocates for a worker that asks.
 fn read_for_r_setup(
     objects: Nullable<Vec<String>>,
-    max_depth: i32,
+    settings: &Robj,
 ) -> (Option<Vec<String>>, ReadOptions, r_memory::RVectors) {
     let wanted = match objects {
         Nullable::NotNull(v) => Some(v),
@@ -229,7 +262,7 @@ fn read_for_r_setup(
     let (allocator, vectors) = r_memory::pair();
     let opts = ReadOptions {
         consumer: Some(std::sync::Arc::new(allocator)),
-        ..options(max_depth)
+        ..options(&settings)
     };
     (wanted, opts, vectors)
 }
@@ -247,9 +280,9 @@ fn rdata_read_impl(
     path: &str,
     objects: Nullable<Vec<String>>,
     stream_name: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
-    let (wanted, opts, mut vectors) = read_for_r_setup(objects, max_depth);
+    let (wanted, opts, mut vectors) = read_for_r_setup(objects, &settings);
     let read = job::read_for_r("Reading", &opts, &mut || vectors.serve(), |opts| {
         rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, opts)
     });
@@ -364,10 +397,10 @@ fn rdata_read_files_impl(
     labels: Vec<String>,
     objects: Nullable<Vec<String>>,
     stream_names: Vec<String>,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     use rdarrow_arrow::many;
-    let (wanted, opts, mut vectors) = read_for_r_setup(objects, max_depth);
+    let (wanted, opts, mut vectors) = read_for_r_setup(objects, &settings);
     let opts = many::on_thread_with_stack(&opts, many::WORKER_STACK);
     job::watch_interrupts();
     let mut values: Vec<Robj> = Vec::with_capacity(paths.len());
@@ -399,8 +432,8 @@ fn rdata_read_files_impl(
 /// the decompressed stream (for benchmarks).
 /// @noRd
 #[extendr]
-fn rdata_parse_impl(path: &str, max_depth: i32) -> Robj {
-    let opts = options(max_depth);
+fn rdata_parse_impl(path: &str, settings: Robj) -> Robj {
+    let opts = options(&settings);
     match job::run("Parsing", || rdarrow_arrow::read_file(path, &opts)) {
         Ok(doc) => (doc.stream_len as f64).into(),
         Err(e) => error_value(&e),
@@ -430,16 +463,16 @@ fn rdata_decompressed_impl(path: &str) -> Robj {
     }
 }
 
-fn read_doc(path: &str, max_depth: i32) -> std::result::Result<Document, Robj> {
-    let opts = options(max_depth);
+fn read_doc(path: &str, settings: Robj) -> std::result::Result<Document, Robj> {
+    let opts = options(&settings);
     job::run("Reading", || rdarrow_arrow::read_file(path, &opts)).map_err(|e| error_value(&e))
 }
 
 /// Parse a file and serialize it again, uncompressed, in its own format.
 /// @noRd
 #[extendr]
-fn rdata_reserialize_impl(path: &str, max_depth: i32) -> Robj {
-    let doc = match read_doc(path, max_depth) {
+fn rdata_reserialize_impl(path: &str, settings: Robj) -> Robj {
+    let doc = match read_doc(path, settings) {
         Ok(d) => d,
         Err(e) => return e,
     };
@@ -460,9 +493,9 @@ fn rdata_rewrite_impl(
     version: i32,
     compress: &str,
     level: i32,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
-    let mut doc = match read_doc(path, max_depth) {
+    let mut doc = match read_doc(path, settings) {
         Ok(d) => d,
         Err(e) => return e,
     };
@@ -502,7 +535,7 @@ fn rdata_to_arrow_impl(
     chunk_size: Robj,
     default_tz: &str,
     stream_name: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     arrow::to_arrow(
         path,
@@ -511,7 +544,7 @@ fn rdata_to_arrow_impl(
         chunk_size,
         default_tz,
         stream_name,
-        max_depth,
+        settings,
     )
 }
 
@@ -530,7 +563,7 @@ fn rdata_to_ipc_impl(
     memory: f64,
     default_tz: &str,
     stream_name: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     arrow::to_ipc(
         path,
@@ -543,7 +576,7 @@ fn rdata_to_ipc_impl(
         memory,
         default_tz,
         stream_name,
-        max_depth,
+        settings,
     )
 }
 
@@ -562,7 +595,7 @@ fn rdata_to_parquet_impl(
     memory: f64,
     default_tz: &str,
     stream_name: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     arrow::to_parquet(
         path,
@@ -575,7 +608,7 @@ fn rdata_to_parquet_impl(
         memory,
         default_tz,
         stream_name,
-        max_depth,
+        settings,
     )
 }
 
@@ -602,8 +635,8 @@ fn not_one_object_impl(names: Vec<String>) -> String {
 /// data files, listed from the store), or an error value.
 /// @noRd
 #[extendr]
-fn expand_sources_impl(given: &str) -> Robj {
-    let read = options(1);
+fn expand_sources_impl(given: &str, settings: Robj) -> Robj {
+    let read = options(&settings);
     paths_value(rdarrow_arrow::expand_sources(given, &read))
 }
 
@@ -677,6 +710,7 @@ fn arrow_to_rdata_impl(
     rds: bool,
     writer_version: i32,
     one_array: bool,
+    storage: Robj,
 ) -> Robj {
     match from_arrow::write_opts(
         name,
@@ -687,6 +721,7 @@ fn arrow_to_rdata_impl(
         threads,
         rds,
         writer_version,
+        &storage,
     ) {
         Ok(o) => {
             let batches = from_arrow::import_stream(&x);
@@ -711,6 +746,7 @@ fn ipc_to_rdata_impl(
     threads: i32,
     rds: bool,
     writer_version: i32,
+    storage: Robj,
 ) -> Robj {
     match from_arrow::write_opts(
         name,
@@ -721,6 +757,7 @@ fn ipc_to_rdata_impl(
         threads,
         rds,
         writer_version,
+        &storage,
     ) {
         Ok(o) => {
             let max_memory = ReadOptions {
@@ -760,6 +797,7 @@ fn object_to_rdata_impl(
     threads: i32,
     rds: bool,
     writer_version: i32,
+    storage: Robj,
 ) -> Robj {
     match from_arrow::write_opts(
         name,
@@ -770,6 +808,7 @@ fn object_to_rdata_impl(
         threads,
         rds,
         writer_version,
+        &storage,
     ) {
         Ok(o) => save_r::save_object(x, file, &o),
         Err(e) => error_value(&e),
@@ -809,7 +848,7 @@ fn rdata_to_dataset_impl(
     object: Robj,
     names_to: &str,
     default_tz: &str,
-    max_depth: i32,
+    settings: Robj,
 ) -> Robj {
     dataset::to_dataset(
         files,
@@ -819,7 +858,7 @@ fn rdata_to_dataset_impl(
         object,
         names_to,
         default_tz,
-        max_depth,
+        settings,
     )
 }
 
