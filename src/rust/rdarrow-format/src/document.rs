@@ -392,6 +392,13 @@ impl ObjectFilter for Wanted {
                     .any(|n| n.as_bytes() == name || top(n).is_some_and(|t| t.as_bytes() == name))
             })
     }
+
+    /// Objects not asked for are passed over unread where the source
+    /// allows it (a lazy-load data base's entries, which for a base in an
+    /// object store would each be a download).
+    fn parse_declined(&self) -> bool {
+        false
+    }
 }
 
 /// Stack for the parsing thread: deep (but bounded) nesting recurses.

@@ -368,6 +368,8 @@ impl Store {
                 .run("write", self.store.put(&self.key, body.into()))
                 .map(|_| ());
         }
+        // the parts are sent by tasks of the store's runtime
+        let _in_runtime = self.rt.enter();
         let upload = self.run("write", self.store.put_multipart(&self.key))?;
         let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, part as usize);
         let mut left = size;
