@@ -295,6 +295,9 @@ def test_writers_upload_complete_objects(files, s3, tmp_path):
 
 
 def test_faults_are_clear_and_keep_secrets(files, s3):
+    s3["client"].put_object(Bucket="lab", Key="r/empty.rds", Body=b"")
+    with pytest.raises(rdarrow.RDataError, match="'s3://lab/r/empty.rds' is empty"):
+        rdarrow.read_table("s3://lab/r/empty.rds")
     with pytest.raises(rdarrow.RDataError, match=r"cannot read 's3://lab/r/nothing.rds': no such object \(HTTP 404\)"):
         rdarrow.read_table("s3://lab/r/nothing.rds")
     with pytest.raises(rdarrow.RDataError, match="s3://no-bucket/x.rds"):

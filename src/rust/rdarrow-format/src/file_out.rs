@@ -145,6 +145,10 @@ pub fn write_block(
 /// writes the last, partial block.
 pub struct WritebackFile<'a> {
     file: &'a File,
+    /// Where the bytes go instead of `file` (an object store's upload);
+    /// `file` is then a scratch file for writers that place blocks at
+    /// their own offsets ([`WritebackFile::send_file`]).
+    upload: Option<&'a mut (dyn Write + Send)>,
     staged: Option<AlignedBuf>,
     staged_len: usize,
     /// Bytes of the file written so far (all whole blocks).
@@ -157,6 +161,7 @@ impl<'a> WritebackFile<'a> {
     pub fn new(file: &'a File) -> Self {
         WritebackFile {
             file,
+            upload: None,
             staged: None,
             staged_len: 0,
             written: 0,
@@ -164,10 +169,32 @@ impl<'a> WritebackFile<'a> {
         }
     }
 
+    /// The bytes written go to `upload`; `scratch` is the file of
+    /// writers that place blocks at their own offsets.
+    fn to_upload(scratch: &'a File, upload: &'a mut (dyn Write + Send)) -> Self {
+        WritebackFile {
+            upload: Some(upload),
+            ..WritebackFile::new(scratch)
+        }
+    }
+
     /// The file, for writers that place blocks at their own offsets
-    /// (they must not also write through this writer).
+    /// (they must not also write through this writer, and must call
+    /// [`WritebackFile::send_file`] when done).
     pub fn file(&self) -> &File {
         self.file
+    }
+
+    /// After a writer placed the bytes in [`WritebackFile::file`] at their
+    /// offsets: where the output is an upload, send the file's bytes to it
+    /// (nothing to do for a file on disk).
+    pub fn send_file(&mut self) -> std::io::Result<()> {
+        let Some(upload) = self.upload.as_mut() else {
+            return Ok(());
+        };
+        let mut f = self.file;
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(0))?;
+        std::io::copy(&mut f, upload).map(|_| ())
     }
 
     fn write_staged(&mut self) -> std::io::Result<()> {
@@ -191,6 +218,9 @@ impl<'a> WritebackFile<'a> {
 
     /// Write what is staged; the file then has exactly the bytes given.
     pub fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(upload) = self.upload.as_mut() {
+            return upload.flush();
+        }
         let padded = self.direct.load(std::sync::atomic::Ordering::Relaxed)
             && self.staged_len % DIRECT_ALIGN != 0;
         self.write_staged()?;
@@ -206,6 +236,9 @@ impl<'a> WritebackFile<'a> {
 
 impl Write for WritebackFile<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(upload) = self.upload.as_mut() {
+            return upload.write(buf);
+        }
         // the staging buffer grows with the file up to a block: a small
         // file costs no more than its own bytes (a zeroed block would cost
         // more than writing it)
@@ -287,27 +320,43 @@ pub fn atomic_write(
     })
 }
 
-/// [`atomic_write`] of an object: staged in the temporary directory, then
-/// uploaded.
+/// [`atomic_write`] of an object: its bytes uploaded in parts as they are
+/// written, the object appearing only when `fill` succeeds and the upload
+/// completes (otherwise the upload is aborted: nothing appears).
 fn write_to_store(
     path: &Path,
     storage: &crate::store::StorageOptions,
     fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>,
 ) -> Result<()> {
     let url = path.to_string_lossy();
-    // the URL's checked (and its options) before any work
     let store = crate::store::Store::open(&url, storage, None)?;
+    // a scratch file, for the writers that place blocks at offsets
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let staged = std::env::temp_dir().join(format!(
-        "rdarrow-upload-{}-{nanos}-{}",
-        std::process::id(),
-        url.rsplit('/').next().unwrap_or("output")
-    ));
-    let result = atomic_write(&staged, storage, fill).and_then(|()| store.upload(&staged));
-    let _ = std::fs::remove_file(&staged);
-    result
+    let scratch_path =
+        std::env::temp_dir().join(format!("rdarrow-upload-{}-{nanos}", std::process::id()));
+    let scratch = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&scratch_path)
+        .map_err(|e| Error::io(&e, "cannot create a temporary file"))?;
+    let _ = std::fs::remove_file(&scratch_path);
+    let mut upload = store.upload_writer();
+    let filled = {
+        let mut out = WritebackFile::to_upload(&scratch, &mut upload);
+        fill(&mut out).and_then(|()| out.finish().map_err(|e| Error::io(&e, "cannot write")))
+    };
+    // an error names the URL (never the scratch file)
+    filled
+        .and_then(|()| upload.complete())
+        .map_err(|mut e| {
+            if e.kind == ErrorKind::Io && !e.message.contains(url.as_ref()) {
+                e.message = format!("{} (writing '{url}')", e.message);
+            }
+            e
+        })
 }
 
 /// The temporary name `path` is written under.

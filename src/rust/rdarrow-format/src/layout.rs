@@ -461,7 +461,9 @@ pub fn write_layout_file(
     let threads = threads.max(1);
     crate::file_out::atomic_write(path, storage, |f| {
         if compression == Compression::None {
-            write_in_place(f.file(), layout, threads, on_progress)
+            write_in_place(f.file(), layout, threads, on_progress)?;
+            f.send_file()
+                .map_err(|e| Error::io(&e, "cannot write"))
         } else {
             write_compressed(f, layout, compression, level, threads, on_progress)
         }

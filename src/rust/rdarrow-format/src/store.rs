@@ -23,7 +23,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -211,7 +211,10 @@ impl Store {
                 redact(&describe(&e), &secrets)
             ))
         })?;
-        let rt = tokio::runtime::Builder::new_current_thread()
+        // one worker: an upload's parts go out while the caller encodes
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("rdarrow-store")
             .enable_all()
             .build()
             .map_err(|e| Error::io(&e, "cannot start the object store client"))?;
@@ -237,8 +240,18 @@ impl Store {
         what: &str,
         f: impl std::future::Future<Output = object_store::Result<T>>,
     ) -> Result<T> {
+        self.run_on(&self.rt, what, f)
+    }
+
+    /// Run `f` on `rt`, bounded by the timeout.
+    fn run_on<T>(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        what: &str,
+        f: impl std::future::Future<Output = object_store::Result<T>>,
+    ) -> Result<T> {
         let t = self.timeout;
-        match self.rt.block_on(async { tokio::time::timeout(t, f).await }) {
+        match rt.block_on(async { tokio::time::timeout(t, f).await }) {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.failed(what, &e)),
             Err(_) => Err(Error::new(
@@ -282,17 +295,24 @@ impl Store {
         Ok(meta.size)
     }
 
-    /// The object's body, as a stream, and its size.
+    /// The object's body, as a stream, and its size. The request and its
+    /// body are driven by a runtime of the reading thread's own (the body
+    /// is received where it is read, without a hand-over per piece).
     pub fn reader(&self) -> Result<(Box<dyn Read + Send>, u64)> {
-        let got = self.run("read", self.store.get(&self.key))?;
+        let rt = Arc::new(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Error::io(&e, "cannot start the object store client"))?,
+        );
+        let got = self.run_on(&rt, "read", self.store.get(&self.key))?;
         let len = got.meta.size;
         crate::cancel::download_started(Some(len));
         let body = Body {
-            rt: self.rt.clone(),
+            rt,
             stream: got.into_stream(),
             chunk: Bytes::new(),
             timeout: self.timeout,
-            url: self.url.clone(),
             secrets: self.secrets.clone(),
         };
         Ok((
@@ -403,9 +423,146 @@ impl Store {
         }
     }
 
+    /// A writer whose bytes become this object: sent in parts as they come
+    /// (several in flight, while the caller goes on writing), the object
+    /// appearing only at [`Upload::complete`]; dropped before that, the
+    /// upload is aborted and nothing appears. Small outputs (under a part)
+    /// are sent in one request at the end.
+    pub fn upload_writer(&self) -> Upload<'_> {
+        Upload {
+            store: self,
+            buf: Vec::new(),
+            upload: None,
+            in_flight: std::collections::VecDeque::new(),
+            parts: 0,
+            done: false,
+        }
+    }
+
     /// Remove the object (an output written before a failure).
     pub fn delete(&self) -> Result<()> {
         self.run("remove", self.store.delete(&self.key))
+    }
+}
+
+/// An output being uploaded (see [`Store::upload_writer`]).
+pub struct Upload<'s> {
+    store: &'s Store,
+    buf: Vec<u8>,
+    upload: Option<Box<dyn object_store::MultipartUpload>>,
+    in_flight: std::collections::VecDeque<tokio::task::JoinHandle<object_store::Result<()>>>,
+    parts: usize,
+    done: bool,
+}
+
+/// Parts an upload keeps in flight at once.
+const PARTS_IN_FLIGHT: usize = 4;
+
+impl Upload<'_> {
+    /// The size of the next part: 16 MiB, growing after each thousand
+    /// parts so that no output needs more than S3's 10,000.
+    fn part_size(&self) -> usize {
+        (16usize << 20) * (1 + self.parts / 1000)
+    }
+
+    /// Wait for the oldest part in flight.
+    fn wait_oldest(&mut self) -> Result<()> {
+        let Some(h) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
+        let t = self.store.timeout;
+        match self.store.rt.block_on(async { tokio::time::timeout(t, h).await }) {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(self.store.failed("write", &e)),
+            Ok(Err(e)) => Err(Error::internal(format!("an upload task failed: {e}"))),
+            Err(_) => Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot write '{}': a part was not taken within {} s (the timeout option)",
+                    self.store.url,
+                    t.as_secs_f64()
+                ),
+            )),
+        }
+    }
+
+    /// Send what is buffered as the next part.
+    fn send_part(&mut self) -> Result<()> {
+        if self.upload.is_none() {
+            let started = self.store.run("write", self.store.store.put_multipart(&self.store.key))?;
+            self.upload = Some(started);
+        }
+        while self.in_flight.len() >= PARTS_IN_FLIGHT {
+            self.wait_oldest()?;
+        }
+        let part = std::mem::take(&mut self.buf);
+        let upload = self.upload.as_mut().expect("a multipart upload");
+        let sending = upload.put_part(Bytes::from(part).into());
+        self.in_flight.push_back(self.store.rt.spawn(sending));
+        self.parts += 1;
+        Ok(())
+    }
+
+    /// Finish: the object appears, complete.
+    pub fn complete(mut self) -> Result<()> {
+        if self.upload.is_none() {
+            let body = Bytes::from(std::mem::take(&mut self.buf));
+            self.store
+                .run("write", self.store.store.put(&self.store.key, body.into()))?;
+            self.done = true;
+            return Ok(());
+        }
+        if !self.buf.is_empty() {
+            self.send_part()?;
+        }
+        while !self.in_flight.is_empty() {
+            self.wait_oldest()?;
+        }
+        let mut upload = self.upload.take().expect("a multipart upload");
+        let res = self.store.run("write", upload.complete());
+        if res.is_err() {
+            let _ = self.store.run("abort the upload of", upload.abort());
+        }
+        self.done = true;
+        res.map(|_| ())
+    }
+}
+
+impl Write for Upload<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if crate::cancel::interrupted() {
+            return Err(std::io::Error::other("interrupted by the user"));
+        }
+        if self.buf.capacity() == 0 {
+            self.buf.reserve(self.part_size().min(1 << 20));
+        }
+        let room = self.part_size() - self.buf.len();
+        let n = data.len().min(room);
+        self.buf.extend_from_slice(&data[..n]);
+        if self.buf.len() >= self.part_size() {
+            self.send_part()
+                .map_err(|e| std::io::Error::other(e.message))?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Upload<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        // not completed: nothing may appear
+        for h in self.in_flight.drain(..) {
+            h.abort();
+        }
+        if let Some(mut upload) = self.upload.take() {
+            let _ = self.store.run("abort the upload of", upload.abort());
+        }
     }
 }
 
@@ -538,7 +695,6 @@ struct Body {
     stream: futures_util::stream::BoxStream<'static, object_store::Result<Bytes>>,
     chunk: Bytes,
     timeout: Duration,
-    url: String,
     secrets: Arc<Vec<String>>,
 }
 
@@ -561,8 +717,7 @@ impl Read for Body {
                 }
                 Ok(None) => return Ok(0),
                 Ok(Some(Err(e))) => {
-                    let _ = &self.url;
-                    return Err(std::io::Error::other(redact(&describe(&e), &self.secrets)));
+                    return Err(std::io::Error::other(redact(&describe(&e), &self.secrets)))
                 }
                 Ok(Some(Ok(b))) => self.chunk = b,
             }
