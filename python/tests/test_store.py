@@ -456,3 +456,41 @@ def test_the_command_line_takes_storage_options(files, s3, tmp_path, monkeypatch
     assert pq.read_table(tmp_path / "df.parquet").num_rows == 1000
     res = subprocess.run([exe, "ls", "s3://lab/r/df.rds", "--storage-option", "nonsense"], capture_output=True, text=True)
     assert res.returncode == 2 and "name=value" in res.stderr
+
+
+def test_wrong_keys_are_refused_without_showing_them(tmp_path, monkeypatch):
+    """A server that checks credentials (moto with authentication on):
+    unknown keys are an access error naming the URL, never the secret."""
+    exe = _moto_server()
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(exe), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"},
+    )
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        opts = {
+            "endpoint_url": f"http://127.0.0.1:{port}",
+            "allow_http": True,
+            "aws_access_key_id": "AKIAWRONGKEYID",
+            "aws_secret_access_key": "wrongsecretvalue123",
+            "region": "us-east-1",
+        }
+        with pytest.raises(rdarrow.RDataError, match=r"cannot read 's3://lab/x.rds': access denied \(HTTP 403\)") as e:
+            rdarrow.read_table("s3://lab/x.rds", storage_options=opts)
+        assert "InvalidAccessKeyId" in str(e.value)
+        assert "wrongsecretvalue123" not in str(e.value) and "AKIAWRONGKEYID" not in str(e.value)
+        assert "<Error>" not in str(e.value)
+        with pytest.raises(rdarrow.RDataError, match="s3://lab/out.rds") as e:
+            rdarrow.write_rds(pa.table({"x": [1, 2]}), "s3://lab/out.rds", storage_options=opts)
+        assert "wrongsecretvalue123" not in str(e.value)
+    finally:
+        proc.terminate()
+        proc.wait(10)

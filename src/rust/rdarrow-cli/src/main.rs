@@ -271,11 +271,10 @@ fn main() -> ExitCode {
 
 fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
     // a small file is read on this thread, as the engine rules
-    let (_, infos) =
-        rdarrow_arrow::read_small_here_or(a.file.as_ref(), read, |opts| {
-            rdarrow_arrow::list_file(&a.file, opts, &stream_name(&a.file), a.recursive)
-        })
-        .map_err(|e| data_error(&a.file, e))?;
+    let (_, infos) = rdarrow_arrow::read_small_here_or(a.file.as_ref(), read, |opts| {
+        rdarrow_arrow::list_file(&a.file, opts, &stream_name(&a.file), a.recursive)
+    })
+    .map_err(|e| data_error(&a.file, e))?;
     let num = |x: f64| {
         if x.fract() == 0.0 && x.abs() < 9.0e15 {
             format!("{}", x as i64)
@@ -405,17 +404,16 @@ fn to_arrow(a: ToArrowArgs, read_opts: &ReadOptions, progress: &Progress) -> Out
         default_tz: rdarrow_arrow::arrow::session_zone(),
         ..Default::default()
     };
-    let table =
-        rdarrow_arrow::read_small_here_or(a.file.as_ref(), read_opts, |read| {
-            read_table(
-                &a.file,
-                a.object.as_deref(),
-                &stream_name(&a.file),
-                opts.clone(),
-                read.clone(),
-            )
-        })
-        .map(|(_, t)| t);
+    let table = rdarrow_arrow::read_small_here_or(a.file.as_ref(), read_opts, |read| {
+        read_table(
+            &a.file,
+            a.object.as_deref(),
+            &stream_name(&a.file),
+            opts.clone(),
+            read.clone(),
+        )
+    })
+    .map(|(_, t)| t);
     let table = table.map_err(|e| {
         spin.clear();
         data_error(&a.file, e)
@@ -456,7 +454,13 @@ fn to_arrow(a: ToArrowArgs, read_opts: &ReadOptions, progress: &Progress) -> Out
             }),
         }
     } else {
-        write_ipc_file(&table, &out, format, a.compression.ipc(), &read_opts.storage)
+        write_ipc_file(
+            &table,
+            &out,
+            format,
+            a.compression.ipc(),
+            &read_opts.storage,
+        )
     };
     spin.clear();
     res.map_err(|e| {

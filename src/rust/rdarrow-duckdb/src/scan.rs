@@ -96,7 +96,8 @@ struct Local {
 pub(crate) fn sources_of(paths: &[String]) -> Result<Vec<(PathBuf, String)>, String> {
     let mut out = Vec::new();
     for given in paths {
-        let found = rdarrow_arrow::expand_sources(given, &rdarrow_arrow::ReadOptions::default()).map_err(|e| format!("rdarrow: {e}"))?;
+        let found = rdarrow_arrow::expand_sources(given, &rdarrow_arrow::ReadOptions::default())
+            .map_err(|e| format!("rdarrow: {e}"))?;
         for p in found {
             let label = p.to_string_lossy().into_owned();
             out.push((p, label));

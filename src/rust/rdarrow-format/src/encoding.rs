@@ -210,7 +210,10 @@ mod tests {
     #[test]
     fn repairs_single_byte_text_as_windows_1252() {
         // a Latin-1 / Windows-1252 name marked UTF-8
-        assert_eq!(repair_text(b"Jos\xe9 \x93quoted\x94"), "José \u{201c}quoted\u{201d}");
+        assert_eq!(
+            repair_text(b"Jos\xe9 \x93quoted\x94"),
+            "José \u{201c}quoted\u{201d}"
+        );
         assert_eq!(repair_text(b"a\xcc_b"), "a\u{cc}_b");
         // a lone lead byte at the end is single-byte text too
         assert_eq!(repair_text(b"caf\xe9"), "café");

@@ -349,14 +349,12 @@ fn write_to_store(
         fill(&mut out).and_then(|()| out.finish().map_err(|e| Error::io(&e, "cannot write")))
     };
     // an error names the URL (never the scratch file)
-    filled
-        .and_then(|()| upload.complete())
-        .map_err(|mut e| {
-            if e.kind == ErrorKind::Io && !e.message.contains(url.as_ref()) {
-                e.message = format!("{} (writing '{url}')", e.message);
-            }
-            e
-        })
+    filled.and_then(|()| upload.complete()).map_err(|mut e| {
+        if e.kind == ErrorKind::Io && !e.message.contains(url.as_ref()) {
+            e.message = format!("{} (writing '{url}')", e.message);
+        }
+        e
+    })
 }
 
 /// The temporary name `path` is written under.

@@ -462,8 +462,7 @@ pub fn write_layout_file(
     crate::file_out::atomic_write(path, storage, |f| {
         if compression == Compression::None {
             write_in_place(f.file(), layout, threads, on_progress)?;
-            f.send_file()
-                .map_err(|e| Error::io(&e, "cannot write"))
+            f.send_file().map_err(|e| Error::io(&e, "cannot write"))
         } else {
             write_compressed(f, layout, compression, level, threads, on_progress)
         }
@@ -860,8 +859,16 @@ mod tests {
             for threads in [1, 2, 3] {
                 let path = dir.join(format!("out-{kind:?}-{threads}"));
                 let mut ticks = 0;
-                write_layout_file(&path, &Default::default(), &layout, kind, Some(1), threads, &mut |_| ticks += 1)
-                    .unwrap();
+                write_layout_file(
+                    &path,
+                    &Default::default(),
+                    &layout,
+                    kind,
+                    Some(1),
+                    threads,
+                    &mut |_| ticks += 1,
+                )
+                .unwrap();
                 let bytes = std::fs::read(&path).unwrap();
                 assert!(
                     bytes == streamed,

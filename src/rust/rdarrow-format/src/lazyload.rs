@@ -236,9 +236,7 @@ impl LazyDb {
                 let mut raw = vec![0u8; (end - offset) as usize];
                 std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(offset))
                     .and_then(|_| f.read_exact(&mut raw))
-                    .map_err(|e| {
-                        Error::io(&e, &format!("cannot read '{}'", self.rdb.display()))
-                    })?;
+                    .map_err(|e| Error::io(&e, &format!("cannot read '{}'", self.rdb.display())))?;
                 raw
             }
         };

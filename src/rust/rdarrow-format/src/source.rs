@@ -260,8 +260,8 @@ fn expand_in_store(given: &str, opts: &ReadOptions) -> Result<Vec<PathBuf>> {
     let found = if folder {
         store.list(&|k: &str| is_data_name(k))?
     } else {
-        let pattern = glob::Pattern::new(key)
-            .map_err(|e| Error::usage(format!("pattern '{given}': {e}")))?;
+        let pattern =
+            glob::Pattern::new(key).map_err(|e| Error::usage(format!("pattern '{given}': {e}")))?;
         let how = glob::MatchOptions {
             case_sensitive: true,
             require_literal_separator: true,

@@ -156,7 +156,10 @@ impl Store {
         // each wait is bounded by `timeout` here, connecting by the client
         let mut common: Vec<(String, String)> = vec![
             ("timeout".into(), "3650days".into()),
-            ("connect_timeout".into(), format!("{}ms", timeout.as_millis().max(1))),
+            (
+                "connect_timeout".into(),
+                format!("{}ms", timeout.as_millis().max(1)),
+            ),
         ];
         common.extend(options.pairs.iter().map(|(k, v)| (k.clone(), v.clone())));
         let retry = object_store::RetryConfig {
@@ -372,8 +375,8 @@ impl Store {
         let size = std::fs::metadata(from)
             .map_err(|e| Error::io(&e, "cannot read the staged output"))?
             .len();
-        let mut file =
-            std::fs::File::open(from).map_err(|e| Error::io(&e, "cannot read the staged output"))?;
+        let mut file = std::fs::File::open(from)
+            .map_err(|e| Error::io(&e, "cannot read the staged output"))?;
         let part = part_size(size);
         let read_part = |file: &mut std::fs::File, n: u64| -> Result<Bytes> {
             let mut buf = Vec::with_capacity(n as usize);
@@ -396,7 +399,10 @@ impl Store {
         let mut failure = None;
         while left > 0 {
             if crate::cancel::interrupted() {
-                failure = Some(Error::new(ErrorKind::Interrupted, "interrupted by the user"));
+                failure = Some(Error::new(
+                    ErrorKind::Interrupted,
+                    "interrupted by the user",
+                ));
                 break;
             }
             if let Err(e) = self.run("write", w.wait_for_capacity(4)) {
@@ -471,7 +477,11 @@ impl Upload<'_> {
             return Ok(());
         };
         let t = self.store.timeout;
-        match self.store.rt.block_on(async { tokio::time::timeout(t, h).await }) {
+        match self
+            .store
+            .rt
+            .block_on(async { tokio::time::timeout(t, h).await })
+        {
             Ok(Ok(Ok(()))) => Ok(()),
             Ok(Ok(Err(e))) => Err(self.store.failed("write", &e)),
             Ok(Err(e)) => Err(Error::internal(format!("an upload task failed: {e}"))),
@@ -489,7 +499,9 @@ impl Upload<'_> {
     /// Send what is buffered as the next part.
     fn send_part(&mut self) -> Result<()> {
         if self.upload.is_none() {
-            let started = self.store.run("write", self.store.store.put_multipart(&self.store.key))?;
+            let started = self
+                .store
+                .run("write", self.store.store.put_multipart(&self.store.key))?;
             self.upload = Some(started);
         }
         while self.in_flight.len() >= PARTS_IN_FLIGHT {
@@ -608,9 +620,17 @@ fn s3fs_names(pairs: &[(String, String)]) -> Vec<(String, String)> {
 fn secrets_of(options: &StorageOptions) -> Vec<String> {
     let secret_name = |k: &str| {
         let k = k.to_ascii_lowercase();
-        ["secret", "key", "token", "password", "sas", "credential", "signature"]
-            .iter()
-            .any(|s| k.contains(s))
+        [
+            "secret",
+            "key",
+            "token",
+            "password",
+            "sas",
+            "credential",
+            "signature",
+        ]
+        .iter()
+        .any(|s| k.contains(s))
     };
     let mut out: Vec<String> = options
         .pairs
@@ -657,8 +677,36 @@ pub fn redact(message: &str, secrets: &[String]) -> String {
     clean
 }
 
+/// A store's XML error body (`<Error><Code>..</Code><Message>..</Message>`)
+/// in `text` as "Code: Message", the rest of `text` kept.
+fn xml_errors_read(text: &str) -> String {
+    let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
+        return text.to_string();
+    };
+    let tag = |t: &str| {
+        let open = format!("<{t}>");
+        let from = text[start..].find(&open)? + start + open.len();
+        let to = text[from..].find(&format!("</{t}>"))? + from;
+        Some(text[from..to].trim().to_string())
+    };
+    let said = match (tag("Code"), tag("Message")) {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (Some(c), None) => c,
+        (None, Some(m)) => m,
+        (None, None) => return text.to_string(),
+    };
+    let end = text[start..]
+        .find("</Error>")
+        .map_or(text.len(), |i| start + i + "</Error>".len());
+    format!("{}{said}{}", &text[..start], &text[end..])
+}
+
 /// An error with its causes, in one line.
 fn describe(e: &object_store::Error) -> String {
+    xml_errors_read(&describe_raw(e)).replace('\n', " ")
+}
+
+fn describe_raw(e: &object_store::Error) -> String {
     use object_store::Error as E;
     let mut s = match e {
         E::Generic { source, .. }
@@ -735,7 +783,13 @@ mod tests {
 
     #[test]
     fn urls_of_stores_are_told_apart() {
-        for u in ["s3://b/k.rds", "S3://b/k", "gs://b/x", "az://c/x", "abfss://c@a/x"] {
+        for u in [
+            "s3://b/k.rds",
+            "S3://b/k",
+            "gs://b/x",
+            "az://c/x",
+            "abfss://c@a/x",
+        ] {
             assert!(is_store_url(u), "{u}");
         }
         for u in ["https://x/y.rds", "data/s3://x", "s3:/x", "file.rds", ""] {
@@ -770,6 +824,18 @@ mod tests {
         assert_eq!(format!("{opts:?}"), "[\"no_such_option\"]");
         let e = StorageOptions::from_words(&["region:us-east-1"]).unwrap_err();
         assert!(e.message.contains("name=value"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_stores_xml_error_reads_as_its_code_and_message() {
+        let got = xml_errors_read(
+            "status 403 Forbidden: <?xml version=\"1.0\"?>\n<Error><Code>InvalidAccessKeyId</Code><Message>No such key.</Message><RequestId>x</RequestId></Error>",
+        );
+        assert_eq!(
+            got,
+            "status 403 Forbidden: InvalidAccessKeyId: No such key."
+        );
+        assert_eq!(xml_errors_read("plain"), "plain");
     }
 
     #[test]

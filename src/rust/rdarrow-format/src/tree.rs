@@ -513,14 +513,12 @@ impl VectorData {
             VectorData::Logical(x) => VectorData::Logical(order().map(|k| x[k]).collect()),
             VectorData::Integer(x) => VectorData::Integer(order().map(|k| x[k]).collect()),
             VectorData::Real(x) => VectorData::Real(order().map(|k| x[k]).collect()),
-            VectorData::Complex(x) => VectorData::Complex(
-                order()
-                    .flat_map(|k| [x[2 * k], x[2 * k + 1]])
-                    .collect(),
-            ),
-            VectorData::Raw(x) => VectorData::Raw(Buffer::from_vec(
-                order().map(|k| x[k]).collect::<Vec<u8>>(),
-            )),
+            VectorData::Complex(x) => {
+                VectorData::Complex(order().flat_map(|k| [x[2 * k], x[2 * k + 1]]).collect())
+            }
+            VectorData::Raw(x) => {
+                VectorData::Raw(Buffer::from_vec(order().map(|k| x[k]).collect::<Vec<u8>>()))
+            }
             VectorData::Character(s) => {
                 let mut b = StringVectorBuilder::new(s.len());
                 for k in order() {
@@ -529,7 +527,9 @@ impl VectorData {
                 }
                 VectorData::Character(b.finish())
             }
-            VectorData::List(items) => VectorData::List(order().map(|k| items[k].clone()).collect()),
+            VectorData::List(items) => {
+                VectorData::List(order().map(|k| items[k].clone()).collect())
+            }
             VectorData::Expression(items) => {
                 VectorData::Expression(order().map(|k| items[k].clone()).collect())
             }

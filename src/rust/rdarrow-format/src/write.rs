@@ -543,34 +543,41 @@ pub fn write_frame_file(
         return Err(Error::internal("a data frame to write is not a list"));
     };
     let name = (!o.rds).then(|| name_symbol(&mut refs, &o.name));
-    compressed_file(path, &o.storage, o.compression, o.level, o.threads.max(1), |c| {
-        let mut out = Output::new(c, header.format, header.ascii_hex);
-        write_header(&mut out, o.container(), &header)?;
-        let mut s = Serializer::new(out, &refs);
-        s.expand_altrep = header.version < 3;
-        if let Some(sym) = name {
-            // the one cell of save()'s pairlist, tagged with the name
-            s.out.int(pack(sxp::LIST, Flags::default(), false, true))?;
-            s.item(&RObject::Ref(sym))?;
-        }
-        s.out
-            .int(pack(sxp::VEC, v.flags, v.attributes.is_some(), false))?;
-        s.out.length(columns.len() as u64)?;
-        for (j, col) in columns.iter().enumerate() {
-            crate::cancel::check()?;
-            match col {
-                RObject::Vector(c) if matches!(c.data, VectorData::Skipped { .. }) => {
-                    s.vector_in_parts(c, &mut |part| fill(j, part))?
-                }
-                other => s.item(other)?,
+    compressed_file(
+        path,
+        &o.storage,
+        o.compression,
+        o.level,
+        o.threads.max(1),
+        |c| {
+            let mut out = Output::new(c, header.format, header.ascii_hex);
+            write_header(&mut out, o.container(), &header)?;
+            let mut s = Serializer::new(out, &refs);
+            s.expand_altrep = header.version < 3;
+            if let Some(sym) = name {
+                // the one cell of save()'s pairlist, tagged with the name
+                s.out.int(pack(sxp::LIST, Flags::default(), false, true))?;
+                s.item(&RObject::Ref(sym))?;
             }
-        }
-        s.attrs(&v.attributes)?;
-        if name.is_some() {
-            s.item(&RObject::Null)?;
-        }
-        s.out.finish()
-    })
+            s.out
+                .int(pack(sxp::VEC, v.flags, v.attributes.is_some(), false))?;
+            s.out.length(columns.len() as u64)?;
+            for (j, col) in columns.iter().enumerate() {
+                crate::cancel::check()?;
+                match col {
+                    RObject::Vector(c) if matches!(c.data, VectorData::Skipped { .. }) => {
+                        s.vector_in_parts(c, &mut |part| fill(j, part))?
+                    }
+                    other => s.item(other)?,
+                }
+            }
+            s.attrs(&v.attributes)?;
+            if name.is_some() {
+                s.item(&RObject::Null)?;
+            }
+            s.out.finish()
+        },
+    )
 }
 
 /// The symbol of an object's name in a `save()` file, added to `refs`.

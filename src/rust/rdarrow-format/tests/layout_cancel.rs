@@ -34,7 +34,16 @@ fn a_cancelled_write_leaves_the_old_file_and_no_temporary_file() {
     std::fs::write(&path, b"old contents").unwrap();
     for kind in [Compression::None, Compression::Gzip, Compression::Xz] {
         rdarrow_format::cancel::cancel();
-        let err = write_layout_file(&path, &Default::default(), &layout, kind, None, 2, &mut |_| {}).unwrap_err();
+        let err = write_layout_file(
+            &path,
+            &Default::default(),
+            &layout,
+            kind,
+            None,
+            2,
+            &mut |_| {},
+        )
+        .unwrap_err();
         rdarrow_format::cancel::reset();
         assert_eq!(
             err.kind,
@@ -50,7 +59,16 @@ fn a_cancelled_write_leaves_the_old_file_and_no_temporary_file() {
         );
     }
     // and the same layout written without interruption replaces it
-    write_layout_file(&path, &Default::default(), &layout, Compression::Gzip, None, 2, &mut |_| {}).unwrap();
+    write_layout_file(
+        &path,
+        &Default::default(),
+        &layout,
+        Compression::Gzip,
+        None,
+        2,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_ne!(std::fs::read(&path).unwrap(), b"old contents");
     std::fs::remove_dir_all(&dir).unwrap();
 }

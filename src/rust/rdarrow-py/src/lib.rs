@@ -465,7 +465,11 @@ fn expand_sources(
 ) -> PyResult<Vec<String>> {
     let read = read_options(&storage);
     py.detach(|| rdarrow_arrow::expand_sources(given, &read))
-        .map(|v| v.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+        .map(|v| {
+            v.into_iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect()
+        })
         .map_err(py_err)
 }
 

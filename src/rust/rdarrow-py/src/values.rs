@@ -95,12 +95,15 @@ impl<'a> ToPython<'a> {
                 let entries = sparse && matches!(name.as_str(), "i" | "j" | "p" | "x");
                 let v = match (entries, value) {
                     (true, RObject::Vector(v)) => match &v.data {
-                        VectorData::Integer(x) => ("=i4", PyBytes::new(py, x.inner().as_slice()))
-                            .into_py_any(py)?,
-                        VectorData::Logical(x) => ("?i4", PyBytes::new(py, x.inner().as_slice()))
-                            .into_py_any(py)?,
-                        VectorData::Real(x) => ("=f8", PyBytes::new(py, x.inner().as_slice()))
-                            .into_py_any(py)?,
+                        VectorData::Integer(x) => {
+                            ("=i4", PyBytes::new(py, x.inner().as_slice())).into_py_any(py)?
+                        }
+                        VectorData::Logical(x) => {
+                            ("?i4", PyBytes::new(py, x.inner().as_slice())).into_py_any(py)?
+                        }
+                        VectorData::Real(x) => {
+                            ("=f8", PyBytes::new(py, x.inner().as_slice())).into_py_any(py)?
+                        }
                         _ => self.value(py, value, depth + 1)?,
                     },
                     _ => self.value(py, value, depth + 1)?,

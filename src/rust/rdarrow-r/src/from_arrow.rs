@@ -7,7 +7,6 @@ use arrow_array::cast::AsArray;
 use arrow_array::ffi_stream::{ArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::{Array, ArrayReader, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use std::sync::Arc;
 use extendr_api::prelude::*;
 use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
@@ -19,6 +18,7 @@ use rdarrow_arrow::arrow::from_arrow::{
 use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
 use rdarrow_arrow::{Compression, Error};
 use std::path::Path;
+use std::sync::Arc;
 
 fn arrow_err(e: impl std::fmt::Display) -> Error {
     Error::corrupt(format!("cannot read the Arrow data: {e}"))

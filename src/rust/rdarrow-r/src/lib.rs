@@ -657,7 +657,10 @@ fn paths_value(paths: rdarrow_arrow::Result<Vec<std::path::PathBuf>>) -> Robj {
 /// @noRd
 #[extendr]
 fn data_files_in_impl(dir: &str, label: &str) -> Robj {
-    paths_value(rdarrow_arrow::data_files_in(std::path::Path::new(dir), label))
+    paths_value(rdarrow_arrow::data_files_in(
+        std::path::Path::new(dir),
+        label,
+    ))
 }
 
 /// Put `value` in place as element `element` (1-based) of list `x`, which

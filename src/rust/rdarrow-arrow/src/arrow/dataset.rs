@@ -218,10 +218,8 @@ fn write_dataset_to_store(
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let stage = std::env::temp_dir().join(format!(
-        "rdarrow-dataset-{}-{nanos}",
-        std::process::id()
-    ));
+    let stage =
+        std::env::temp_dir().join(format!("rdarrow-dataset-{}-{nanos}", std::process::id()));
     let result = (|| {
         let summary = write_dataset(inputs, &stage, opts, progress)?;
         let mut uploaded: Vec<crate::store::Store> = Vec::new();

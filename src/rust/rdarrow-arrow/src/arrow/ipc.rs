@@ -175,7 +175,9 @@ pub fn write_ipc_file(
     compression: IpcCompression,
     storage: &crate::StorageOptions,
 ) -> Result<()> {
-    crate::atomic_write(path, storage, |f| write_ipc_into(table, f, format, compression))
+    crate::atomic_write(path, storage, |f| {
+        write_ipc_into(table, f, format, compression)
+    })
 }
 
 /// Write a table as Arrow IPC into `f`, a file being written (by

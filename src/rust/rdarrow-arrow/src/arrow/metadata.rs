@@ -167,7 +167,11 @@ impl KeptStrings {
 
     /// The strings of a character vector, or of a factor's levels (an
     /// ALTREP vector expanded), that need keeping.
-    pub(crate) fn of_object(obj: &RObject, refs: &RefTable, native: Option<&[u8]>) -> Option<KeptStrings> {
+    pub(crate) fn of_object(
+        obj: &RObject,
+        refs: &RefTable,
+        native: Option<&[u8]>,
+    ) -> Option<KeptStrings> {
         let target = if obj.inherits(refs, "factor") {
             obj.attribute(refs, "levels")?
         } else {
@@ -363,7 +367,11 @@ impl ColumnMeta {
         if n == 0 {
             return None;
         }
-        let what = if self.has("factor") { "factor level" } else { "string" };
+        let what = if self.has("factor") {
+            "factor level"
+        } else {
+            "string"
+        };
         let (plural, verb) = if n == 1 { ("", "is") } else { ("s", "are") };
         let at = match first {
             Some(r) if self.has("factor") => format!(" (the first is level {})", r + 1),
@@ -532,7 +540,10 @@ impl ColumnMeta {
             }
             _ => None,
         };
-        let posixlt = self.posixlt.as_ref().map(|p| p.r_node(m, self.attrs.clone()));
+        let posixlt = self
+            .posixlt
+            .as_ref()
+            .map(|p| p.r_node(m, self.attrs.clone()));
         let extra = strings.is_some()
             || matrix.is_some()
             || posixlt.is_some()
@@ -594,7 +605,11 @@ impl ColumnMeta {
         }
         names.extend(["attributes", "columns"]);
         values.extend([attributes, columns]);
-        for (name, value) in [("strings", strings), ("matrix", matrix), ("posixlt", posixlt)] {
+        for (name, value) in [
+            ("strings", strings),
+            ("matrix", matrix),
+            ("posixlt", posixlt),
+        ] {
             if let Some(v) = value {
                 names.push(name);
                 values.push(v);
@@ -867,7 +882,13 @@ fn rebuild_posixlt(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
             VectorData::Real(x) => x.to_vec(),
             VectorData::Integer(x) => x
                 .iter()
-                .map(|&i| if i == na::INTEGER { f64::from_bits(na::REAL_BITS) } else { i as f64 })
+                .map(|&i| {
+                    if i == na::INTEGER {
+                        f64::from_bits(na::REAL_BITS)
+                    } else {
+                        i as f64
+                    }
+                })
                 .collect(),
             _ => return,
         },
@@ -877,17 +898,36 @@ fn rebuild_posixlt(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
         .and_then(|z| z.as_strings())
         .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()));
     let attrs: Vec<(String, RObject)> = get("attributes")
-        .map(|a| list_entries(a, &refs).into_iter().map(|(n, v)| (n, v.clone())).collect())
+        .map(|a| {
+            list_entries(a, &refs)
+                .into_iter()
+                .map(|(n, v)| (n, v.clone()))
+                .collect()
+        })
         .unwrap_or_default();
     let kept: Vec<(String, RObject)> = get("components")
-        .map(|a| list_entries(a, &refs).into_iter().map(|(n, v)| (n, v.clone())).collect())
+        .map(|a| {
+            list_entries(a, &refs)
+                .into_iter()
+                .map(|(n, v)| (n, v.clone()))
+                .collect()
+        })
         .unwrap_or_default();
     let names: Vec<String> = attrs
         .iter()
         .find(|(n, _)| n == "names")
         .and_then(|(_, v)| v.as_strings())
-        .map(|s| (0..s.len()).map(|i| String::from_utf8_lossy(s.bytes(i)).into_owned()).collect())
-        .unwrap_or_else(|| super::posixlt::COMPONENTS.iter().map(|c| c.to_string()).collect());
+        .map(|s| {
+            (0..s.len())
+                .map(|i| String::from_utf8_lossy(s.bytes(i)).into_owned())
+                .collect()
+        })
+        .unwrap_or_else(|| {
+            super::posixlt::COMPONENTS
+                .iter()
+                .map(|c| c.to_string())
+                .collect()
+        });
     let tz = super::posixlt::time_zone(zone.as_deref());
     let n = secs.len();
     let items: Vec<RObject> = super::posixlt::derive(&secs, &tz, &names)
@@ -940,12 +980,17 @@ fn bind_matrix_rows(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
         _ => return,
     };
     let [nr, nc] = dims[..] else { return };
-    let empty_type = attrs.iter().find(|(n, _)| n == "type").and_then(|(_, t)| match t {
-        RObject::Vector(t) => Some(t.data.clone()),
-        _ => None,
-    });
+    let empty_type = attrs
+        .iter()
+        .find(|(n, _)| n == "type")
+        .and_then(|(_, t)| match t {
+            RObject::Vector(t) => Some(t.data.clone()),
+            _ => None,
+        });
     let RObject::Vector(v) = target else { return };
-    let VectorData::List(rows) = &v.data else { return };
+    let VectorData::List(rows) = &v.data else {
+        return;
+    };
     if rows.len() != nr {
         return;
     }
@@ -1027,7 +1072,10 @@ fn put_back_strings(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
         b.finish()
     };
     if target.inherits(&refs, "factor") {
-        let Some(levels) = target.attribute(&refs, "levels").and_then(|l| l.as_strings()) else {
+        let Some(levels) = target
+            .attribute(&refs, "levels")
+            .and_then(|l| l.as_strings())
+        else {
             return;
         };
         let new = character_vector(patched(levels));
@@ -1211,7 +1259,9 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
                 .find(|(k, _)| k == "storage")
                 .and_then(|(_, v)| v.as_strings())
                 .and_then(|s| s.get(0).and_then(super::sparse::Storage::from_letter))
-                .ok_or_else(|| crate::Error::corrupt("the sparse matrix's metadata has no storage"))?;
+                .ok_or_else(|| {
+                    crate::Error::corrupt("the sparse matrix's metadata has no storage")
+                })?;
             let names = crate::arrow::to_arrow::names_of(&frame, &refs);
             let RObject::Vector(v) = frame else {
                 unreachable!("a vector, checked above")

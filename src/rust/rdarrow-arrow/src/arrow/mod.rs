@@ -249,7 +249,11 @@ pub fn convert_to_file(
         FileOutput::Parquet(p) => {
             let p = parquet::ParquetOptions {
                 row_group_rows: Some(t.group_rows),
-                storage: if p.storage.is_empty() { storage } else { p.storage.clone() },
+                storage: if p.storage.is_empty() {
+                    storage
+                } else {
+                    p.storage.clone()
+                },
                 ..p.clone()
             };
             parquet::write_parquet_file_with(t.source.as_ref(), sink, &p, early.as_deref())?

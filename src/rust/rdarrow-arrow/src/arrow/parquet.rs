@@ -603,7 +603,9 @@ pub fn write_parquet_file_with(
     opts: &ParquetOptions,
     early: Option<&EarlyChunks>,
 ) -> Result<()> {
-    crate::atomic_write(path, &opts.storage, |f| write_parquet_into(src, f, opts, early))
+    crate::atomic_write(path, &opts.storage, |f| {
+        write_parquet_into(src, f, opts, early)
+    })
 }
 
 /// Write `src` as Parquet into `f`, a file being written (by

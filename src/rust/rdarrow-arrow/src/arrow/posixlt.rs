@@ -113,7 +113,14 @@ pub fn instants(obj: &RObject, refs: &RefTable, tz: &TimeZone) -> Vec<f64> {
     };
     (0..n)
         .map(|i| {
-            let f = [at(&year, i), at(&mon, i), at(&mday, i), at(&hour, i), at(&min, i), at(&sec, i)];
+            let f = [
+                at(&year, i),
+                at(&mon, i),
+                at(&mday, i),
+                at(&hour, i),
+                at(&min, i),
+                at(&sec, i),
+            ];
             if f.iter().any(|x| !x.is_finite()) {
                 return na_real();
             }
@@ -172,7 +179,13 @@ pub fn derive(secs: &[f64], tz: &TimeZone, names: &[String]) -> Vec<(String, Vec
             let ts = Timestamp::from_second(whole as i64).ok()?;
             let info = tz.to_offset_info(ts);
             let dt = info.offset().to_datetime(ts);
-            Some((s - whole, dt, info.dst().is_dst(), info.abbreviation().to_string(), info.offset().seconds()))
+            Some((
+                s - whole,
+                dt,
+                info.dst().is_dst(),
+                info.abbreviation().to_string(),
+                info.offset().seconds(),
+            ))
         });
         match parts.flatten() {
             Some((frac, dt, dst, abbrev, off)) => {
@@ -192,7 +205,14 @@ pub fn derive(secs: &[f64], tz: &TimeZone, names: &[String]) -> Vec<(String, Vec
                     ints[k].push(x);
                 }
                 zone.data().extend_from_slice(abbrev.as_bytes());
-                zone.end(false, if abbrev.is_ascii() { levels::ASCII } else { levels::UTF8 });
+                zone.end(
+                    false,
+                    if abbrev.is_ascii() {
+                        levels::ASCII
+                    } else {
+                        levels::UTF8
+                    },
+                );
             }
             None => {
                 sec.push(na_real());
@@ -222,7 +242,10 @@ pub fn derive(secs: &[f64], tz: &TimeZone, names: &[String]) -> Vec<(String, Vec
         .iter()
         .map(|name| match all.iter().position(|(c, _)| c == name) {
             Some(k) => (name.clone(), all.swap_remove(k).1),
-            None => (name.clone(), VectorData::Logical(vec![na::INTEGER; n].into())),
+            None => (
+                name.clone(),
+                VectorData::Logical(vec![na::INTEGER; n].into()),
+            ),
         })
         .collect()
 }
@@ -232,14 +255,18 @@ pub fn derive(secs: &[f64], tz: &TimeZone, names: &[String]) -> Vec<(String, Vec
 pub fn same_values(a: &VectorData, b: &VectorData) -> bool {
     match (a, b) {
         (VectorData::Real(x), VectorData::Real(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.to_bits() == q.to_bits())
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| p.to_bits() == q.to_bits())
         }
         (VectorData::Integer(x), VectorData::Integer(y)) => x[..] == y[..],
         (VectorData::Logical(x), VectorData::Logical(y)) => x[..] == y[..],
         (VectorData::Character(x), VectorData::Character(y)) => {
             x.len() == y.len()
                 && (0..x.len()).all(|i| {
-                    x.get(i) == y.get(i) && (x.get(i).is_none_or(|b| b.is_ascii()) || x.levels(i) == y.levels(i))
+                    x.get(i) == y.get(i)
+                        && (x.get(i).is_none_or(|b| b.is_ascii()) || x.levels(i) == y.levels(i))
                 })
         }
         _ => false,
@@ -260,7 +287,11 @@ mod tests {
     #[test]
     fn derived_components_read_back_as_the_same_instants() {
         let tz = time_zone(Some("America/New_York"));
-        let secs = [1_577_890_800.25, 1_622_565_000.0, f64::from_bits(na::REAL_BITS)];
+        let secs = [
+            1_577_890_800.25,
+            1_622_565_000.0,
+            f64::from_bits(na::REAL_BITS),
+        ];
         let names: Vec<String> = COMPONENTS.iter().map(|s| s.to_string()).collect();
         let parts = derive(&secs, &tz, &names);
         let hour = match &parts[2].1 {
@@ -269,7 +300,9 @@ mod tests {
         };
         assert_eq!(hour, vec![10, 12, na::INTEGER]);
         let zone = match &parts[9].1 {
-            VectorData::Character(s) => (0..s.len()).map(|i| s.bytes(i).to_vec()).collect::<Vec<_>>(),
+            VectorData::Character(s) => (0..s.len())
+                .map(|i| s.bytes(i).to_vec())
+                .collect::<Vec<_>>(),
             _ => unreachable!(),
         };
         assert_eq!(zone, vec![b"EST".to_vec(), b"EDT".to_vec(), Vec::new()]);

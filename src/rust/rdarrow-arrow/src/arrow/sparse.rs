@@ -113,9 +113,13 @@ fn ints<'a>(slot: Option<&'a RObject>, what: &str) -> Result<&'a [i32]> {
     match slot {
         Some(RObject::Vector(v)) => match &v.data {
             VectorData::Integer(x) => Ok(&x[..]),
-            _ => Err(Error::corrupt(format!("the sparse matrix's {what} slot is not integers"))),
+            _ => Err(Error::corrupt(format!(
+                "the sparse matrix's {what} slot is not integers"
+            ))),
         },
-        _ => Err(Error::corrupt(format!("the sparse matrix has no {what} slot"))),
+        _ => Err(Error::corrupt(format!(
+            "the sparse matrix has no {what} slot"
+        ))),
     }
 }
 
@@ -146,7 +150,9 @@ pub fn parts(obj: &RObject, refs: &RefTable) -> Result<Option<Parts>> {
     let get = |n: &str| all.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
     let dim = ints(get("Dim"), "Dim")?;
     let [nr, nc] = dim[..] else {
-        return Err(Error::corrupt("the sparse matrix's Dim slot is not two numbers"));
+        return Err(Error::corrupt(
+            "the sparse matrix's Dim slot is not two numbers",
+        ));
     };
     if nr < 0 || nc < 0 {
         return Err(Error::corrupt("the sparse matrix's Dim slot is negative"));
@@ -178,7 +184,9 @@ pub fn parts(obj: &RObject, refs: &RefTable) -> Result<Option<Parts>> {
         Storage::Triplet => {
             let (i, j) = (ints(get("i"), "i")?, ints(get("j"), "j")?);
             if i.len() != j.len() {
-                return Err(Error::corrupt("the sparse matrix's i and j slots differ in length"));
+                return Err(Error::corrupt(
+                    "the sparse matrix's i and j slots differ in length",
+                ));
             }
             (one_based(i, nr, "i")?, one_based(j, nc, "j")?)
         }
@@ -188,7 +196,9 @@ pub fn parts(obj: &RObject, refs: &RefTable) -> Result<Option<Parts>> {
     let mut columns = vec![crate::build::ints(i), crate::build::ints(j)];
     if let Some(x) = get("x") {
         if crate::summary::r_length(x, refs) as usize != rows {
-            return Err(Error::corrupt("the sparse matrix's x slot does not fit its entries"));
+            return Err(Error::corrupt(
+                "the sparse matrix's x slot does not fit its entries",
+            ));
         }
         names.push("x".into());
         columns.push(x.clone());
@@ -248,7 +258,9 @@ pub fn rebuild(
             Some(RObject::Vector(v)) => match &v.data {
                 VectorData::Integer(x) => Ok(x.to_vec()),
                 VectorData::Real(x) => Ok(x.iter().map(|&f| f as i32).collect()),
-                _ => Err(Error::usage(format!("the table's column '{n}' is not integers"))),
+                _ => Err(Error::usage(format!(
+                    "the table's column '{n}' is not integers"
+                ))),
             },
             _ => Err(Error::usage(format!(
                 "the table has no column '{n}' for the sparse matrix"

@@ -327,7 +327,10 @@ impl<'d> Converter<'d> {
         }
         if crate::arrow::posixlt::is_posixlt(&classes, obj.sxptype(refs)) {
             // the instants of its times, as a POSIXct in its zone
-            let zone = match strings_in(obj.attribute(refs, "tzone"), refs).into_iter().next() {
+            let zone = match strings_in(obj.attribute(refs, "tzone"), refs)
+                .into_iter()
+                .next()
+            {
                 Some(tz) if !tz.is_empty() => Some(tz),
                 _ => self.default_tz.map(str::to_string),
             };
@@ -517,7 +520,9 @@ impl<'d> Converter<'d> {
         for i in 0..s.len() {
             match s.get(i) {
                 None => out.push(None),
-                Some(b) => out.push(Some(encoding::arrow_text(b, s.levels(i), native).0.into_owned())),
+                Some(b) => out.push(Some(
+                    encoding::arrow_text(b, s.levels(i), native).0.into_owned(),
+                )),
             }
         }
         let total: usize = out.iter().map(|s| s.as_ref().map_or(0, |x| x.len())).sum();

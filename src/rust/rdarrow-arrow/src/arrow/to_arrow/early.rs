@@ -97,8 +97,11 @@ impl EarlyColumns {
                     RObject::Null => None,
                     other => Some(other),
                 };
-                let data =
-                    VectorData::Consumed(Consumed::new(sxptype, len, ConvertedColumn { result, strings }));
+                let data = VectorData::Consumed(Consumed::new(
+                    sxptype,
+                    len,
+                    ConvertedColumn { result, strings },
+                ));
                 *obj = RObject::Vector(Box::new(Vector {
                     flags: a.flags,
                     data,

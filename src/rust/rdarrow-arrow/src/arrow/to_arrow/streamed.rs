@@ -357,8 +357,7 @@ impl StreamedTable {
             .sum();
         let group_rows = rows.unwrap_or_else(|| rows_for(row_bytes, memory));
         let (names, idx) = (plan.names.clone(), plan.idx.clone());
-        let name_of =
-            |i: usize| names[idx.iter().position(|&x| x == i).expect("selected")].clone();
+        let name_of = |i: usize| names[idx.iter().position(|&x| x == i).expect("selected")].clone();
         let mut cols = Vec::with_capacity(distinct.len());
         for &i in &distinct {
             let mut node = items[i].take().unwrap_or(RObject::Null);
@@ -366,7 +365,9 @@ impl StreamedTable {
             if matrix_dims(&node, &doc.refs).is_some() {
                 // a matrix column's rows are not runs of its payload: read
                 // whole
-                store.materialize(&mut node).map_err(|e| in_column(&name, e))?;
+                store
+                    .materialize(&mut node)
+                    .map_err(|e| in_column(&name, e))?;
             }
             let is_deferred = match &node {
                 RObject::Vector(v) => matches!(v.data, VectorData::Deferred(_)),
@@ -455,9 +456,7 @@ fn kept_strings(
         return Ok(None);
     };
     let native = doc.header.native_encoding.as_deref();
-    if d.sxptype != sxp::STR
-        || (d.plain_text && native.is_none_or(crate::encoding::is_utf8_name))
-    {
+    if d.sxptype != sxp::STR || (d.plain_text && native.is_none_or(crate::encoding::is_utf8_name)) {
         return Ok(None);
     }
     let len = d.len as usize;
@@ -798,7 +797,16 @@ mod tests {
             (&ipc_file, IpcFormat::File),
             (&ipc_stream, IpcFormat::Stream),
         ] {
-            write_ipc_source_file(&table, path, format, IpcCompression::Zstd, 1500, 2, &Default::default()).unwrap();
+            write_ipc_source_file(
+                &table,
+                path,
+                format,
+                IpcCompression::Zstd,
+                1500,
+                2,
+                &Default::default(),
+            )
+            .unwrap();
         }
         assert!(IpcFile::open(&ipc_file, u64::MAX).unwrap().is_some());
         assert!(IpcFile::open(&ipc_stream, u64::MAX).unwrap().is_none());

@@ -94,7 +94,8 @@ impl TablePlan {
             if self.idx[k] == i {
                 self.col_meta[k].strings = Some(kept.clone());
                 if !told {
-                    self.warnings.extend(self.col_meta[k].repair_warning(&self.names[k]));
+                    self.warnings
+                        .extend(self.col_meta[k].repair_warning(&self.names[k]));
                     told = true;
                 }
             }
