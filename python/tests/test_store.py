@@ -7,6 +7,7 @@ faults (missing object and bucket, wrong keys, a server gone) with errors
 that name the URL and no secret; Dask on a LocalCluster of worker
 processes reading from the bucket and writing Parquet into it."""
 
+import contextlib
 import http.client
 import http.server
 import os
@@ -133,6 +134,8 @@ assign("small", 1:5, envir = e)
 set.seed(2)
 assign("big", runif(2e6), envir = e)
 tools:::makeLazyLoadDB(e, file.path(out, "Rdata"))
+big <- runif(2e6); small <- letters
+save(big, small, file = file.path(out, "plain.RData"), compress = FALSE)
 """,
         OUT=str(out),
     )
@@ -243,13 +246,23 @@ class _CountingProxy(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_lazy_load_base_is_read_by_range(files, s3):
+@contextlib.contextmanager
+def _counting_proxy(s3):
+    """A proxy in front of the S3 server that counts what it sends: the
+    storage options that go through it, and the list of (method, path,
+    bytes)."""
     sent = []
     handler = type("H", (_CountingProxy,), {"upstream": ("127.0.0.1", s3["port"]), "sent": sent})
     proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     try:
-        opts = {"endpoint_url": f"http://127.0.0.1:{proxy.server_address[1]}"}
+        yield {"endpoint_url": f"http://127.0.0.1:{proxy.server_address[1]}"}, sent
+    finally:
+        proxy.shutdown()
+
+
+def test_a_lazy_load_base_is_read_by_range(files, s3):
+    with _counting_proxy(s3) as (opts, sent):
         got = rdarrow.read_objects("s3://lab/r/Rdata.rdb", ["small"], storage_options=opts)
         assert got == {"small": [1, 2, 3, 4, 5]}
         rdb = (files / "Rdata.rdb").stat().st_size
@@ -262,8 +275,22 @@ def test_a_lazy_load_base_is_read_by_range(files, s3):
         assert {o["name"] for o in listed} == {"small", "big"}
         big = rdarrow.read_objects("s3://lab/r/Rdata.rdb", ["big"], storage_options=opts)["big"]
         assert big == rdarrow.read_objects(files / "Rdata", ["big"])["big"]
-    finally:
-        proxy.shutdown()
+
+
+def test_an_uncompressed_file_is_listed_without_its_payloads(files, s3):
+    with _counting_proxy(s3) as (opts, sent):
+        url = "s3://lab/r/plain.RData"
+        size = (files / "plain.RData").stat().st_size
+        assert size > 16_000_000
+        assert rdarrow.list_objects(url, storage_options=opts) == rdarrow.list_objects(files / "plain.RData")
+        got = sum(n for m, p, n in sent if p.endswith("plain.RData"))
+        assert got < 3_000_000, sent
+        sent.clear()
+        assert rdarrow.read_objects(url, ["small"], storage_options=opts) == {"small": list("abcdefghijklmnopqrstuvwxyz")}
+        assert sum(n for m, p, n in sent if p.endswith("plain.RData")) < 3_000_000, sent
+        # read whole, it is the file
+        whole = rdarrow.read_objects(url, storage_options=opts)
+        assert whole["big"] == rdarrow.read_objects(files / "plain.RData", ["big"])["big"]
 
 
 def test_writers_upload_complete_objects(files, s3, tmp_path):
@@ -485,11 +512,12 @@ def test_wrong_keys_are_refused_without_showing_them(tmp_path, monkeypatch):
         }
         with pytest.raises(rdarrow.RDataError, match=r"cannot read 's3://lab/x.rds': access denied \(HTTP 403\)") as e:
             rdarrow.read_table("s3://lab/x.rds", storage_options=opts)
-        assert "InvalidAccessKeyId" in str(e.value)
         assert "wrongsecretvalue123" not in str(e.value) and "AKIAWRONGKEYID" not in str(e.value)
         assert "<Error>" not in str(e.value)
         with pytest.raises(rdarrow.RDataError, match="s3://lab/out.rds") as e:
             rdarrow.write_rds(pa.table({"x": [1, 2]}), "s3://lab/out.rds", storage_options=opts)
+        # the server's own words, read from its XML
+        assert "InvalidAccessKeyId" in str(e.value) and "<Error>" not in str(e.value)
         assert "wrongsecretvalue123" not in str(e.value)
     finally:
         proc.terminate()

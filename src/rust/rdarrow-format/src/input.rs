@@ -43,7 +43,23 @@ pub enum Source {
     },
     /// A stream, read to its end.
     Stream(Box<dyn Read + Send>),
+    /// A stream that can move ahead without receiving what it passes (an
+    /// object in a store, read by range): long skips move it.
+    Ranged(Box<dyn Seekable>),
 }
+
+/// A stream that can continue from a later byte without receiving the
+/// bytes between (an object in a store, read by byte range).
+pub trait Seekable: Read + Send {
+    /// Continue from byte `pos` of the stream, ahead of the bytes read.
+    fn seek_to(&mut self, pos: u64) -> std::io::Result<()>;
+    /// The stream's length.
+    fn len(&self) -> u64;
+}
+
+/// Skips at least this long move a [`Source::Ranged`] stream (a new
+/// request); shorter ones are read through.
+const RANGED_SKIP_MIN: u64 = 1 << 20;
 
 const BUF_SIZE: usize = 1 << 18;
 /// The smallest buffer (a header, a number and a short string fit).
@@ -117,6 +133,7 @@ impl Input {
     pub fn remaining_hint(&self) -> Option<u64> {
         match &self.src {
             Source::File { len, .. } => Some(len.saturating_sub(self.offset())),
+            Source::Ranged(s) => Some(s.len().saturating_sub(self.offset())),
             Source::Stream(_) => None,
         }
     }
@@ -126,6 +143,7 @@ impl Input {
             let r = match &mut self.src {
                 Source::File { file, .. } => file.read(out),
                 Source::Stream(s) => s.read(out),
+                Source::Ranged(s) => s.read(out),
             };
             match r {
                 Ok(n) => return Ok(n),
@@ -255,6 +273,18 @@ impl Input {
                 .map_err(|e| Error::io(&e, "seek"))?;
             self.base += left;
             return Ok(());
+        }
+        if let Source::Ranged(s) = &mut self.src {
+            if left >= RANGED_SKIP_MIN {
+                let len = s.len();
+                if self.base + left > len {
+                    return Err(truncated(len));
+                }
+                s.seek_to(self.base + left)
+                    .map_err(|e| Error::io(&e, "cannot move ahead in the stream"))?;
+                self.base += left;
+                return Ok(());
+            }
         }
         while left > 0 {
             if !self.fill()? {

@@ -110,6 +110,10 @@ impl Source {
                 (kind, Input::sized(input::Source::File { file, len }, len))
             }
             (Opened::Bytes(bytes), Compression::None) => (kind, Input::from_bytes(bytes)),
+            (Opened::Ranged(r), _) => {
+                let len = r.len();
+                (kind, Input::sized(input::Source::Ranged(r), len))
+            }
             (Opened::Bytes(bytes), _) => {
                 if kind == Compression::Gzip && bytes.len() as u64 <= INLINE_MAX {
                     if let Some(inflated) = compression::gunzip_whole(&bytes) {
@@ -289,6 +293,8 @@ pub(crate) enum Opened {
     File { file: File, len: u64 },
     /// The body of a URL.
     Stream(Box<dyn Read + Send>),
+    /// An uncompressed object in a store, read by range.
+    Ranged(Box<dyn input::Seekable>),
     /// Bytes in memory.
     Bytes(Vec<u8>),
 }
@@ -299,6 +305,7 @@ impl Opened {
         let (r, len): (Box<dyn Read + Send>, u64) = match self {
             Opened::File { file, len } => (Box::new(file), len),
             Opened::Stream(s) => (s, u64::MAX),
+            Opened::Ranged(s) => (Box::new(s), u64::MAX),
             Opened::Bytes(b) => {
                 let len = b.len() as u64;
                 (Box::new(std::io::Cursor::new(b)), len)
@@ -336,13 +343,25 @@ fn stream_of(url: &str, mut body: Box<dyn Read + Send>) -> Result<(Opened, Compr
     Ok((Opened::Stream(Box::new(ahead)), kind))
 }
 
+/// An object's bytes: a compressed object as a stream received ahead of
+/// the decompressor; an uncompressed one by range, so that what a reader
+/// skips (a listing's payloads) is never downloaded.
 fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let store = Store::open(url, &opts.storage, opts.timeout)?;
-    let (body, len) = store.reader()?;
-    if len == 0 {
+    let mut reader = store.ranged_reader()?;
+    if input::Seekable::len(&reader) == 0 {
         return Err(empty(&format!("'{url}'")));
     }
-    stream_of(url, body)
+    let prefix = reader
+        .peek(6)
+        .map_err(|e| Error::io(&e, &format!("cannot read '{url}'")))?;
+    let kind = Compression::detect(&prefix);
+    if kind == Compression::None {
+        return Ok((Opened::Ranged(Box::new(reader)), kind));
+    }
+    let ahead = compression::PipelinedReader::new(Box::new(reader))
+        .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
+    Ok((Opened::Stream(Box::new(ahead)), kind))
 }
 
 fn open_file(path: &Path) -> Result<(Opened, Compression)> {

@@ -110,6 +110,7 @@ enum Cloud {
 }
 
 /// An object (or a prefix, for listing) in a store, ready for requests.
+#[derive(Clone)]
 pub struct Store {
     store: Arc<dyn ObjectStore>,
     /// The key of the object (or the prefix) in its bucket.
@@ -302,12 +303,7 @@ impl Store {
     /// body are driven by a runtime of the reading thread's own (the body
     /// is received where it is read, without a hand-over per piece).
     pub fn reader(&self) -> Result<(Box<dyn Read + Send>, u64)> {
-        let rt = Arc::new(
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| Error::io(&e, "cannot start the object store client"))?,
-        );
+        let rt = own_runtime()?;
         let got = self.run_on(&rt, "read", self.store.get(&self.key))?;
         let len = got.meta.size;
         crate::cancel::download_started(Some(len));
@@ -322,6 +318,26 @@ impl Store {
             Box::new(crate::remote::Counted::new(body, &self.url, Some(len))),
             len,
         ))
+    }
+
+    /// The object as a stream that moves ahead by range (see
+    /// [`ObjectReader`]).
+    pub fn ranged_reader(&self) -> Result<ObjectReader> {
+        let rt = own_runtime()?;
+        let meta = self.run_on(&rt, "read", self.store.head(&self.key))?;
+        crate::cancel::download_started(Some(meta.size));
+        Ok(ObjectReader {
+            store: self.clone(),
+            rt,
+            len: meta.size,
+            e_tag: meta.e_tag,
+            pos: 0,
+            held: bytes::BytesMut::new(),
+            fetched: 0,
+            body: None,
+            body_end: 0,
+            next_size: FIRST_RANGE,
+        })
     }
 
     /// Bytes `[start, start + len)` of the object (all of them, or an
@@ -578,6 +594,15 @@ impl Drop for Upload<'_> {
     }
 }
 
+/// A runtime of the calling thread's own, for a read it drives itself.
+fn own_runtime() -> Result<Arc<tokio::runtime::Runtime>> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(Arc::new)
+        .map_err(|e| Error::io(&e, "cannot start the object store client"))
+}
+
 /// The size of an upload's parts: 16 MiB, more for a file that would
 /// otherwise need more than S3's 10,000 parts.
 fn part_size(size: u64) -> u64 {
@@ -703,7 +728,8 @@ fn xml_errors_read(text: &str) -> String {
 
 /// An error with its causes, in one line.
 fn describe(e: &object_store::Error) -> String {
-    xml_errors_read(&describe_raw(e)).replace('\n', " ")
+    let text = xml_errors_read(&describe_raw(e)).replace('\n', " ");
+    text.trim_end_matches([' ', ':']).to_string()
 }
 
 fn describe_raw(e: &object_store::Error) -> String {
@@ -734,6 +760,170 @@ fn describe_raw(e: &object_store::Error) -> String {
 /// the object store client; once per process, as rustls asks.
 fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The first range an [`ObjectReader`] asks for; each next one is twice
+/// as long, up to [`MAX_RANGE`].
+const FIRST_RANGE: u64 = 1 << 20;
+const MAX_RANGE: u64 = 64 << 20;
+/// A move ahead shorter than this, within the range being received, is
+/// read through rather than asked for anew.
+const READ_THROUGH: u64 = 1 << 20;
+
+/// An object read as a stream of ranges, each twice the last (so a whole
+/// object costs a few requests), that moves ahead to any later byte by
+/// asking for a range from there ([`crate::input::Seekable`]): a reader
+/// that skips payloads never downloads them. Every range is pinned to
+/// the object's version at the start (an object replaced meanwhile is an
+/// error, never a mix of two).
+pub struct ObjectReader {
+    store: Store,
+    rt: Arc<tokio::runtime::Runtime>,
+    len: u64,
+    e_tag: Option<String>,
+    /// The next byte handed out.
+    pos: u64,
+    /// Bytes `[pos, fetched)`, received and not yet handed out.
+    held: bytes::BytesMut,
+    fetched: u64,
+    /// The range being received, up to `body_end`.
+    body: Option<futures_util::stream::BoxStream<'static, object_store::Result<Bytes>>>,
+    body_end: u64,
+    next_size: u64,
+}
+
+impl ObjectReader {
+    /// Receive the next piece after `fetched` into `held`; false at the
+    /// object's end.
+    fn receive(&mut self) -> std::io::Result<bool> {
+        if self.fetched >= self.len {
+            return Ok(false);
+        }
+        if crate::cancel::interrupted() {
+            return Err(std::io::Error::other("interrupted by the user"));
+        }
+        if self.body.is_none() || self.fetched >= self.body_end {
+            let end = (self.fetched + self.next_size).min(self.len);
+            let opts = object_store::GetOptions {
+                range: Some(object_store::GetRange::Bounded(self.fetched..end)),
+                if_match: self.e_tag.clone(),
+                ..Default::default()
+            };
+            let got = self
+                .store
+                .run_on(
+                    &self.rt,
+                    "read",
+                    self.store.store.get_opts(&self.store.key, opts),
+                )
+                .map_err(|e| std::io::Error::other(e.message))?;
+            self.body = Some(got.into_stream());
+            self.body_end = end;
+            self.next_size = (self.next_size * 2).min(MAX_RANGE);
+        }
+        let t = self.store.timeout;
+        let body = self.body.as_mut().expect("a range being received");
+        let next = self
+            .rt
+            .block_on(async { tokio::time::timeout(t, body.next()).await });
+        let piece = match next {
+            Err(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "cannot read '{}': no data for {} s (the timeout option)",
+                        self.store.url,
+                        t.as_secs_f64()
+                    ),
+                ))
+            }
+            Ok(None) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "the download of '{}' stopped at byte {} of {}",
+                        self.store.url, self.fetched, self.len
+                    ),
+                ))
+            }
+            Ok(Some(Err(e))) => {
+                return Err(std::io::Error::other(format!(
+                    "cannot read '{}': {}",
+                    self.store.url,
+                    redact(&describe(&e), &self.store.secrets)
+                )))
+            }
+            Ok(Some(Ok(b))) => b,
+        };
+        crate::cancel::downloaded(piece.len() as u64);
+        self.fetched += piece.len() as u64;
+        self.held.extend_from_slice(&piece);
+        Ok(true)
+    }
+
+    /// The next `n` bytes (fewer at the end), not handed out.
+    pub fn peek(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
+        while self.held.len() < n && self.receive()? {}
+        Ok(self.held[..n.min(self.held.len())].to_vec())
+    }
+}
+
+impl Read for ObjectReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        while self.held.is_empty() {
+            if !self.receive()? {
+                return Ok(0);
+            }
+        }
+        let n = buf.len().min(self.held.len());
+        buf[..n].copy_from_slice(&self.held[..n]);
+        let _ = self.held.split_to(n);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl crate::input::Seekable for ObjectReader {
+    fn seek_to(&mut self, pos: u64) -> std::io::Result<()> {
+        if pos < self.pos {
+            return Err(std::io::Error::other(format!(
+                "cannot go back in '{}' (from byte {} to {pos})",
+                self.store.url, self.pos
+            )));
+        }
+        if pos <= self.fetched {
+            let _ = self.held.split_to((pos - self.pos) as usize);
+            self.pos = pos;
+            return Ok(());
+        }
+        if self.body.is_some() && pos < self.body_end && pos - self.fetched < READ_THROUGH {
+            while self.fetched < pos {
+                self.held.clear();
+                if !self.receive()? {
+                    break;
+                }
+            }
+            let drop = (self.held.len() as u64).saturating_sub(self.fetched - pos) as usize;
+            let _ = self.held.split_to(drop);
+            self.pos = pos;
+            return Ok(());
+        }
+        // a new range from there, small again (what is read after a
+        // skip is often short)
+        self.body = None;
+        self.held.clear();
+        self.pos = pos;
+        self.fetched = pos;
+        self.next_size = FIRST_RANGE;
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
 }
 
 /// An object's body as a stream of chunks, each wait for the next chunk
