@@ -48,14 +48,7 @@ pub enum Source {
     Ranged(Box<dyn Seekable>),
 }
 
-/// A stream that can continue from a later byte without receiving the
-/// bytes between (an object in a store, read by byte range).
-pub trait Seekable: Read + Send {
-    /// Continue from byte `pos` of the stream, ahead of the bytes read.
-    fn seek_to(&mut self, pos: u64) -> std::io::Result<()>;
-    /// The stream's length.
-    fn len(&self) -> u64;
-}
+pub use crate::store::Seekable;
 
 /// Skips at least this long move a [`Source::Ranged`] stream (a new
 /// request); shorter ones are read through.

@@ -762,6 +762,16 @@ fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// A stream that can continue from a later byte without receiving the
+/// bytes between (an object in a store, read by byte range); the parser's
+/// input moves it over long skips ([`crate::input::Source::Ranged`]).
+pub trait Seekable: Read + Send {
+    /// Continue from byte `pos` of the stream, ahead of the bytes read.
+    fn seek_to(&mut self, pos: u64) -> std::io::Result<()>;
+    /// The stream's length.
+    fn len(&self) -> u64;
+}
+
 /// The first range an [`ObjectReader`] asks for; each next one is twice
 /// as long, up to [`MAX_RANGE`].
 const FIRST_RANGE: u64 = 1 << 20;
@@ -772,7 +782,7 @@ const READ_THROUGH: u64 = 1 << 20;
 
 /// An object read as a stream of ranges, each twice the last (so a whole
 /// object costs a few requests), that moves ahead to any later byte by
-/// asking for a range from there ([`crate::input::Seekable`]): a reader
+/// asking for a range from there ([`Seekable`]): a reader
 /// that skips payloads never downloads them. Every range is pinned to
 /// the object's version at the start (an object replaced meanwhile is an
 /// error, never a mix of two).
@@ -886,7 +896,7 @@ impl Read for ObjectReader {
     }
 }
 
-impl crate::input::Seekable for ObjectReader {
+impl Seekable for ObjectReader {
     fn seek_to(&mut self, pos: u64) -> std::io::Result<()> {
         if pos < self.pos {
             return Err(std::io::Error::other(format!(
