@@ -196,7 +196,8 @@ storage_arg <- function(storage_options) {
     if (length(v) != 1L || is.na(v) || !(is.character(v) || is.numeric(v) || is.logical(v))) abort_usage(bad)
     if (is.logical(v)) tolower(as.character(v)) else as.character(v)
   }, "")
-  stats::setNames(values, names(storage_options))
+  names(values) <- names(storage_options)
+  values
 }
 
 max_depth <- function() {

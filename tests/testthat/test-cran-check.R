@@ -67,11 +67,13 @@ test_that("the vendored source package passes R CMD check --as-cran, offline", {
   # what the R package does not compile stays out
   expect_false(any(grepl("^rdarrow/src/rust/(target|rdarrow-py|rdarrow-cli|fuzz)/", listing)))
   expect_false(any(grepl("^rdarrow/(python|bench|\\.ci)/", listing)))
-  # only the R package's crates: well under the 21.8 MB of the whole workspace's
+  # only the R package's crates (about 20.3 MiB since the object store
+  # client, its HTTP stack and tokio joined them; the whole workspace's are
+  # more): a bound that catches vendoring the other crates' trees
   exdir <- file.path(work, "unpacked")
   utils::untar(tarball, files = c("rdarrow/src/rust/vendor.tar.xz", "rdarrow/src/rust/Cargo.toml"), exdir = exdir)
   vendored_mb <- file.size(file.path(exdir, "rdarrow/src/rust/vendor.tar.xz")) / 2^20
-  expect_lt(vendored_mb, 16)
+  expect_lt(vendored_mb, 24)
   members <- grep("^members", readLines(file.path(exdir, "rdarrow/src/rust/Cargo.toml")), value = TRUE)
   expect_identical(members, 'members = ["rdarrow-format", "rdarrow-arrow", "rdarrow-r"]')
 

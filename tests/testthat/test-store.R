@@ -8,6 +8,7 @@
 # loudly when the Python environment has no moto (CI sets
 # RDARROW_REQUIRE_STORE=1, where that is a failure).
 local_s3 <- function(env = parent.frame()) {
+  skip_if_not_installed("processx")
   py <- Sys.getenv("RETICULATE_PYTHON")
   moto <- if (nzchar(py)) file.path(dirname(py), "moto_server") else ""
   if (!nzchar(moto) || !file.exists(moto)) {
