@@ -445,7 +445,7 @@ def test_a_stalled_server_times_out(files):
         srv.close()
 
 
-def test_duckdb_reads_from_the_bucket(files, s3):
+def test_duckdb_reads_from_the_bucket(files, s3, monkeypatch):
     from test_duckdb import connect
 
     con = connect()
@@ -456,6 +456,17 @@ def test_duckdb_reads_from_the_bucket(files, s3):
     assert got == (4 * sum(x for x in col if x is not None), 4 * sum(x is not None for x in local.column("s").to_pylist()))
     with pytest.raises(Exception, match="s3://lab/r/missing.rds"):
         con.sql("select * from read_rds('s3://lab/r/missing.rds')").fetchall()
+
+    # storage_options instead of the environment, in each function
+    for k in ["AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP"]:
+        monkeypatch.delenv(k)
+    so = f"storage_options := MAP {{'endpoint_url': '{s3['endpoint']}', 'allow_http': 'true'}}"
+    assert con.sql(f"select count(*) from read_rds('s3://lab/r/df.rds', {so})").fetchall()[0][0] == local.num_rows
+    assert con.sql(f"select count(*) from read_rdata('s3://lab/r/df-*.RData', {so})").fetchall()[0][0] == 4 * local.num_rows
+    names = con.sql(f"select name from rdata_objects('s3://lab/r/several.RData', {so})").fetchall()
+    assert [n for (n,) in names] == ["df", "x", "y"]
+    with pytest.raises(Exception, match="storage option 'colour'"):
+        con.sql("select * from read_rds('s3://lab/r/df.rds', storage_options := MAP {'colour': 'red'})").fetchall()
 
 
 def test_the_command_line_takes_storage_options(files, s3, tmp_path, monkeypatch):

@@ -100,6 +100,47 @@ impl Value {
     }
 }
 
+impl Value {
+    /// A MAP of VARCHAR to VARCHAR as (key, value) pairs (none for NULL;
+    /// `what` names the parameter in errors).
+    pub fn pairs(&self, what: &str) -> Result<Vec<(String, String)>, String> {
+        if self.is_null() {
+            return Ok(Vec::new());
+        }
+        if self.type_id() != ffi::DUCKDB_TYPE_DUCKDB_TYPE_MAP {
+            return Err(format!("{what} must be a MAP of names to values"));
+        }
+        // SAFETY: a MAP value; each key and value is ours to destroy
+        let n = unsafe { ffi::duckdb_get_map_size(self.0) };
+        (0..n)
+            .map(|i| {
+                let k = Value(unsafe { ffi::duckdb_get_map_key(self.0, i) });
+                let v = Value(unsafe { ffi::duckdb_get_map_value(self.0, i) });
+                match (k.text(), v.text()) {
+                    (Some(k), Some(v)) => Ok((k, v)),
+                    _ => Err(format!("{what} holds a NULL")),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The named parameter `storage_options`: MAP(VARCHAR, VARCHAR).
+pub fn storage_options_type() -> LogicalType {
+    let text = || LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+    // SAFETY: the key and value types are copied into the map type
+    LogicalType(unsafe { ffi::duckdb_create_map_type(text().0, text().0) })
+}
+
+/// The read options of a call with `storage_options` (an object store's
+/// options beyond the environment's).
+pub fn read_options(storage: Vec<(String, String)>) -> rdarrow_arrow::ReadOptions {
+    rdarrow_arrow::ReadOptions {
+        storage: rdarrow_arrow::StorageOptions::new(storage),
+        ..Default::default()
+    }
+}
+
 /// Run a callback's `work`, turning its error or panic into the message
 /// `fail` hands to DuckDB.
 pub fn guarded(work: impl FnOnce() -> Result<(), String>, fail: impl FnOnce(&str)) {

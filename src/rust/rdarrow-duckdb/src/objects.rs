@@ -34,7 +34,14 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
     ))
     .boolean()
     .unwrap_or(false);
-    let sources = crate::scan::sources_of(&paths)?;
+    let read = crate::api::read_options(
+        Value(ffi::duckdb_bind_get_named_parameter(
+            info,
+            c"storage_options".as_ptr(),
+        ))
+        .pairs("storage_options")?,
+    );
+    let sources = crate::scan::sources_of(&paths, &read)?;
     let listed = rdarrow_arrow::arrow::rows::per_column(
         sources.len(),
         rdarrow_arrow::arrow::rows::all_cores()
@@ -43,14 +50,9 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
         |i| {
             let (path, label) = &sources[i];
             let name = rdarrow_arrow::stream_object_name(path);
-            Ok(rdarrow_arrow::list_file(
-                path,
-                &rdarrow_arrow::ReadOptions::default(),
-                &name,
-                recursive,
-            )
-            .map(|(_, infos)| infos)
-            .map_err(|e| crate::scan::in_file(label, e)))
+            Ok(rdarrow_arrow::list_file(path, &read, &name, recursive)
+                .map(|(_, infos)| infos)
+                .map_err(|e| crate::scan::in_file(label, e)))
         },
     )
     .map_err(|e| format!("rdarrow: {e}"))?
@@ -153,10 +155,13 @@ unsafe extern "C" fn func(info: ffi::duckdb_function_info, output: ffi::duckdb_d
 pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
     TableFunction {
         name: c"rdata_objects",
-        named: vec![(
-            c"recursive",
-            LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
-        )],
+        named: vec![
+            (
+                c"recursive",
+                LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
+            ),
+            (c"storage_options", crate::api::storage_options_type()),
+        ],
         bind: bind_c,
         init,
         local_init: None,

@@ -93,11 +93,14 @@ struct Local {
 }
 
 /// The file names `path` names, as the engine expands each.
-pub(crate) fn sources_of(paths: &[String]) -> Result<Vec<(PathBuf, String)>, String> {
+pub(crate) fn sources_of(
+    paths: &[String],
+    read: &rdarrow_arrow::ReadOptions,
+) -> Result<Vec<(PathBuf, String)>, String> {
     let mut out = Vec::new();
     for given in paths {
-        let found = rdarrow_arrow::expand_sources(given, &rdarrow_arrow::ReadOptions::default())
-            .map_err(|e| format!("rdarrow: {e}"))?;
+        let found =
+            rdarrow_arrow::expand_sources(given, read).map_err(|e| format!("rdarrow: {e}"))?;
         for p in found {
             let label = p.to_string_lossy().into_owned();
             out.push((p, label));
@@ -126,6 +129,7 @@ fn open_file(
     object: Option<&str>,
     columns: Option<&[String]>,
     one: bool,
+    read: &rdarrow_arrow::ReadOptions,
 ) -> Result<FileTable, String> {
     let stream_name = rdarrow_arrow::stream_object_name(path);
     let opts = TableOptions {
@@ -141,7 +145,7 @@ fn open_file(
         object,
         &stream_name,
         opts,
-        rdarrow_arrow::ReadOptions::default(),
+        read.clone(),
         &std::env::temp_dir(),
         None,
         rdarrow_arrow::arrow::DEFAULT_MEMORY,
@@ -177,18 +181,21 @@ struct Call {
     object: Option<String>,
     columns: Option<Vec<String>>,
     filename: bool,
+    /// The read options (an object store's `storage_options`).
+    read: rdarrow_arrow::ReadOptions,
 }
 
 unsafe fn call_of(info: ffi::duckdb_bind_info, named: bool) -> Result<Call, String> {
     let path = Value(ffi::duckdb_bind_get_parameter(info, 0));
     let paths = path.strings("the path")?;
     let get = |name: &str| {
-        if !named {
+        if !named && name != "storage_options" {
             return Value(std::ptr::null_mut());
         }
         let n = c_string(name);
         Value(ffi::duckdb_bind_get_named_parameter(info, n.as_ptr()))
     };
+    let read = crate::api::read_options(get("storage_options").pairs("storage_options")?);
     let object = get("object").text();
     let columns = {
         let v = get("columns");
@@ -204,12 +211,13 @@ unsafe fn call_of(info: ffi::duckdb_bind_info, named: bool) -> Result<Call, Stri
         object,
         columns,
         filename,
+        read,
     })
 }
 
 unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
     let call = call_of(info, named)?;
-    let sources = sources_of(&call.paths)?;
+    let sources = sources_of(&call.paths, &call.read)?;
     let threads = rdarrow_arrow::arrow::rows::all_cores();
     let opened: Vec<Result<FileTable, String>> =
         rdarrow_arrow::arrow::rows::per_column(sources.len(), threads.min(sources.len()), |i| {
@@ -221,6 +229,7 @@ unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
                 call.columns.as_deref(),
                 // read_rds(): the one object of each file
                 !named,
+                &call.read,
             ))
         })
         .map_err(|e| e.to_string())?;
@@ -448,6 +457,7 @@ pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
             c"filename",
             LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
         ),
+        (c"storage_options", crate::api::storage_options_type()),
     ];
     for (name, bind, named) in [
         (
@@ -458,7 +468,7 @@ pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
         (
             c"read_rds",
             bind_read_rds as unsafe extern "C" fn(_),
-            Vec::new(),
+            vec![(c"storage_options", crate::api::storage_options_type())],
         ),
     ] {
         TableFunction {
