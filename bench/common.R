@@ -71,3 +71,11 @@ write_small_collections <- function(dir, n_gen) {
   }
   list(datasets = ds_dir, generated = gen_dir)
 }
+
+# The number given as `--name N` on the script's command line, else
+# `default`.
+bench_opt <- function(name, default) {
+  args <- commandArgs(trailingOnly = TRUE)
+  i <- match(paste0("--", name), args)
+  if (is.na(i)) default else as.numeric(args[[i + 1L]])
+}

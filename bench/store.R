@@ -19,13 +19,8 @@ source(file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), 
                  "common.R"))
 suppressPackageStartupMessages(library(rdarrow))
 
-args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  i <- match(paste0("--", name), args)
-  if (is.na(i)) default else as.numeric(args[[i + 1L]])
-}
-rows <- opt("rows", 4e6)
-reps <- opt("reps", 3)
+rows <- bench_opt("rows", 4e6)
+reps <- bench_opt("reps", 3)
 
 python <- Sys.getenv("RETICULATE_PYTHON", file.path(getwd(), ".venv", "bin", "python"))
 moto <- file.path(dirname(python), "moto_server")
