@@ -343,9 +343,10 @@ fn stream_of(url: &str, mut body: Box<dyn Read + Send>) -> Result<(Opened, Compr
     Ok((Opened::Stream(Box::new(ahead)), kind))
 }
 
-/// An object's bytes: a compressed object as a stream received ahead of
-/// the decompressor; an uncompressed one by range, so that what a reader
-/// skips (a listing's payloads) is never downloaded.
+/// An object's bytes: a compressed object as one stream received ahead of
+/// the decompressor (an object within the first range as that range); an
+/// uncompressed one by range, so that what a reader skips (a listing's
+/// payloads) is never downloaded.
 fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let store = Store::open(url, &opts.storage, opts.timeout)?;
     let mut reader = store.ranged_reader()?;
@@ -359,9 +360,16 @@ fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     if kind == Compression::None {
         return Ok((Opened::Ranged(Box::new(reader)), kind));
     }
-    let ahead = compression::PipelinedReader::new(Box::new(reader))
-        .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
-    Ok((Opened::Stream(Box::new(ahead)), kind))
+    if input::Seekable::len(&reader) <= store::FIRST_RANGE {
+        // all of it came with the first range
+        let ahead = compression::PipelinedReader::new(Box::new(reader))
+            .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
+        return Ok((Opened::Stream(Box::new(ahead)), kind));
+    }
+    // a larger compressed object is read whole: one streamed request
+    drop(reader);
+    let (body, _) = store.reader()?;
+    stream_of(url, body)
 }
 
 fn open_file(path: &Path) -> Result<(Opened, Compression)> {

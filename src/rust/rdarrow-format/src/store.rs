@@ -774,7 +774,7 @@ pub trait Seekable: Read + Send {
 
 /// The first range an [`ObjectReader`] asks for; each next one is twice
 /// as long, up to [`MAX_RANGE`].
-const FIRST_RANGE: u64 = 1 << 20;
+pub const FIRST_RANGE: u64 = 1 << 20;
 const MAX_RANGE: u64 = 64 << 20;
 /// A move ahead shorter than this, within the range being received, is
 /// read through rather than asked for anew.
