@@ -46,7 +46,8 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
-# where R data is read from: a path, an http(s) URL, bytes or a binary file
+# where R data is read from: a path, an http(s), object store or fsspec URL,
+# bytes, or a binary file object (read in place, never staged)
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
 
 
@@ -63,38 +64,59 @@ def _path(path: PathLike) -> str:
     return p
 
 
-class _Staged:
-    """Bytes, or what a binary file object reads, in a temporary file
-    named ``value`` (the name an ``.rds`` stream's object gets), removed
-    when this object goes."""
+# URL schemes the engine reads itself (http(s) and object stores); any
+# other URL (``memory://``, ``gcs://``, ``sftp://``, ``zip://...``,
+# ``simplecache::s3://...``) is opened by fsspec
+_ENGINE_SCHEMES = ("http", "https", "s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "adl")
 
-    def __init__(self, data: Any) -> None:
-        import shutil
-        import tempfile
 
-        self.dir = tempfile.mkdtemp(prefix="rdarrow-")
-        self.path = os.path.join(self.dir, "value")
-        with open(self.path, "wb") as out:
-            if isinstance(data, (bytes, bytearray, memoryview)):
-                out.write(data)
-            else:
-                shutil.copyfileobj(data, out, 1 << 20)
+def _fsspec_url(path: str) -> bool:
+    """Whether ``path`` is a URL for fsspec to open (not the engine)."""
+    if "::" in path:
+        return True
+    scheme, sep, _ = path.partition("://")
+    return bool(sep) and scheme.isidentifier() and scheme.lower() not in _ENGINE_SCHEMES
+
+
+class _Opened:
+    """A file fsspec opened for a reader, closed when this object goes."""
+
+    def __init__(self, url: str, storage_options: "StorageOptions") -> None:
+        try:
+            import fsspec
+        except ImportError:
+            raise ImportError(f"reading {url!r} needs fsspec (pip install fsspec)") from None
+        # the OpenFile holds the files a chained URL opens under this one
+        self.opener = fsspec.open(url, "rb", **(storage_options or {}))
+        self.file = self.opener.open()
 
     def __del__(self) -> None:
-        import shutil
+        opener = getattr(self, "opener", None)
+        if opener is not None:
+            opener.close()
 
-        shutil.rmtree(self.dir, ignore_errors=True)
+
+def _seekable(file: Any) -> bool:
+    seekable = getattr(file, "seekable", None)
+    return bool(seekable and seekable()) and hasattr(file, "tell")
 
 
-def _source(path: Any) -> "tuple[str, Optional[_Staged]]":
-    """Where R data is read from: a path or http(s) URL as it is; bytes
-    (``serialize()`` output, compressed or not, or a file's bytes) or a
-    binary file object, staged in a temporary file kept as long as the
-    second value is."""
+def _source(path: Any, storage_options: "StorageOptions" = None) -> "tuple[Any, Optional[_Opened]]":
+    """What the engine reads, and what must be kept while it does: a path,
+    an http(s) or object store URL as it is; bytes (``serialize()`` output,
+    compressed or not, or a file's bytes) or a binary file object as they
+    are (the engine reads the object through its ``readinto()``, seeking
+    where it can, never through a temporary copy); another URL (fsspec's,
+    ``memory://``, ``gcs://``, ``sftp://``, ``simplecache::s3://...``) as
+    the file fsspec opens with ``storage_options``, kept open as long as
+    the second value is."""
     if isinstance(path, (bytes, bytearray, memoryview)) or hasattr(path, "read"):
-        staged = _Staged(path)
-        return staged.path, staged
-    return _path(path), None
+        return path, None
+    p = _path(path)
+    if _fsspec_url(p):
+        opened = _Opened(p, storage_options)
+        return opened.file, opened
+    return p, None
 
 
 StorageOptions = Optional[Dict[str, Any]]
@@ -170,7 +192,7 @@ def list_objects(
     (``lst$a``, ``lst[[2]]``), which every reader takes as ``object``;
     their ``bytes`` is ``None``. ``storage_options``: see :func:`read_table`.
     """
-    src, _staged = _source(path)
+    src, _opened = _source(path, storage_options)
     return _rdarrow.list_objects(src, bool(recursive), _storage(storage_options))
 
 
@@ -188,7 +210,7 @@ def read_objects(
     out."""
     if names is not None and not isinstance(names, str):
         names = [n if isinstance(n, str) else _object(n) for n in names]
-    src, _staged = _source(path)
+    src, _opened = _source(path, storage_options)
     values, dropped = _rdarrow.read_objects(src, _names(names), _storage(storage_options))
     values = _s4_values(values)
     if dropped:
@@ -306,7 +328,8 @@ class RDataReader:
             raise ValueError("chunk_size must be a positive integer or None")
         if time_unit not in (None, "s", "ms", "us", "ns"):
             raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
-        src, self._staged = _source(path)
+        src, self._opened = _source(path, storage_options)
+        self._start = src.tell() if hasattr(src, "read") and _seekable(src) else None
         self._args = (src, object, _names(columns), chunk_size, time_unit, _storage(storage_options))
         (self._capsule, self.name, self.warnings, self._addresses,
          self.row_names) = _rdarrow.read_stream(*self._args)
@@ -318,6 +341,14 @@ class RDataReader:
         not applied: the stream has the schema the R object converts to)."""
         capsule, self._capsule = self._capsule, None
         if capsule is None:
+            src = self._args[0]
+            if hasattr(src, "read"):
+                # a file object is read again from where it stood
+                if self._start is None:
+                    raise UsageError(
+                        "the stream of a file object that cannot seek can be taken once"
+                    )
+                src.seek(self._start)
             capsule, _, _, self._addresses, _ = _rdarrow.read_stream(*self._args)
         return capsule
 
@@ -455,7 +486,7 @@ def to_parquet(
     :func:`to_ipc`."""
     if row_group_size is not None and (not isinstance(row_group_size, int) or row_group_size < 1):
         raise ValueError("row_group_size must be a positive integer or None")
-    src, _staged = _source(path)
+    src, _opened = _source(path, storage_options)
     _, _, warns = _rdarrow.to_parquet(
         src, _path(sink), _object(object), _names(columns), compression,
         compression_level, row_group_size, memory, _storage(storage_options),
@@ -482,7 +513,7 @@ def to_ipc(
     named ``.parquet`` is an error naming :func:`to_parquet`."""
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError("chunk_size must be a positive integer or None")
-    src, _staged = _source(path)
+    src, _opened = _source(path, storage_options)
     _, _, warns = _rdarrow.to_ipc(
         src, _path(sink), _object(object), _names(columns), format, compression, chunk_size, memory,
         _storage(storage_options),

@@ -29,14 +29,27 @@ def files_of(
     """The files ``paths`` names: a path, a glob pattern, an object store
     URL (``s3://bucket/archive/*.RData``, ``**`` across folders; a URL
     ending in ``/`` for the R data files under it, listed from the store),
-    or a list of these, in order (each pattern's matches sorted)."""
+    an fsspec URL (a glob expanded by fsspec, ``storage_options`` given to
+    it), or a list of these, in order (each pattern's matches sorted)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files: List[str] = []
     storage = rdarrow._storage(storage_options)
     for p in paths:
         p = os.fspath(p)
-        if "://" in p and not p.lower().startswith(("http://", "https://")):
+        if rdarrow._fsspec_url(p):
+            # another file system's (memory://, zip://...::..., sftp://):
+            # its glob expanded by fsspec, each match read through it
+            import fsspec.core
+
+            fs, path = fsspec.core.url_to_fs(p, **(storage_options or {}))
+            matched = sorted(fs.glob(path)) if glob.has_magic(path) else [path]
+            if not matched:
+                raise FileNotFoundError(f"no file matches {p!r}")
+            # a chained URL's matches keep the chain (zip://x::archive.zip)
+            chain = "::" + p.split("::", 1)[1] if "::" in p else ""
+            files.extend(fs.unstrip_protocol(m) + chain for m in matched)
+        elif "://" in p and not p.lower().startswith(("http://", "https://")):
             files.extend(rdarrow._rdarrow.expand_sources(p, storage))
         elif glob.has_magic(p):
             matched = sorted(glob.glob(p))

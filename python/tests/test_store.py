@@ -293,6 +293,37 @@ def test_an_uncompressed_file_is_listed_without_its_payloads(files, s3):
         assert whole["big"] == rdarrow.read_objects(files / "plain.RData", ["big"])["big"]
 
 
+def test_fsspec_files_and_urls_are_read_through_them_by_range(files, s3):
+    """An s3fs file object, and a chained URL that fsspec opens, read
+    through the file object itself (never staged): an uncompressed file is
+    listed from the ranges the engine asks for."""
+    s3fs = pytest.importorskip("s3fs", reason="s3fs is in the test requirements")
+    with _counting_proxy(s3) as (opts, sent):
+        fs = s3fs.S3FileSystem(
+            key="testing", secret="topsecretvalue", client_kwargs={"endpoint_url": opts["endpoint_url"]}
+        )
+        want = rdarrow.list_objects(files / "plain.RData")
+        with fs.open("lab/r/plain.RData", "rb", block_size=1 << 16, cache_type="none") as f:
+            assert rdarrow.list_objects(f) == want
+        got = sum(n for m, p, n in sent if m == "GET" and p.endswith("plain.RData"))
+        assert got < 3_000_000, sent
+        # a compressed one, read whole through the file object
+        with fs.open("lab/r/df-xz.RData", "rb") as f:
+            got = rdarrow.read_table(f)
+        assert _same(got, rdarrow.read_table(files / "df-xz.RData"))
+        # an fsspec URL the engine does not read itself: a file in a zip
+        # archive in the bucket, with s3fs's options for the bucket
+        import zipfile
+
+        archive = files / "archive.zip"
+        with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            z.write(files / "df.rds", "df.rds")
+        s3["client"].upload_file(str(archive), "lab", "zips/archive.zip")
+        so = {"s3": {"key": "testing", "secret": "topsecretvalue", "client_kwargs": {"endpoint_url": s3["endpoint"]}}}
+        got = rdarrow.read_table("zip://df.rds::s3://lab/zips/archive.zip", storage_options=so)
+        assert _same(got, rdarrow.read_table(files / "df.rds"))
+
+
 def test_writers_upload_complete_objects(files, s3, tmp_path):
     import boto3
 

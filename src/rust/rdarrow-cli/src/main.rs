@@ -271,7 +271,7 @@ fn main() -> ExitCode {
 
 fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
     // a small file is read on this thread, as the engine rules
-    let (_, infos) = rdarrow_arrow::read_small_here_or(a.file.as_ref(), read, |opts| {
+    let (_, infos) = rdarrow_arrow::read_small_here_or(&a.file, read, |opts| {
         rdarrow_arrow::list_file(&a.file, opts, &stream_name(&a.file), a.recursive)
     })
     .map_err(|e| data_error(&a.file, e))?;
@@ -404,7 +404,7 @@ fn to_arrow(a: ToArrowArgs, read_opts: &ReadOptions, progress: &Progress) -> Out
         default_tz: rdarrow_arrow::arrow::session_zone(),
         ..Default::default()
     };
-    let table = rdarrow_arrow::read_small_here_or(a.file.as_ref(), read_opts, |read| {
+    let table = rdarrow_arrow::read_small_here_or(&a.file, read_opts, |read| {
         read_table(
             &a.file,
             a.object.as_deref(),

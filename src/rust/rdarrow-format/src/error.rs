@@ -204,6 +204,30 @@ pub fn guard_reader<T>(what: &str, reader: &str, f: impl FnOnce() -> Result<T>) 
     }
 }
 
+/// The failure of a source itself (a connection closed, a host's file
+/// object raising), told apart from bad bytes: it reaches the reader,
+/// through any decompressor, as an I/O error.
+#[derive(Debug)]
+struct SourceFailure(String);
+
+impl std::fmt::Display for SourceFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SourceFailure {}
+
+/// An error a source's stream returns when the source itself fails (not
+/// its bytes): the read ends with an I/O error saying `message`.
+pub fn source_failure(kind: std::io::ErrorKind, message: impl Into<String>) -> std::io::Error {
+    std::io::Error::new(kind, SourceFailure(message.into()))
+}
+
+pub(crate) fn is_source_failure(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|r| r.is::<SourceFailure>())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

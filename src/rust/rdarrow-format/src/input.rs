@@ -143,6 +143,13 @@ impl Input {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     let off = self.offset();
+                    if crate::error::is_source_failure(&e) {
+                        return Err(Error::new(
+                            ErrorKind::Io,
+                            format!("cannot read the data: {e}"),
+                        )
+                        .at(off));
+                    }
                     let kind = if e.kind() == std::io::ErrorKind::UnexpectedEof {
                         ErrorKind::Truncated
                     } else {

@@ -111,7 +111,7 @@ pub use input::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
 };
-pub use source::{data_files_in, expand_sources, Source};
+pub use source::{data_files_in, expand_sources, Origin, Source, Streamed};
 pub use store::StorageOptions;
 pub use tree::{RObject, RefTable};
 
@@ -122,18 +122,18 @@ use std::io::Write;
 use std::path::Path;
 
 /// Read a file completely.
-pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Document> {
+pub fn read_file(path: &(impl Origin + ?Sized), opts: &ReadOptions) -> Result<Document> {
     read_file_filtered(path, opts, &mut |_: &[u8]| true)
 }
 
 /// Read a file, decoding only the top-level objects `filter` accepts
 /// (the others are parsed with their payloads skipped).
 pub fn read_file_filtered(
-    path: impl AsRef<Path>,
+    path: &(impl Origin + ?Sized),
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
 ) -> Result<Document> {
-    Source::of_path(path.as_ref()).read(opts, filter)
+    path.source()?.read(opts, filter)
 }
 
 /// The consumer of [`read_file_deferred`]: the caller's, handed with each
@@ -173,13 +173,12 @@ where
 /// reads the deferred payloads back by range. The consumer of `opts`, if
 /// any, gets each column with a store that already holds its payload.
 pub fn read_file_deferred(
-    path: impl AsRef<Path>,
+    path: &(impl Origin + ?Sized),
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
     spill_dir: &Path,
 ) -> Result<(Document, spill::PayloadStore)> {
-    let path = path.as_ref();
-    let source = Source::of_path(path);
+    let source = path.source()?;
     if let Source::LazyLoad(path) = &source {
         // entries are read whole: nothing stays in a stream (each entry is
         // a stream of its own, which the store could not address)
@@ -211,7 +210,7 @@ pub fn read_file_deferred(
         let len = *len;
         let store_file = file
             .try_clone()
-            .map_err(|e| Error::io(&e, &format!("cannot open '{}'", path.display())))?;
+            .map_err(|e| Error::io(&e, "cannot open the file again"))?;
         let Opened::File { file, .. } = opened else {
             unreachable!()
         };
@@ -286,7 +285,7 @@ fn check_name_for_r(name: &str) -> Result<()> {
 /// stream's one object is named `stream_name`; `recursive` lists what
 /// lists hold too (see [`summary::describe_nested`]).
 pub fn list_file(
-    path: impl AsRef<Path>,
+    path: &(impl Origin + ?Sized),
     opts: &ReadOptions,
     stream_name: &str,
     recursive: bool,
@@ -326,7 +325,7 @@ pub fn is_path(object: &str) -> bool {
 /// system's temporary folder, see [`spill`]), and only the elements asked
 /// for are decoded, never their siblings.
 pub fn read_paths(
-    path: impl AsRef<Path>,
+    path: &(impl Origin + ?Sized),
     opts: &ReadOptions,
     wanted: &[String],
     stream_name: &str,
@@ -353,7 +352,7 @@ pub fn read_paths(
 /// checked to be safe for R. An `.rds` stream's one object is named
 /// `stream_name`. The document keeps the reference table.
 pub fn read_for_r(
-    path: impl AsRef<Path>,
+    path: &(impl Origin + ?Sized),
     wanted: Option<&[String]>,
     stream_name: &str,
     opts: &ReadOptions,
@@ -398,11 +397,13 @@ const HERE_MIN_STACK: usize = HERE_MAX_DEPTH * read::STACK_PER_LEVEL + (1 << 20)
 /// URL, a lazy-load base, or as [`read_here`] says): the caller then runs
 /// `work` as it would have.
 pub fn read_small_here<T>(
-    path: &Path,
+    path: &(impl Origin + ?Sized),
     opts: &ReadOptions,
     work: impl Fn(&ReadOptions) -> Result<T>,
 ) -> Option<Result<T>> {
-    let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= SMALL_FILE);
+    let small = path
+        .path()
+        .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= SMALL_FILE));
     if !small {
         return None;
     }
@@ -439,7 +440,7 @@ pub fn read_here<T>(
 /// Run the read `work` of `path`: on this thread where
 /// [`read_small_here`] applies, otherwise with `opts` as they are.
 pub fn read_small_here_or<T>(
-    path: &Path,
+    path: &(impl Origin + ?Sized),
     opts: &ReadOptions,
     work: impl Fn(&ReadOptions) -> Result<T>,
 ) -> Result<T> {

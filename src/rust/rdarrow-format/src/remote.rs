@@ -128,7 +128,7 @@ impl<R> Counted<R> {
 
     fn cut_short(&self, why: &str) -> std::io::Error {
         let of = self.len.map(|l| format!(" of {l}")).unwrap_or_default();
-        std::io::Error::new(
+        crate::error::source_failure(
             std::io::ErrorKind::UnexpectedEof,
             format!(
                 "the download of '{}' stopped after {} bytes{of}: {why}",

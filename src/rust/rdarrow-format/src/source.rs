@@ -3,7 +3,9 @@
 //! memory, a lazy-load data base) and everything after works on that
 //! value. A plain source opens into its bytes from the start and the
 //! compression their first bytes say; a lazy-load base is read entry by
-//! entry ([`crate::lazyload`]).
+//! entry ([`crate::lazyload`]). A host's own stream (a Python file
+//! object) is a source too; what a read is given is an [`Origin`], opened
+//! anew for each pass the read makes.
 
 use crate::compression::{self, Compression};
 use crate::document::{parse, Document};
@@ -18,7 +20,6 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// One source of R data.
-#[derive(Debug)]
 pub enum Source {
     /// A local file, read as R data whatever its name says.
     File(PathBuf),
@@ -31,6 +32,92 @@ pub enum Source {
     Bytes(Vec<u8>),
     /// A lazy-load data base: the `.rdb`, the `.rdx` or the path they share.
     LazyLoad(PathBuf),
+    /// A stream a host hands over (a Python file object), from where it
+    /// is; one that can move ahead ([`input::Seekable`]) is read by range
+    /// where uncompressed.
+    Stream {
+        /// What names it in errors (quoted as it should appear).
+        label: String,
+        /// Its bytes.
+        body: Streamed,
+    },
+}
+
+/// The body of a [`Source::Stream`].
+pub enum Streamed {
+    /// Read from start to end.
+    Forward(Box<dyn Read + Send>),
+    /// Able to continue from a later byte without reading those between.
+    Seekable(Box<dyn input::Seekable>),
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::File(p) => f.debug_tuple("File").field(p).finish(),
+            Source::Url(u) => f.debug_tuple("Url").field(u).finish(),
+            Source::Object(u) => f.debug_tuple("Object").field(u).finish(),
+            Source::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
+            Source::LazyLoad(p) => f.debug_tuple("LazyLoad").field(p).finish(),
+            Source::Stream { label, .. } => f.debug_tuple("Stream").field(label).finish(),
+        }
+    }
+}
+
+/// What a read is given: a path or URL (a [`Path`], `str` or
+/// [`PathBuf`], see [`Source::of_path`]), or a host's stream. A read opens
+/// it as often as it reads it (a conversion may read a file twice); an
+/// origin that cannot start again says so in the error of its second
+/// [`Origin::source`].
+pub trait Origin: Sync {
+    /// The source, from its start.
+    fn source(&self) -> Result<Source>;
+    /// The local path it names, if it is one (small local files are read
+    /// on the calling thread, see [`crate::read_small_here`]).
+    fn path(&self) -> Option<&Path> {
+        None
+    }
+    /// Whether it can be read more than once (a stream that cannot seek
+    /// is read once: a read then makes one pass).
+    fn reopens(&self) -> bool {
+        true
+    }
+}
+
+impl Origin for Path {
+    fn source(&self) -> Result<Source> {
+        Ok(Source::of_path(self))
+    }
+    fn path(&self) -> Option<&Path> {
+        Some(self)
+    }
+}
+
+impl Origin for PathBuf {
+    fn source(&self) -> Result<Source> {
+        self.as_path().source()
+    }
+    fn path(&self) -> Option<&Path> {
+        Some(self)
+    }
+}
+
+impl Origin for str {
+    fn source(&self) -> Result<Source> {
+        Path::new(self).source()
+    }
+    fn path(&self) -> Option<&Path> {
+        Some(Path::new(self))
+    }
+}
+
+impl Origin for String {
+    fn source(&self) -> Result<Source> {
+        self.as_str().source()
+    }
+    fn path(&self) -> Option<&Path> {
+        Some(Path::new(self))
+    }
 }
 
 impl Source {
@@ -98,6 +185,10 @@ impl Source {
                 "'{}' is a lazy-load data base, read entry by entry",
                 path.display()
             ))),
+            Source::Stream { label, body } => match body {
+                Streamed::Forward(r) => stream_of(&label, r),
+                Streamed::Seekable(r) => open_seekable(&label, r),
+            },
         }
     }
 
@@ -321,26 +412,37 @@ const INLINE_MAX: u64 = 1 << 18;
 
 fn open_url(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let (body, _) = remote::open(url, opts.timeout)?;
-    stream_of(url, body)
+    stream_of(&format!("'{url}'"), body)
 }
 
 /// A body received on a thread of its own, ahead of its reader, and the
-/// compression its first bytes say.
-fn stream_of(url: &str, mut body: Box<dyn Read + Send>) -> Result<(Opened, Compression)> {
+/// compression its first bytes say; `what` names it in errors.
+fn stream_of(what: &str, mut body: Box<dyn Read + Send>) -> Result<(Opened, Compression)> {
+    let (prefix, kind) = first_bytes(what, &mut body)?;
+    Ok((ahead(prefix, body)?, kind))
+}
+
+/// `prefix` then `body`, received on a thread of its own, ahead of the
+/// decompressor.
+fn ahead(prefix: Vec<u8>, body: Box<dyn Read + Send>) -> Result<Opened> {
+    let whole = std::io::Cursor::new(prefix).chain(body);
+    let piped = compression::PipelinedReader::new(Box::new(whole))
+        .map_err(|e| Error::io(&e, "cannot start the reading thread"))?;
+    Ok(Opened::Stream(Box::new(piped)))
+}
+
+/// The first bytes of a stream (an empty one is not R data) and the
+/// compression they say.
+fn first_bytes(what: &str, body: &mut dyn Read) -> Result<(Vec<u8>, Compression)> {
     let mut prefix = Vec::with_capacity(6);
-    (&mut body)
-        .take(6)
+    body.take(6)
         .read_to_end(&mut prefix)
-        .map_err(|e| Error::io(&e, &format!("cannot read '{url}'")))?;
+        .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
     if prefix.is_empty() {
-        return Err(empty(&format!("'{url}'")));
+        return Err(empty(what));
     }
     let kind = Compression::detect(&prefix);
-    let whole = std::io::Cursor::new(prefix).chain(body);
-    // received on a thread of its own, ahead of the decompressor
-    let ahead = compression::PipelinedReader::new(Box::new(whole))
-        .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
-    Ok((Opened::Stream(Box::new(ahead)), kind))
+    Ok((prefix, kind))
 }
 
 /// An object's bytes: a compressed object as one stream received ahead of
@@ -362,14 +464,69 @@ fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     }
     if input::Seekable::len(&reader) <= store::FIRST_RANGE {
         // all of it came with the first range
-        let ahead = compression::PipelinedReader::new(Box::new(reader))
-            .map_err(|e| Error::io(&e, "cannot start the download thread"))?;
-        return Ok((Opened::Stream(Box::new(ahead)), kind));
+        return Ok((ahead(Vec::new(), Box::new(reader))?, kind));
     }
     // a larger compressed object is read whole: one streamed request
     drop(reader);
     let (body, _) = store.reader()?;
-    stream_of(url, body)
+    stream_of(&format!("'{url}'"), body)
+}
+
+/// A host's stream that can move ahead: read by range where uncompressed
+/// (the bytes a reader skips are never read), else as a stream read ahead
+/// of the decompressor.
+fn open_seekable(what: &str, mut body: Box<dyn input::Seekable>) -> Result<(Opened, Compression)> {
+    let (prefix, kind) = first_bytes(what, &mut body)?;
+    if kind == Compression::None {
+        return Ok((
+            Opened::Ranged(Box::new(Peeked {
+                prefix,
+                pos: 0,
+                body,
+            })),
+            kind,
+        ));
+    }
+    Ok((ahead(prefix, Box::new(body))?, kind))
+}
+
+/// A seekable stream whose first bytes were read to learn its
+/// compression: those bytes, then the rest.
+struct Peeked {
+    prefix: Vec<u8>,
+    /// Bytes of `prefix` handed out.
+    pos: usize,
+    body: Box<dyn input::Seekable>,
+}
+
+impl Read for Peeked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos < self.prefix.len() {
+            let n = buf.len().min(self.prefix.len() - self.pos);
+            buf[..n].copy_from_slice(&self.prefix[self.pos..self.pos + n]);
+            self.pos += n;
+            return Ok(n);
+        }
+        self.body.read(buf)
+    }
+}
+
+impl input::Seekable for Peeked {
+    fn seek_to(&mut self, pos: u64) -> std::io::Result<()> {
+        let held = self.prefix.len() as u64;
+        if pos < held {
+            self.pos = pos as usize;
+            return Ok(());
+        }
+        self.pos = self.prefix.len();
+        if pos > held {
+            self.body.seek_to(pos)?;
+        }
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        self.body.len()
+    }
 }
 
 fn open_file(path: &Path) -> Result<(Opened, Compression)> {

@@ -18,7 +18,7 @@
 //! the next piece of a body, as for http(s) URLs: a long download that
 //! keeps coming is not cut off.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{source_failure as failure, Error, ErrorKind, Result};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use object_store::path::Path as ObjectPath;
@@ -826,7 +826,7 @@ impl ObjectReader {
                     "read",
                     self.store.store.get_opts(&self.store.key, opts),
                 )
-                .map_err(|e| std::io::Error::other(e.message))?;
+                .map_err(|e| failure(std::io::ErrorKind::Other, e.message))?;
             self.body = Some(got.into_stream());
             self.body_end = end;
             self.next_size = (self.next_size * 2).min(MAX_RANGE);
@@ -838,7 +838,7 @@ impl ObjectReader {
             .block_on(async { tokio::time::timeout(t, body.next()).await });
         let piece = match next {
             Err(_) => {
-                return Err(std::io::Error::new(
+                return Err(failure(
                     std::io::ErrorKind::TimedOut,
                     format!(
                         "cannot read '{}': no data for {} s (the timeout option)",
@@ -848,7 +848,7 @@ impl ObjectReader {
                 ))
             }
             Ok(None) => {
-                return Err(std::io::Error::new(
+                return Err(failure(
                     std::io::ErrorKind::UnexpectedEof,
                     format!(
                         "the download of '{}' stopped at byte {} of {}",
@@ -857,11 +857,14 @@ impl ObjectReader {
                 ))
             }
             Ok(Some(Err(e))) => {
-                return Err(std::io::Error::other(format!(
-                    "cannot read '{}': {}",
-                    self.store.url,
-                    redact(&describe(&e), &self.store.secrets)
-                )))
+                return Err(failure(
+                    std::io::ErrorKind::Other,
+                    format!(
+                        "cannot read '{}': {}",
+                        self.store.url,
+                        redact(&describe(&e), &self.store.secrets)
+                    ),
+                ))
             }
             Ok(Some(Ok(b))) => b,
         };
@@ -958,14 +961,17 @@ impl Read for Body {
                 .block_on(async { tokio::time::timeout(t, self.stream.next()).await });
             match next {
                 Err(_) => {
-                    return Err(std::io::Error::new(
+                    return Err(failure(
                         std::io::ErrorKind::TimedOut,
                         format!("no data for {} s (the timeout option)", t.as_secs_f64()),
                     ))
                 }
                 Ok(None) => return Ok(0),
                 Ok(Some(Err(e))) => {
-                    return Err(std::io::Error::other(redact(&describe(&e), &self.secrets)))
+                    return Err(failure(
+                        std::io::ErrorKind::Other,
+                        redact(&describe(&e), &self.secrets),
+                    ))
                 }
                 Ok(Some(Ok(b))) => self.chunk = b,
             }

@@ -15,7 +15,10 @@ use rdarrow_arrow::arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_arrow::{Error, ErrorKind, ReadOptions};
 use std::path::PathBuf;
 
+mod given;
 mod values;
+
+use given::Given;
 
 create_exception!(
     _rdarrow,
@@ -78,8 +81,12 @@ pub(crate) fn py_err(e: Error) -> PyErr {
 
 /// An error message that names the file, as the command line's do.
 fn in_file(path: &std::path::Path, e: Error) -> PyErr {
-    let label = path.display().to_string();
-    if e.message.contains(&label) {
+    in_source(&path.display().to_string(), e)
+}
+
+/// An error message that names what was read (`label`).
+fn in_source(label: &str, e: Error) -> PyErr {
+    if e.message.contains(label) {
         py_err(e)
     } else {
         py_err(Error {
@@ -125,7 +132,7 @@ fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
 /// Run the read `work` of `path` with the default options: a small file's
 /// on this thread, as the engine rules ([`rdarrow_arrow::read_small_here`]).
 fn small_here_or<T>(
-    path: &std::path::Path,
+    path: &Given,
     storage: &Option<Vec<(String, String)>>,
     work: impl Fn(&ReadOptions) -> rdarrow_arrow::Result<T>,
 ) -> rdarrow_arrow::Result<T> {
@@ -152,18 +159,19 @@ fn storage_of(storage: &Option<Vec<(String, String)>>) -> rdarrow_arrow::Storage
 #[pyo3(signature = (path, recursive=false, storage=None))]
 fn list_objects<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: &Bound<'py, PyAny>,
     recursive: bool,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let stream_name = rdarrow_arrow::stream_object_name(&path);
+    let path = Given::of(path)?;
+    let stream_name = path.stream_name();
     let (_, infos) = py
         .detach(|| {
             small_here_or(&path, &storage, |opts| {
                 rdarrow_arrow::list_file(&path, opts, &stream_name, recursive)
             })
         })
-        .map_err(|e| in_file(&path, e))?;
+        .map_err(|e| in_source(&path.label(), e))?;
     let out = PyList::empty(py);
     for i in infos {
         let d = PyDict::new(py);
@@ -187,7 +195,7 @@ fn list_objects<'py>(
 #[pyo3(signature = (path, object=None, columns=None, chunk_size=None, time_unit=None, storage=None))]
 fn read_stream<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: &Bound<'py, PyAny>,
     object: Option<String>,
     columns: Option<Vec<String>>,
     chunk_size: Option<usize>,
@@ -201,7 +209,8 @@ fn read_stream<'py>(
     Py<PyAny>,
 )> {
     use arrow_schema::TimeUnit;
-    let stream_name = rdarrow_arrow::stream_object_name(&path);
+    let path = Given::of(path)?;
+    let stream_name = path.stream_name();
     let time_unit = match time_unit {
         None => None,
         Some("s") => Some(TimeUnit::Second),
@@ -233,7 +242,7 @@ fn read_stream<'py>(
                 )
             })
         })
-        .map_err(|e| in_file(&path, e))?;
+        .map_err(|e| in_source(&path.label(), e))?;
     let warnings = table.warnings.clone();
     // the data frame's own row names (not 1..n), for a pandas index
     let row_names =
@@ -354,7 +363,7 @@ fn write_rdata(
 #[allow(clippy::too_many_arguments)]
 fn convert(
     py: Python<'_>,
-    path: PathBuf,
+    path: &Bound<'_, PyAny>,
     sink: PathBuf,
     object: Option<String>,
     columns: Option<Vec<String>>,
@@ -364,7 +373,8 @@ fn convert(
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    let stream_name = rdarrow_arrow::stream_object_name(&path);
+    let path = Given::of(path)?;
+    let stream_name = path.stream_name();
     let opts = TableOptions {
         col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         default_tz: rdarrow_arrow::arrow::session_zone(),
@@ -383,7 +393,7 @@ fn convert(
             memory.unwrap_or(rdarrow_arrow::arrow::DEFAULT_MEMORY),
         )
     })
-    .map_err(|e| in_file(&path, e))
+    .map_err(|e| in_source(&path.label(), e))
 }
 
 /// One object of an R data file as a Parquet file.
@@ -392,7 +402,7 @@ fn convert(
 #[allow(clippy::too_many_arguments)]
 fn to_parquet(
     py: Python<'_>,
-    path: PathBuf,
+    path: &Bound<'_, PyAny>,
     sink: PathBuf,
     object: Option<String>,
     columns: Option<Vec<String>>,
@@ -422,7 +432,7 @@ fn to_parquet(
 #[allow(clippy::too_many_arguments)]
 fn to_ipc(
     py: Python<'_>,
-    path: PathBuf,
+    path: &Bound<'_, PyAny>,
     sink: PathBuf,
     object: Option<String>,
     columns: Option<Vec<String>>,
@@ -480,18 +490,19 @@ fn expand_sources(
 #[pyo3(signature = (path, names=None, storage=None))]
 fn read_objects<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: &Bound<'py, PyAny>,
     names: Option<Vec<String>>,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
-    let stream_name = rdarrow_arrow::stream_object_name(&path);
+    let path = Given::of(path)?;
+    let stream_name = path.stream_name();
     let (doc, objects) = py
         .detach(|| {
             small_here_or(&path, &storage, |opts| {
                 rdarrow_arrow::read_for_r(&path, names.as_deref(), &stream_name, opts)
             })
         })
-        .map_err(|e| in_file(&path, e))?;
+        .map_err(|e| in_source(&path.label(), e))?;
     let mut conv = values::ToPython {
         refs: &doc.refs,
         native: doc.header.native_encoding.as_deref(),

@@ -198,7 +198,7 @@ pub const DEFAULT_MEMORY: u64 = 1 << 30;
 /// The file appears only complete. Returns the object's name, its rows
 /// and the conversion's warnings.
 pub fn convert_to_file(
-    path: &std::path::Path,
+    path: &(impl crate::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
     opts: TableOptions,

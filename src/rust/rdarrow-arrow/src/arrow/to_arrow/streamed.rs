@@ -242,7 +242,7 @@ pub fn element_bytes(obj: &RObject) -> u64 {
 /// objects (and data frames in ASCII files) convert in memory. `rows` as
 /// asked by the caller, else chosen for `memory` bytes.
 pub fn open_table(
-    path: &Path,
+    path: &(impl crate::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
     mut opts: TableOptions,
@@ -304,14 +304,13 @@ pub fn open_table(
     };
     if !deferred || !obj.inherits(&doc.refs, "data.frame") {
         // nothing left in the stream, or not a data frame: in memory (a
-        // list whose elements stayed in the stream is read again whole)
-        let mut table = if deferred {
-            drop(doc);
-            drop(store);
-            crate::arrow::read_table(path, object, stream_name, opts, read)?.1
-        } else {
-            table_from_owned(&doc, obj, &opts).map_err(in_object)?
-        };
+        // list's elements left in the stream are read back from it)
+        let mut obj = obj;
+        if deferred {
+            store.materialize(&mut obj).map_err(in_object)?;
+        }
+        drop(store);
+        let mut table = table_from_owned(&doc, obj, &opts).map_err(in_object)?;
         table.warnings = warnings_of(std::mem::take(&mut table.warnings));
         let row_bytes = table.schema.fields().len() as u64 * 8;
         let group_rows = rows.unwrap_or_else(|| rows_for(row_bytes, memory));

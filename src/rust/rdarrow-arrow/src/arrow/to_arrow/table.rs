@@ -475,7 +475,7 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
 /// `opts.default_tz`), and the object moves into the table. Returns its
 /// name and the table; `opts.object_name` is set from the name.
 pub fn read_table(
-    path: &std::path::Path,
+    path: &(impl crate::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
     mut opts: TableOptions,
@@ -491,9 +491,11 @@ pub fn read_table(
             (doc, one)
         }
         _ => {
+            // columns convert as they are read, where a POSIXlt (which
+            // converts from its components together) can be read again
             let early = EarlyColumns::with_unit(opts.default_tz.clone(), opts.time_unit);
             let read = crate::ReadOptions {
-                consumer: Some(early.consumer()),
+                consumer: path.reopens().then(|| early.consumer()),
                 ..read
             };
             let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
