@@ -17,14 +17,9 @@
 # Target: rdarrow's peak at most base R's (ratio <= 1.0, plus 16 MB).
 # Linux only (/proc).
 
-args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  i <- match(name, args)
-  if (is.na(i)) default else as.numeric(args[[i + 1L]])
-}
-scale <- opt("--scale", 1)
 script_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1]))
 source(file.path(script_dir, "common.R"))
+scale <- bench_opt("scale", 1)
 suppressPackageStartupMessages(library(rdarrow))
 if (!file.exists("/proc/self/clear_refs")) stop("bench/memory.R needs Linux (/proc)")
 

@@ -18,15 +18,10 @@
 # Targets: reading in total <= 0.7x load(); listing <= 0.3x load(); per
 # call within 2x of base R on mtcars.
 
-args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  i <- match(name, args)
-  if (is.na(i)) default else as.numeric(args[[i + 1L]])
-}
-reps <- opt("--reps", 3)
-n_gen <- opt("--generated", 2000)
 script_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1]))
 source(file.path(script_dir, "common.R"))
+reps <- bench_opt("reps", 3)
+n_gen <- bench_opt("generated", 2000)
 suppressPackageStartupMessages(library(rdarrow))
 has_arrow <- requireNamespace("arrow", quietly = TRUE)
 

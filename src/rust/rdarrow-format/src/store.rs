@@ -180,34 +180,27 @@ impl Store {
                 redact(&e.to_string(), &secrets)
             ))
         };
+        // each cloud's builder: the environment, the URL, the options
+        // (an unknown one is an error naming it), the retries
+        macro_rules! build {
+            ($builder:ty, $key:ty, $pairs:expr) => {{
+                let mut b = <$builder>::from_env().with_url(url);
+                for (k, v) in $pairs {
+                    let key: $key = k.parse().map_err(|e| option_error(&k, e))?;
+                    b = b.with_config(key, v);
+                }
+                b.with_retry(retry).build().map(|s| Arc::new(s) as _)
+            }};
+        }
+        use object_store::{aws, azure, gcp};
         let built: std::result::Result<Arc<dyn ObjectStore>, object_store::Error> = match cloud {
-            Cloud::S3 => {
-                use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-                let mut b = AmazonS3Builder::from_env().with_url(url);
-                for (k, v) in s3fs_names(&common) {
-                    let key: AmazonS3ConfigKey = k.parse().map_err(|e| option_error(&k, e))?;
-                    b = b.with_config(key, v);
-                }
-                b.with_retry(retry).build().map(|s| Arc::new(s) as _)
-            }
-            Cloud::Gcs => {
-                use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
-                let mut b = GoogleCloudStorageBuilder::from_env().with_url(url);
-                for (k, v) in &common {
-                    let key: GoogleConfigKey = k.parse().map_err(|e| option_error(k, e))?;
-                    b = b.with_config(key, v);
-                }
-                b.with_retry(retry).build().map(|s| Arc::new(s) as _)
-            }
-            Cloud::Azure => {
-                use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
-                let mut b = MicrosoftAzureBuilder::from_env().with_url(url);
-                for (k, v) in &common {
-                    let key: AzureConfigKey = k.parse().map_err(|e| option_error(k, e))?;
-                    b = b.with_config(key, v);
-                }
-                b.with_retry(retry).build().map(|s| Arc::new(s) as _)
-            }
+            Cloud::S3 => build!(
+                aws::AmazonS3Builder,
+                aws::AmazonS3ConfigKey,
+                s3fs_names(&common)
+            ),
+            Cloud::Gcs => build!(gcp::GoogleCloudStorageBuilder, gcp::GoogleConfigKey, common),
+            Cloud::Azure => build!(azure::MicrosoftAzureBuilder, azure::AzureConfigKey, common),
         };
         let store = built.map_err(|e| {
             Error::usage(format!(
