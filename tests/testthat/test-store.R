@@ -124,11 +124,36 @@ test_that("R data goes from a bucket to Parquet, IPC and back into a bucket", {
   e <- new.env()
   load(file.path(dir, "from-ipc.RData"), envir = e)
   expect_identical(e$df, df)
-  # a dataset under a prefix
-  rdata_to_dataset("s3://lab/in/df.RData", "s3://lab/lake/")
-  listed <- srv$s3("print('\\n'.join(o['Key'] for o in c.list_objects_v2(Bucket='lab', Prefix='lake/')['Contents']))")
-  expect_true(any(grepl("^lake/.*\\.parquet$", listed)))
+  # a dataset under a prefix, partitioned, each file uploaded as it is
+  # written: the files of the same conversion on disk
+  df2 <- data.frame(i = 1001:1500, s = rep(c("b", "a"), 250), stringsAsFactors = FALSE)
+  save(df2, file = file.path(dir, "df2.RData"))
+  srv$put(file.path(dir, "df2.RData"), "in/df2.RData")
+  rdata_to_dataset("s3://lab/in/df*.RData", "s3://lab/lake/", partitioning = "s")
+  rdata_to_dataset(file.path(dir, c("df.RData", "df2.RData")), file.path(dir, "lake"), partitioning = "s")
+  keys <- function(prefix) {
+    found <- srv$s3(sprintf("print('\\n'.join(o['Key'] for o in c.list_objects_v2(Bucket='lab', Prefix='%s').get('Contents', [])))",
+                   prefix))
+    found[nzchar(found)]
+  }
+  local <- sort(list.files(file.path(dir, "lake"), recursive = TRUE))
+  listed <- keys("lake/")
+  expect_identical(sort(sub("^lake/", "", listed)), local)
+  for (k in listed) {
+    got <- file.path(dir, "got-lake", sub("^lake/", "", k))
+    dir.create(dirname(got), recursive = TRUE, showWarnings = FALSE)
+    srv$get(k, got)
+    expect_identical(readBin(got, "raw", 1e7), readBin(file.path(dir, "lake", sub("^lake/", "", k)), "raw", 1e7))
+  }
   expect_error(rdata_to_dataset("s3://lab/in/df.RData", "s3://lab/lake/"), "not empty")
+  # a failure part-way (the second input's columns differ): the files
+  # uploaded before it are removed again
+  other <- data.frame(x = 1:3)
+  save(other, file = file.path(dir, "other.RData"))
+  srv$put(file.path(dir, "other.RData"), "in2/z-other.RData")
+  srv$put(file.path(dir, "df.RData"), "in2/a-df.RData")
+  expect_error(rdata_to_dataset("s3://lab/in2/*.RData", "s3://lab/lake2/"), class = "rdarrow_error")
+  expect_identical(keys("lake2/"), character())
 })
 
 test_that("storage_options give the endpoint and keys, and secrets stay out of messages", {

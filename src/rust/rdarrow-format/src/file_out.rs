@@ -379,10 +379,18 @@ fn temporary_of(path: &Path) -> std::path::PathBuf {
 /// thousand small files then cost one sync, not a thousand. A batch
 /// dropped before its commit removes its temporary files; none of its
 /// files appears.
+///
+/// Objects in a store (a dataset under a prefix) are uploaded as they are
+/// written, each appearing complete ([`atomic_write`]); a batch dropped
+/// before its commit removes the objects it uploaded.
 #[derive(Default)]
 pub struct FileBatch {
     /// (temporary, final) paths of the files written.
     pending: std::sync::Mutex<Vec<(std::path::PathBuf, std::path::PathBuf)>>,
+    /// The objects uploaded to a store.
+    uploaded: std::sync::Mutex<Vec<std::path::PathBuf>>,
+    /// The store's options, for objects.
+    storage: crate::store::StorageOptions,
 }
 
 impl FileBatch {
@@ -391,13 +399,31 @@ impl FileBatch {
         Self::default()
     }
 
+    /// An empty batch whose objects go to a store with these options.
+    pub fn with_storage(storage: crate::store::StorageOptions) -> Self {
+        FileBatch {
+            pending: Default::default(),
+            uploaded: Default::default(),
+            storage,
+        }
+    }
+
     /// Write `path` through `fill` (under its temporary name until the
-    /// commit). May be called from several threads at once.
+    /// commit; an object in a store is uploaded as it is written). May be
+    /// called from several threads at once.
     pub fn write(
         &self,
         path: &Path,
         fill: impl FnOnce(&mut WritebackFile<'_>) -> Result<()>,
     ) -> Result<()> {
+        if crate::store::is_store_path(path) {
+            atomic_write(path, &self.storage, fill)?;
+            self.uploaded
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(path.to_path_buf());
+            return Ok(());
+        }
         let tmp = temporary_of(path);
         let result = (|| -> Result<()> {
             let f = File::create(&tmp)
@@ -425,6 +451,8 @@ impl FileBatch {
     /// Make every file durable, then rename each into place. On an error,
     /// the files already renamed are removed again, with the rest.
     pub fn commit(self) -> Result<()> {
+        // the objects uploaded stay
+        std::mem::take(&mut *self.uploaded.lock().unwrap_or_else(|p| p.into_inner()));
         let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
         // the files renamed so far, and the temporary files of the rest
         let remove = |renamed: usize| {
@@ -458,6 +486,17 @@ impl Drop for FileBatch {
             .drain(..)
         {
             let _ = std::fs::remove_file(tmp);
+        }
+        for url in self
+            .uploaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            let url = url.to_string_lossy();
+            if let Ok(store) = crate::store::Store::open(&url, &self.storage, None) {
+                let _ = store.delete();
+            }
         }
     }
 }

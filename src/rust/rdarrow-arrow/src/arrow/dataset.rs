@@ -31,7 +31,9 @@
 //! time); the partitions of an input are written in parallel. Each output
 //! file is written under a temporary name; once all are written, they are
 //! made durable together (one sync of the file system, not one per file)
-//! and renamed into place. On an error, nothing this call wrote is left.
+//! and renamed into place. Under an object store prefix (which must hold
+//! nothing yet), each file is uploaded as it is written and appears
+//! complete. On an error, nothing this call wrote is left.
 
 use super::ipc::{write_ipc_into, IpcCompression, IpcFormat};
 use super::{table_from_object, ArrowTable, ColumnRef, TableOptions};
@@ -173,9 +175,6 @@ pub fn write_dataset(
     progress: &mut dyn FnMut(DatasetEvent),
 ) -> Result<DatasetSummary> {
     check_options(inputs, opts)?;
-    if crate::store::is_store_path(dir) {
-        return write_dataset_to_store(inputs, dir, opts, progress);
-    }
     let mut out = Output::new(dir, opts)?;
     let res = write_all(inputs, opts, &mut out, progress)
         .and_then(|summary| std::mem::take(&mut out.batch).commit().map(|()| summary));
@@ -193,54 +192,6 @@ pub fn write_dataset(
             Err(e)
         }
     }
-}
-
-/// [`write_dataset`] under an object store prefix, which must hold no
-/// object yet: the dataset is written into a temporary directory, then
-/// each file is uploaded (each appears only complete); on a failure the
-/// files uploaded so far are removed again.
-fn write_dataset_to_store(
-    inputs: &[PathBuf],
-    prefix: &Path,
-    opts: &DatasetOptions,
-    progress: &mut dyn FnMut(DatasetEvent),
-) -> Result<DatasetSummary> {
-    let prefix = prefix.to_string_lossy();
-    let prefix = prefix.trim_end_matches('/');
-    let storage = &opts.read.storage;
-    let timeout = opts.read.timeout;
-    let there = crate::store::Store::open(&format!("{prefix}/"), storage, timeout)?;
-    if !there.list(&|_| true)?.is_empty() {
-        return Err(Error::usage(format!(
-            "'{prefix}/' is not empty: write a dataset under a new or empty prefix"
-        )));
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let stage =
-        std::env::temp_dir().join(format!("rdarrow-dataset-{}-{nanos}", std::process::id()));
-    let result = (|| {
-        let summary = write_dataset(inputs, &stage, opts, progress)?;
-        let mut uploaded: Vec<crate::store::Store> = Vec::new();
-        for rel in &summary.files {
-            let url = format!("{prefix}/{}", rel.to_string_lossy().replace('\\', "/"));
-            let sent = crate::store::Store::open(&url, storage, timeout)
-                .and_then(|s| s.upload(&stage.join(rel)).map(|()| s));
-            match sent {
-                Ok(s) => uploaded.push(s),
-                Err(e) => {
-                    for s in &uploaded {
-                        let _ = s.delete();
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        Ok(summary)
-    })();
-    let _ = std::fs::remove_dir_all(&stage);
-    result
 }
 
 fn check_options(inputs: &[PathBuf], opts: &DatasetOptions) -> Result<()> {
@@ -285,7 +236,27 @@ struct Output {
 impl Output {
     fn new(dir: &Path, opts: &DatasetOptions) -> Result<Self> {
         let mut created = Vec::new();
+        let in_store = crate::store::is_store_path(dir);
+        let mut batch = crate::FileBatch::new();
+        if in_store {
+            // under a prefix that holds nothing yet: each file is uploaded
+            // as it is written, and removed again on a failure
+            let prefix = dir.to_string_lossy();
+            let prefix = prefix.trim_end_matches('/');
+            let there = crate::store::Store::open(
+                &format!("{prefix}/"),
+                &opts.read.storage,
+                opts.read.timeout,
+            )?;
+            if !there.list(&|_| true)?.is_empty() {
+                return Err(Error::usage(format!(
+                    "'{prefix}/' is not empty: write a dataset under a new or empty prefix"
+                )));
+            }
+            batch = crate::FileBatch::with_storage(opts.read.storage.clone());
+        }
         match std::fs::metadata(dir) {
+            _ if in_store => {}
             Ok(m) if !m.is_dir() => {
                 return Err(Error::usage(format!(
                     "'{}' exists and is not a directory",
@@ -331,7 +302,7 @@ impl Output {
             dir: dir.to_path_buf(),
             ext: opts.format.extension(),
             written: Vec::new(),
-            batch: crate::FileBatch::new(),
+            batch,
             created,
             counters: HashMap::new(),
             threads,
@@ -352,7 +323,7 @@ impl Output {
     /// directory), creating the directories it needs.
     fn next_file(&mut self, sub: &Path) -> Result<PathBuf> {
         let d = self.dir.join(sub);
-        if !d.exists() {
+        if !d.exists() && !crate::store::is_store_path(&d) {
             let mut missing = Vec::new();
             let mut p = Some(d.as_path());
             while let Some(x) = p.filter(|x| !x.exists()) {
