@@ -103,7 +103,9 @@ per_rep <- function(what) {
 }
 cat(sprintf("\nCPU seconds (median per run; %d cores; the server runs on the same cores):\n\n", cores))
 cat("| work | rdarrow CPU (s) | server CPU (s) | floor: (rdarrow + server) / cores (s) | floor / anchor |\n|---|---:|---:|---:|---:|\n")
-for (w in list(c("s3", "disk", "read_rds(s3://)"), c("pq_s3", "pq_disk", "rdata_to_parquet(s3:// -> s3://)"))) {
+for (w in list(c("disk", "disk", "read_rds(file)"), c("s3", "disk", "read_rds(s3://)"),
+              c("pq_disk", "pq_disk", "rdata_to_parquet(file -> file)"),
+              c("pq_s3", "pq_disk", "rdata_to_parquet(s3:// -> s3://)"))) {
   u <- per_rep(w[1])
   floor <- max(sum(u) / cores, stats::median(get(w[2])))
   cat(sprintf("| %s | %.2f | %.2f | %.2f | %.2f |\n", w[3], u[["ours"]], u[["server"]], floor,

@@ -445,10 +445,10 @@ fn first_bytes(what: &str, body: &mut dyn Read) -> Result<(Vec<u8>, Compression)
     Ok((prefix, kind))
 }
 
-/// An object's bytes: a compressed object as one stream received ahead of
-/// the decompressor (an object within the first range as that range); an
-/// uncompressed one by range, so that what a reader skips (a listing's
-/// payloads) is never downloaded.
+/// An object's bytes, from a first range that tells its size and version:
+/// a compressed object then as one stream of the rest, received ahead of
+/// the decompressor; an uncompressed one by range, so that what a reader
+/// skips (a listing's payloads) is never downloaded.
 fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let store = Store::open(url, &opts.storage, opts.timeout)?;
     let mut reader = store.ranged_reader()?;
@@ -462,14 +462,10 @@ fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     if kind == Compression::None {
         return Ok((Opened::Ranged(Box::new(reader)), kind));
     }
-    if input::Seekable::len(&reader) <= store::FIRST_RANGE {
-        // all of it came with the first range
-        return Ok((ahead(Vec::new(), Box::new(reader))?, kind));
-    }
-    // a larger compressed object is read whole: one streamed request
-    drop(reader);
-    let (body, _) = store.reader()?;
-    stream_of(&format!("'{url}'"), body)
+    // a compressed object is read whole: what the first range did not
+    // bring comes in one streamed request
+    reader.whole_rest();
+    Ok((ahead(Vec::new(), Box::new(reader))?, kind))
 }
 
 /// A host's stream that can move ahead: read by range where uncompressed

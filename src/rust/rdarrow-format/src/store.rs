@@ -292,45 +292,32 @@ impl Store {
         Ok(meta.size)
     }
 
-    /// The object's body, as a stream, and its size. The request and its
-    /// body are driven by a runtime of the reading thread's own (the body
-    /// is received where it is read, without a hand-over per piece).
-    pub fn reader(&self) -> Result<(Box<dyn Read + Send>, u64)> {
-        let rt = own_runtime()?;
-        let got = self.run_on(&rt, "read", self.store.get(&self.key))?;
-        let len = got.meta.size;
-        crate::cancel::download_started(Some(len));
-        let body = Body {
-            rt,
-            stream: got.into_stream(),
-            chunk: Bytes::new(),
-            timeout: self.timeout,
-            secrets: self.secrets.clone(),
-        };
-        Ok((
-            Box::new(crate::remote::Counted::new(body, &self.url, Some(len))),
-            len,
-        ))
-    }
-
     /// The object as a stream that moves ahead by range (see
     /// [`ObjectReader`]).
     pub fn ranged_reader(&self) -> Result<ObjectReader> {
         let rt = own_runtime()?;
-        let meta = self.run_on(&rt, "read", self.store.head(&self.key))?;
-        crate::cancel::download_started(Some(meta.size));
-        Ok(ObjectReader {
-            store: self.clone(),
-            rt,
-            len: meta.size,
-            e_tag: meta.e_tag,
-            pos: 0,
-            held: bytes::BytesMut::new(),
-            fetched: 0,
-            body: None,
-            body_end: 0,
-            next_size: FIRST_RANGE,
-        })
+        // the first range tells the size and version (no HEAD first)
+        let first = object_store::GetOptions {
+            range: Some(object_store::GetRange::Bounded(0..FIRST_RANGE)),
+            ..Default::default()
+        };
+        let got = match self.run_on(&rt, "read", self.store.get_opts(&self.key, first)) {
+            Ok(got) => got,
+            Err(e) => {
+                // an empty object has no first byte to ask for
+                let meta = self.run_on(&rt, "read", self.store.head(&self.key));
+                return match meta {
+                    Ok(m) if m.size == 0 => Ok(ObjectReader::new(self.clone(), rt, m.size, None)),
+                    _ => Err(e),
+                };
+            }
+        };
+        crate::cancel::download_started(Some(got.meta.size));
+        let mut reader = ObjectReader::new(self.clone(), rt, got.meta.size, got.meta.e_tag.clone());
+        reader.body_end = got.range.end;
+        reader.body = Some(got.into_stream());
+        reader.next_size = FIRST_RANGE * 2;
+        Ok(reader)
     }
 
     /// Bytes `[start, start + len)` of the object (all of them, or an
@@ -796,6 +783,32 @@ pub struct ObjectReader {
 }
 
 impl ObjectReader {
+    fn new(
+        store: Store,
+        rt: Arc<tokio::runtime::Runtime>,
+        len: u64,
+        e_tag: Option<String>,
+    ) -> ObjectReader {
+        ObjectReader {
+            store,
+            rt,
+            len,
+            e_tag,
+            pos: 0,
+            held: bytes::BytesMut::new(),
+            fetched: 0,
+            body: None,
+            body_end: 0,
+            next_size: FIRST_RANGE,
+        }
+    }
+
+    /// Ask for all the rest in the next request (a reader that will not
+    /// skip: one streamed request, not a range per step).
+    pub fn whole_rest(&mut self) {
+        self.next_size = u64::MAX;
+    }
+
     /// Receive the next piece after `fetched` into `held`; false at the
     /// object's end.
     fn receive(&mut self) -> std::io::Result<bool> {
@@ -806,7 +819,7 @@ impl ObjectReader {
             return Err(std::io::Error::other("interrupted by the user"));
         }
         if self.body.is_none() || self.fetched >= self.body_end {
-            let end = (self.fetched + self.next_size).min(self.len);
+            let end = self.fetched.saturating_add(self.next_size).min(self.len);
             let opts = object_store::GetOptions {
                 range: Some(object_store::GetRange::Bounded(self.fetched..end)),
                 if_match: self.e_tag.clone(),
@@ -822,7 +835,7 @@ impl ObjectReader {
                 .map_err(|e| failure(std::io::ErrorKind::Other, e.message))?;
             self.body = Some(got.into_stream());
             self.body_end = end;
-            self.next_size = (self.next_size * 2).min(MAX_RANGE);
+            self.next_size = self.next_size.saturating_mul(2).min(MAX_RANGE);
         }
         let t = self.store.timeout;
         let body = self.body.as_mut().expect("a range being received");
@@ -929,50 +942,6 @@ impl Seekable for ObjectReader {
 
     fn len(&self) -> u64 {
         self.len
-    }
-}
-
-/// An object's body as a stream of chunks, each wait for the next chunk
-/// bounded by the timeout.
-struct Body {
-    rt: Arc<tokio::runtime::Runtime>,
-    stream: futures_util::stream::BoxStream<'static, object_store::Result<Bytes>>,
-    chunk: Bytes,
-    timeout: Duration,
-    secrets: Arc<Vec<String>>,
-}
-
-impl Read for Body {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        while self.chunk.is_empty() {
-            let t = self.timeout;
-            let next = self
-                .rt
-                .block_on(async { tokio::time::timeout(t, self.stream.next()).await });
-            match next {
-                Err(_) => {
-                    return Err(failure(
-                        std::io::ErrorKind::TimedOut,
-                        format!("no data for {} s (the timeout option)", t.as_secs_f64()),
-                    ))
-                }
-                Ok(None) => return Ok(0),
-                Ok(Some(Err(e))) => {
-                    return Err(failure(
-                        std::io::ErrorKind::Other,
-                        redact(&describe(&e), &self.secrets),
-                    ))
-                }
-                Ok(Some(Ok(b))) => self.chunk = b,
-            }
-        }
-        let n = buf.len().min(self.chunk.len());
-        buf[..n].copy_from_slice(&self.chunk[..n]);
-        let _ = self.chunk.split_to(n);
-        Ok(n)
     }
 }
 
