@@ -197,7 +197,7 @@ impl Store {
             Cloud::S3 => build!(
                 aws::AmazonS3Builder,
                 aws::AmazonS3ConfigKey,
-                s3fs_names(&common)
+                unsigned_over_https(s3fs_names(&common))
             ),
             Cloud::Gcs => build!(gcp::GoogleCloudStorageBuilder, gcp::GoogleConfigKey, common),
             Cloud::Azure => build!(azure::MicrosoftAzureBuilder, azure::AzureConfigKey, common),
@@ -599,6 +599,35 @@ impl Cloud {
     }
 }
 
+/// S3's options with `UNSIGNED-PAYLOAD` over HTTPS unless told otherwise
+/// (as the AWS command line and boto3 do): TLS keeps a body intact, so
+/// hashing every byte of an upload for its signature costs CPU for
+/// nothing; over plain HTTP (`allow_http`) bodies stay signed.
+fn unsigned_over_https(mut pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    let given = |names: &[&str]| {
+        pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| names.contains(&k.to_ascii_lowercase().as_str()))
+            .map(|(_, v)| v.clone())
+    };
+    let told = given(&["aws_unsigned_payload", "unsigned_payload"]).is_some()
+        || std::env::var_os("AWS_UNSIGNED_PAYLOAD").is_some();
+    let endpoint = given(&[
+        "aws_endpoint_url",
+        "aws_endpoint",
+        "endpoint_url",
+        "endpoint",
+    ])
+    .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok())
+    .or_else(|| std::env::var("AWS_ENDPOINT").ok());
+    let https = endpoint.is_none_or(|e| e.to_ascii_lowercase().starts_with("https://"));
+    if !told && https {
+        pairs.insert(0, ("aws_unsigned_payload".into(), "true".into()));
+    }
+    pairs
+}
+
 /// The s3fs names of S3 options (`key`, `secret`, `token`, `anon`) as
 /// `object_store` names them; the others as they are.
 fn s3fs_names(pairs: &[(String, String)]) -> Vec<(String, String)> {
@@ -962,6 +991,28 @@ mod tests {
         }
         for u in ["https://x/y.rds", "data/s3://x", "s3:/x", "file.rds", ""] {
             assert!(!is_store_url(u), "{u}");
+        }
+    }
+
+    #[test]
+    fn payloads_are_unsigned_over_https_only_unless_told() {
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let unsigned = |p: &[(String, String)]| {
+            p.iter()
+                .any(|(k, v)| k == "aws_unsigned_payload" && v == "true")
+        };
+        // plain HTTP keeps the body signed
+        let plain = unsigned_over_https(vec![pair("endpoint_url", "http://127.0.0.1:9000")]);
+        assert!(!unsigned(&plain));
+        // told: as told
+        let told = vec![
+            pair("endpoint", "https://s3.example"),
+            pair("unsigned_payload", "false"),
+        ];
+        assert_eq!(unsigned_over_https(told.clone()), told);
+        if std::env::var_os("AWS_UNSIGNED_PAYLOAD").is_none() {
+            let tls = unsigned_over_https(vec![pair("endpoint", "HTTPS://s3.example")]);
+            assert!(unsigned(&tls));
         }
     }
 
