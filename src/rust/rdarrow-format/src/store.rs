@@ -364,67 +364,6 @@ impl Store {
             .collect())
     }
 
-    /// Upload the local file `from` as this object: in parts (several in
-    /// flight) when it is larger than a part, else in one request. The
-    /// object appears only complete; a failed upload is aborted.
-    pub fn upload(&self, from: &std::path::Path) -> Result<()> {
-        let size = std::fs::metadata(from)
-            .map_err(|e| Error::io(&e, "cannot read the staged output"))?
-            .len();
-        let mut file = std::fs::File::open(from)
-            .map_err(|e| Error::io(&e, "cannot read the staged output"))?;
-        let part = part_size(size);
-        let read_part = |file: &mut std::fs::File, n: u64| -> Result<Bytes> {
-            let mut buf = Vec::with_capacity(n as usize);
-            file.take(n)
-                .read_to_end(&mut buf)
-                .map_err(|e| Error::io(&e, "cannot read the staged output"))?;
-            Ok(Bytes::from(buf))
-        };
-        if size <= part {
-            let body = read_part(&mut file, size)?;
-            return self
-                .run("write", self.store.put(&self.key, body.into()))
-                .map(|_| ());
-        }
-        // the parts are sent by tasks of the store's runtime
-        let _in_runtime = self.rt.enter();
-        let upload = self.run("write", self.store.put_multipart(&self.key))?;
-        let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, part as usize);
-        let mut left = size;
-        let mut failure = None;
-        while left > 0 {
-            if crate::cancel::interrupted() {
-                failure = Some(Error::new(
-                    ErrorKind::Interrupted,
-                    "interrupted by the user",
-                ));
-                break;
-            }
-            if let Err(e) = self.run("write", w.wait_for_capacity(4)) {
-                failure = Some(e);
-                break;
-            }
-            let n = left.min(part);
-            match read_part(&mut file, n) {
-                Ok(b) => w.put(b),
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-            left -= n;
-        }
-        match failure {
-            None => self.run("write", w.finish()).map(|_| ()),
-            Some(e) => {
-                // nothing stays behind; the abort's own failure is not the news
-                let _ = self.run("abort the upload of", w.abort());
-                Err(e)
-            }
-        }
-    }
-
     /// A writer whose bytes become this object: sent in parts as they come
     /// (several in flight, while the caller goes on writing), the object
     /// appearing only at [`Upload::complete`]; dropped before that, the
@@ -457,14 +396,20 @@ pub struct Upload<'s> {
     done: bool,
 }
 
+/// The size of the part after `parts` parts: 16 MiB, 16 MiB more after
+/// each thousand parts, so that S3's 10,000 parts hold about 860 GiB (the
+/// size of an output is not known while it is written; memory holds a few
+/// parts).
+fn part_size_after(parts: usize) -> usize {
+    (16usize << 20) * (1 + parts / 1000)
+}
+
 /// Parts an upload keeps in flight at once.
 const PARTS_IN_FLIGHT: usize = 4;
 
 impl Upload<'_> {
-    /// The size of the next part: 16 MiB, growing after each thousand
-    /// parts so that no output needs more than S3's 10,000.
     fn part_size(&self) -> usize {
-        (16usize << 20) * (1 + self.parts / 1000)
+        part_size_after(self.parts)
     }
 
     /// Wait for the oldest part in flight.
@@ -581,12 +526,6 @@ fn own_runtime() -> Result<Arc<tokio::runtime::Runtime>> {
         .build()
         .map(Arc::new)
         .map_err(|e| Error::io(&e, "cannot start the object store client"))
-}
-
-/// The size of an upload's parts: 16 MiB, more for a file that would
-/// otherwise need more than S3's 10,000 parts.
-fn part_size(size: u64) -> u64 {
-    (16u64 << 20).max(size.div_ceil(9_000))
 }
 
 impl Cloud {
@@ -1058,9 +997,11 @@ mod tests {
     }
 
     #[test]
-    fn parts_stay_within_ten_thousand() {
-        assert_eq!(part_size(1), 16 << 20);
-        let huge = 5u64 << 40;
-        assert!(huge.div_ceil(part_size(huge)) <= 10_000);
+    fn ten_thousand_parts_hold_more_than_800_gib() {
+        assert_eq!(part_size_after(0), 16 << 20);
+        assert_eq!(part_size_after(999), 16 << 20);
+        assert_eq!(part_size_after(1000), 32 << 20);
+        let held: u64 = (0..10_000).map(|p| part_size_after(p) as u64).sum();
+        assert!(held > 800 << 30, "{held}");
     }
 }
