@@ -15,14 +15,21 @@ from ._rdarrow import (
 
 __version__: str
 PathLike = Union[str, os.PathLike[str]]
+# a path, an http(s), object store or fsspec URL, bytes, or a binary file
+# object (read in place, never staged)
 Source = Union[str, os.PathLike[str], bytes, bytearray, memoryview, BinaryIO]
+StorageOptions = Optional[Dict[str, Any]]
 
 class RDataWarning(UserWarning): ...
 
 ObjectRef = Union[str, Sequence[Union[str, int]]]
 
-def list_objects(path: Source, recursive: bool = ...) -> List[Dict[str, Any]]: ...
-def read_objects(path: Source, names: Optional[Sequence[str]] = ...) -> Dict[str, Any]: ...
+def list_objects(
+    path: Source, recursive: bool = ..., storage_options: StorageOptions = ...
+) -> List[Dict[str, Any]]: ...
+def read_objects(
+    path: Source, names: Optional[Sequence[str]] = ..., storage_options: StorageOptions = ...
+) -> Dict[str, Any]: ...
 
 class RDataReader:
     name: str
@@ -35,6 +42,7 @@ class RDataReader:
         columns: Optional[Sequence[str]] = ...,
         chunk_size: Optional[int] = ...,
         time_unit: Optional[str] = ...,
+        storage_options: StorageOptions = ...,
     ) -> None: ...
     def __arrow_c_stream__(self, requested_schema: Any = ...) -> Any: ...
 
@@ -43,11 +51,13 @@ def read_table(
     object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
     time_unit: Optional[str] = ...,
+    storage_options: StorageOptions = ...,
 ) -> pyarrow.Table: ...
 def read_pandas(
     path: Source,
     object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
+    storage_options: StorageOptions = ...,
 ) -> Any: ...
 def to_parquet(
     path: Source,
@@ -58,6 +68,7 @@ def to_parquet(
     compression_level: Optional[int] = ...,
     row_group_size: Optional[int] = ...,
     memory: Optional[int] = ...,
+    storage_options: StorageOptions = ...,
 ) -> None: ...
 def to_ipc(
     path: Source,
@@ -68,6 +79,7 @@ def to_ipc(
     compression: str = ...,
     chunk_size: Optional[int] = ...,
     memory: Optional[int] = ...,
+    storage_options: StorageOptions = ...,
 ) -> None: ...
 
 def write_rdata(
@@ -77,6 +89,7 @@ def write_rdata(
     compress: str = ...,
     compression_level: Optional[int] = ...,
     version: int = ...,
+    storage_options: StorageOptions = ...,
 ) -> None: ...
 def write_rds(
     data: Any,
@@ -84,4 +97,5 @@ def write_rds(
     compress: str = ...,
     compression_level: Optional[int] = ...,
     version: int = ...,
+    storage_options: StorageOptions = ...,
 ) -> None: ...

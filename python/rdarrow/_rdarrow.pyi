@@ -1,4 +1,5 @@
-from typing import Any, Dict, List, Optional, Tuple
+import os
+from typing import Any, BinaryIO, Dict, List, Optional, Tuple, Union
 
 __version__: str
 
@@ -10,14 +11,25 @@ class UnsupportedError(RDataError): ...
 class LimitError(RDataError): ...
 class UsageError(RDataError): ...
 
-def list_objects(path: str) -> List[Dict[str, Any]]: ...
-def read_objects(path: str, names: Optional[List[str]] = None) -> Tuple[Dict[str, Any], List[str]]: ...
+# what a reader is given: a path or URL, bytes, or a binary file object
+# (read through its readinto(), never staged)
+_Given = Union[str, os.PathLike[str], bytes, bytearray, memoryview, BinaryIO]
+# an object store's options as (name, value) pairs
+_Storage = Optional[List[Tuple[str, str]]]
+
+def object_path(parts: List[Any]) -> str: ...
+def expand_sources(given: str, storage: _Storage = None) -> List[str]: ...
+def list_objects(path: _Given, recursive: bool = False, storage: _Storage = None) -> List[Dict[str, Any]]: ...
+def read_objects(
+    path: _Given, names: Optional[List[str]] = None, storage: _Storage = None
+) -> Tuple[Dict[str, Any], List[str]]: ...
 def read_stream(
-    path: str,
+    path: _Given,
     object: Optional[str] = None,
     columns: Optional[List[str]] = None,
     chunk_size: Optional[int] = None,
     time_unit: Optional[str] = None,
+    storage: _Storage = None,
 ) -> Tuple[Any, str, List[str], List[List[int]], Optional[List[Any]]]: ...
 def write_rdata(
     objects: List[Tuple[str, Any]],
@@ -27,9 +39,10 @@ def write_rdata(
     level: Optional[int] = None,
     version: int = 3,
     threads: Optional[int] = None,
+    storage: _Storage = None,
 ) -> None: ...
 def to_parquet(
-    path: str,
+    path: _Given,
     sink: str,
     object: Optional[str] = None,
     columns: Optional[List[str]] = None,
@@ -37,9 +50,10 @@ def to_parquet(
     level: Optional[int] = None,
     row_group_size: Optional[int] = None,
     memory: Optional[int] = None,
+    storage: _Storage = None,
 ) -> Tuple[str, int, List[str]]: ...
 def to_ipc(
-    path: str,
+    path: _Given,
     sink: str,
     object: Optional[str] = None,
     columns: Optional[List[str]] = None,
@@ -47,4 +61,5 @@ def to_ipc(
     compression: str = "uncompressed",
     chunk_size: Optional[int] = None,
     memory: Optional[int] = None,
+    storage: _Storage = None,
 ) -> Tuple[str, int, List[str]]: ...
