@@ -34,8 +34,8 @@ abort_usage <- function(message) {
 
 # Where an R data reader reads `file` from: a path or http(s) URL as it
 # is; a raw vector (serialize() output, compressed or not, or a file's
-# bytes) or a connection (read to its end, chunk by chunk) through a
-# temporary file. Returns list(path, name (of an .rds stream's object),
+# bytes) as it is, read by the engine from memory; a connection (read to
+# its end, chunk by chunk) through a temporary file. Returns list(path, name (of an .rds stream's object),
 # done (removes the temporary file; call it on exit)); with `dirs`,
 # several paths or a directory give list(files, done) instead of an
 # error (read them with files_source()).
@@ -47,9 +47,7 @@ data_source <- function(file, dirs = FALSE, storage = character()) {
   }
   if (is.raw(file)) {
     if (!length(file)) abort_usage("`file` is an empty raw vector, not R data.")
-    tmp <- tempfile("rdarrow-")
-    writeBin(file, tmp)
-    return(list(path = tmp, name = "value", done = function() unlink(tmp)))
+    return(list(path = file, name = "value", done = no_op))
   }
   if (inherits(file, "connection")) {
     tmp <- tempfile("rdarrow-")

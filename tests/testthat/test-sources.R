@@ -85,6 +85,18 @@ test_that("raw vectors are read wherever a path is", {
   expect_identical(as.data.frame(rdata_to_arrow(raw_file, object = "x")), x)
   s <- rdata_to_arrow(raw_file, object = "x")
   expect_identical(as.data.frame(arrow::as_arrow_table(s)), x, ignore_attr = "row.names")
+  # row group by row group, the bytes read from memory
+  pq <- withr::local_tempfile(fileext = ".parquet")
+  rdata_to_parquet(raw_file, pq, object = "x")
+  expect_identical(as.data.frame(arrow::read_parquet(pq)), x, ignore_attr = "row.names")
+  expect_identical(as.data.frame(rdata_to_arrow(raw_file, object = "x", chunk_size = 2L)), x)
+  # the bytes are read from memory: no temporary file is made for them
+  staged <- 0L
+  suppressMessages(trace("tempfile", quote(staged <<- staged + 1L), print = FALSE, where = baseenv()))
+  withr::defer(suppressMessages(untrace("tempfile", where = baseenv())))
+  expect_identical(read_rdata(raw_file, "lst"), list(lst = lst))
+  expect_identical(nrow(rdata_objects(raw_file)), 2L)
+  expect_identical(staged, 0L)
   # not R data
   expect_error(read_rds(charToRaw("hello, world")), class = "rdarrow_error")
   expect_error(read_rds(raw()), class = "rdarrow_error")

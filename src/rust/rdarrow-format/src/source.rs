@@ -111,6 +111,13 @@ impl Origin for str {
     }
 }
 
+impl Origin for Vec<u8> {
+    /// Bytes in memory (a file's, or `serialize()` output).
+    fn source(&self) -> Result<Source> {
+        Ok(Source::Bytes(self.clone()))
+    }
+}
+
 impl Origin for String {
     fn source(&self) -> Result<Source> {
         self.as_str().source()

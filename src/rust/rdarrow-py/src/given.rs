@@ -65,7 +65,7 @@ impl Origin for Given {
     fn source(&self) -> Result<Source> {
         match self {
             Given::Path(p) => p.source(),
-            Given::Bytes(b) => Ok(Source::Bytes(b.clone())),
+            Given::Bytes(b) => b.source(),
             Given::File(f) => f.source(),
         }
     }

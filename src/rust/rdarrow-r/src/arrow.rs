@@ -3,6 +3,7 @@
 //! R and nanoarrow expect), and Arrow IPC output.
 
 use crate::errors::error_value;
+use crate::given::Given;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::Array;
 use extendr_api::prelude::*;
@@ -83,7 +84,7 @@ pub fn request(
 }
 
 pub fn make_table(
-    path: &str,
+    path: &Given,
     req: &Request,
     read: ReadOptions,
 ) -> std::result::Result<(String, ArrowTable), Error> {
@@ -93,13 +94,7 @@ pub fn make_table(
         default_tz: req.default_tz.clone(),
         ..Default::default()
     };
-    read_table(
-        std::path::Path::new(path),
-        req.object.as_deref(),
-        &req.stream_name,
-        opts,
-        read,
-    )
+    read_table(path, req.object.as_deref(), &req.stream_name, opts, read)
 }
 
 /// The addresses of the first data buffer of each column (for checking
@@ -125,7 +120,7 @@ fn buffer_addresses(table: &ArrowTable) -> Vec<f64> {
 /// Convert an object of a file to an Arrow C stream in an external pointer.
 /// Returns list(stream, object, nrow, schema, addresses) or an error value.
 pub fn to_arrow(
-    path: &str,
+    path: &Given,
     object: Robj,
     col_select: Robj,
     chunk_size: Robj,
@@ -175,7 +170,7 @@ pub fn to_arrow(
 /// the consumer reads it: a data frame's values are read back from the
 /// file for each batch (a compressed file's stream spilled to the
 /// temporary folder, removed at once), so memory holds about one batch.
-fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) -> Robj {
+fn to_arrow_streamed(path: &Given, req: &Request, rows: usize, read: ReadOptions) -> Robj {
     if rows == 0 {
         return error_value(&Error::usage("`chunk_size` must be at least 1"));
     }
@@ -186,7 +181,7 @@ fn to_arrow_streamed(path: &str, req: &Request, rows: usize, read: ReadOptions) 
     };
     let res = crate::job::run("Converting", || {
         rdarrow_arrow::arrow::open_table(
-            std::path::Path::new(path),
+            path,
             req.object.as_deref(),
             &req.stream_name,
             opts,
@@ -241,7 +236,7 @@ fn stream_xptr(stream: Box<FFI_ArrowArrayStream>) -> Robj {
 /// conversion's warnings (a character vector) or an error value.
 #[allow(clippy::too_many_arguments)]
 pub fn to_ipc(
-    path: &str,
+    path: &Given,
     sink: &str,
     object: Robj,
     col_select: Robj,
@@ -286,7 +281,7 @@ pub fn to_ipc(
 /// warnings or an error value.
 #[allow(clippy::too_many_arguments)]
 pub fn to_parquet(
-    path: &str,
+    path: &Given,
     sink: &str,
     object: Robj,
     col_select: Robj,
@@ -337,7 +332,7 @@ pub fn to_parquet(
 /// row group within `memory` bytes.
 #[allow(clippy::too_many_arguments)]
 fn write_file(
-    path: &str,
+    path: &Given,
     sink: &str,
     req: Result<Request, Error>,
     out: Result<FileOutput, Error>,
@@ -363,7 +358,7 @@ fn write_file(
             ..Default::default()
         };
         convert_to_file(
-            std::path::Path::new(path),
+            path,
             req.object.as_deref(),
             &req.stream_name,
             opts,

@@ -126,13 +126,13 @@ pub fn watch_interrupts() {
 /// on that thread, not on one of its own, where the stack allows.
 pub fn read<T: Send>(
     label: &str,
-    path: &str,
+    path: &(impl rdarrow_arrow::Origin + ?Sized),
     opts: &rdarrow_arrow::ReadOptions,
     serve: &mut dyn FnMut(),
     work: impl Fn(&rdarrow_arrow::ReadOptions) -> rdarrow_arrow::Result<T> + Send + Sync,
 ) -> rdarrow_arrow::Result<T> {
     watch_interrupts();
-    let here = rdarrow_arrow::read_small_here(std::path::Path::new(path), opts, &work);
+    let here = rdarrow_arrow::read_small_here(path, opts, &work);
     here_or_on_worker(here, label, opts, serve, work)
 }
 

@@ -10,6 +10,7 @@ mod arrow;
 mod dataset;
 mod errors;
 mod from_arrow;
+mod given;
 mod job;
 mod r_memory;
 mod save_native;
@@ -104,10 +105,14 @@ fn rdarrow_engine_version() -> &'static str {
 /// List the objects in a file (payloads skipped): the listing data frame.
 /// @noRd
 #[extendr]
-fn rdata_list_impl(path: &str, stream_name: &str, settings: Robj, recursive: bool) -> Robj {
+fn rdata_list_impl(path: Robj, stream_name: &str, settings: Robj, recursive: bool) -> Robj {
+    let path = match given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
     let opts = options(&settings);
-    match job::read("Listing", path, &opts, &mut || {}, |opts| {
-        rdarrow_arrow::list_file(path, opts, stream_name, recursive)
+    match job::read("Listing", &path, &opts, &mut || {}, |opts| {
+        rdarrow_arrow::list_file(&path, opts, stream_name, recursive)
     }) {
         Err(e) => error_value(&e),
         Ok((_, infos)) => listing_value(&infos, None),
@@ -277,14 +282,18 @@ fn read_for_r_setup(
 /// @noRd
 #[extendr]
 fn rdata_read_impl(
-    path: &str,
+    path: Robj,
     objects: Nullable<Vec<String>>,
     stream_name: &str,
     settings: Robj,
 ) -> Robj {
+    let path = match given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
     let (wanted, opts, mut vectors) = read_for_r_setup(objects, &settings);
     let read = job::read_for_r("Reading", &opts, &mut || vectors.serve(), |opts| {
-        rdarrow_arrow::read_for_r(path, wanted.as_deref(), stream_name, opts)
+        rdarrow_arrow::read_for_r(&path, wanted.as_deref(), stream_name, opts)
     });
     drop(opts);
     let (doc, objs) = match read {
@@ -529,7 +538,7 @@ fn rdata_rewrite_impl(
 /// @noRd
 #[extendr]
 fn rdata_to_arrow_impl(
-    path: &str,
+    path: Robj,
     object: Robj,
     col_select: Robj,
     chunk_size: Robj,
@@ -537,8 +546,12 @@ fn rdata_to_arrow_impl(
     stream_name: &str,
     settings: Robj,
 ) -> Robj {
+    let path = match given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
     arrow::to_arrow(
-        path,
+        &path,
         object,
         col_select,
         chunk_size,
@@ -553,7 +566,7 @@ fn rdata_to_arrow_impl(
 #[extendr]
 #[allow(clippy::too_many_arguments)]
 fn rdata_to_ipc_impl(
-    path: &str,
+    path: Robj,
     sink: &str,
     object: Robj,
     col_select: Robj,
@@ -565,8 +578,12 @@ fn rdata_to_ipc_impl(
     stream_name: &str,
     settings: Robj,
 ) -> Robj {
+    let path = match given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
     arrow::to_ipc(
-        path,
+        &path,
         sink,
         object,
         col_select,
@@ -585,7 +602,7 @@ fn rdata_to_ipc_impl(
 #[extendr]
 #[allow(clippy::too_many_arguments)]
 fn rdata_to_parquet_impl(
-    path: &str,
+    path: Robj,
     sink: &str,
     object: Robj,
     col_select: Robj,
@@ -597,8 +614,12 @@ fn rdata_to_parquet_impl(
     stream_name: &str,
     settings: Robj,
 ) -> Robj {
+    let path = match given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
     arrow::to_parquet(
-        path,
+        &path,
         sink,
         object,
         col_select,
