@@ -214,6 +214,68 @@ fn check_options(inputs: &[PathBuf], opts: &DatasetOptions) -> Result<()> {
     Ok(())
 }
 
+/// The batch of a dataset under an object store prefix, which must hold
+/// nothing yet: each file is uploaded as it is written, and removed again
+/// on a failure.
+fn store_batch(dir: &Path, opts: &DatasetOptions) -> Result<crate::FileBatch> {
+    let prefix = dir.to_string_lossy();
+    let prefix = prefix.trim_end_matches('/');
+    let there =
+        crate::store::Store::open(&format!("{prefix}/"), &opts.read.storage, opts.read.timeout)?;
+    if !there.list(&|_| true)?.is_empty() {
+        return Err(Error::usage(format!(
+            "'{prefix}/' is not empty: write a dataset under a new or empty prefix"
+        )));
+    }
+    Ok(crate::FileBatch::with_storage(opts.read.storage.clone()))
+}
+
+/// Make sure `dir` is an empty directory: an error where it is a file or
+/// holds anything; created where missing. The directories created,
+/// outermost first (for roll-back).
+fn empty_dir(dir: &Path) -> Result<Vec<PathBuf>> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(Error::usage(format!(
+            "'{}' exists and is not a directory",
+            dir.display()
+        ))),
+        Ok(_) => {
+            let mut entries = std::fs::read_dir(dir)
+                .map_err(|e| Error::io(&e, &format!("cannot list '{}'", dir.display())))?;
+            if entries.next().is_some() {
+                return Err(Error::usage(format!(
+                    "'{}' is not empty: write a dataset into a new or empty directory",
+                    dir.display()
+                )));
+            }
+            Ok(Vec::new())
+        }
+        Err(_) => create_missing(dir),
+    }
+}
+
+/// Create `dir` with the levels above it that are missing; those created,
+/// outermost first.
+fn create_missing(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut p = Some(dir);
+    while let Some(d) = p.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        missing.push(d.to_path_buf());
+        p = d.parent();
+    }
+    if missing.is_empty() {
+        return Ok(missing);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::io(
+            &e,
+            &format!("cannot create the directory '{}'", dir.display()),
+        )
+    })?;
+    missing.reverse();
+    Ok(missing)
+}
+
 /// The output directory and what this call wrote in it.
 struct Output {
     dir: PathBuf,
@@ -235,62 +297,11 @@ struct Output {
 
 impl Output {
     fn new(dir: &Path, opts: &DatasetOptions) -> Result<Self> {
-        let mut created = Vec::new();
-        let in_store = crate::store::is_store_path(dir);
-        let mut batch = crate::FileBatch::new();
-        if in_store {
-            // under a prefix that holds nothing yet: each file is uploaded
-            // as it is written, and removed again on a failure
-            let prefix = dir.to_string_lossy();
-            let prefix = prefix.trim_end_matches('/');
-            let there = crate::store::Store::open(
-                &format!("{prefix}/"),
-                &opts.read.storage,
-                opts.read.timeout,
-            )?;
-            if !there.list(&|_| true)?.is_empty() {
-                return Err(Error::usage(format!(
-                    "'{prefix}/' is not empty: write a dataset under a new or empty prefix"
-                )));
-            }
-            batch = crate::FileBatch::with_storage(opts.read.storage.clone());
-        }
-        match std::fs::metadata(dir) {
-            _ if in_store => {}
-            Ok(m) if !m.is_dir() => {
-                return Err(Error::usage(format!(
-                    "'{}' exists and is not a directory",
-                    dir.display()
-                )));
-            }
-            Ok(_) => {
-                let mut entries = std::fs::read_dir(dir)
-                    .map_err(|e| Error::io(&e, &format!("cannot list '{}'", dir.display())))?;
-                if entries.next().is_some() {
-                    return Err(Error::usage(format!(
-                        "'{}' is not empty: write a dataset into a new or empty directory",
-                        dir.display()
-                    )));
-                }
-            }
-            Err(_) => {
-                // create it, remembering each level created (for roll-back)
-                let mut missing = Vec::new();
-                let mut p = Some(dir);
-                while let Some(d) = p.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
-                    missing.push(d.to_path_buf());
-                    p = d.parent();
-                }
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    Error::io(
-                        &e,
-                        &format!("cannot create the directory '{}'", dir.display()),
-                    )
-                })?;
-                missing.reverse();
-                created = missing;
-            }
-        }
+        let (batch, created) = if crate::store::is_store_path(dir) {
+            (store_batch(dir, opts)?, Vec::new())
+        } else {
+            (crate::FileBatch::new(), empty_dir(dir)?)
+        };
         let threads = if opts.threads > 0 {
             opts.threads
         } else {
@@ -323,21 +334,9 @@ impl Output {
     /// directory), creating the directories it needs.
     fn next_file(&mut self, sub: &Path) -> Result<PathBuf> {
         let d = self.dir.join(sub);
-        if !d.exists() && !crate::store::is_store_path(&d) {
-            let mut missing = Vec::new();
-            let mut p = Some(d.as_path());
-            while let Some(x) = p.filter(|x| !x.exists()) {
-                missing.push(x.to_path_buf());
-                p = x.parent();
-            }
-            std::fs::create_dir_all(&d).map_err(|e| {
-                Error::io(
-                    &e,
-                    &format!("cannot create the directory '{}'", d.display()),
-                )
-            })?;
-            missing.reverse();
-            self.created.extend(missing);
+        if !crate::store::is_store_path(&d) {
+            let made = create_missing(&d)?;
+            self.created.extend(made);
         }
         let n = self.counters.entry(d.clone()).or_insert(0);
         let f = d.join(format!("part-{n}.{}", self.ext));
