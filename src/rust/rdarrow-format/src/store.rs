@@ -487,7 +487,10 @@ impl Write for Upload<'_> {
             return Err(std::io::Error::other("interrupted by the user"));
         }
         if self.buf.capacity() == 0 {
-            self.buf.reserve(self.part_size().min(1 << 20));
+            // the whole part at once: growing by doubling would copy most
+            // of each part again (an allocation this large is mapped, so a
+            // small output touches only the pages it fills)
+            self.buf.reserve_exact(self.part_size());
         }
         let room = self.part_size() - self.buf.len();
         let n = data.len().min(room);
@@ -742,7 +745,7 @@ pub struct ObjectReader {
     /// The next byte handed out.
     pos: u64,
     /// Bytes `[pos, fetched)`, received and not yet handed out.
-    held: bytes::BytesMut,
+    held: Held,
     fetched: u64,
     /// The range being received, up to `body_end`.
     body: Option<futures_util::stream::BoxStream<'static, object_store::Result<Bytes>>>,
@@ -763,7 +766,7 @@ impl ObjectReader {
             len,
             e_tag,
             pos: 0,
-            held: bytes::BytesMut::new(),
+            held: Held::default(),
             fetched: 0,
             body: None,
             body_end: 0,
@@ -844,14 +847,81 @@ impl ObjectReader {
         };
         crate::cancel::downloaded(piece.len() as u64);
         self.fetched += piece.len() as u64;
-        self.held.extend_from_slice(&piece);
+        self.held.push(piece);
         Ok(true)
+    }
+
+    /// Hand out (drop) the next `n` held bytes.
+    fn drop_held(&mut self, n: u64) {
+        self.held.advance(n);
+        self.pos += n;
     }
 
     /// The next `n` bytes (fewer at the end), not handed out.
     pub fn peek(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
-        while self.held.len() < n && self.receive()? {}
-        Ok(self.held[..n.min(self.held.len())].to_vec())
+        while self.held.len() < n as u64 && self.receive()? {}
+        Ok(self.held.first(n))
+    }
+}
+
+/// Bytes received and not yet handed out: the pieces as they came, never
+/// copied together.
+#[derive(Default)]
+struct Held {
+    pieces: std::collections::VecDeque<Bytes>,
+    len: u64,
+}
+
+impl Held {
+    fn push(&mut self, piece: Bytes) {
+        self.len += piece.len() as u64;
+        if !piece.is_empty() {
+            self.pieces.push_back(piece);
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// The next bytes, as many as one piece has together.
+    fn front(&self) -> &[u8] {
+        self.pieces.front().map_or(&[], |p| &p[..])
+    }
+
+    /// A copy of the first `n` bytes (fewer if fewer are held).
+    fn first(&self, n: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(n);
+        for piece in &self.pieces {
+            let take = (n - out.len()).min(piece.len());
+            out.extend_from_slice(&piece[..take]);
+            if out.len() == n {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Drop the first `n` bytes (all of them, if fewer are held).
+    fn advance(&mut self, mut n: u64) {
+        self.len -= n.min(self.len);
+        while n > 0 {
+            let Some(front) = self.pieces.front_mut() else {
+                return;
+            };
+            if (front.len() as u64) <= n {
+                n -= front.len() as u64;
+                self.pieces.pop_front();
+            } else {
+                let _ = front.split_to(n as usize);
+                n = 0;
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.pieces.clear();
+        self.len = 0;
     }
 }
 
@@ -860,15 +930,15 @@ impl Read for ObjectReader {
         if buf.is_empty() {
             return Ok(0);
         }
-        while self.held.is_empty() {
+        while self.held.len() == 0 {
             if !self.receive()? {
                 return Ok(0);
             }
         }
-        let n = buf.len().min(self.held.len());
-        buf[..n].copy_from_slice(&self.held[..n]);
-        let _ = self.held.split_to(n);
-        self.pos += n as u64;
+        let front = self.held.front();
+        let n = buf.len().min(front.len());
+        buf[..n].copy_from_slice(&front[..n]);
+        self.drop_held(n as u64);
         Ok(n)
     }
 }
@@ -882,19 +952,18 @@ impl Seekable for ObjectReader {
             )));
         }
         if pos <= self.fetched {
-            let _ = self.held.split_to((pos - self.pos) as usize);
-            self.pos = pos;
+            self.drop_held(pos - self.pos);
             return Ok(());
         }
         if self.body.is_some() && pos < self.body_end && pos - self.fetched < READ_THROUGH {
             while self.fetched < pos {
                 self.held.clear();
+                self.pos = self.fetched;
                 if !self.receive()? {
                     break;
                 }
             }
-            let drop = (self.held.len() as u64).saturating_sub(self.fetched - pos) as usize;
-            let _ = self.held.split_to(drop);
+            self.drop_held(pos.min(self.fetched) - self.pos);
             self.pos = pos;
             return Ok(());
         }
@@ -1003,5 +1072,31 @@ mod tests {
         assert_eq!(part_size_after(1000), 32 << 20);
         let held: u64 = (0..10_000).map(|p| part_size_after(p) as u64).sum();
         assert!(held > 800 << 30, "{held}");
+    }
+
+    #[test]
+    fn held_pieces_hand_out_their_bytes_in_order_across_pieces() {
+        let mut held = Held::default();
+        held.push(Bytes::from_static(b"ab"));
+        held.push(Bytes::new());
+        held.push(Bytes::from_static(b"cdef"));
+        held.push(Bytes::from_static(b"g"));
+        assert_eq!(held.len(), 7);
+        assert_eq!(held.first(5), b"abcde");
+        assert_eq!(held.first(99), b"abcdefg");
+        assert_eq!(held.front(), b"ab");
+        held.advance(3);
+        assert_eq!((held.len(), held.front()), (4, &b"def"[..]));
+        assert_eq!(held.first(4), b"defg");
+        held.advance(3);
+        assert_eq!((held.len(), held.front()), (1, &b"g"[..]));
+        held.advance(5);
+        assert_eq!(
+            (held.len(), held.front(), held.first(1)),
+            (0, &b""[..], vec![])
+        );
+        held.push(Bytes::from_static(b"xy"));
+        held.clear();
+        assert_eq!(held.len(), 0);
     }
 }
