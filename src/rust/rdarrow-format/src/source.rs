@@ -452,32 +452,17 @@ fn first_bytes(what: &str, body: &mut dyn Read) -> Result<(Vec<u8>, Compression)
     Ok((prefix, kind))
 }
 
-/// An object's bytes, from a first range that tells its size and version:
-/// a compressed object then as one stream of the rest, received ahead of
-/// the decompressor; an uncompressed one by range, so that what a reader
-/// skips (a listing's payloads) is never downloaded.
+/// An object's bytes, from a first range that tells its size and version
+/// (see [`open_seekable`]).
 fn open_object(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let store = Store::open(url, &opts.storage, opts.timeout)?;
-    let mut reader = store.ranged_reader()?;
-    if input::Seekable::len(&reader) == 0 {
-        return Err(empty(&format!("'{url}'")));
-    }
-    let prefix = reader
-        .peek(6)
-        .map_err(|e| Error::io(&e, &format!("cannot read '{url}'")))?;
-    let kind = Compression::detect(&prefix);
-    if kind == Compression::None {
-        return Ok((Opened::Ranged(Box::new(reader)), kind));
-    }
-    // a compressed object is read whole: what the first range did not
-    // bring comes in one streamed request
-    reader.whole_rest();
-    Ok((ahead(Vec::new(), Box::new(reader))?, kind))
+    open_seekable(&format!("'{url}'"), Box::new(store.ranged_reader()?))
 }
 
-/// A host's stream that can move ahead: read by range where uncompressed
-/// (the bytes a reader skips are never read), else as a stream read ahead
-/// of the decompressor.
+/// A stream that can move ahead (an object in a store, a host's seekable
+/// file): read by range where uncompressed (the bytes a reader skips, a
+/// listing's payloads, are never read), else as a stream of all the rest,
+/// received ahead of the decompressor.
 fn open_seekable(what: &str, mut body: Box<dyn input::Seekable>) -> Result<(Opened, Compression)> {
     let (prefix, kind) = first_bytes(what, &mut body)?;
     if kind == Compression::None {
@@ -490,6 +475,7 @@ fn open_seekable(what: &str, mut body: Box<dyn input::Seekable>) -> Result<(Open
             kind,
         ));
     }
+    body.whole_rest();
     Ok((ahead(prefix, Box::new(body))?, kind))
 }
 
@@ -529,6 +515,9 @@ impl input::Seekable for Peeked {
     }
     fn len(&self) -> u64 {
         self.body.len()
+    }
+    fn whole_rest(&mut self) {
+        self.body.whole_rest()
     }
 }
 

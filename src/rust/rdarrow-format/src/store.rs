@@ -721,6 +721,9 @@ pub trait Seekable: Read + Send {
     fn seek_to(&mut self, pos: u64) -> std::io::Result<()>;
     /// The stream's length.
     fn len(&self) -> u64;
+    /// What follows is read to the end, skipping nothing (compressed
+    /// data): a stream that fetches by range may ask for all of it at once.
+    fn whole_rest(&mut self) {}
 }
 
 /// The first range an [`ObjectReader`] asks for; each next one is twice
@@ -772,12 +775,6 @@ impl ObjectReader {
             body_end: 0,
             next_size: FIRST_RANGE,
         }
-    }
-
-    /// Ask for all the rest in the next request (a reader that will not
-    /// skip: one streamed request, not a range per step).
-    pub fn whole_rest(&mut self) {
-        self.next_size = u64::MAX;
     }
 
     /// Receive the next piece after `fetched` into `held`; false at the
@@ -856,12 +853,6 @@ impl ObjectReader {
         self.held.advance(n);
         self.pos += n;
     }
-
-    /// The next `n` bytes (fewer at the end), not handed out.
-    pub fn peek(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
-        while self.held.len() < n as u64 && self.receive()? {}
-        Ok(self.held.first(n))
-    }
 }
 
 /// Bytes received and not yet handed out: the pieces as they came, never
@@ -887,19 +878,6 @@ impl Held {
     /// The next bytes, as many as one piece has together.
     fn front(&self) -> &[u8] {
         self.pieces.front().map_or(&[], |p| &p[..])
-    }
-
-    /// A copy of the first `n` bytes (fewer if fewer are held).
-    fn first(&self, n: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(n);
-        for piece in &self.pieces {
-            let take = (n - out.len()).min(piece.len());
-            out.extend_from_slice(&piece[..take]);
-            if out.len() == n {
-                break;
-            }
-        }
-        out
     }
 
     /// Drop the first `n` bytes (all of them, if fewer are held).
@@ -979,6 +957,12 @@ impl Seekable for ObjectReader {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    /// All the rest in the next request: one streamed request, not a
+    /// range per step.
+    fn whole_rest(&mut self) {
+        self.next_size = u64::MAX;
     }
 }
 
@@ -1082,19 +1066,13 @@ mod tests {
         held.push(Bytes::from_static(b"cdef"));
         held.push(Bytes::from_static(b"g"));
         assert_eq!(held.len(), 7);
-        assert_eq!(held.first(5), b"abcde");
-        assert_eq!(held.first(99), b"abcdefg");
         assert_eq!(held.front(), b"ab");
         held.advance(3);
         assert_eq!((held.len(), held.front()), (4, &b"def"[..]));
-        assert_eq!(held.first(4), b"defg");
         held.advance(3);
         assert_eq!((held.len(), held.front()), (1, &b"g"[..]));
         held.advance(5);
-        assert_eq!(
-            (held.len(), held.front(), held.first(1)),
-            (0, &b""[..], vec![])
-        );
+        assert_eq!((held.len(), held.front()), (0, &b""[..]));
         held.push(Bytes::from_static(b"xy"));
         held.clear();
         assert_eq!(held.len(), 0);
