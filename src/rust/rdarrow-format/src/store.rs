@@ -747,9 +747,8 @@ pub struct ObjectReader {
     e_tag: Option<String>,
     /// The next byte handed out.
     pos: u64,
-    /// Bytes `[pos, fetched)`, received and not yet handed out.
+    /// Bytes from `pos` on, received and not yet handed out.
     held: Held,
-    fetched: u64,
     /// The range being received, up to `body_end`.
     body: Option<futures_util::stream::BoxStream<'static, object_store::Result<Bytes>>>,
     body_end: u64,
@@ -770,26 +769,31 @@ impl ObjectReader {
             e_tag,
             pos: 0,
             held: Held::default(),
-            fetched: 0,
             body: None,
             body_end: 0,
             next_size: FIRST_RANGE,
         }
     }
 
-    /// Receive the next piece after `fetched` into `held`; false at the
+    /// The end of the bytes received: the first one not yet received.
+    fn fetched(&self) -> u64 {
+        self.pos + self.held.len()
+    }
+
+    /// Receive the next piece after `fetched()` into `held`; false at the
     /// object's end.
     fn receive(&mut self) -> std::io::Result<bool> {
-        if self.fetched >= self.len {
+        let fetched = self.fetched();
+        if fetched >= self.len {
             return Ok(false);
         }
         if crate::cancel::interrupted() {
             return Err(std::io::Error::other("interrupted by the user"));
         }
-        if self.body.is_none() || self.fetched >= self.body_end {
-            let end = self.fetched.saturating_add(self.next_size).min(self.len);
+        if self.body.is_none() || fetched >= self.body_end {
+            let end = fetched.saturating_add(self.next_size).min(self.len);
             let opts = object_store::GetOptions {
-                range: Some(object_store::GetRange::Bounded(self.fetched..end)),
+                range: Some(object_store::GetRange::Bounded(fetched..end)),
                 if_match: self.e_tag.clone(),
                 ..Default::default()
             };
@@ -826,7 +830,7 @@ impl ObjectReader {
                     std::io::ErrorKind::UnexpectedEof,
                     format!(
                         "the download of '{}' stopped at byte {} of {}",
-                        self.store.url, self.fetched, self.len
+                        self.store.url, fetched, self.len
                     ),
                 ))
             }
@@ -843,7 +847,6 @@ impl ObjectReader {
             Ok(Some(Ok(b))) => b,
         };
         crate::cancel::downloaded(piece.len() as u64);
-        self.fetched += piece.len() as u64;
         self.held.push(piece);
         Ok(true)
     }
@@ -929,19 +932,18 @@ impl Seekable for ObjectReader {
                 self.store.url, self.pos
             )));
         }
-        if pos <= self.fetched {
+        if pos <= self.fetched() {
             self.drop_held(pos - self.pos);
             return Ok(());
         }
-        if self.body.is_some() && pos < self.body_end && pos - self.fetched < READ_THROUGH {
-            while self.fetched < pos {
-                self.held.clear();
-                self.pos = self.fetched;
+        if self.body.is_some() && pos < self.body_end && pos - self.fetched() < READ_THROUGH {
+            while self.fetched() < pos {
+                self.drop_held(self.held.len());
                 if !self.receive()? {
                     break;
                 }
             }
-            self.drop_held(pos.min(self.fetched) - self.pos);
+            self.drop_held(pos.min(self.fetched()) - self.pos);
             self.pos = pos;
             return Ok(());
         }
@@ -950,7 +952,6 @@ impl Seekable for ObjectReader {
         self.body = None;
         self.held.clear();
         self.pos = pos;
-        self.fetched = pos;
         self.next_size = FIRST_RANGE;
         Ok(())
     }
