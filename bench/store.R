@@ -54,11 +54,13 @@ for (i in 1:300) {
   if (ok) break
   Sys.sleep(0.1)
 }
+# run Python `code` with `c`, a boto3 client of the server; what it printed
 boto <- function(code) {
   res <- system2(python, c("-c", shQuote(paste0(
     "import boto3\nc = boto3.client('s3', endpoint_url='", endpoint, "', region_name='us-east-1')\n", code
   ))), stdout = TRUE, stderr = TRUE)
   if (!is.null(attr(res, "status"))) stop(paste(res, collapse = "\n"))
+  invisible(res)
 }
 boto(sprintf("c.create_bucket(Bucket='lab')\nc.upload_file('%s', 'lab', 'frame.rds')", rds))
 
@@ -103,14 +105,13 @@ pq_out <- timed(function() rdata_to_parquet(rds, "s3://lab/lake/from-disk.parque
 # the client does can start before the first, or end before the second.
 server_waits <- function() {
   code <- sprintf(paste(sep = "\n",
-    "import http.client, statistics, time, boto3",
+    "import http.client, statistics, time",
     "def first_byte(rng):",
     "    c = http.client.HTTPConnection('127.0.0.1', %d)",
     "    t = time.perf_counter()",
     "    c.request('GET', '/lab/frame.rds', headers={'Range': rng})",
     "    r = c.getresponse(); r.read(1); t = time.perf_counter() - t",
     "    r.read(); c.close(); return t",
-    "c = boto3.client('s3', endpoint_url='%s', region_name='us-east-1')",
     "out = c.get_object(Bucket='lab', Key='lake/frame.parquet')['Body'].read()",
     "reads, completes = [], []",
     "for _ in range(%d):",
@@ -123,8 +124,8 @@ server_waits <- function() {
     "    t = time.perf_counter()",
     "    c.complete_multipart_upload(Bucket='lab', Key='timing.bin', UploadId=u, MultipartUpload={'Parts': parts})",
     "    completes.append(time.perf_counter() - t)",
-    "print(statistics.median(reads), statistics.median(completes))"), port, endpoint, reps)
-  as.numeric(strsplit(system2(python, c("-c", shQuote(code)), stdout = TRUE), " ")[[1]])
+    "print(statistics.median(reads), statistics.median(completes))"), port, reps)
+  as.numeric(strsplit(utils::tail(boto(code), 1), " ")[[1]])
 }
 waits <- server_waits()
 
