@@ -19,7 +19,7 @@ WS = ROOT / "src" / "rust"
 # layer and those before it. lib.rs (the crate's API) is above them all.
 FORMAT_LAYERS = [
     ["error", "cancel", "limits"],                    # errors, cancellation, machine limits
-    ["tree", "altrep", "encoding"],                   # the object tree: node codes, flags, NA, ALTREP nodes; string encodings
+    ["tree", "altrep", "encoding", "envir"],          # the object tree: node codes, flags, NA, ALTREP nodes; string encodings; hashed environments
     ["compression", "remote", "store", "file_out", "parallel"],  # bytes in and out: codecs, URLs, object stores, atomic files
     ["input", "output", "header"],                    # primitives and the header, read and written
     ["read", "validate", "object_path", "build", "spill"],  # items to the tree and back to R's rules

@@ -453,11 +453,21 @@ impl LazyDb {
                     self.fetch(&format!("{key}: {name}"), *place, refs, &as_is(opts), true)?;
                 bindings.push((name.clone(), value));
             }
+            // hashed as lazyLoad() makes it: new.env(TRUE, , 29L), then
+            // list2env() of the bindings, then the lazy ones
+            let cells: Vec<Cell> = bindings
+                .into_iter()
+                .map(|(name, value)| cell(refs, name.as_bytes(), value))
+                .collect();
             let env = Environment {
                 locked,
-                enclosure: part("enclos").unwrap_or(RObject::Special(SpecialValue::GlobalEnv)),
-                frame: tagged(bindings, refs),
-                hashtab: RObject::Null,
+                // lazyLoad() gives an environment without one the empty one
+                enclosure: match part("enclos") {
+                    None | Some(RObject::Null) => RObject::Special(SpecialValue::EmptyEnv),
+                    Some(e) => e,
+                },
+                frame: RObject::Null,
+                hashtab: crate::envir::hash_table(cells, crate::envir::HASH_MIN_SIZE, refs),
                 attributes: tagged(named(part("attributes"), refs), refs),
             };
             refs.entries[i] = RefEntry::Environment(Box::new(env));

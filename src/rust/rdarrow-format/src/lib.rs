@@ -81,6 +81,7 @@ pub mod cancel;
 pub mod compression;
 pub mod document;
 pub mod encoding;
+pub mod envir;
 pub mod error;
 pub mod file_out;
 pub mod header;

@@ -121,6 +121,14 @@ pub struct ColumnMeta {
     complex_item: bool,
     /// A list element without an Arrow value (null in Arrow): itself.
     stored: Option<RObject>,
+    /// A factor inside a list (at any depth): its own levels. The factors
+    /// of a list share one dictionary in Arrow (the union of their
+    /// levels, which a Parquet file may reorder), so each comes back
+    /// recoded to its own levels.
+    item_levels: Option<RObject>,
+    /// An integer64 inside a list: it comes back as one (Arrow's int64
+    /// comes back as integer where the values fit).
+    integer64_item: bool,
 }
 
 /// A character vector node of `s`, without attributes.
@@ -263,7 +271,21 @@ impl ColumnMeta {
     /// The metadata of `obj` with those of a data frame's columns and a
     /// list's elements.
     pub fn of(obj: &RObject, refs: &RefTable, cx: MetaContext<'_>) -> ColumnMeta {
-        let own = ColumnMeta::own(obj, refs, cx);
+        ColumnMeta::of_in(obj, refs, cx, false)
+    }
+
+    /// [`Self::of`] for a value inside a list (`in_list`) or not.
+    fn of_in(obj: &RObject, refs: &RefTable, cx: MetaContext<'_>, in_list: bool) -> ColumnMeta {
+        let mut own = ColumnMeta::own(obj, refs, cx);
+        if in_list {
+            match own.kind() {
+                Some(RKind::Factor | RKind::Ordered) => {
+                    own.item_levels = Some(factor_levels(obj, refs));
+                }
+                Some(RKind::Integer64) => own.integer64_item = true,
+                _ => {}
+            }
+        }
         if own.posixlt.is_some() {
             // its components travel in its own node
             return own;
@@ -286,7 +308,7 @@ impl ColumnMeta {
                         .map(|(i, c)| {
                             (
                                 names.get(i).cloned().unwrap_or_default(),
-                                ColumnMeta::of(c, refs, cx),
+                                ColumnMeta::of_in(c, refs, cx, in_list),
                             )
                         })
                         .collect(),
@@ -296,11 +318,18 @@ impl ColumnMeta {
         };
         let item_types = match (kind, items) {
             (Some(RKind::List), Some(items)) => {
+                // plain logical, integer and double elements (names and
+                // other attributes allowed, no class)
                 let t: Vec<u8> = items
                     .iter()
                     .map(|it| {
-                        if it.attributes().is_none() {
-                            it.sxptype(refs)
+                        let t = it.sxptype(refs);
+                        let plain = matches!(
+                            RKind::of(&it.class_attr(refs), t),
+                            Some(RKind::Logical | RKind::Integer | RKind::Double)
+                        );
+                        if plain {
+                            t
                         } else {
                             sxp::NIL
                         }
@@ -325,7 +354,7 @@ impl ColumnMeta {
                                 ..Default::default()
                             };
                         }
-                        let mut meta = ColumnMeta::of(it, refs, cx);
+                        let mut meta = ColumnMeta::of_in(it, refs, cx, true);
                         meta.complex_item = it.sxptype(refs) == sxp::CPLX;
                         meta
                     })
@@ -392,6 +421,9 @@ impl ColumnMeta {
             && self.posixlt.is_none()
             && !self.complex_item
             && self.stored.is_none()
+            && self.item_levels.is_none()
+            && !self.integer64_item
+            && self.item_types.is_none()
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -548,7 +580,10 @@ impl ColumnMeta {
             || matrix.is_some()
             || posixlt.is_some()
             || self.complex_item
-            || self.stored.is_some();
+            || self.stored.is_some()
+            || self.item_levels.is_some()
+            || self.integer64_item
+            || self.item_types.is_some();
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
@@ -602,6 +637,19 @@ impl ColumnMeta {
             // first: the element is made complex before its attributes go on
             names.push("complex");
             values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
+        }
+        // likewise: the element is what it was before its attributes go on
+        if self.integer64_item {
+            names.push("integer64");
+            values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
+        }
+        if let Some(levels) = &self.item_levels {
+            names.push("levels");
+            values.push(levels.clone());
+        }
+        if let Some(t) = &self.item_types {
+            names.push("types");
+            values.push(crate::build::ints(t.iter().map(|&x| x as i32).collect()));
         }
         names.extend(["attributes", "columns"]);
         values.extend([attributes, columns]);
@@ -829,6 +877,29 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             }
             // a list element without an Arrow value: itself
             "value" => *target = part.clone(),
+            // a list's integer64 element that came back as integer
+            "integer64" => to_integer64(m, target),
+            // a factor inside a list: its codes recoded to its own levels
+            "levels" => recode_factor(m, target, part),
+            // a list's logical and integer elements, widened in Arrow
+            "types" => {
+                let codes: Vec<i32> = match part {
+                    RObject::Vector(v) => match &v.data {
+                        VectorData::Integer(x) => x.to_vec(),
+                        _ => Vec::new(),
+                    },
+                    _ => Vec::new(),
+                };
+                if let RObject::Vector(v) = target {
+                    if let VectorData::List(items) = &mut v.data {
+                        for (item, code) in items.iter_mut().zip(codes) {
+                            if let RObject::Vector(item) = item {
+                                narrow_item(item, code as u8);
+                            }
+                        }
+                    }
+                }
+            }
             // a list element that was complex: from its struct's parts
             "complex" => {
                 if let Some(z) = complex_of(target, &m.refs) {
@@ -866,6 +937,119 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             }
             _ => {}
         }
+    }
+}
+
+/// A list element that was logical or integer (`code`) and came back as
+/// a wider type: its values as they were.
+fn narrow_item(item: &mut Vector, code: u8) {
+    if !matches!(code, sxp::LGL | sxp::INT) {
+        return;
+    }
+    let narrowed: Vec<i32> = match &item.data {
+        VectorData::Real(x) => x
+            .iter()
+            .map(|&f| {
+                if na::is_na_real(f) {
+                    na::INTEGER
+                } else {
+                    f as i32
+                }
+            })
+            .collect(),
+        VectorData::Integer(x) | VectorData::Logical(x) => x.to_vec(),
+        _ => return,
+    };
+    item.data = if code == sxp::LGL {
+        VectorData::Logical(narrowed.into())
+    } else {
+        VectorData::Integer(narrowed.into())
+    };
+}
+
+/// The levels of a factor (ALTREP levels expanded) as a character vector
+/// without attributes, each string as R held it.
+fn factor_levels(obj: &RObject, refs: &RefTable) -> RObject {
+    let data = match obj.attribute(refs, "levels") {
+        Some(RObject::Vector(v)) => v.data.clone(),
+        Some(RObject::Altrep(a)) => crate::altrep::expand(a, refs)
+            .unwrap_or(VectorData::Character(StringVectorBuilder::new(0).finish())),
+        _ => VectorData::Character(StringVectorBuilder::new(0).finish()),
+    };
+    RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data,
+        attributes: None,
+    }))
+}
+
+/// The strings of a character vector as text, for matching levels
+/// (`None`: `NA`).
+fn level_texts(obj: &RObject) -> Vec<Option<String>> {
+    let Some(s) = obj.as_strings() else {
+        return Vec::new();
+    };
+    (0..s.len())
+        .map(|i| {
+            (!s.is_na(i)).then(|| {
+                let (_, b) = crate::encoding::to_utf8(s.bytes(i), s.levels(i), None);
+                String::from_utf8_lossy(&b).into_owned()
+            })
+        })
+        .collect()
+}
+
+/// A factor that came back with its list's dictionary as levels: its
+/// codes recoded to `levels` (its own, as it had them), matched by text.
+fn recode_factor(m: &mut ObjectMaker, target: &mut RObject, levels: &RObject) {
+    let refs = m.refs.clone();
+    let old = match target.attribute(&refs, "levels") {
+        Some(l) => level_texts(l),
+        None => return,
+    };
+    let new = level_texts(levels);
+    if old != new {
+        let mut at: std::collections::HashMap<&Option<String>, i32> = Default::default();
+        for (i, l) in new.iter().enumerate() {
+            at.entry(l).or_insert(i as i32 + 1);
+        }
+        let table: Vec<i32> = old
+            .iter()
+            .map(|l| at.get(l).copied().unwrap_or(na::INTEGER))
+            .collect();
+        let RObject::Vector(v) = target else { return };
+        let VectorData::Integer(codes) = &v.data else {
+            return;
+        };
+        let recoded: Vec<i32> = codes
+            .iter()
+            .map(|&c| {
+                if c == na::INTEGER || c < 1 {
+                    na::INTEGER
+                } else {
+                    table.get(c as usize - 1).copied().unwrap_or(na::INTEGER)
+                }
+            })
+            .collect();
+        v.data = VectorData::Integer(recoded.into());
+    }
+    set_vector_attribute(m, target, "levels", levels.clone());
+}
+
+/// An integer64 list element that came back as integer (its values fit):
+/// integer64 again.
+fn to_integer64(m: &mut ObjectMaker, target: &mut RObject) {
+    let RObject::Vector(v) = target else { return };
+    if let VectorData::Integer(x) = &v.data {
+        v.data = VectorData::Real(crate::tree::na::integer64_of_ints(x).into());
+    }
+    if !target.inherits(&m.refs, "integer64") {
+        set_vector_attribute(
+            m,
+            target,
+            "class",
+            crate::build::strings([Some(&b"integer64"[..])]),
+        );
     }
 }
 
@@ -1579,31 +1763,17 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
                 let VectorData::List(items) = &mut cv.data else {
                     continue;
                 };
+                let code = if parts[0] == "list-logical" {
+                    sxp::LGL
+                } else {
+                    sxp::INT
+                };
                 for p in at.split(',').filter_map(|p| p.parse::<usize>().ok()) {
-                    let Some(RObject::Vector(item)) =
+                    if let Some(RObject::Vector(item)) =
                         p.checked_sub(1).and_then(|i| items.get_mut(i))
-                    else {
-                        continue;
-                    };
-                    let narrowed: Vec<i32> = match &item.data {
-                        VectorData::Real(x) => x
-                            .iter()
-                            .map(|&f| {
-                                if na::is_na_real(f) {
-                                    na::INTEGER
-                                } else {
-                                    f as i32
-                                }
-                            })
-                            .collect(),
-                        VectorData::Integer(x) => x.to_vec(),
-                        _ => continue,
-                    };
-                    item.data = if parts[0] == "list-logical" {
-                        VectorData::Logical(narrowed.into())
-                    } else {
-                        VectorData::Integer(narrowed.into())
-                    };
+                    {
+                        narrow_item(item, code);
+                    }
                 }
             }
             "raw" => {

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::tree::na::{self, is_na_real};
 use crate::tree::*;
 use crate::Document;
+use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int8Type};
 use arrow_array::*;
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
@@ -694,6 +695,8 @@ impl<'d> Converter<'d> {
             match &child_type {
                 None => child_type = Some(dt),
                 Some(t) if *t == dt => {}
+                // factors of other numbers of levels: one dictionary
+                Some(t) if wide_keys(t) == wide_keys(&dt) => child_type = Some(wide_keys(t)),
                 // logical, integer and double elements go to their common
                 // type, as R coerces them
                 Some(t) if numeric_rank(t).is_some() && numeric_rank(&dt).is_some() => {
@@ -737,9 +740,18 @@ impl<'d> Converter<'d> {
                     .map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
             }
             let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs)
-                .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
+            let all = arrow_select::concat::concat(&refs)
+                .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
+            one_dictionary(all)?
         };
+        // the elements' dictionaries became one
+        let field = Arc::new(
+            field
+                .as_ref()
+                .clone()
+                .with_data_type(values.data_type().clone()),
+        );
+        let dt = DataType::List(field.clone());
         let nulls = nulls_from(valid.len(), |i| valid[i]);
         let arr = ListArray::try_new(
             field.clone(),
@@ -750,6 +762,118 @@ impl<'d> Converter<'d> {
         .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
         Ok((dt, Arc::new(arr)))
     }
+}
+
+/// `dt` with the index of every dictionary in it int32: the type in which
+/// factors of different numbers of levels meet.
+fn wide_keys(dt: &DataType) -> DataType {
+    let field = |f: &arrow_schema::FieldRef| {
+        Arc::new(f.as_ref().clone().with_data_type(wide_keys(f.data_type())))
+    };
+    match dt {
+        DataType::Dictionary(_, v) => DataType::Dictionary(Box::new(DataType::Int32), v.clone()),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The values of a list column, with each dictionary of strings in them
+/// (the factors of its elements, concatenated) made one: every level
+/// once, in order of first appearance, unused ones kept, and the
+/// narrowest index that holds them, as a factor's own dictionary.
+fn one_dictionary(a: ArrayRef) -> Result<ArrayRef> {
+    let err =
+        |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot assemble a list column: {e}"));
+    let field = |f: &arrow_schema::FieldRef, dt: &DataType| {
+        Arc::new(f.as_ref().clone().with_data_type(dt.clone()))
+    };
+    Ok(match a.data_type().clone() {
+        DataType::Dictionary(_, v) if matches!(*v, DataType::Utf8 | DataType::LargeUtf8) => {
+            let d = a.as_any_dictionary();
+            let keys = arrow_cast::cast(d.keys(), &DataType::Int32).map_err(err)?;
+            let keys = keys.as_primitive::<Int32Type>();
+            let values: Vec<Option<&str>> = match *v {
+                DataType::Utf8 => d.values().as_string::<i32>().iter().collect(),
+                _ => d.values().as_string::<i64>().iter().collect(),
+            };
+            let mut at: std::collections::HashMap<Option<&str>, i32> = Default::default();
+            let mut order: Vec<Option<&str>> = Vec::new();
+            let remap: Vec<i32> = values
+                .iter()
+                .map(|s| {
+                    *at.entry(*s).or_insert_with(|| {
+                        order.push(*s);
+                        order.len() as i32 - 1
+                    })
+                })
+                .collect();
+            let want = types::arrow_type(
+                RKind::Factor,
+                &Facts {
+                    levels: order.len(),
+                    large: *v == DataType::LargeUtf8,
+                    ..Default::default()
+                },
+            );
+            if order.len() == values.len() && want == *a.data_type() {
+                return Ok(a);
+            }
+            let new_keys: Vec<i32> = keys
+                .values()
+                .iter()
+                .map(|&k| remap.get(k as usize).copied().unwrap_or(0))
+                .collect();
+            let new_keys = Int32Array::new(new_keys.into(), keys.nulls().cloned());
+            let new_values: ArrayRef = match *v {
+                DataType::Utf8 => Arc::new(StringArray::from(order)),
+                _ => Arc::new(LargeStringArray::from(order)),
+            };
+            let dict = DictionaryArray::<Int32Type>::try_new(new_keys, new_values).map_err(err)?;
+            arrow_cast::cast(&dict, &want).map_err(err)?
+        }
+        DataType::List(f) => {
+            let l = a.as_list::<i32>();
+            let values = one_dictionary(l.values().clone())?;
+            let f = field(&f, values.data_type());
+            Arc::new(
+                ListArray::try_new(f, l.offsets().clone(), values, l.nulls().cloned())
+                    .map_err(err)?,
+            )
+        }
+        DataType::LargeList(f) => {
+            let l = a.as_list::<i64>();
+            let values = one_dictionary(l.values().clone())?;
+            let f = field(&f, values.data_type());
+            Arc::new(
+                LargeListArray::try_new(f, l.offsets().clone(), values, l.nulls().cloned())
+                    .map_err(err)?,
+            )
+        }
+        DataType::FixedSizeList(f, n) => {
+            let l = a.as_fixed_size_list();
+            let values = one_dictionary(l.values().clone())?;
+            let f = field(&f, values.data_type());
+            Arc::new(FixedSizeListArray::try_new(f, n, values, l.nulls().cloned()).map_err(err)?)
+        }
+        DataType::Struct(fs) => {
+            let st = a.as_struct();
+            let cols = st
+                .columns()
+                .iter()
+                .map(|c| one_dictionary(c.clone()))
+                .collect::<Result<Vec<_>>>()?;
+            let fs: arrow_schema::Fields = fs
+                .iter()
+                .zip(&cols)
+                .map(|(f, c)| field(f, c.data_type()))
+                .collect();
+            Arc::new(StructArray::try_new(fs, cols, st.nulls().cloned()).map_err(err)?)
+        }
+        _ => a,
+    })
 }
 
 /// The place of logical, integer and double in R's coercion order (the
