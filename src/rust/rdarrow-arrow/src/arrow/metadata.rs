@@ -486,6 +486,10 @@ impl ColumnMeta {
                 .attribute("levels")
                 .is_none_or(|l| l.attributes().is_none());
             match (canonical, plain_levels) {
+                // inside a list the factor's class says ordered or not
+                // (the list's one dictionary cannot), its levels travel
+                // in the node
+                (true, true) if self.item_levels.is_some() => &["levels"],
                 (true, true) => &["class", "levels"],
                 (true, false) => &["class"],
                 (false, true) => &["levels"],

@@ -739,10 +739,10 @@ impl<'d> Converter<'d> {
                 *c = arrow_cast::cast(c, field.data_type())
                     .map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
             }
+            let children = one_dictionary(children)?;
             let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
-            let all = arrow_select::concat::concat(&refs)
-                .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
-            one_dictionary(all)?
+            arrow_select::concat::concat(&refs)
+                .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
         };
         // the elements' dictionaries became one
         let field = Arc::new(
@@ -780,99 +780,179 @@ fn wide_keys(dt: &DataType) -> DataType {
     }
 }
 
-/// The values of a list column, with each dictionary of strings in them
-/// (the factors of its elements, concatenated) made one: every level
-/// once, in order of first appearance, unused ones kept, and the
-/// narrowest index that holds them, as a factor's own dictionary.
-fn one_dictionary(a: ArrayRef) -> Result<ArrayRef> {
+/// Whether `dt` holds a dictionary.
+fn has_dictionary(dt: &DataType) -> bool {
+    match dt {
+        DataType::Dictionary(..) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            has_dictionary(f.data_type())
+        }
+        DataType::Struct(fs) => fs.iter().any(|f| has_dictionary(f.data_type())),
+        _ => false,
+    }
+}
+
+/// The elements of a list column (of one type), each dictionary of
+/// strings in them (their factors) given one dictionary: every level of
+/// every element once, in order of first appearance, unused ones kept,
+/// with the narrowest index that holds them, as a factor's own. The
+/// elements then share its values, so that concatenating them neither
+/// repeats nor drops a level (arrow's concatenation merges dictionaries
+/// that differ, dropping the values no key uses).
+fn one_dictionary(children: Vec<ArrayRef>) -> Result<Vec<ArrayRef>> {
+    let Some(first) = children.first() else {
+        return Ok(children);
+    };
+    let dt = first.data_type().clone();
+    if !has_dictionary(&dt) {
+        return Ok(children);
+    }
     let err =
         |e: arrow_schema::ArrowError| Error::corrupt(format!("cannot assemble a list column: {e}"));
     let field = |f: &arrow_schema::FieldRef, dt: &DataType| {
         Arc::new(f.as_ref().clone().with_data_type(dt.clone()))
     };
-    Ok(match a.data_type().clone() {
-        DataType::Dictionary(_, v) if matches!(*v, DataType::Utf8 | DataType::LargeUtf8) => {
-            let d = a.as_any_dictionary();
-            let keys = arrow_cast::cast(d.keys(), &DataType::Int32).map_err(err)?;
-            let keys = keys.as_primitive::<Int32Type>();
-            let values: Vec<Option<&str>> = match *v {
-                DataType::Utf8 => d.values().as_string::<i32>().iter().collect(),
-                _ => d.values().as_string::<i64>().iter().collect(),
-            };
-            let mut at: std::collections::HashMap<Option<&str>, i32> = Default::default();
-            let mut order: Vec<Option<&str>> = Vec::new();
-            let remap: Vec<i32> = values
-                .iter()
-                .map(|s| {
-                    *at.entry(*s).or_insert_with(|| {
-                        order.push(*s);
-                        order.len() as i32 - 1
-                    })
-                })
-                .collect();
+    // the parts of each child at one place of the type, made one, then
+    // each child rebuilt around its own
+    let parts = |get: &dyn Fn(&ArrayRef) -> ArrayRef| -> Result<Vec<ArrayRef>> {
+        one_dictionary(children.iter().map(get).collect())
+    };
+    Ok(match &dt {
+        DataType::Dictionary(_, v) if matches!(**v, DataType::Utf8 | DataType::LargeUtf8) => {
+            let large = **v == DataType::LargeUtf8;
+            let mut at: std::collections::HashMap<Option<String>, i32> = Default::default();
+            let mut order: Vec<Option<String>> = Vec::new();
+            let mut remaps: Vec<Vec<i32>> = Vec::with_capacity(children.len());
+            for c in &children {
+                let d = c.as_any_dictionary();
+                let values: Vec<Option<&str>> = if large {
+                    d.values().as_string::<i64>().iter().collect()
+                } else {
+                    d.values().as_string::<i32>().iter().collect()
+                };
+                remaps.push(
+                    values
+                        .into_iter()
+                        .map(|s| {
+                            let key = s.map(str::to_string);
+                            *at.entry(key.clone()).or_insert_with(|| {
+                                order.push(key);
+                                order.len() as i32 - 1
+                            })
+                        })
+                        .collect(),
+                );
+            }
             let want = types::arrow_type(
                 RKind::Factor,
                 &Facts {
                     levels: order.len(),
-                    large: *v == DataType::LargeUtf8,
+                    large,
                     ..Default::default()
                 },
             );
-            if order.len() == values.len() && want == *a.data_type() {
-                return Ok(a);
-            }
-            let new_keys: Vec<i32> = keys
-                .values()
-                .iter()
-                .map(|&k| remap.get(k as usize).copied().unwrap_or(0))
-                .collect();
-            let new_keys = Int32Array::new(new_keys.into(), keys.nulls().cloned());
-            let new_values: ArrayRef = match *v {
-                DataType::Utf8 => Arc::new(StringArray::from(order)),
-                _ => Arc::new(LargeStringArray::from(order)),
+            let DataType::Dictionary(index, _) = &want else {
+                return Err(Error::usage(format!(
+                    "internal: a factor cannot become {want}"
+                )));
             };
-            let dict = DictionaryArray::<Int32Type>::try_new(new_keys, new_values).map_err(err)?;
-            arrow_cast::cast(&dict, &want).map_err(err)?
+            let values: ArrayRef = if large {
+                Arc::new(LargeStringArray::from_iter(
+                    order.iter().map(|s| s.as_deref()),
+                ))
+            } else {
+                Arc::new(StringArray::from_iter(order.iter().map(|s| s.as_deref())))
+            };
+            let mut out = Vec::with_capacity(children.len());
+            for (c, remap) in children.iter().zip(&remaps) {
+                let d = c.as_any_dictionary();
+                let keys = arrow_cast::cast(d.keys(), &DataType::Int32).map_err(err)?;
+                let keys = keys.as_primitive::<Int32Type>();
+                let new: Vec<i32> = keys
+                    .values()
+                    .iter()
+                    .map(|&k| remap.get(k as usize).copied().unwrap_or(0))
+                    .collect();
+                let new = Int32Array::new(new.into(), keys.nulls().cloned());
+                let new = arrow_cast::cast(&new, index).map_err(err)?;
+                macro_rules! dict {
+                    ($t:ty) => {
+                        Arc::new(
+                            DictionaryArray::<$t>::try_new(
+                                new.as_primitive::<$t>().clone(),
+                                values.clone(),
+                            )
+                            .map_err(err)?,
+                        ) as ArrayRef
+                    };
+                }
+                out.push(match **index {
+                    DataType::Int8 => dict!(Int8Type),
+                    DataType::Int16 => dict!(Int16Type),
+                    _ => dict!(Int32Type),
+                });
+            }
+            out
         }
         DataType::List(f) => {
-            let l = a.as_list::<i32>();
-            let values = one_dictionary(l.values().clone())?;
-            let f = field(&f, values.data_type());
-            Arc::new(
-                ListArray::try_new(f, l.offsets().clone(), values, l.nulls().cloned())
-                    .map_err(err)?,
-            )
+            let vals = parts(&|c| c.as_list::<i32>().values().clone())?;
+            let mut out = Vec::with_capacity(children.len());
+            for (c, v) in children.iter().zip(vals) {
+                let l = c.as_list::<i32>();
+                let f = field(f, v.data_type());
+                out.push(Arc::new(
+                    ListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
+                        .map_err(err)?,
+                ) as ArrayRef);
+            }
+            out
         }
         DataType::LargeList(f) => {
-            let l = a.as_list::<i64>();
-            let values = one_dictionary(l.values().clone())?;
-            let f = field(&f, values.data_type());
-            Arc::new(
-                LargeListArray::try_new(f, l.offsets().clone(), values, l.nulls().cloned())
-                    .map_err(err)?,
-            )
+            let vals = parts(&|c| c.as_list::<i64>().values().clone())?;
+            let mut out = Vec::with_capacity(children.len());
+            for (c, v) in children.iter().zip(vals) {
+                let l = c.as_list::<i64>();
+                let f = field(f, v.data_type());
+                out.push(Arc::new(
+                    LargeListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
+                        .map_err(err)?,
+                ) as ArrayRef);
+            }
+            out
         }
         DataType::FixedSizeList(f, n) => {
-            let l = a.as_fixed_size_list();
-            let values = one_dictionary(l.values().clone())?;
-            let f = field(&f, values.data_type());
-            Arc::new(FixedSizeListArray::try_new(f, n, values, l.nulls().cloned()).map_err(err)?)
+            let vals = parts(&|c| c.as_fixed_size_list().values().clone())?;
+            let mut out = Vec::with_capacity(children.len());
+            for (c, v) in children.iter().zip(vals) {
+                let l = c.as_fixed_size_list();
+                let f = field(f, v.data_type());
+                out.push(Arc::new(
+                    FixedSizeListArray::try_new(f, *n, v, l.nulls().cloned()).map_err(err)?,
+                ) as ArrayRef);
+            }
+            out
         }
         DataType::Struct(fs) => {
-            let st = a.as_struct();
-            let cols = st
-                .columns()
-                .iter()
-                .map(|c| one_dictionary(c.clone()))
-                .collect::<Result<Vec<_>>>()?;
-            let fs: arrow_schema::Fields = fs
-                .iter()
-                .zip(&cols)
-                .map(|(f, c)| field(f, c.data_type()))
-                .collect();
-            Arc::new(StructArray::try_new(fs, cols, st.nulls().cloned()).map_err(err)?)
+            let mut cols: Vec<Vec<ArrayRef>> = Vec::with_capacity(fs.len());
+            for j in 0..fs.len() {
+                cols.push(parts(&|c| c.as_struct().column(j).clone())?);
+            }
+            let mut out = Vec::with_capacity(children.len());
+            for (i, c) in children.iter().enumerate() {
+                let st = c.as_struct();
+                let these: Vec<ArrayRef> = cols.iter().map(|col| col[i].clone()).collect();
+                let fs: arrow_schema::Fields = fs
+                    .iter()
+                    .zip(&these)
+                    .map(|(f, c)| field(f, c.data_type()))
+                    .collect();
+                out.push(Arc::new(
+                    StructArray::try_new(fs, these, st.nulls().cloned()).map_err(err)?,
+                ) as ArrayRef);
+            }
+            out
         }
-        _ => a,
+        _ => children,
     })
 }
 
