@@ -5,11 +5,10 @@
 
 # x and y are the same object: identical(), or, for an object holding
 # environments (a formula's, a function's: two reads of one file never give
-# identical() environments), identical once each environment is replaced by
-# the names it binds and each function by its formals and body
-# (lc_without_envs(), helper-lossless.R).
+# identical() environments), the same bytes under serialize()
+# (lc_same_bytes(), helper-lossless.R).
 rt_same <- function(x, y) {
-  identical(x, y) || identical(lc_without_envs(x), lc_without_envs(y))
+  identical(x, y) || lc_same_bytes(x, y)
 }
 
 # The routes' results for `x`: "ok", "differs" or the error message, by

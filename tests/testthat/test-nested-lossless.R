@@ -61,6 +61,10 @@ nl_objects <- function() {
     factor(c("a", "b")), factor("c"), factor(c("b", "b"), levels = c("b", "z")))))
   o$frame_list_lists <- data.frame(id = 1:2, f = I(list(
     list(factor("a"), factor(c("b", "a"))), list(factor("q", levels = c("q", "a"))))))
+  # a list column added with `$<-`, which puts the frame's class last
+  d <- data.frame(id = 1:3)
+  d$f <- list(factor(c("a", "b")), factor("c"), factor(c("b", "b"), levels = c("b", "z")))
+  o$frame_dollar_list <- d
   # list-mode matrices of factors, at the top and inside a list
   o$matrix_factors <- matrix(list(factor(c("u", "v")), factor("w"), factor(c("b", "a"), levels = c("b", "a")),
                                   factor(c("w", "u"))), 2)

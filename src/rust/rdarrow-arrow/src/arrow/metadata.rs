@@ -690,7 +690,12 @@ pub enum Shape {
     /// field names and arrow R cannot take: row names whose length
     /// disagrees with the columns (the table has the columns' rows), names
     /// that are `NA`.
-    Frame { attrs: Vec<(String, RObject)> },
+    Frame {
+        attrs: Vec<(String, RObject)>,
+        /// The names of its attributes in their order, when the way back
+        /// would give another ([`Shape::frame_order`]).
+        order: Option<Vec<String>>,
+    },
     /// One vector, the table's only column; `attrs`: those a data frame's
     /// column cannot carry for arrow R (`dim`, `dimnames`).
     Vector { attrs: Vec<(String, RObject)> },
@@ -711,8 +716,8 @@ impl Shape {
     /// that needs nothing restored).
     fn element(&self, m: &mut ObjectMaker) -> Option<RObject> {
         let (object, attrs) = match self {
-            Shape::Frame { attrs } if attrs.is_empty() => return None,
-            Shape::Frame { attrs } => ("data.frame", attrs.clone()),
+            Shape::Frame { attrs, order } if attrs.is_empty() && order.is_none() => return None,
+            Shape::Frame { attrs, .. } => ("data.frame", attrs.clone()),
             Shape::Vector { attrs } => ("vector", attrs.clone()),
             Shape::Matrix { attrs } => ("matrix", attrs.clone()),
             Shape::Sparse { storage, slots } => {
@@ -728,11 +733,62 @@ impl Shape {
             }
         };
         let attributes = attr_list(m, attrs);
-        Some(m.named_list(
-            &["object", "attributes"],
-            vec![crate::build::strings([Some(object.as_bytes())]), attributes],
-        ))
+        let mut names = vec!["object", "attributes"];
+        let mut values = vec![crate::build::strings([Some(object.as_bytes())]), attributes];
+        if let Shape::Frame {
+            order: Some(order), ..
+        } = self
+        {
+            names.push("order");
+            values.push(crate::build::strings(
+                order.iter().map(|n| Some(n.as_bytes())),
+            ));
+        }
+        Some(m.named_list(&names, values))
     }
+
+    /// The order of a data frame's attributes `names` to keep: `None` when
+    /// the way back gives it anyway (`names`, `class`, `row.names`, then
+    /// the others as they were), as `data.frame()` makes them; `$<-` on a
+    /// data frame puts `class` last.
+    pub fn frame_order(names: &[String]) -> Option<Vec<String>> {
+        const FIRST: [&str; 3] = ["names", "class", "row.names"];
+        let usual: Vec<&str> = FIRST
+            .iter()
+            .copied()
+            .filter(|f| names.iter().any(|n| n == f))
+            .chain(
+                names
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|n| !FIRST.contains(n)),
+            )
+            .collect();
+        (!usual.iter().copied().eq(names.iter().map(String::as_str))).then(|| names.to_vec())
+    }
+}
+
+/// Put the attributes of `obj` in the order `order` names (those it does
+/// not name after them, as they were).
+fn reorder_attributes(obj: &mut RObject, order: &[String], refs: &RefTable) {
+    let RObject::Vector(v) = obj else { return };
+    let Some(RObject::Pairlist(p)) = v.attributes.as_mut() else {
+        return;
+    };
+    let rank = |c: &Cell| {
+        let name = match &c.tag {
+            Some(RObject::Ref(id)) => match refs.get(*id) {
+                Some(RefEntry::Symbol(s)) => s.bytes.clone().unwrap_or_default(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        order
+            .iter()
+            .position(|n| n.as_bytes() == name.as_slice())
+            .unwrap_or(order.len())
+    };
+    p.cells.sort_by_key(|c| rank(c));
 }
 
 /// The element name of rdarrow's part of the `"r"` metadata.
@@ -751,7 +807,7 @@ pub fn r_metadata(
 ) -> Result<Option<String>> {
     let mut m = ObjectMaker::with_refs(refs.clone());
     let mut top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
-    if let Shape::Frame { attrs } = shape {
+    if let Shape::Frame { attrs, .. } = shape {
         // row names that disagree with the columns would break arrow R's
         // data frame: they travel in rdarrow's element only
         top.retain(|(n, _)| !attrs.iter().any(|(a, _)| a == n));
@@ -1432,8 +1488,23 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
         },
         _ => return Ok(frame),
     };
+    let order: Option<Vec<String>> = parts
+        .iter()
+        .find(|(k, _)| k == "order")
+        .and_then(|(_, v)| v.as_strings())
+        .map(|s| {
+            (0..s.len())
+                .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned())
+                .collect()
+        });
     let mut out = match object.as_deref() {
-        Some(b"data.frame") => frame,
+        Some(b"data.frame") => {
+            let mut frame = frame;
+            if let Some(order) = &order {
+                reorder_attributes(&mut frame, order, &refs);
+            }
+            frame
+        }
         Some(b"vector") if cols == 1 => match frame {
             RObject::Vector(v) => match v.data {
                 VectorData::List(mut items) => items.pop().unwrap_or(RObject::Null),

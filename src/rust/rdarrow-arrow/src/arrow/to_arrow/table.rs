@@ -175,7 +175,19 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         }) {
             attrs.push(("names".to_string(), nm.clone()));
         }
-        shape = metadata::Shape::Frame { attrs };
+        let attr_names: Vec<String> = obj
+            .attributes()
+            .map(|a| {
+                pairlist_entries(a, refs)
+                    .into_iter()
+                    .map(|(n, _)| String::from_utf8_lossy(n.unwrap_or_default()).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        shape = metadata::Shape::Frame {
+            attrs,
+            order: metadata::Shape::frame_order(&attr_names),
+        };
         matrix_columns = None;
     } else if obj
         .attribute(refs, "dim")
