@@ -690,12 +690,7 @@ pub enum Shape {
     /// field names and arrow R cannot take: row names whose length
     /// disagrees with the columns (the table has the columns' rows), names
     /// that are `NA`.
-    Frame {
-        attrs: Vec<(String, RObject)>,
-        /// The names of its attributes in their order, when the way back
-        /// would give another ([`Shape::frame_order`]).
-        order: Option<Vec<String>>,
-    },
+    Frame { attrs: Vec<(String, RObject)> },
     /// One vector, the table's only column; `attrs`: those a data frame's
     /// column cannot carry for arrow R (`dim`, `dimnames`).
     Vector { attrs: Vec<(String, RObject)> },
@@ -716,8 +711,8 @@ impl Shape {
     /// that needs nothing restored).
     fn element(&self, m: &mut ObjectMaker) -> Option<RObject> {
         let (object, attrs) = match self {
-            Shape::Frame { attrs, order } if attrs.is_empty() && order.is_none() => return None,
-            Shape::Frame { attrs, .. } => ("data.frame", attrs.clone()),
+            Shape::Frame { attrs } if attrs.is_empty() => return None,
+            Shape::Frame { attrs } => ("data.frame", attrs.clone()),
             Shape::Vector { attrs } => ("vector", attrs.clone()),
             Shape::Matrix { attrs } => ("matrix", attrs.clone()),
             Shape::Sparse { storage, slots } => {
@@ -733,44 +728,30 @@ impl Shape {
             }
         };
         let attributes = attr_list(m, attrs);
-        let mut names = vec!["object", "attributes"];
-        let mut values = vec![crate::build::strings([Some(object.as_bytes())]), attributes];
-        if let Shape::Frame {
-            order: Some(order), ..
-        } = self
-        {
-            names.push("order");
-            values.push(crate::build::strings(
-                order.iter().map(|n| Some(n.as_bytes())),
-            ));
-        }
-        Some(m.named_list(&names, values))
+        Some(m.named_list(
+            &["object", "attributes"],
+            vec![crate::build::strings([Some(object.as_bytes())]), attributes],
+        ))
     }
+}
 
-    /// The order of a data frame's attributes `names` to keep: `None` when
-    /// the way back gives it anyway (`names`, `class`, `row.names`, then
-    /// the others as they were), as `data.frame()` makes them; `$<-` on a
-    /// data frame puts `class` last.
-    pub fn frame_order(names: &[String]) -> Option<Vec<String>> {
-        const FIRST: [&str; 3] = ["names", "class", "row.names"];
-        let usual: Vec<&str> = FIRST
-            .iter()
-            .copied()
-            .filter(|f| names.iter().any(|n| n == f))
-            .chain(
-                names
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|n| !FIRST.contains(n)),
-            )
-            .collect();
-        (!usual.iter().copied().eq(names.iter().map(String::as_str))).then(|| names.to_vec())
-    }
+/// The order of a data frame's attributes `names` to note: `None` when
+/// the way back gives it anyway (`names`, `class`, `row.names`, then the
+/// others as they were), as `data.frame()` makes them; `$<-` on a data
+/// frame, tibbles and data.tables put `class` after `row.names`.
+fn frame_order(names: &[&str]) -> Option<String> {
+    const FIRST: [&str; 3] = ["names", "class", "row.names"];
+    let usual = FIRST
+        .iter()
+        .copied()
+        .filter(|f| names.contains(f))
+        .chain(names.iter().copied().filter(|n| !FIRST.contains(n)));
+    (!usual.eq(names.iter().copied())).then(|| names.join("\t"))
 }
 
 /// Put the attributes of `obj` in the order `order` names (those it does
 /// not name after them, as they were).
-fn reorder_attributes(obj: &mut RObject, order: &[String], refs: &RefTable) {
+fn reorder_attributes(obj: &mut RObject, order: &[&str], refs: &RefTable) {
     let RObject::Vector(v) = obj else { return };
     let Some(RObject::Pairlist(p)) = v.attributes.as_mut() else {
         return;
@@ -807,7 +788,7 @@ pub fn r_metadata(
 ) -> Result<Option<String>> {
     let mut m = ObjectMaker::with_refs(refs.clone());
     let mut top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
-    if let Shape::Frame { attrs, .. } = shape {
+    if let Shape::Frame { attrs } = shape {
         // row names that disagree with the columns would break arrow R's
         // data frame: they travel in rdarrow's element only
         top.retain(|(n, _)| !attrs.iter().any(|(a, _)| a == n));
@@ -1488,23 +1469,8 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
         },
         _ => return Ok(frame),
     };
-    let order: Option<Vec<String>> = parts
-        .iter()
-        .find(|(k, _)| k == "order")
-        .and_then(|(_, v)| v.as_strings())
-        .map(|s| {
-            (0..s.len())
-                .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"")).into_owned())
-                .collect()
-        });
     let mut out = match object.as_deref() {
-        Some(b"data.frame") => {
-            let mut frame = frame;
-            if let Some(order) = &order {
-                reorder_attributes(&mut frame, order, &refs);
-            }
-            frame
-        }
+        Some(b"data.frame") => frame,
         Some(b"vector") if cols == 1 => match frame {
             RObject::Vector(v) => match v.data {
                 VectorData::List(mut items) => items.pop().unwrap_or(RObject::Null),
@@ -1572,7 +1538,8 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
 /// data.table gets its self reference back, as `load()` gives it: a
 /// pointer to nothing (data.table renews it when the table next changes).
 /// Only for the object written back to a file: R's data frame view (as
-/// arrow R's) has none.
+/// arrow R's) has none. Last, the frame's attributes are put in their
+/// order (`frame-order`), so that it serializes as it was.
 pub fn restore_selfref(m: &mut ObjectMaker, frame: &mut RObject, notes: &str) {
     if notes.lines().any(|l| l == "frame-selfref") {
         let id = m
@@ -1584,6 +1551,11 @@ pub fn restore_selfref(m: &mut ObjectMaker, frame: &mut RObject, notes: &str) {
                 attributes: None,
             })));
         set_vector_attribute(m, frame, ".internal.selfref", RObject::Ref(id));
+    }
+    // last, the attributes in their order
+    if let Some(order) = notes.lines().find_map(|l| l.strip_prefix("frame-order\t")) {
+        let order: Vec<&str> = order.split('\t').collect();
+        reorder_attributes(frame, &order, &m.refs);
     }
 }
 
@@ -1676,7 +1648,9 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
 /// struct of `re` and `im`), `raw\t<col>`, `null\t<col>` (a `NULL`),
 /// `list-logical\t<col>\t<positions>` and `list-integer\t<col>\t<positions>`
 /// (1-based, comma-separated: the elements of a list column converted to
-/// a wider type), `frame-class\t<classes>` (a tibble's) and `frame-selfref`
+/// a wider type), `frame-class\t<classes>` (a tibble's), `frame-order\t<the
+/// names of its attributes>` (when the way back would order them otherwise)
+/// and `frame-selfref`
 /// (a data.table's self reference, which metadata cannot hold).
 pub const FIDELITY_KEY: &str = "rdarrow";
 
@@ -1696,6 +1670,10 @@ pub fn fidelity_notes(
         }
         if f.attribute(".internal.selfref").is_some() {
             out.push_str("frame-selfref\n");
+        }
+        let names: Vec<&str> = f.attrs.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(order) = frame_order(&names) {
+            out.push_str(&format!("frame-order\t{order}\n"));
         }
     }
     for ((name, c), dt) in names.iter().zip(cols).zip(types) {

@@ -175,19 +175,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         }) {
             attrs.push(("names".to_string(), nm.clone()));
         }
-        let attr_names: Vec<String> = obj
-            .attributes()
-            .map(|a| {
-                pairlist_entries(a, refs)
-                    .into_iter()
-                    .map(|(n, _)| String::from_utf8_lossy(n.unwrap_or_default()).into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        shape = metadata::Shape::Frame {
-            attrs,
-            order: metadata::Shape::frame_order(&attr_names),
-        };
+        shape = metadata::Shape::Frame { attrs };
         matrix_columns = None;
     } else if obj
         .attribute(refs, "dim")
