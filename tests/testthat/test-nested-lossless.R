@@ -97,6 +97,13 @@ nl_routes <- function(x, dir) {
   src <- file.path(dir, "x.rds")
   saveRDS(x, src)
   back <- function(out) readRDS(out)
+  ipc <- function(format, file) {
+    p <- file.path(dir, file)
+    out <- file.path(dir, paste0("ipc_", format, ".rds"))
+    rdata_to_ipc(src, p, format = format)
+    ipc_to_rdata(p, out)
+    back(out)
+  }
   routes <- list(
     stream = function() {
       out <- file.path(dir, "stream.rds")
@@ -108,20 +115,8 @@ nl_routes <- function(x, dir) {
       arrow_to_rdata(arrow::as_arrow_table(rdata_to_arrow(src)), out)
       back(out)
     },
-    ipc_file = function() {
-      p <- file.path(dir, "x.arrow")
-      out <- file.path(dir, "ipc_file.rds")
-      rdata_to_ipc(src, p)
-      ipc_to_rdata(p, out)
-      back(out)
-    },
-    ipc_stream = function() {
-      p <- file.path(dir, "x.arrows")
-      out <- file.path(dir, "ipc_stream.rds")
-      rdata_to_ipc(src, p, format = "stream")
-      ipc_to_rdata(p, out)
-      back(out)
-    },
+    ipc_file = function() ipc("file", "x.arrow"),
+    ipc_stream = function() ipc("stream", "x.arrows"),
     parquet = function() {
       p <- file.path(dir, "x.parquet")
       out <- file.path(dir, "parquet.rds")

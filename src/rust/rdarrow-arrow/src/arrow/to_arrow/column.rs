@@ -773,7 +773,6 @@ fn wide_keys(dt: &DataType) -> DataType {
     match dt {
         DataType::Dictionary(_, v) => DataType::Dictionary(Box::new(DataType::Int32), v.clone()),
         DataType::List(f) => DataType::List(field(f)),
-        DataType::LargeList(f) => DataType::LargeList(field(f)),
         DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
         DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
         other => other.clone(),
@@ -784,9 +783,7 @@ fn wide_keys(dt: &DataType) -> DataType {
 fn has_dictionary(dt: &DataType) -> bool {
     match dt {
         DataType::Dictionary(..) => true,
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
-            has_dictionary(f.data_type())
-        }
+        DataType::List(f) | DataType::FixedSizeList(f, _) => has_dictionary(f.data_type()),
         DataType::Struct(fs) => fs.iter().any(|f| has_dictionary(f.data_type())),
         _ => false,
     }
@@ -902,19 +899,6 @@ fn one_dictionary(children: Vec<ArrayRef>) -> Result<Vec<ArrayRef>> {
                 let f = field(f, v.data_type());
                 out.push(Arc::new(
                     ListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
-                        .map_err(err)?,
-                ) as ArrayRef);
-            }
-            out
-        }
-        DataType::LargeList(f) => {
-            let vals = parts(&|c| c.as_list::<i64>().values().clone())?;
-            let mut out = Vec::with_capacity(children.len());
-            for (c, v) in children.iter().zip(vals) {
-                let l = c.as_list::<i64>();
-                let f = field(f, v.data_type());
-                out.push(Arc::new(
-                    LargeListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
                         .map_err(err)?,
                 ) as ArrayRef);
             }
