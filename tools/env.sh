@@ -10,9 +10,10 @@
 #                  and nanoarrow R packages in venv-<key>/r-lib; .venv in the
 #                  repository is a link to it
 #   target-<key>/  cargo's target directory, shared by the R package build,
-#                  cargo test and the command line, so each Rust artifact is
-#                  built once (target-<key>-python/: the Python wheel's, whose
-#                  builder passes flags of its own)
+#                  cargo test, the command line, the Python wheel and the
+#                  DuckDB extension (one profile, and the same features of
+#                  every shared crate in each binding), so each crate is
+#                  compiled once
 # RDARROW_CACHE_DIR=none keeps everything inside the repository instead.
 
 if [ -f "$HOME/.cargo/env" ]; then
@@ -42,6 +43,15 @@ if [ -n "$rdarrow_cache" ] && command -v rustc >/dev/null 2>&1; then
   # without it builds inside the package and removes what it built)
   export RDARROW_TARGET_DIR="$CARGO_TARGET_DIR"
 fi
+
+# What cargo compiles into the target directory in set-up and tests is
+# noted there (builds piped through rdarrow_note_build), so that
+# tools/one_build.py --compiled can tell a crate compiled twice.
+RDARROW_BUILD_LOG="${CARGO_TARGET_DIR:-$rdarrow_root/src/rust/target}/rdarrow-builds.log"
+rdarrow_note_build() {
+  mkdir -p "$(dirname "$RDARROW_BUILD_LOG")"
+  tee -a "$RDARROW_BUILD_LOG"
+}
 
 # Cache entries not used for 14 days go.
 rdarrow_prune_cache() {

@@ -15,12 +15,10 @@ wheels="$(mktemp -d -t rdarrow-wheel.XXXXXX)"
 trap 'rm -rf "$wheels"' EXIT
 echo "==> maturin build (python/)"
 start=$(date +%s)
-# maturin passes cargo flags of its own, which would overwrite the R
-# build's artifacts in a shared target directory (each build then redoing
-# the other's): it gets a target directory of its own beside it
-if [ -n "${CARGO_TARGET_DIR:-}" ]; then
-  export CARGO_TARGET_DIR="$CARGO_TARGET_DIR-python"
-fi
+# maturin builds into cargo's one target directory (tools/env.sh), with
+# the release profile and the features every binding shares: only pyo3
+# and the binding crate are compiled here, the rest was by whichever build
+# came first
 (cd python && "$venv/bin/maturin" build --release --quiet -i "$venv/bin/python" -o "$wheels")
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/rdarrow-*.whl
 echo "==> Python package rdarrow built and installed in $(($(date +%s) - start)) s"

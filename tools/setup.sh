@@ -149,13 +149,13 @@ step_done "Python environment and arrow R"
 # --- Build and install ---------------------------------------------------------
 echo "==> R CMD INSTALL ."
 start=$(date +%s)
-R CMD INSTALL .
+R CMD INSTALL . 2>&1 | rdarrow_note_build
 echo "==> Installed rdarrow in $(($(date +%s) - start)) s"
 
 step_done "R CMD INSTALL"
 
 # --- The Python package (python/, the same engine through pyo3) --------------
-bash tools/python-wheel.sh
+bash tools/python-wheel.sh 2>&1 | rdarrow_note_build
 step_done "Python wheel"
 
 # --- Demo --------------------------------------------------------------------

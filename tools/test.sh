@@ -51,10 +51,12 @@ export RDARROW_REQUIRE_STORE=1
 
 echo "==> layers (tools/layers.py)"
 python3 tools/layers.py
-step_done "layers"
+echo "==> one build (tools/one_build.py)"
+python3 tools/one_build.py
+step_done "layers and one build"
 
 echo "==> cargo test --release -p rdarrow-format -p rdarrow-arrow"
-cargo test --release --manifest-path src/rust/Cargo.toml -p rdarrow-format -p rdarrow-arrow
+cargo test --release --manifest-path src/rust/Cargo.toml -p rdarrow-format -p rdarrow-arrow 2>&1 | rdarrow_note_build
 step_done "cargo test"
 
 echo "==> R CMD INSTALL ."
@@ -66,6 +68,7 @@ if ! R CMD INSTALL --no-multiarch . >"$log" 2>&1; then
   rm -f "$log"
   exit 1
 fi
+rdarrow_note_build <"$log" >/dev/null
 rm -f "$log"
 step_done "R CMD INSTALL"
 
@@ -80,12 +83,12 @@ step_done "testthat"
 # checks files written by R itself, so R_LIBS and TZ as above).
 py_status=0
 if [ -x "$root/.venv/bin/maturin" ]; then
-  bash tools/python-wheel.sh || py_status=$?
+  bash tools/python-wheel.sh 2>&1 | rdarrow_note_build || py_status=$?
   step_done "Python wheel"
   # the DuckDB extension, which python/tests/test_duckdb.py loads (here a
   # missing extension fails those tests rather than skipping them)
   if [ "$py_status" -eq 0 ]; then
-    bash tools/duckdb-extension.sh "$root/target/duckdb" || py_status=$?
+    bash tools/duckdb-extension.sh "$root/target/duckdb" 2>&1 | rdarrow_note_build || py_status=$?
     export RDARROW_DUCKDB_EXTENSION="$root/target/duckdb/rdarrow.duckdb_extension"
     export RDARROW_REQUIRE_DUCKDB=1
     step_done "DuckDB extension"
@@ -99,7 +102,11 @@ else
   echo "test.sh: .venv/bin/maturin not found (run tools/setup.sh): the Python package is not tested" >&2
   py_status=1
 fi
+# each crate compiled once into the one target directory, by set-up and
+# by these tests alike (tools/one_build.py)
+build_status=0
+python3 tools/one_build.py --compiled "$RDARROW_BUILD_LOG" || build_status=$?
 echo "==> seconds per step:"
 printf '%s\n' "${steps[@]}"
 echo "pytest: $([ "$py_status" -eq 0 ] && echo passed || echo failed)"
-[ "$r_status" -eq 0 ] && [ "$py_status" -eq 0 ]
+[ "$r_status" -eq 0 ] && [ "$py_status" -eq 0 ] && [ "$build_status" -eq 0 ]

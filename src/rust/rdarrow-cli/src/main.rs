@@ -284,26 +284,35 @@ fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
     };
     let mut out = std::io::stdout().lock();
     let res = if a.json {
-        let rows: Vec<serde_json::Value> = infos
+        // one object per row, its keys in this order (as pretty JSON)
+        let opt = |x: Option<f64>| x.map(|v| serde_json::json!(v as i64)).unwrap_or_default();
+        let rows: Vec<String> = infos
             .iter()
             .map(|i| {
-                let opt = |x: Option<f64>| {
-                    x.map(|v| serde_json::json!(v as i64))
-                        .unwrap_or(serde_json::Value::Null)
-                };
-                serde_json::json!({
-                    "name": i.name,
-                    "class": i.class,
-                    "type": i.type_name,
-                    "length": opt(i.length),
-                    "rows": opt(i.nrow),
-                    "columns": opt(i.ncol),
-                    "bytes": i.bytes.map(serde_json::Value::from).unwrap_or(serde_json::Value::Null),
-                })
+                let fields = [
+                    ("name", serde_json::json!(i.name)),
+                    ("class", serde_json::json!(i.class)),
+                    ("type", serde_json::json!(i.type_name)),
+                    ("length", opt(i.length)),
+                    ("rows", opt(i.nrow)),
+                    ("columns", opt(i.ncol)),
+                    (
+                        "bytes",
+                        i.bytes.map(serde_json::Value::from).unwrap_or_default(),
+                    ),
+                ];
+                let body: Vec<String> = fields
+                    .iter()
+                    .map(|(k, v)| format!("    \"{k}\": {v}"))
+                    .collect();
+                format!("  {{\n{}\n  }}", body.join(",\n"))
             })
             .collect();
-        let text = serde_json::to_string_pretty(&serde_json::Value::Array(rows))
-            .unwrap_or_else(|_| "[]".into());
+        let text = if rows.is_empty() {
+            "[]".to_string()
+        } else {
+            format!("[\n{}\n]", rows.join(",\n"))
+        };
         writeln!(out, "{text}")
     } else {
         let header = [

@@ -33,13 +33,31 @@ pub fn is_url(path: &Path) -> bool {
 /// The body of `url`, as a stream, and its length when the server says it.
 pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(timeout))
-        .timeout_recv_response(Some(timeout))
-        .timeout_per_read(Some(timeout))
+    // the object stores' HTTP client (reqwest, rustls with ring), driven by
+    // a runtime of the reading thread's own; the timeout bounds connecting
+    // and each wait, for the response and for each piece of its body
+    crate::store::install_crypto();
+    let rt = crate::store::own_runtime()?;
+    let client = reqwest::Client::builder()
+        .connect_timeout(timeout)
         .build()
-        .into();
-    let response = agent.get(url).call().map_err(|e| failed(url, e))?;
+        .map_err(|e| failed(url, e))?;
+    let response = match rt.block_on(tokio::time::timeout(timeout, client.get(url).send())) {
+        Err(_) => return Err(timed_out(url, timeout)),
+        Ok(r) => r.map_err(|e| failed(url, e))?,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        let code = status.as_u16();
+        return Err(Error::new(
+            if code == 404 || code == 410 {
+                ErrorKind::Usage
+            } else {
+                ErrorKind::Io
+            },
+            format!("cannot read '{url}': the server answered HTTP {code}"),
+        ));
+    }
     let is_page = response
         .headers()
         .get("content-type")
@@ -51,35 +69,85 @@ pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send
             format!("'{url}' is a web page (text/html), not an R data file"),
         ));
     }
-    let len = response
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
+    let len = response.content_length();
     crate::cancel::download_started(len);
-    let body = response.into_body().into_reader();
+    let body = Body {
+        rt,
+        response,
+        piece: bytes::Bytes::new(),
+        timeout,
+    };
     Ok((Box::new(Counted::new(body, url, len)), len))
 }
 
-/// The error of a request that failed.
-fn failed(url: &str, e: ureq::Error) -> Error {
-    let what = match &e {
-        ureq::Error::StatusCode(code) => {
-            return Error::new(
-                if *code == 404 || *code == 410 {
-                    ErrorKind::Usage
-                } else {
-                    ErrorKind::Io
-                },
-                format!("cannot read '{url}': the server answered HTTP {code}"),
-            )
+/// A response's body as a reader, each piece awaited at most `timeout`.
+struct Body {
+    rt: std::sync::Arc<tokio::runtime::Runtime>,
+    response: reqwest::Response,
+    piece: bytes::Bytes,
+    timeout: Duration,
+}
+
+impl Read for Body {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.piece.is_empty() {
+            let next = self
+                .rt
+                .block_on(tokio::time::timeout(self.timeout, self.response.chunk()));
+            match next {
+                Err(_) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no data for {} s (the timeout)", self.timeout.as_secs_f64()),
+                    ))
+                }
+                Ok(Err(e)) => return Err(std::io::Error::other(with_causes(&e))),
+                Ok(Ok(None)) => return Ok(0),
+                Ok(Ok(Some(b))) => self.piece = b,
+            }
         }
-        ureq::Error::Timeout(t) => format!("timed out ({t})"),
-        ureq::Error::HostNotFound => "the host is not known".to_string(),
-        ureq::Error::ConnectionFailed => "cannot connect to the server".to_string(),
-        ureq::Error::BadUri(why) => format!("it is not a valid URL ({why})"),
-        ureq::Error::Io(e) => e.to_string(),
-        other => other.to_string(),
+        let n = buf.len().min(self.piece.len());
+        buf[..n].copy_from_slice(&self.piece[..n]);
+        bytes::Buf::advance(&mut self.piece, n);
+        Ok(n)
+    }
+}
+
+fn timed_out(url: &str, t: Duration) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!(
+            "cannot read '{url}': timed out (no answer in {} s)",
+            t.as_secs_f64()
+        ),
+    )
+}
+
+/// An error with its causes, innermost last (the resolver's, the socket's).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        next = c.source();
+    }
+    s
+}
+
+/// The error of a request that failed.
+fn failed(url: &str, e: reqwest::Error) -> Error {
+    let why = with_causes(&e);
+    let what = if e.is_timeout() {
+        "timed out".to_string()
+    } else if e.is_builder() {
+        format!("it is not a valid URL ({why})")
+    } else if e.is_connect() && why.to_ascii_lowercase().contains("dns") {
+        "the host is not known".to_string()
+    } else if e.is_connect() {
+        format!("cannot connect to the server ({why})")
+    } else {
+        why
     };
     Error::new(ErrorKind::Io, format!("cannot read '{url}': {what}"))
 }

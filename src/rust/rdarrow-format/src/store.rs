@@ -522,8 +522,9 @@ impl Drop for Upload<'_> {
     }
 }
 
-/// A runtime of the calling thread's own, for a read it drives itself.
-fn own_runtime() -> Result<Arc<tokio::runtime::Runtime>> {
+/// A runtime of the calling thread's own, for a read it drives itself
+/// (an object's, an http(s) URL's).
+pub(crate) fn own_runtime() -> Result<Arc<tokio::runtime::Runtime>> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -707,9 +708,9 @@ fn describe_raw(e: &object_store::Error) -> String {
     s
 }
 
-/// rustls's cryptography (ring, which the http(s) client uses too), for
-/// the object store client; once per process, as rustls asks.
-fn install_crypto() {
+/// rustls's cryptography (ring), for the HTTP client of object stores and
+/// of http(s) URLs ([`crate::remote`]); once per process, as rustls asks.
+pub(crate) fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
