@@ -61,6 +61,9 @@ platforms=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-apple-darwi
 if cargo vendor-filterer --help >/dev/null 2>&1; then
   args=()
   for p in "${platforms[@]}"; do args+=("--platform=$p"); done
+  # what no build reads: the crates' tests, benchmarks and examples
+  # (tracing's test macros alone are 9 MB)
+  for path in tests benches examples test-macros; do args+=("--exclude-crate-path=*#$path"); done
   cargo vendor-filterer "${args[@]}" --versioned-dirs vendor >vendor-config.toml
 else
   echo "vendor.sh: cargo-vendor-filterer is not installed (tools/setup.sh installs it): vendoring every platform's crates" >&2

@@ -38,14 +38,20 @@ pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send
     // and each wait, for the response and for each piece of its body
     crate::store::install_crypto();
     let rt = crate::store::own_runtime()?;
-    let client = reqwest::Client::builder()
-        .connect_timeout(timeout)
-        .build()
-        .map_err(|e| failed(url, e))?;
-    let response = match rt.block_on(tokio::time::timeout(timeout, client.get(url).send())) {
-        Err(_) => return Err(timed_out(url, timeout)),
-        Ok(r) => r.map_err(|e| failed(url, e))?,
-    };
+    // the client and its connection live in this runtime
+    let response = rt.block_on(async {
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .build()
+            .map_err(|e| failed(url, e))?;
+        match tokio::time::timeout(timeout, client.get(url).send()).await {
+            Err(_) => Err(timed_out(url, timeout)),
+            Ok(r) => r.map_err(|e| failed(url, e)),
+        }
+    })?;
+    // a response dropped here (an error below) goes back to the runtime
+    let held = rt.clone();
+    let _inside = held.enter();
     let status = response.status();
     if !status.is_success() {
         let code = status.as_u16();
@@ -73,7 +79,7 @@ pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send
     crate::cancel::download_started(len);
     let body = Body {
         rt,
-        response,
+        response: Some(response),
         piece: bytes::Bytes::new(),
         timeout,
     };
@@ -83,7 +89,8 @@ pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send
 /// A response's body as a reader, each piece awaited at most `timeout`.
 struct Body {
     rt: std::sync::Arc<tokio::runtime::Runtime>,
-    response: reqwest::Response,
+    /// (`None` once dropped, inside the runtime)
+    response: Option<reqwest::Response>,
     piece: bytes::Bytes,
     timeout: Duration,
 }
@@ -91,9 +98,14 @@ struct Body {
 impl Read for Body {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         while self.piece.is_empty() {
+            let Some(response) = self.response.as_mut() else {
+                return Ok(0);
+            };
+            let t = self.timeout;
+            // (the timer made inside the runtime)
             let next = self
                 .rt
-                .block_on(tokio::time::timeout(self.timeout, self.response.chunk()));
+                .block_on(async { tokio::time::timeout(t, response.chunk()).await });
             match next {
                 Err(_) => {
                     return Err(std::io::Error::new(
@@ -110,6 +122,14 @@ impl Read for Body {
         buf[..n].copy_from_slice(&self.piece[..n]);
         bytes::Buf::advance(&mut self.piece, n);
         Ok(n)
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        // the connection goes back to its runtime
+        let _inside = self.rt.enter();
+        self.response.take();
     }
 }
 
