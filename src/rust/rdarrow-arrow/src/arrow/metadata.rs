@@ -758,15 +758,12 @@ fn reorder_attributes(obj: &mut RObject, order: &[&str], refs: &RefTable) {
     };
     let rank = |c: &Cell| {
         let name = match &c.tag {
-            Some(RObject::Ref(id)) => match refs.get(*id) {
-                Some(RefEntry::Symbol(s)) => s.bytes.clone().unwrap_or_default(),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
+            Some(RObject::Ref(id)) => refs.symbol_name(*id),
+            _ => None,
         };
         order
             .iter()
-            .position(|n| n.as_bytes() == name.as_slice())
+            .position(|n| Some(n.as_bytes()) == name)
             .unwrap_or(order.len())
     };
     p.cells.sort_by_key(|c| rank(c));
@@ -1077,8 +1074,8 @@ fn recode_factor(m: &mut ObjectMaker, target: &mut RObject, levels: &RObject) {
     set_vector_attribute(m, target, "levels", levels.clone());
 }
 
-/// An integer64 list element that came back as integer (its values fit):
-/// integer64 again.
+/// An integer64 (a top-level column's, a list element's) that came back
+/// as integer (its values fit): integer64 again.
 fn to_integer64(m: &mut ObjectMaker, target: &mut RObject) {
     let RObject::Vector(v) = target else { return };
     if let VectorData::Integer(x) = &v.data {
@@ -1648,7 +1645,8 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
 /// struct of `re` and `im`), `raw\t<col>`, `null\t<col>` (a `NULL`),
 /// `list-logical\t<col>\t<positions>` and `list-integer\t<col>\t<positions>`
 /// (1-based, comma-separated: the elements of a list column converted to
-/// a wider type), `frame-class\t<classes>` (a tibble's), `frame-order\t<the
+/// a wider type; in files of earlier releases, whose list nodes did not say
+/// it under `types`), `frame-class\t<classes>` (a tibble's), `frame-order\t<the
 /// names of its attributes>` (when the way back would order them otherwise)
 /// and `frame-selfref`
 /// (a data.table's self reference, which metadata cannot hold).
@@ -1692,29 +1690,6 @@ pub fn fidelity_notes(
             (Some(RKind::Complex), _) => out.push_str(&format!("complex\t{name}\n")),
             (Some(RKind::Raw), _) => out.push_str(&format!("raw\t{name}\n")),
             (Some(RKind::Null), _) => out.push_str(&format!("null\t{name}\n")),
-            (Some(RKind::List), DataType::List(item)) => {
-                if let Some(t) = &c.item_types {
-                    let wide = match item.data_type() {
-                        DataType::Float64 => sxp::REAL,
-                        DataType::Int32 => sxp::INT,
-                        _ => sxp::LGL,
-                    };
-                    for (code, what) in [(sxp::LGL, "logical"), (sxp::INT, "integer")] {
-                        if code == wide {
-                            continue;
-                        }
-                        let at: Vec<String> = t
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, &x)| x == code)
-                            .map(|(i, _)| (i + 1).to_string())
-                            .collect();
-                        if !at.is_empty() {
-                            out.push_str(&format!("list-{what}\t{name}\t{}\n", at.join(",")));
-                        }
-                    }
-                }
-            }
             _ => {}
         }
         // times stored as integers come back as integers (after their units)
@@ -1777,19 +1752,7 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
                 }
                 set_vector_attribute(m, col, "units", crate::build::strings([Some(u.as_bytes())]));
             }
-            "integer64" => {
-                if let RObject::Vector(cv) = col {
-                    if let VectorData::Integer(x) = &cv.data {
-                        cv.data = VectorData::Real(crate::tree::na::integer64_of_ints(x).into());
-                    }
-                }
-                set_vector_attribute(
-                    m,
-                    col,
-                    "class",
-                    crate::build::strings([Some(&b"integer64"[..])]),
-                );
-            }
+            "integer64" => to_integer64(m, col),
             "date-fractional" => {
                 // a timestamp came back as POSIXct seconds: days again
                 if let RObject::Vector(cv) = col {
