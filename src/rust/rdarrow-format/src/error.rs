@@ -228,6 +228,24 @@ pub(crate) fn is_source_failure(e: &std::io::Error) -> bool {
     e.get_ref().is_some_and(|r| r.is::<SourceFailure>())
 }
 
+/// `head` followed by the texts of `cause` and the causes under it, each
+/// after ": " unless `head` says it already (a client's error, then the
+/// resolver's or the socket's).
+pub(crate) fn with_causes(
+    mut head: String,
+    mut cause: Option<&(dyn std::error::Error + 'static)>,
+) -> String {
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !head.contains(&text) {
+            head.push_str(": ");
+            head.push_str(&text);
+        }
+        cause = c.source();
+    }
+    head
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

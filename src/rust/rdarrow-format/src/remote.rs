@@ -13,7 +13,7 @@
 //! bytes received so far are counted for progress
 //! ([`crate::cancel::download`]).
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{with_causes, Error, ErrorKind, Result};
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
@@ -113,7 +113,10 @@ impl Read for Body {
                         format!("no data for {} s (the timeout)", self.timeout.as_secs_f64()),
                     ))
                 }
-                Ok(Err(e)) => return Err(std::io::Error::other(with_causes(&e))),
+                Ok(Err(e)) => {
+                    let why = with_causes(e.to_string(), std::error::Error::source(&e));
+                    return Err(std::io::Error::other(why));
+                }
                 Ok(Ok(None)) => return Ok(0),
                 Ok(Ok(Some(b))) => self.piece = b,
             }
@@ -143,21 +146,9 @@ fn timed_out(url: &str, t: Duration) -> Error {
     )
 }
 
-/// An error with its causes, innermost last (the resolver's, the socket's).
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut next = e.source();
-    while let Some(c) = next {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        next = c.source();
-    }
-    s
-}
-
 /// The error of a request that failed.
 fn failed(url: &str, e: reqwest::Error) -> Error {
-    let why = with_causes(&e);
+    let why = with_causes(e.to_string(), std::error::Error::source(&e));
     let what = if e.is_timeout() {
         "timed out".to_string()
     } else if e.is_builder() {

@@ -686,7 +686,7 @@ fn describe(e: &object_store::Error) -> String {
 
 fn describe_raw(e: &object_store::Error) -> String {
     use object_store::Error as E;
-    let mut s = match e {
+    let s = match e {
         E::Generic { source, .. }
         | E::NotFound { source, .. }
         | E::PermissionDenied { source, .. }
@@ -696,16 +696,10 @@ fn describe_raw(e: &object_store::Error) -> String {
         | E::NotSupported { source } => source.to_string(),
         other => other.to_string(),
     };
-    let mut cause = std::error::Error::source(e).and_then(std::error::Error::source);
-    while let Some(c) = cause {
-        let c_text = c.to_string();
-        if !s.contains(&c_text) {
-            s.push_str(": ");
-            s.push_str(&c_text);
-        }
-        cause = c.source();
-    }
-    s
+    crate::error::with_causes(
+        s,
+        std::error::Error::source(e).and_then(std::error::Error::source),
+    )
 }
 
 /// rustls's cryptography (ring), for the HTTP client of object stores and
