@@ -169,4 +169,17 @@ test_that("network failures and web pages are clear errors", {
   # nobody listens there
   e <- expect_error(read_rds("http://127.0.0.1:1/x.rds"), class = "rdarrow_error")
   expect_match(conditionMessage(e), "cannot read 'http://127.0.0.1")
+  # a URL's password and its query (a signed URL's signature) never
+  # appear in a message
+  e <- expect_error(read_rds("http://user:s3cr3t@127.0.0.1:1/x.rds?X-Amz-Signature=deadbeef"),
+                    class = "rdarrow_error")
+  expect_false(grepl("s3cr3t|deadbeef", conditionMessage(e)))
+  expect_match(conditionMessage(e), "127.0.0.1:1/x.rds")
+  signed <- paste0(sub("://", "://user:s3cr3t@", base, fixed = TRUE), "/missing.rds?token=deadbeef")
+  e <- expect_error(read_rds(signed), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "HTTP 404")
+  expect_false(grepl("s3cr3t|deadbeef", conditionMessage(e)))
+  e <- expect_error(read_rds(paste0(sub("://", "://user:s3cr3t@", base, fixed = TRUE), "/cut/big.rds")),
+                    class = "rdarrow_error")
+  expect_false(grepl("s3cr3t|deadbeef", conditionMessage(e)))
 })

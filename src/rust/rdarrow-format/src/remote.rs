@@ -33,6 +33,8 @@ pub fn is_url(path: &Path) -> bool {
 /// The body of `url`, as a stream, and its length when the server says it.
 pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let (fetch, url) = (url, shown(url));
+    let url = url.as_str();
     // the object stores' HTTP client (reqwest, rustls with ring), driven by
     // a runtime of the reading thread's own; the timeout bounds connecting
     // and each wait, for the response and for each piece of its body
@@ -44,7 +46,7 @@ pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send
             .connect_timeout(timeout)
             .build()
             .map_err(|e| failed(url, e))?;
-        match tokio::time::timeout(timeout, client.get(url).send()).await {
+        match tokio::time::timeout(timeout, client.get(fetch).send()).await {
             Err(_) => Err(timed_out(url, timeout)),
             Ok(r) => r.map_err(|e| failed(url, e)),
         }
@@ -114,6 +116,7 @@ impl Read for Body {
                     ))
                 }
                 Ok(Err(e)) => {
+                    let e = e.without_url();
                     let why = with_causes(e.to_string(), std::error::Error::source(&e));
                     return Err(std::io::Error::other(why));
                 }
@@ -146,8 +149,25 @@ fn timed_out(url: &str, t: Duration) -> Error {
     )
 }
 
-/// The error of a request that failed.
+/// `url` as messages show it: without a password, and without its query
+/// (a signed URL's signature is a credential).
+pub(crate) fn shown(url: &str) -> String {
+    let Ok(mut u) = url::Url::parse(url) else {
+        return url.to_string();
+    };
+    if u.password().is_some() {
+        let _ = u.set_password(Some("***"));
+    }
+    if u.query().is_some() {
+        u.set_query(Some("***"));
+    }
+    u.to_string()
+}
+
+/// The error of a request that failed (its own text without the URL,
+/// which the message names as [`shown`] gives it).
 fn failed(url: &str, e: reqwest::Error) -> Error {
+    let e = e.without_url();
     let why = with_causes(e.to_string(), std::error::Error::source(&e));
     let what = if e.is_timeout() {
         "timed out".to_string()

@@ -419,7 +419,7 @@ const INLINE_MAX: u64 = 1 << 18;
 
 fn open_url(url: &str, opts: &ReadOptions) -> Result<(Opened, Compression)> {
     let (body, _) = remote::open(url, opts.timeout)?;
-    stream_of(&format!("'{url}'"), body)
+    stream_of(&format!("'{}'", remote::shown(url)), body)
 }
 
 /// A body received on a thread of its own, ahead of its reader, and the
