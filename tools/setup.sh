@@ -38,6 +38,10 @@ apt_packages=(
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
   r-cran-withr r-cran-callr r-cran-jsonlite r-cran-waldo r-cran-matrix
   r-cran-nlme
+  # single-cell objects for read_anndata()'s tests and bench/anndata.py:
+  # SeuratObject 4.1 (with pbmc_small), SingleCellExperiment and
+  # SummarizedExperiment
+  r-cran-seuratobject r-bioc-singlecellexperiment
   qpdf devscripts  # what R CMD check --as-cran uses (PDF sizes, checkbashisms)
   python3-venv libpython3-dev
 )

@@ -36,9 +36,11 @@ __all__ = [
     "UnsupportedError",
     "UsageError",
     "list_objects",
+    "read_anndata",
     "read_objects",
     "read_pandas",
     "read_table",
+    "to_h5ad",
     "to_ipc",
     "to_parquet",
     "write_rdata",
@@ -197,89 +199,80 @@ def list_objects(
 
 
 def read_objects(
-    path: Source, names: Optional[Sequence[str]] = None, storage_options: StorageOptions = None
+    path: Source,
+    names: Optional[Sequence[str]] = None,
+    storage_options: StorageOptions = None,
+    plain: bool = False,
 ) -> Dict[str, Any]:
-    """The objects of an R data file (all, or those named) as plain Python
-    values, by name, for what is not a table: a vector is a list (a named
-    vector a dict), ``NA`` is ``None`` (a double's ``NaN`` stays ``nan``), a
-    factor is its levels' strings, a Date a ``datetime.date``, a POSIXct an
-    aware ``datetime.datetime`` in UTC, a raw vector ``bytes``, a list a list
-    (a named list a dict), a data frame a dict of columns. Functions,
-    environments, calls and S4 objects have no plain value: they are
-    ``None``, with an :class:`RDataWarning` saying which kinds were left
-    out."""
+    """The objects of an R data file (all, or those named: names or object
+    paths such as ``"lst$a"``) as Python values, by name.
+
+    By default each value is what NumPy and pandas users hold (the table
+    is in ``rdarrow._values`` and the README): a numeric, integer, logical
+    or complex vector a ``numpy.ndarray`` over the engine's own buffer (no
+    copy), a ``numpy.ma.MaskedArray`` where R had ``NA``; a matrix or
+    array an ``ndarray`` of R's shape in R's column-major order; names a
+    ``pandas.Series``, a matrix's dimnames a ``pandas.DataFrame``; a
+    factor a ``pandas.Categorical``; Date and POSIXct ``datetime64``
+    (POSIXct with a zone a zoned pandas array); a data frame what
+    :func:`read_pandas` gives; a Matrix package sparse matrix a
+    ``scipy.sparse`` matrix; strings Python strings; lists lists (named
+    ones dicts); an S4 object a dict of its class and slots.
+
+    ``plain=True`` gives plain Python values instead, for users without
+    NumPy: a vector a list (a named one a dict), ``NA`` ``None`` (a
+    double's ``NaN`` stays ``nan``), a factor its levels' strings, a Date a
+    ``datetime.date``, a POSIXct an aware ``datetime.datetime`` in UTC, a
+    data frame a dict of columns.
+
+    Functions, environments and calls have no value: they are ``None``,
+    with an :class:`RDataWarning` saying which kinds were left out.
+    """
     if names is not None and not isinstance(names, str):
         names = [n if isinstance(n, str) else _object(n) for n in names]
     src, _opened = _source(path, storage_options)
-    values, dropped = _rdarrow.read_objects(src, _names(names), _storage(storage_options))
-    values = _s4_values(values)
+    values, dropped = _rdarrow.read_objects(src, _names(names), _storage(storage_options), bool(plain))
     if dropped:
         warnings.warn(
-            "left out (None): objects of type " + ", ".join(dropped) + ", which have no plain Python value",
+            "left out (None): objects of type " + ", ".join(dropped) + ", which have no Python value",
             RDataWarning,
             stacklevel=2,
         )
-    return values
+    from . import _values
+
+    if plain:
+        return _values.plain(values)
+    return _values.convert(values)
 
 
-def _entries(slot: Any) -> Any:
-    """A sparse matrix's entry slot, ``(dtype, bytes)`` from the engine, as
-    a numpy array (a logical one as booleans)."""
-    import numpy as np
+def read_anndata(
+    path: Any,
+    object: Optional[str] = None,
+    assay: Optional[str] = None,
+    storage_options: StorageOptions = None,
+) -> Any:
+    """A single-cell experiment saved by R (a Seurat object, a
+    SingleCellExperiment, a (Ranged)SummarizedExperiment) as an
+    ``anndata.AnnData`` (several assays: a ``mudata.MuData``); see
+    :mod:`rdarrow.anndata` for where each part goes."""
+    from . import anndata as _ad
 
-    dtype, raw = slot
-    if dtype == "?i4":
-        return np.frombuffer(raw, dtype="=i4") != 0
-    return np.frombuffer(raw, dtype=dtype)
-
-
-def _s4(value: Dict[str, Any]) -> Any:
-    cls, package, slots = value["__class__"], value["__package__"], value["__slots__"]
-    typed = {k: v for k, v in slots.items() if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], bytes)}
-    if typed and package == "Matrix" and isinstance(cls, str) and cls[-7:] in ("CMatrix", "RMatrix", "TMatrix"):
-        try:
-            import scipy.sparse as sp
-        except ImportError:
-            sp = None
-        if sp is not None:
-            import numpy as np
-
-            nr, nc = (int(d) for d in slots["Dim"])
-            nnz = len(_entries(typed["i" if "i" in typed else "j"]))
-            x = _entries(typed["x"]) if "x" in typed else np.ones(nnz, dtype=bool)
-            if cls.endswith("CMatrix"):
-                m = sp.csc_matrix((x, _entries(typed["i"]), _entries(typed["p"])), shape=(nr, nc))
-            elif cls.endswith("RMatrix"):
-                m = sp.csr_matrix((x, _entries(typed["j"]), _entries(typed["p"])), shape=(nr, nc))
-            else:
-                m = sp.coo_matrix((x, (_entries(typed["i"]), _entries(typed["j"]))), shape=(nr, nc))
-            m.dimnames = slots.get("Dimnames")
-            return m
-    out = {"class": cls, "package": package}
-    for k, v in slots.items():
-        out[k] = _plain_entries(v) if k in typed else _s4_values(v)
-    return out
+    return _ad.read_anndata(path, object=object, assay=assay, storage_options=storage_options)
 
 
-def _plain_entries(slot: Any) -> List[Any]:
-    """An entry slot as a list (without numpy)."""
-    import array
+def to_h5ad(
+    path: Any,
+    out: PathLike,
+    object: Optional[str] = None,
+    assay: Optional[str] = None,
+    compression: Optional[str] = None,
+    storage_options: StorageOptions = None,
+) -> None:
+    """Write what :func:`read_anndata` gives as an ``.h5ad`` file with
+    anndata's own writer (``python -m rdarrow to-h5ad in.rds -o out.h5ad``)."""
+    from . import anndata as _ad
 
-    dtype, raw = slot
-    values = array.array("d" if dtype == "=f8" else "i", raw).tolist()
-    return [v != 0 for v in values] if dtype == "?i4" else values
-
-
-def _s4_values(value: Any) -> Any:
-    """The values of :func:`read_objects` with each S4 object as a
-    scipy.sparse matrix or a dict of its slots."""
-    if isinstance(value, dict):
-        if "__slots__" in value and "__class__" in value:
-            return _s4(value)
-        return {k: _s4_values(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_s4_values(v) for v in value]
-    return value
+    _ad.to_h5ad(path, out, object=object, assay=assay, compression=compression, storage_options=storage_options)
 
 
 class RDataReader:
@@ -428,13 +421,21 @@ def read_pandas(
     ``datetime64[ns]`` in its time zone, a Date ``datetime64`` (pandas has
     no date type of its own); R's own row names (not 1, 2, ...) are the
     index."""
-    import pandas as pd
     import pyarrow as pa
 
     reader = RDataReader(
         path, object=object, columns=columns, time_unit="ns", storage_options=storage_options
     )
     table = pa.RecordBatchReader.from_stream(reader).read_all()
+    return _pandas_frame(table, reader.row_names)
+
+
+def _pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame":  # noqa: F821
+    """A table of an R data frame as a pandas DataFrame (see
+    :func:`read_pandas`), ``row_names`` (a list, else automatic) its index."""
+    import pandas as pd
+    import pyarrow as pa
+
     mapping = {
         pa.int8(): pd.Int8Dtype(),
         pa.int16(): pd.Int16Dtype(),
@@ -461,8 +462,8 @@ def read_pandas(
         columns = {n: rest[n] if col is None else col for n, col in zip(names, direct)}
         df = pd.DataFrame(columns, copy=False)
     # R's own row names (not 1..n) as the index
-    if isinstance(reader.row_names, list) and len(reader.row_names) == len(df):
-        df.index = pd.Index(reader.row_names)
+    if isinstance(row_names, list) and len(row_names) == len(df):
+        df.index = pd.Index(row_names)
     return df
 
 

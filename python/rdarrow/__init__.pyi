@@ -28,8 +28,25 @@ def list_objects(
     path: Source, recursive: bool = ..., storage_options: StorageOptions = ...
 ) -> List[Dict[str, Any]]: ...
 def read_objects(
-    path: Source, names: Optional[Sequence[str]] = ..., storage_options: StorageOptions = ...
+    path: Source,
+    names: Optional[Sequence[str]] = ...,
+    storage_options: StorageOptions = ...,
+    plain: bool = ...,
 ) -> Dict[str, Any]: ...
+def read_anndata(
+    path: Any,
+    object: Optional[str] = ...,
+    assay: Optional[str] = ...,
+    storage_options: StorageOptions = ...,
+) -> Any: ...
+def to_h5ad(
+    path: Any,
+    out: PathLike,
+    object: Optional[str] = ...,
+    assay: Optional[str] = ...,
+    compression: Optional[str] = ...,
+    storage_options: StorageOptions = ...,
+) -> None: ...
 
 class RDataReader:
     name: str

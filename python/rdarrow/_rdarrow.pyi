@@ -21,8 +21,37 @@ def object_path(parts: List[Any]) -> str: ...
 def expand_sources(given: str, storage: _Storage = None) -> List[str]: ...
 def list_objects(path: _Given, recursive: bool = False, storage: _Storage = None) -> List[Dict[str, Any]]: ...
 def read_objects(
-    path: _Given, names: Optional[List[str]] = None, storage: _Storage = None
+    path: _Given, names: Optional[List[str]] = None, storage: _Storage = None, plain: bool = False
 ) -> Tuple[Dict[str, Any], List[str]]: ...
+
+class Payload:
+    """An atomic payload NumPy takes without a copy (``__array_interface__``)."""
+
+    __array_interface__: Dict[str, Any]
+    address: int
+    def __len__(self) -> int: ...
+
+class RVector:
+    kind: str
+    data: Any
+    na: Optional[Payload]
+    names: Optional[List[Optional[str]]]
+    dim: Optional[List[int]]
+    dimnames: Optional[List[Optional[List[Optional[str]]]]]
+    dimnames_names: Optional[List[Optional[str]]]
+    classes: List[str]
+    levels: Optional[List[Optional[str]]]
+    tzone: Optional[str]
+    units: Optional[str]
+
+class RFrame:
+    stream: Any
+    row_names: Optional[List[Any]]
+
+class RS4:
+    class_name: Optional[str]
+    package: Optional[str]
+    slots: Dict[str, Any]
 def read_stream(
     path: _Given,
     object: Optional[str] = None,

@@ -13,6 +13,11 @@ import pytest
 
 import rdarrow
 
+
+def read_plain(*args, **kwargs):
+    """``read_objects()``'s plain Python values (lists, dicts, scalars)."""
+    return rdarrow.read_objects(*args, plain=True, **kwargs)
+
 COMPRESSIONS = ["FALSE", '"gzip"', '"bzip2"', '"xz"']
 
 
@@ -89,7 +94,7 @@ def test_file_objects_are_read_in_place_as_files_are(saved, tag, tmp_path, monke
     path = saved[tag]
     want = rdarrow.read_table(path, object="df")
     want_lt = rdarrow.read_table(path, object="lt")
-    want_objects = rdarrow.read_objects(path, names=["lst", "df"])
+    want_objects = read_plain(path, names=["lst", "df"])
     # nothing is staged: the temporary folder stays empty
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -103,7 +108,7 @@ def test_file_objects_are_read_in_place_as_files_are(saved, tag, tmp_path, monke
         with Counting(path, seekable) as f:
             same(rdarrow.read_table(f, object="lt"), want_lt)
         with Counting(path, seekable) as f:
-            assert rdarrow.read_objects(f, names=["lst", "df"]) == want_objects
+            assert read_plain(f, names=["lst", "df"]) == want_objects
         with Counting(path, seekable) as f:
             names = [o["name"] for o in rdarrow.list_objects(f)]
             assert names == ["df", "lt", "lst", "big"]

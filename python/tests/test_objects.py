@@ -55,7 +55,13 @@ def test_sparse_matrices_are_scipy_sparse_matrices(s4_file):
 def test_other_s4_objects_are_dicts_of_their_slots(s4_file):
     with _no_warning():
         v = rdarrow.read_objects(s4_file, ["pt"])
-    assert v["pt"] == {"class": "Pt", "package": ".GlobalEnv", "x": [1.0, 2.0], "label": ["p"]}
+    pt = v["pt"]
+    assert set(pt) == {"class", "package", "x", "label"}
+    assert (pt["class"], pt["package"], pt["label"]) == ("Pt", ".GlobalEnv", ["p"])
+    assert pt["x"].dtype == "float64" and pt["x"].tolist() == [1.0, 2.0]
+    with _no_warning():
+        plain = rdarrow.read_objects(s4_file, ["pt"], plain=True)
+    assert plain["pt"] == {"class": "Pt", "package": ".GlobalEnv", "x": [1.0, 2.0], "label": ["p"]}
 
 
 class _no_warning:

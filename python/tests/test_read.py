@@ -8,6 +8,11 @@ import pyarrow as pa
 import pytest
 
 import rdarrow
+
+
+def read_plain(*args, **kwargs):
+    """``read_objects()``'s plain Python values (lists, dicts, scalars)."""
+    return rdarrow.read_objects(*args, plain=True, **kwargs)
 from conftest import FRAME_R, plain
 
 
@@ -156,7 +161,7 @@ def test_hostile_bytes_raise_errors_never_crash(tmp_path, frame_files):
         bad.write_bytes(blob)
         try:
             rdarrow.list_objects(bad)
-            rdarrow.read_objects(bad)
+            read_plain(bad)
             rdarrow.read_table(bad)
             outcomes["read"] += 1
         except rdarrow.RDataError:
@@ -218,7 +223,7 @@ save(v, n, s, fac, when, at, cfg, df, f, file = "{f}")
 """
     )
     with pytest.warns(rdarrow.RDataWarning, match="closure"):
-        o = rdarrow.read_objects(f)
+        o = read_plain(f)
     assert list(o) == ["v", "n", "s", "fac", "when", "at", "cfg", "df", "f"]
     assert o["v"][0] == 1.5 and o["v"][1] is None and math.isnan(o["v"][2])
     assert o["n"] == {"a": 1, "b": None}
@@ -229,9 +234,9 @@ save(v, n, s, fac, when, at, cfg, df, f, file = "{f}")
     assert o["cfg"] == {"name": ["run"], "sizes": [1, 2, 3], "nested": {"ok": [True], "raw": b"\x01\xff"}}
     assert o["df"] == {"x": [1, 2], "y": ["p", "q"]}
     assert o["f"] is None
-    assert rdarrow.read_objects(f, names=["n"]) == {"n": {"a": 1, "b": None}}
+    assert read_plain(f, names=["n"]) == {"n": {"a": 1, "b": None}}
     with pytest.raises(rdarrow.UsageError, match="nope"):
-        rdarrow.read_objects(f, names=["nope"])
+        read_plain(f, names=["nope"])
 
 
 def test_consumers_see_the_buffers_the_engine_decoded(frame_files):
@@ -261,7 +266,7 @@ save(lst, file = "{f}")
     assert a.column("y").to_pylist() == ["p", None, "r"]
     assert rdarrow.read_table(f, object=("lst", 1)).equals(a)
     assert rdarrow.read_pandas(f, object=["lst", "a"])["y"].isna().tolist() == [False, True, False]
-    vals = rdarrow.read_objects(f, ["lst$b$c", ("lst", 3)])
+    vals = read_plain(f, ["lst$b$c", ("lst", 3)])
     assert vals["lst$b$c"] == [1.5, None]
     assert vals["lst[[3]]"] == [7]
     with pytest.raises(rdarrow.UsageError, match=r"'lst\$z' not found: 'lst' holds 'a', 'b', \[\[3\]\]"):
@@ -333,7 +338,7 @@ def test_bytes_and_file_objects(tmp_path, frame_files, run_r):
     assert rdarrow.list_objects(data)[0]["name"] == "value"
     raw = tmp_path / "raw.bin"
     run_r(f'writeBin(memCompress(serialize(list(a = 1:3, b = "x"), NULL), "gzip"), "{raw}")')
-    assert rdarrow.read_objects(raw.read_bytes()) == {"value": {"a": [1, 2, 3], "b": ["x"]}}
+    assert read_plain(raw.read_bytes()) == {"value": {"a": [1, 2, 3], "b": ["x"]}}
     out = tmp_path / "out.parquet"
     rdarrow.to_parquet(gzip.compress(rdarrow_rds_bytes(frame_files)), out)
     import pyarrow.parquet as pq

@@ -25,6 +25,11 @@ import pytest
 
 import rdarrow
 
+
+def read_plain(*args, **kwargs):
+    """``read_objects()``'s plain Python values (lists, dicts, scalars)."""
+    return rdarrow.read_objects(*args, plain=True, **kwargs)
+
 from conftest import FRAME_R
 
 REQUIRE = os.environ.get("RDARROW_REQUIRE_STORE") == "1"
@@ -155,7 +160,7 @@ def test_every_reader_reads_from_the_bucket_as_from_disk(files, s3):
     assert rdarrow.list_objects(url, recursive=True) == rdarrow.list_objects(
         files / "several.RData", recursive=True
     )
-    assert rdarrow.read_objects(url, ["x", "y"]) == rdarrow.read_objects(files / "several.RData", ["x", "y"])
+    assert read_plain(url, ["x", "y"]) == read_plain(files / "several.RData", ["x", "y"])
     import pandas.testing as pdt
 
     pdt.assert_frame_equal(
@@ -164,7 +169,7 @@ def test_every_reader_reads_from_the_bucket_as_from_disk(files, s3):
     # a column selection and an object path too
     got = rdarrow.read_table(url, object="df", columns=["s", "i"])
     assert got.column_names == ["s", "i"]
-    assert rdarrow.read_objects(url, ["y$n"]) == {"y$n": [1.5, None]}
+    assert read_plain(url, ["y$n"]) == {"y$n": [1.5, None]}
 
 
 def test_storage_options_name_the_endpoint_and_keys(files, s3, monkeypatch):
@@ -263,7 +268,7 @@ def _counting_proxy(s3):
 
 def test_a_lazy_load_base_is_read_by_range(files, s3):
     with _counting_proxy(s3) as (opts, sent):
-        got = rdarrow.read_objects("s3://lab/r/Rdata.rdb", ["small"], storage_options=opts)
+        got = read_plain("s3://lab/r/Rdata.rdb", ["small"], storage_options=opts)
         assert got == {"small": [1, 2, 3, 4, 5]}
         rdb = (files / "Rdata.rdb").stat().st_size
         from_rdb = sum(n for m, p, n in sent if p.endswith("Rdata.rdb"))
@@ -273,8 +278,8 @@ def test_a_lazy_load_base_is_read_by_range(files, s3):
         assert any(p.endswith("Rdata.rdx") for _, p, _ in sent)
         listed = rdarrow.list_objects("s3://lab/r/Rdata.rdx", storage_options=opts)
         assert {o["name"] for o in listed} == {"small", "big"}
-        big = rdarrow.read_objects("s3://lab/r/Rdata.rdb", ["big"], storage_options=opts)["big"]
-        assert big == rdarrow.read_objects(files / "Rdata", ["big"])["big"]
+        big = read_plain("s3://lab/r/Rdata.rdb", ["big"], storage_options=opts)["big"]
+        assert big == read_plain(files / "Rdata", ["big"])["big"]
 
 
 def test_an_uncompressed_file_is_listed_without_its_payloads(files, s3):
@@ -286,11 +291,11 @@ def test_an_uncompressed_file_is_listed_without_its_payloads(files, s3):
         got = sum(n for m, p, n in sent if p.endswith("plain.RData"))
         assert got < 3_000_000, sent
         sent.clear()
-        assert rdarrow.read_objects(url, ["small"], storage_options=opts) == {"small": list("abcdefghijklmnopqrstuvwxyz")}
+        assert read_plain(url, ["small"], storage_options=opts) == {"small": list("abcdefghijklmnopqrstuvwxyz")}
         assert sum(n for m, p, n in sent if p.endswith("plain.RData")) < 3_000_000, sent
         # read whole, it is the file
-        whole = rdarrow.read_objects(url, storage_options=opts)
-        assert whole["big"] == rdarrow.read_objects(files / "plain.RData", ["big"])["big"]
+        whole = read_plain(url, storage_options=opts)
+        assert whole["big"] == read_plain(files / "plain.RData", ["big"])["big"]
 
 
 def test_fsspec_files_and_urls_are_read_through_them_by_range(files, s3):

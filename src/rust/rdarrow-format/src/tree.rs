@@ -186,6 +186,10 @@ pub mod sxp {
     }
 }
 
+/// The symbol R stores in an S4 object's slot whose value is `NULL`
+/// (attributes cannot hold `NULL`; `methods:::.pseudoNULL`).
+pub const S4_NULL: &[u8] = b"\x01NULL\x01";
+
 /// R's missing-value patterns, named once.
 pub mod na {
     /// `NA_integer_` and `NA` (logical): the smallest 32-bit integer.

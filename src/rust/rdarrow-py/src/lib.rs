@@ -245,18 +245,7 @@ fn read_stream<'py>(
         .map_err(|e| in_source(&path.label(), e))?;
     let warnings = table.warnings.clone();
     // the data frame's own row names (not 1..n), for a pandas index
-    let row_names =
-        match rdarrow_arrow::arrow::metadata::row_names(&table.schema).map_err(py_err)? {
-            Some((rn, refs)) => {
-                let mut conv = values::ToPython {
-                    refs: &refs,
-                    native: None,
-                    dropped: Default::default(),
-                };
-                conv.value(py, &rn, 0)?
-            }
-            None => py.None(),
-        };
+    let row_names = values::frame_row_names(py, &table.schema)?;
     // where the first batch's buffers lie, for the test that the consumer
     // sees these very buffers (no copy)
     let addresses: Vec<Vec<usize>> = table
@@ -483,16 +472,17 @@ fn expand_sources(
         .map_err(py_err)
 }
 
-/// The objects of an R data file (all, or those named) as plain Python
-/// values, by name, with the kinds of objects that had no plain value
-/// (they are `None`).
+/// The objects of an R data file (all, or those named) as Python values
+/// (see `values`: shaped for NumPy and pandas, or `plain`), by name, with
+/// the kinds of objects that had no value (they are `None`).
 #[pyfunction]
-#[pyo3(signature = (path, names=None, storage=None))]
+#[pyo3(signature = (path, names=None, storage=None, plain=false))]
 fn read_objects<'py>(
     py: Python<'py>,
     path: &Bound<'py, PyAny>,
     names: Option<Vec<String>>,
     storage: Option<Vec<(String, String)>>,
+    plain: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     let path = Given::of(path)?;
     let stream_name = path.stream_name();
@@ -507,6 +497,8 @@ fn read_objects<'py>(
         refs: &doc.refs,
         native: doc.header.native_encoding.as_deref(),
         dropped: Default::default(),
+        shape: if plain { values::Shape::Plain } else { values::Shape::NumPy },
+        doc: Some(&doc),
     };
     let out = PyDict::new(py);
     for (name, obj) in &objects {
@@ -526,6 +518,10 @@ fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_rdata, m)?)?;
     m.add_function(wrap_pyfunction!(to_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(to_ipc, m)?)?;
+    m.add_class::<values::Payload>()?;
+    m.add_class::<values::RVector>()?;
+    m.add_class::<values::RFrame>()?;
+    m.add_class::<values::RS4>()?;
     m.add("RDataError", py.get_type::<RDataError>())?;
     m.add("RDataIOError", py.get_type::<RDataIOError>())?;
     m.add("NotRDataError", py.get_type::<NotRDataError>())?;

@@ -1,29 +1,169 @@
-//! R objects as plain Python values, for `read_objects()`: a vector is a
-//! list (a named one a dict), `NA` is `None`, a factor its levels' strings,
-//! a Date a `datetime.date`, a POSIXct an aware `datetime.datetime` (UTC),
-//! a list a list (a named one a dict), a data frame a dict of columns.
-//! An S4 object is a dict of its class and slots (a sparse matrix's
-//! entries as typed bytes, for the Python package to make a scipy.sparse
-//! matrix of). What has no plain value (functions, environments, calls)
-//! is `None`, and its kind is reported so the caller can warn.
+//! R objects as Python values, for `read_objects()`.
+//!
+//! The default (`Shape::NumPy`): each atomic vector is an [`RVector`], its
+//! payload a [`Payload`] that NumPy takes without a copy (the engine's
+//! buffer, kept alive by the array made over it), with R's `NA` as a mask
+//! the engine computes (the NA patterns live in the format crate), its
+//! names, dim, dimnames, class, levels and zone beside it; a data frame is
+//! an [`RFrame`] (the Arrow table `read_table()` makes of it, and its row
+//! names); an S4 object an [`RS4`] of its class and slots. The Python
+//! package (`rdarrow/_values.py`) makes NumPy and pandas values of these.
+//!
+//! `Shape::Plain`: plain Python values, for users without NumPy: a vector
+//! is a list (a named one a dict), `NA` is `None`, a factor its levels'
+//! strings, a Date a `datetime.date`, a POSIXct an aware
+//! `datetime.datetime` (UTC), a list a list (a named one a dict), a data
+//! frame a dict of columns, an S4 object an [`RS4`] of plain slots.
+//!
+//! What has no value (functions, environments, calls) is `None`, and its
+//! kind is reported so the caller can warn.
 
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatchIterator, RecordBatchReader};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
+use rdarrow_arrow::arrow::{table_from_object, TableOptions};
+use arrow_buffer::Buffer;
 use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
+use rdarrow_arrow::Document;
 use std::collections::BTreeSet;
 
 /// Nesting deeper than this is refused (the conversion recurses).
 const MAX_DEPTH: usize = 2000;
+
+/// What `read_objects()` makes of R's vectors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// [`RVector`]s over the engine's buffers, for NumPy and pandas.
+    NumPy,
+    /// Lists, dicts and Python scalars.
+    Plain,
+}
+
+/// An atomic payload as NumPy takes it without a copy: NumPy's array
+/// interface over the engine's buffer, which this object owns and the
+/// array made over it keeps alive. The memory is the caller's alone (no
+/// other value holds it), so the array is writable.
+#[pyclass(frozen, module = "rdarrow._rdarrow")]
+pub struct Payload {
+    buffer: Buffer,
+    typestr: &'static str,
+    len: usize,
+}
+
+/// NumPy's type string of a native-order number of `bytes` bytes of `kind`
+/// (`f`, `i`, `c`, `b`).
+fn typestr(kind: char, bytes: usize) -> &'static str {
+    let little = cfg!(target_endian = "little");
+    match (kind, bytes, little) {
+        ('f', 8, true) => "<f8",
+        ('f', 8, false) => ">f8",
+        ('i', 4, true) => "<i4",
+        ('i', 4, false) => ">i4",
+        ('i', 8, true) => "<i8",
+        ('i', 8, false) => ">i8",
+        ('c', 16, true) => "<c16",
+        ('c', 16, false) => ">c16",
+        _ => "|b1",
+    }
+}
+
+#[pymethods]
+impl Payload {
+    /// NumPy's array interface (version 3): shape, type and address.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", (self.len,))?;
+        d.set_item("typestr", self.typestr)?;
+        d.set_item("data", (self.buffer.as_ptr() as usize, false))?;
+        Ok(d)
+    }
+
+    fn __len__(&self) -> usize {
+        self.len
+    }
+
+    /// The address of the first value (for the tests that no copy was made).
+    #[getter]
+    fn address(&self) -> usize {
+        self.buffer.as_ptr() as usize
+    }
+}
+
+impl Payload {
+    fn new(buffer: Buffer, typestr: &'static str, width: usize) -> Self {
+        let len = buffer.len() / width;
+        Payload {
+            buffer,
+            typestr,
+            len,
+        }
+    }
+}
+
+/// One atomic R vector: its type (`kind`: `logical`, `integer`,
+/// `integer64`, `double`, `complex`, `character`), its values (`data`: a
+/// [`Payload`], or for strings a list of `str`/`None`), R's `NA` as a
+/// mask (`na`: a [`Payload`] of booleans, `None` when there is none), and
+/// the attributes that shape it.
+#[pyclass(frozen, get_all, module = "rdarrow._rdarrow")]
+pub struct RVector {
+    kind: String,
+    data: Py<PyAny>,
+    na: Option<Py<PyAny>>,
+    names: Option<Py<PyAny>>,
+    dim: Option<Vec<usize>>,
+    dimnames: Option<Py<PyAny>>,
+    dimnames_names: Option<Py<PyAny>>,
+    classes: Vec<String>,
+    levels: Option<Py<PyAny>>,
+    tzone: Option<String>,
+    units: Option<String>,
+}
+
+/// A data frame as `read_table()` makes it: an Arrow C stream capsule of
+/// its table (the engine's buffers, no copy), and its own row names
+/// (`None` for R's automatic 1, 2, ...).
+#[pyclass(frozen, get_all, module = "rdarrow._rdarrow")]
+pub struct RFrame {
+    stream: Py<PyAny>,
+    row_names: Py<PyAny>,
+}
+
+/// An S4 object: its class, the class's package, and its slots by name.
+#[pyclass(frozen, get_all, module = "rdarrow._rdarrow")]
+pub struct RS4 {
+    class_name: Option<String>,
+    package: Option<String>,
+    slots: Py<PyAny>,
+}
 
 pub struct ToPython<'a> {
     pub refs: &'a RefTable,
     pub native: Option<&'a [u8]>,
     /// The kinds of objects that became `None`.
     pub dropped: BTreeSet<String>,
+    pub shape: Shape,
+    /// The document the objects came from, for data frames' tables
+    /// (`None`: data frames are lists of columns).
+    pub doc: Option<&'a Document>,
 }
 
 impl<'a> ToPython<'a> {
+    /// Plain values of objects whose references are `refs`.
+    pub fn plain(refs: &'a RefTable) -> Self {
+        ToPython {
+            refs,
+            native: None,
+            dropped: Default::default(),
+            shape: Shape::Plain,
+            doc: None,
+        }
+    }
+
     pub fn value(&mut self, py: Python<'_>, obj: &RObject, depth: usize) -> PyResult<Py<PyAny>> {
         if depth > MAX_DEPTH {
             return Err(crate::py_err(rdarrow_arrow::Error::limit(format!(
@@ -63,12 +203,9 @@ impl<'a> ToPython<'a> {
         })
     }
 
-    /// An S4 object: `{"__class__": <class>, "__package__": <package>,
-    /// "__slots__": {<slot>: <value>}}`, which the Python package turns
-    /// into a scipy.sparse matrix (a sparse matrix of the Matrix package)
-    /// or a dict of its slots. The slots that hold a sparse matrix's
-    /// entries are `(<numpy dtype>, <bytes>)`, read without a list per
-    /// value.
+    /// An S4 object: its class, the class's package and its slots (a
+    /// sparse matrix's entries, like every vector, as [`RVector`]s over
+    /// the engine's buffers).
     fn s4(
         &mut self,
         py: Python<'_>,
@@ -77,7 +214,6 @@ impl<'a> ToPython<'a> {
         depth: usize,
     ) -> PyResult<Py<PyAny>> {
         let refs = self.refs;
-        let sparse = rdarrow_arrow::arrow::sparse::storage_of(obj, refs).is_some();
         let class = obj.class(refs);
         let package = obj
             .attribute(refs, "class")
@@ -92,30 +228,19 @@ impl<'a> ToPython<'a> {
                     continue;
                 }
                 let name = String::from_utf8_lossy(name).into_owned();
-                let entries = sparse && matches!(name.as_str(), "i" | "j" | "p" | "x");
-                let v = match (entries, value) {
-                    (true, RObject::Vector(v)) => match &v.data {
-                        VectorData::Integer(x) => {
-                            ("=i4", PyBytes::new(py, x.inner().as_slice())).into_py_any(py)?
-                        }
-                        VectorData::Logical(x) => {
-                            ("?i4", PyBytes::new(py, x.inner().as_slice())).into_py_any(py)?
-                        }
-                        VectorData::Real(x) => {
-                            ("=f8", PyBytes::new(py, x.inner().as_slice())).into_py_any(py)?
-                        }
-                        _ => self.value(py, value, depth + 1)?,
-                    },
-                    _ => self.value(py, value, depth + 1)?,
-                };
-                slots.set_item(name, v)?;
+                // R keeps a slot's NULL as a symbol of that name
+                let null = matches!(value, RObject::Ref(id)
+                    if refs.symbol_name(*id) == Some(rdarrow_arrow::tree::S4_NULL));
+                let value = if null { py.None() } else { self.value(py, value, depth + 1)? };
+                slots.set_item(name, value)?;
             }
         }
-        let d = PyDict::new(py);
-        d.set_item("__class__", class.first().cloned())?;
-        d.set_item("__package__", package)?;
-        d.set_item("__slots__", slots)?;
-        Ok(d.into_any().unbind())
+        RS4 {
+            class_name: class.first().cloned(),
+            package,
+            slots: slots.into_any().unbind(),
+        }
+        .into_py_any(py)
     }
 
     fn strings_of(&self, s: &StringVector) -> Vec<Option<String>> {
@@ -129,7 +254,158 @@ impl<'a> ToPython<'a> {
             .collect()
     }
 
+    /// A character attribute of `obj` as a list of strings.
+    fn strings_attr(&self, py: Python<'_>, obj: &RObject, name: &str) -> PyResult<Option<Py<PyAny>>> {
+        obj.attribute(self.refs, name)
+            .and_then(|n| n.as_strings())
+            .map(|s| self.strings_of(s).into_py_any(py))
+            .transpose()
+    }
+
     fn vector(
+        &mut self,
+        py: Python<'_>,
+        obj: &RObject,
+        data: &VectorData,
+        depth: usize,
+    ) -> PyResult<Py<PyAny>> {
+        if self.shape == Shape::NumPy {
+            if let Some(v) = self.shaped(py, obj, data, depth)? {
+                return Ok(v);
+            }
+        }
+        self.plain_vector(py, obj, data, depth)
+    }
+
+    /// An atomic vector as an [`RVector`], a data frame as an [`RFrame`];
+    /// `None` for a list (made by [`Self::plain_vector`]).
+    fn shaped(
+        &mut self,
+        py: Python<'_>,
+        obj: &RObject,
+        data: &VectorData,
+        depth: usize,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let refs = self.refs;
+        let class = obj.class_attr(refs);
+        let has = |c: &str| class.iter().any(|x| x == c);
+        let (kind, payload, na): (&str, Py<PyAny>, Option<Vec<bool>>) = match data {
+            VectorData::Logical(x) | VectorData::Integer(x) => (
+                if matches!(data, VectorData::Logical(_)) { "logical" } else { "integer" },
+                Payload::new(x.inner().clone(), typestr('i', 4), 4).into_py_any(py)?,
+                mask(x.iter().map(|&v| v == na::INTEGER)),
+            ),
+            VectorData::Real(x) if has("integer64") => (
+                "integer64",
+                Payload::new(x.inner().clone(), typestr('i', 8), 8).into_py_any(py)?,
+                mask(x.iter().map(|&v| v.to_bits() as i64 == i64::MIN)),
+            ),
+            VectorData::Real(x) => (
+                "double",
+                Payload::new(x.inner().clone(), typestr('f', 8), 8).into_py_any(py)?,
+                mask(x.iter().map(|&v| na::is_na_real(v))),
+            ),
+            VectorData::Complex(x) => (
+                "complex",
+                Payload::new(x.inner().clone(), typestr('c', 16), 16).into_py_any(py)?,
+                mask(x.chunks_exact(2).map(|c| na::is_na_real(c[0]) || na::is_na_real(c[1]))),
+            ),
+            VectorData::Character(s) => (
+                "character",
+                self.strings_of(s).into_py_any(py)?,
+                None,
+            ),
+            VectorData::List(_) if has("data.frame") => {
+                let Some(doc) = self.doc else { return Ok(None) };
+                return self.frame(py, doc, obj);
+            }
+            _ => return Ok(None),
+        };
+        let _ = depth;
+        let na = na
+            .map(|m| {
+                let bytes: Vec<u8> = m.into_iter().map(u8::from).collect();
+                Payload::new(Buffer::from_vec(bytes), typestr('b', 1), 1).into_py_any(py)
+            })
+            .transpose()?;
+        let dim = obj
+            .attribute(refs, "dim")
+            .and_then(|d| match data_of(d) {
+                Some(VectorData::Integer(x)) => Some(x.iter().map(|&v| v.max(0) as usize).collect()),
+                Some(VectorData::Real(x)) => Some(x.iter().map(|&v| v.max(0.0) as usize).collect()),
+                _ => None,
+            });
+        let (dimnames, dimnames_names) = match obj.attribute(refs, "dimnames") {
+            Some(dn) => {
+                let parts: Vec<Py<PyAny>> = match data_of(dn) {
+                    Some(VectorData::List(items)) => items
+                        .iter()
+                        .map(|it| match it.as_strings() {
+                            Some(s) => self.strings_of(s).into_py_any(py),
+                            None => Ok(py.None()),
+                        })
+                        .collect::<PyResult<_>>()?,
+                    _ => Vec::new(),
+                };
+                (
+                    Some(PyList::new(py, parts)?.into_any().unbind()),
+                    self.strings_attr(py, dn, "names")?,
+                )
+            }
+            None => (None, None),
+        };
+        let text = |name: &str| {
+            obj.attribute(refs, name)
+                .and_then(|t| t.as_strings())
+                .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()))
+        };
+        Ok(Some(
+            RVector {
+                kind: kind.to_string(),
+                data: payload,
+                na,
+                names: self.strings_attr(py, obj, "names")?,
+                dim,
+                dimnames,
+                dimnames_names,
+                levels: if has("factor") { self.strings_attr(py, obj, "levels")? } else { None },
+                tzone: text("tzone"),
+                units: text("units"),
+                classes: class,
+            }
+            .into_py_any(py)?,
+        ))
+    }
+
+    /// A data frame as `read_table()` makes it (`None`: one that does not
+    /// convert, left to be a dict of its columns).
+    fn frame(&mut self, py: Python<'_>, doc: &Document, obj: &RObject) -> PyResult<Option<Py<PyAny>>> {
+        let opts = TableOptions {
+            default_tz: rdarrow_arrow::arrow::session_zone(),
+            time_unit: Some(arrow_schema::TimeUnit::Nanosecond),
+            ..Default::default()
+        };
+        let Ok(table) = table_from_object(doc, obj, &opts) else {
+            return Ok(None);
+        };
+        let row_names = frame_row_names(py, &table.schema)?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
+            table.batches.into_iter().map(Ok),
+            table.schema.clone(),
+        ));
+        let stream = FFI_ArrowArrayStream::new(reader);
+        let capsule = PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?;
+        Ok(Some(
+            RFrame {
+                stream: capsule.into_any().unbind(),
+                row_names,
+            }
+            .into_py_any(py)?,
+        ))
+    }
+
+    /// A vector as plain Python values.
+    fn plain_vector(
         &mut self,
         py: Python<'_>,
         obj: &RObject,
@@ -248,5 +524,27 @@ impl<'a> ToPython<'a> {
             }
         }
         Ok(PyList::new(py, items)?.into_any().unbind())
+    }
+}
+
+/// `Some` mask when any value is `NA`.
+fn mask(na: impl Iterator<Item = bool> + Clone) -> Option<Vec<bool>> {
+    na.clone().any(|b| b).then(|| na.collect())
+}
+
+/// A table's own row names (not 1..n) from its `"r"` metadata, as plain
+/// values, for a pandas index.
+pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResult<Py<PyAny>> {
+    match rdarrow_arrow::arrow::metadata::row_names(schema).map_err(crate::py_err)? {
+        Some((rn, refs)) => ToPython::plain(&refs).value(py, &rn, 0),
+        None => Ok(py.None()),
+    }
+}
+
+/// The payload of a plain vector node.
+fn data_of(obj: &RObject) -> Option<&VectorData> {
+    match obj {
+        RObject::Vector(v) => Some(&v.data),
+        _ => None,
     }
 }

@@ -1,0 +1,323 @@
+"""R objects as NumPy and pandas values (``read_objects()``'s default).
+
+The engine hands each atomic vector over as an ``RVector``: its payload a
+buffer NumPy wraps without a copy, R's ``NA`` as a mask the engine made,
+and the attributes that shape it. This module is the one table of what
+each becomes (the Python package's README repeats it):
+
+======================  ==================================================
+R                       Python
+======================  ==================================================
+double, integer,        ``numpy.ndarray`` (float64, int32, complex128,
+complex                 the engine's buffer itself)
+logical                 ``numpy.ndarray`` of bool
+integer64 (bit64)       ``numpy.ndarray`` of int64
+``NA`` in any of these  a ``numpy.ma.MaskedArray`` over the same data, its
+                        mask R's ``NA`` (a double's ``NaN`` stays an
+                        unmasked ``nan``); no mask when there is no ``NA``
+matrix, array           the same, of R's shape in R's (column-major,
+                        Fortran) order: no copy, no transpose
+factor                  ``pandas.Categorical``, R's levels in R's order
+                        (ordered for an ordered factor), ``NA`` a missing
+                        code
+Date                    ``numpy.ndarray`` of ``datetime64[D]``
+POSIXct                 ``datetime64[us]`` (instants, UTC); with a time
+                        zone a ``pandas`` ``DatetimeArray`` in that zone
+``NA`` of these times   ``NaT``, their own missing value
+character               a ``list`` of ``str`` (``None`` for ``NA``); a
+                        character matrix or array an object ``ndarray``
+names                   a ``pandas.Series`` indexed by the names (values
+                        with ``NA`` as pandas' nullable arrays, the same
+                        data and mask)
+dimnames of a matrix    a ``pandas.DataFrame``: rows and columns labelled
+dimnames beyond 2-D     an ``xarray.DataArray`` with them as coordinates
+data frame              what ``read_pandas()`` gives
+list                    a ``list`` (a named list a ``dict``)
+raw                     ``bytes``
+S4 object               a sparse matrix of the Matrix package a
+                        ``scipy.sparse`` matrix over the same buffers
+                        (``dimnames`` beside it as an attribute), any
+                        other a ``dict`` of ``class``, ``package`` and
+                        its slots
+======================  ==================================================
+
+Without pandas (or xarray) a labelled value is its array and an
+:class:`RDataWarning` says which labels were left out.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional
+
+import numpy as np
+
+from ._rdarrow import RFrame, RS4, RVector
+
+def _note(text: str) -> None:
+    from . import RDataWarning
+
+    warnings.warn(text, RDataWarning, stacklevel=4)
+
+
+def _pandas() -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        return None
+    return pd
+
+
+def _numbers(v: RVector) -> np.ndarray:
+    """The vector's numbers over the engine's buffer (no copy)."""
+    return np.asarray(v.data)
+
+
+def _mask(v: RVector) -> Optional[np.ndarray]:
+    return None if v.na is None else np.asarray(v.na)
+
+
+def _times(v: RVector) -> Optional[np.ndarray]:
+    """A Date or POSIXct vector as datetime64 (``NaT`` for ``NA``), or
+    ``None`` for other vectors."""
+    cls = v.classes
+    if v.kind not in ("double", "integer") or not ("Date" in cls or "POSIXct" in cls):
+        return None
+    x = _numbers(v).astype("float64")
+    bad = ~np.isfinite(x)
+    if "Date" in cls:
+        days = np.floor(np.where(bad, 0.0, x))
+        bad |= np.abs(days) > 2.5e11
+        out = np.where(bad, 0, days).astype("int64").view("datetime64[D]")
+    else:
+        us = np.round(np.where(bad, 0.0, x) * 1e6)
+        bad |= np.abs(us) > 9.2e18
+        out = np.where(bad, 0, us).astype("int64").view("datetime64[us]")
+    if v.na is not None:
+        bad |= _mask(v)
+    out[bad] = np.datetime64("NaT")
+    return out
+
+
+def _factor(v: RVector) -> Any:
+    pd = _pandas()
+    levels = v.levels or []
+    if pd is None or len(set(levels)) != len(levels):
+        # without pandas, or levels R allowed twice: the levels' strings
+        if pd is None:
+            _note("a factor is its levels' strings: pandas is not installed")
+        codes = _numbers(v)
+        return [levels[c - 1] if 1 <= c <= len(levels) else None for c in codes.tolist()]
+    codes = _numbers(v).astype("int32") - 1
+    if v.na is not None:
+        codes[_mask(v)] = -1
+    codes[(codes < -1) | (codes >= len(levels))] = -1
+    return pd.Categorical.from_codes(codes, categories=levels, ordered="ordered" in v.classes, validate=False)
+
+
+def _array(v: RVector) -> Any:
+    """The vector's values without its labels: an ndarray (masked where R
+    had ``NA``), a Categorical, times, or a list of strings."""
+    if v.levels is not None and v.kind == "integer":
+        return _factor(v)
+    times = _times(v)
+    if times is not None:
+        if "POSIXct" in v.classes and v.tzone:
+            pd = _pandas()
+            if pd is not None:
+                try:
+                    return pd.array(times).tz_localize("UTC").tz_convert(v.tzone)
+                except Exception:  # an unknown zone: the instants, in UTC
+                    _note(f"time zone {v.tzone!r} is not known here: the times are in UTC")
+        return times
+    if v.kind == "character":
+        return list(v.data)
+    x = _numbers(v)
+    if v.kind == "logical":
+        x = x != 0
+    if v.na is not None:
+        return np.ma.MaskedArray(x, mask=_mask(v), copy=False)
+    return x
+
+
+def _nullable(x: Any) -> Any:
+    """A (masked) 1-D array as pandas holds it: a masked one as pandas'
+    nullable array over the same data and mask."""
+    pd = _pandas()
+    if isinstance(x, np.ma.MaskedArray):
+        data, mask = np.ma.getdata(x), np.ma.getmaskarray(x)
+        kinds = {"f": pd.arrays.FloatingArray, "i": pd.arrays.IntegerArray, "b": pd.arrays.BooleanArray}
+        make = kinds.get(data.dtype.kind)
+        if make is not None:
+            return make(data, mask)
+        return pd.array(np.where(mask, None, data.astype(object)), dtype=object)
+    return x
+
+
+def _shaped(v: RVector, x: Any) -> Any:
+    """``x`` (the values) in R's shape: its dimensions in column-major
+    order, a view."""
+    if not v.dim or len(v.dim) < 1:
+        return x
+    shape = tuple(v.dim)
+    if isinstance(x, list):
+        x = np.array(x, dtype=object)
+    if not hasattr(x, "reshape") or int(np.prod(shape)) != len(x):
+        return x
+    return x.reshape(shape, order="F")
+
+
+def _labels(names: Any) -> Any:
+    return None if names is None else list(names)
+
+
+def vector(v: RVector) -> Any:
+    """One R vector as NumPy/pandas holds it (the module's table)."""
+    x = _array(v)
+    dim = v.dim
+    if dim and len(dim) >= 2 and not hasattr(x, "codes") and not hasattr(x, "tz"):
+        x = _shaped(v, x)
+        if v.dimnames is not None and any(d is not None for d in v.dimnames):
+            return _with_dimnames(v, x)
+        return x
+    if dim and len(dim) == 1 and v.dimnames is not None and v.dimnames[0] is not None:
+        names = v.dimnames[0]
+    else:
+        names = v.names
+    if names is not None:
+        pd = _pandas()
+        if pd is None:
+            _note("a vector's names are left out: pandas is not installed")
+            return x
+        values = _nullable(x) if not isinstance(x, list) else pd.array(x, dtype=object)
+        return pd.Series(values, index=pd.Index(_labels(names), dtype=object), copy=False)
+    return x
+
+
+def _with_dimnames(v: RVector, x: Any) -> Any:
+    dn = v.dimnames
+    if x.ndim == 2:
+        pd = _pandas()
+        if pd is None:
+            _note("a matrix's dimnames are left out: pandas is not installed")
+            return x
+        rows, cols = _labels(dn[0]), _labels(dn[1])
+        index = None if rows is None else pd.Index(rows, dtype=object)
+        if isinstance(x, np.ma.MaskedArray):
+            df = pd.DataFrame({j: _nullable(x[:, j]) for j in range(x.shape[1])}, index=index)
+            df.columns = pd.RangeIndex(x.shape[1]) if cols is None else pd.Index(cols, dtype=object)
+            return df
+        return pd.DataFrame(x, index=index, columns=None if cols is None else pd.Index(cols, dtype=object), copy=False)
+    try:
+        import xarray as xr
+    except ImportError:
+        _note(f"an array's dimnames are left out: {x.ndim} dimensions need xarray")
+        return x
+    names = v.dimnames_names or [None] * x.ndim
+    dims = [n if n else f"dim_{k}" for k, n in enumerate(names)]
+    coords = {d: list(c) for d, c in zip(dims, dn) if c is not None}
+    return xr.DataArray(x, dims=dims, coords=coords)
+
+
+def frame(f: RFrame) -> Any:
+    """A data frame as ``read_pandas()`` gives it."""
+    import pyarrow as pa
+
+    from . import _pandas_frame
+
+    table = pa.RecordBatchReader.from_stream(_Stream(f.stream)).read_all()
+    return _pandas_frame(table, f.row_names)
+
+
+class _Stream:
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.capsule
+
+
+def _entries(v: Any) -> np.ndarray:
+    return _numbers(v) if isinstance(v, RVector) else np.asarray(v)
+
+
+def s4(o: RS4) -> Any:
+    """An S4 object: a Matrix package sparse matrix (or a class extending
+    a CsparseMatrix, as Seurat's ``Graph``: its other slots in
+    ``.r_slots``) as scipy.sparse over the same buffers, any other a dict
+    of its class and slots."""
+    cls, slots = o.class_name, o.slots
+    matrix = o.package == "Matrix" and isinstance(cls, str) and cls[-7:] in ("CMatrix", "RMatrix", "TMatrix")
+    extends = not matrix and {"i", "p", "x", "Dim"} <= set(slots)
+    if matrix or extends:
+        try:
+            import scipy.sparse as sp
+        except ImportError:
+            sp = None
+        if sp is not None and "Dim" in slots:
+            m = sparse(cls if matrix else "dgCMatrix", slots, sp)
+            if m is not None:
+                m.dimnames = convert(slots.get("Dimnames"))
+                if extends:
+                    m.r_class = cls
+                    m.r_slots = {k: convert(v) for k, v in slots.items() if k not in ("i", "p", "x", "Dim", "Dimnames", "factors")}
+                return m
+    out = {"class": cls, "package": o.package}
+    for k, v in slots.items():
+        out[k] = convert(v)
+    return out
+
+
+def sparse(cls: str, slots: dict, sp: Any) -> Any:
+    """A Matrix package ``[dlni][gt][CRT]Matrix`` as a scipy.sparse matrix
+    whose arrays are the engine's buffers (a pattern matrix's values are
+    ones, a logical one's booleans)."""
+    nr, nc = (int(d) for d in _entries(slots["Dim"]))
+    key = "i" if "i" in slots else "j"
+    nnz = len(_entries(slots[key]))
+    x = slots.get("x")
+    if x is None:
+        data = np.ones(nnz, dtype=bool)
+    else:
+        data = _entries(x)
+        if isinstance(x, RVector) and x.kind == "logical":
+            data = data != 0
+    if cls.endswith("CMatrix"):
+        return sp.csc_matrix((data, _entries(slots["i"]), _entries(slots["p"])), shape=(nr, nc), copy=False)
+    if cls.endswith("RMatrix"):
+        return sp.csr_matrix((data, _entries(slots["j"]), _entries(slots["p"])), shape=(nr, nc), copy=False)
+    if cls.endswith("TMatrix"):
+        return sp.coo_matrix((data, (_entries(slots["i"]), _entries(slots["j"]))), shape=(nr, nc), copy=False)
+    return None
+
+
+def convert(value: Any) -> Any:
+    """The engine's values, each vector, data frame and S4 object made a
+    NumPy/pandas/scipy value, lists and dicts kept."""
+    if isinstance(value, RVector):
+        return vector(value)
+    if isinstance(value, RFrame):
+        return frame(value)
+    if isinstance(value, RS4):
+        return s4(value)
+    if isinstance(value, dict):
+        return {k: convert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [convert(v) for v in value]
+    return value
+
+
+def plain(value: Any) -> Any:
+    """``read_objects(plain=True)``'s values: an S4 object a dict of its
+    class and slots."""
+    if isinstance(value, RS4):
+        out = {"class": value.class_name, "package": value.package}
+        for k, v in value.slots.items():
+            out[k] = plain(v)
+        return out
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
