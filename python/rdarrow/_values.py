@@ -19,10 +19,13 @@ matrix, array           the same, of R's shape in R's (column-major,
                         Fortran) order: no copy, no transpose
 factor                  ``pandas.Categorical``, R's levels in R's order
                         (ordered for an ordered factor), ``NA`` a missing
-                        code
+                        code; a factor matrix or array an object
+                        ``ndarray`` of its levels' strings in R's shape
+                        (pandas has no 2-D Categorical)
 Date                    ``numpy.ndarray`` of ``datetime64[D]``
 POSIXct                 ``datetime64[us]`` (instants, UTC); with a time
                         zone a ``pandas`` ``DatetimeArray`` in that zone
+                        (a matrix or array: ``datetime64[us]``, UTC)
 ``NA`` of these times   ``NaT``, their own missing value
 character               a ``list`` of ``str`` (``None`` for ``NA``); a
                         character matrix or array an object ``ndarray``
@@ -167,6 +170,12 @@ def _shaped(v: RVector, x: Any) -> Any:
     return x.reshape(shape, order="F")
 
 
+def pd_isna(x: Any) -> Any:
+    import pandas as pd
+
+    return pd.isna(x)
+
+
 def _labels(names: Any) -> Any:
     return None if names is None else list(names)
 
@@ -175,7 +184,12 @@ def vector(v: RVector) -> Any:
     """One R vector as NumPy/pandas holds it (the module's table)."""
     x = _array(v)
     dim = v.dim
-    if dim and len(dim) >= 2 and not hasattr(x, "codes") and not hasattr(x, "tz"):
+    if dim and len(dim) >= 2:
+        if hasattr(x, "codes"):  # pandas has no 2-D Categorical
+            x = np.asarray(x.astype(object), dtype=object)
+            x[pd_isna(x)] = None
+        elif hasattr(x, "tz"):  # nor a 2-D zoned array
+            x = np.asarray(x.tz_convert("UTC").tz_localize(None), dtype="datetime64[us]")
         x = _shaped(v, x)
         if v.dimnames is not None and any(d is not None for d in v.dimnames):
             return _with_dimnames(v, x)

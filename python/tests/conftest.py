@@ -111,7 +111,7 @@ SKIP = re.compile(
 # every bit shows) with the positions of NA apart. Data frames that arrow
 # R cannot convert either (columns of functions, environments, S4 objects
 # or mixed lists; columns not as long as the row names say) are marked.
-DUMP_R = r"""
+DUMP_HELPERS_R = r"""
 args <- commandArgs(trailingOnly = TRUE)
 files <- readLines(args[[1]])
 quietly <- function(expr) suppressMessages(suppressWarnings(expr))
@@ -153,6 +153,9 @@ column <- function(x) {
   if (kind == "factor") out$levels <- I(enc2utf8(levels(x)))
   out
 }
+"""
+
+DUMP_R = DUMP_HELPERS_R + r"""
 res <- list()
 for (f in files) {
   env <- new.env()
@@ -179,6 +182,70 @@ jsonlite::write_json(res, args[[2]], auto_unbox = TRUE, null = "null", digits = 
 """
 
 
+# Every top-level vector, matrix or array of a plain kind (logical,
+# integer, double, character, factor, Date, POSIXct) R loads from a corpus
+# file: its dim and its values in R's (column-major) order, as DUMP_R
+# writes a column's.
+DUMP_VECTORS_R = DUMP_HELPERS_R + r"""
+res <- list()
+for (f in files) {
+  env <- new.env()
+  kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
+  if (is.null(kind)) {
+    kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
+                     error = function(e) NULL)
+  }
+  if (is.null(kind)) next
+  for (nm in ls(env, all.names = TRUE)) {
+    x <- tryCatch(get(nm, envir = env), error = function(e) NULL)
+    if (is.null(x) || is_df(x) || !is.atomic(x) || isS4(x)) next
+    d <- dim(x)
+    attr(x, "dim") <- NULL
+    attr(x, "dimnames") <- NULL
+    if (!is.object(x)) x <- as.vector(x)
+    col <- column(x)
+    if (col$kind == "other") next
+    # strings R holds as bytes that are not UTF-8 are made valid text by
+    # rdarrow's one repair rule (its own tests), not compared here
+    if (col$kind == "character" && !all(validUTF8(x[!is.na(x)]))) next
+    col$file <- f
+    col$object <- if (kind == "rds") NULL else nm
+    col$dim <- if (is.null(d)) NULL else I(d)
+    col$length <- length(x)
+    res[[length(res) + 1L]] <- col
+  }
+}
+jsonlite::write_json(res, args[[2]], auto_unbox = TRUE, null = "null", digits = NA)
+"""
+
+
+def _dump(tmp_path_factory, script_text, name):
+    """Run a dump script of R over the corpus; its JSON."""
+    files = _corpus_files()
+    d = tmp_path_factory.mktemp(name)
+    listing = d / "files.txt"
+    listing.write_text("\n".join(files) + "\n", encoding="utf-8")
+    out = d / "dump.json"
+    script = d / "dump.R"
+    script.write_text(script_text, encoding="utf-8")
+    res = subprocess.run(
+        [shutil.which("Rscript"), "--vanilla", str(script), str(listing), str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TZ": "UTC"},
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def r_vectors(tmp_path_factory):
+    """The corpus's vectors, matrices and arrays as R loads them."""
+    vectors = _dump(tmp_path_factory, DUMP_VECTORS_R, "corpus-vectors")
+    assert len(vectors) > 50, "the corpus holds vectors"
+    return vectors
+
+
 def _corpus_files():
     d = os.environ.get("RDARROW_PEERS_DIR")
     if not d or not Path(d).is_dir():
@@ -191,20 +258,6 @@ def _corpus_files():
 
 @pytest.fixture(scope="session")
 def r_frames(tmp_path_factory, run_r):
-    files = _corpus_files()
-    d = tmp_path_factory.mktemp("corpus")
-    listing = d / "files.txt"
-    listing.write_text("\n".join(files) + "\n", encoding="utf-8")
-    out = d / "frames.json"
-    script = d / "dump.R"
-    script.write_text(DUMP_R, encoding="utf-8")
-    res = subprocess.run(
-        [shutil.which("Rscript"), "--vanilla", str(script), str(listing), str(out)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TZ": "UTC"},
-    )
-    assert res.returncode == 0, res.stderr
-    frames = json.loads(out.read_text(encoding="utf-8"))
+    frames = _dump(tmp_path_factory, DUMP_R, "corpus")
     assert len(frames) > 50, "the corpus holds data frames"
     return frames
