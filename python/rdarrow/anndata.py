@@ -36,7 +36,9 @@ graphs, neighbors,        ``obsp`` (``rowPairs``: ``varp``), by name
 the rest
 other assays,             each its own AnnData: the result is a
 ``altExps``               ``mudata.MuData`` of all (a ``dict`` without
-                          mudata); ``assay=`` reads one Seurat assay alone
+                          mudata), the main experiment named by its
+                          ``mainExpName`` (else ``main``); ``assay=``
+                          reads one Seurat assay alone
 ========================  ===============================================
 
 Anything rdarrow cannot place goes to ``uns`` (never dropped); a class it
@@ -629,7 +631,7 @@ def _experiment(se: Dict[str, Any], assay: Optional[str], name: str) -> Dict[str
         for k, wrapped in ((ae or {}).get("listData") or {}).items() if _is_s4(ae) else []:
             inner = wrapped.get("se") if _is_s4(wrapped) else None
             if _is_s4(inner):
-                others[k] = _experiment(inner, None, k)["made"][k]
+                others[k] = next(iter(_experiment(inner, None, k)["made"].values()))
         cp = parts.get("colPairs")
         for k, h in ((cp or {}).get("listData") or {}).items() if _is_s4(cp) else []:
             obsp[k] = _hits(h, n_obs)
@@ -646,7 +648,7 @@ def _experiment(se: Dict[str, Any], assay: Optional[str], name: str) -> Dict[str
         uns["rdarrow_unplaced"] = leftover
     imeta = se.get("int_metadata")
     main = _scalar((imeta or {}).get("mainExpName")) if isinstance(imeta, dict) else None
-    main = main or name
+    main = main or "main"
     made = {main: _anndata(X, obs, var, layers=layers, obsm=obsm, obsp=obsp, varp=varp, uns=_uns(uns))}
     made.update(others)
     return {"made": made, "main": main}
