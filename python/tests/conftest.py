@@ -153,31 +153,37 @@ column <- function(x) {
   if (kind == "factor") out$levels <- I(enc2utf8(levels(x)))
   out
 }
+# fun(file, name (NULL for an .rds), value) of each object R loads
+each_object <- function(files, fun) {
+  for (f in files) {
+    env <- new.env()
+    kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
+    if (is.null(kind)) {
+      kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
+                       error = function(e) NULL)
+    }
+    if (is.null(kind)) next
+    for (nm in ls(env, all.names = TRUE)) {
+      x <- tryCatch(get(nm, envir = env), error = function(e) NULL)
+      fun(f, if (kind == "rds") NULL else nm, x)
+    }
+  }
+}
 """
 
 DUMP_R = DUMP_HELPERS_R + r"""
 res <- list()
-for (f in files) {
-  env <- new.env()
-  kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
-  if (is.null(kind)) {
-    kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
-                     error = function(e) NULL)
-  }
-  if (is.null(kind)) next
-  for (nm in ls(env, all.names = TRUE)) {
-    df <- tryCatch(get(nm, envir = env), error = function(e) NULL)
-    if (!is_df(df)) next
-    lens <- vapply(unclass(df), NROW, 1L)
-    names <- names(df)
-    names[is.na(names)] <- "NA"
-    res[[length(res) + 1L]] <- list(
-      file = f, object = if (kind == "rds") NULL else nm,
-      rows = nrow(df), names = I(enc2utf8(names)),
-      convertible = !unconvertible(df) && all(lens == nrow(df)),
-      columns = unname(lapply(unclass(df), column)))
-  }
-}
+each_object(files, function(f, nm, df) {
+  if (!is_df(df)) return(invisible())
+  lens <- vapply(unclass(df), NROW, 1L)
+  names <- names(df)
+  names[is.na(names)] <- "NA"
+  res[[length(res) + 1L]] <<- list(
+    file = f, object = nm,
+    rows = nrow(df), names = I(enc2utf8(names)),
+    convertible = !unconvertible(df) && all(lens == nrow(df)),
+    columns = unname(lapply(unclass(df), column)))
+})
 jsonlite::write_json(res, args[[2]], auto_unbox = TRUE, null = "null", digits = NA)
 """
 
@@ -188,33 +194,23 @@ jsonlite::write_json(res, args[[2]], auto_unbox = TRUE, null = "null", digits = 
 # writes a column's.
 DUMP_VECTORS_R = DUMP_HELPERS_R + r"""
 res <- list()
-for (f in files) {
-  env <- new.env()
-  kind <- tryCatch({ quietly(load(f, envir = env)); "rda" }, error = function(e) NULL)
-  if (is.null(kind)) {
-    kind <- tryCatch({ assign("value", quietly(readRDS(f)), envir = env); "rds" },
-                     error = function(e) NULL)
-  }
-  if (is.null(kind)) next
-  for (nm in ls(env, all.names = TRUE)) {
-    x <- tryCatch(get(nm, envir = env), error = function(e) NULL)
-    if (is.null(x) || is_df(x) || !is.atomic(x) || isS4(x)) next
-    d <- dim(x)
-    attr(x, "dim") <- NULL
-    attr(x, "dimnames") <- NULL
-    if (!is.object(x)) x <- as.vector(x)
-    col <- column(x)
-    if (col$kind == "other") next
-    # strings R holds as bytes that are not UTF-8 are made valid text by
-    # rdarrow's one repair rule (its own tests), not compared here
-    if (col$kind == "character" && !all(validUTF8(x[!is.na(x)]))) next
-    col$file <- f
-    col$object <- if (kind == "rds") NULL else nm
-    col$dim <- if (is.null(d)) NULL else I(d)
-    col$length <- length(x)
-    res[[length(res) + 1L]] <- col
-  }
-}
+each_object(files, function(f, nm, x) {
+  if (is.null(x) || is_df(x) || !is.atomic(x) || isS4(x)) return(invisible())
+  d <- dim(x)
+  attr(x, "dim") <- NULL
+  attr(x, "dimnames") <- NULL
+  if (!is.object(x)) x <- as.vector(x)
+  col <- column(x)
+  if (col$kind == "other") return(invisible())
+  # strings R holds as bytes that are not UTF-8 are made valid text by
+  # rdarrow's one repair rule (its own tests), not compared here
+  if (col$kind == "character" && !all(validUTF8(x[!is.na(x)]))) return(invisible())
+  col$file <- f
+  col$object <- nm
+  col$dim <- if (is.null(d)) NULL else I(d)
+  col$length <- length(x)
+  res[[length(res) + 1L]] <<- col
+})
 jsonlite::write_json(res, args[[2]], auto_unbox = TRUE, null = "null", digits = NA)
 """
 

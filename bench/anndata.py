@@ -1,0 +1,175 @@
+"""read_anndata() against the other ways to get R's single-cell objects into
+AnnData, on a SingleCellExperiment and a Seurat object of 20,000 genes x
+30,000 cells at 2 % density (12 million non-zeros), saved by R with gzip.
+
+Each reader runs in a fresh process (imports done before the clock and the
+memory baseline): seconds of work, and the peak resident memory above that
+baseline, against the bytes of the matrices it returns. The anchors are
+rds2py + BiocPy's to_anndata() (the SingleCellExperiment), readseurat (the
+Seurat object), R's own readRDS() for reference, and the inflate of the
+file alone (zlib, the floor of any reader of a gzip file). Also:
+read_objects() of a 100,000 x 40 double matrix against read_table() of it.
+
+    python bench/anndata.py [--cells 30000] [--genes 20000] [--density 0.02]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+MAKE_R = r"""
+suppressMessages({library(Matrix); library(SeuratObject); library(SingleCellExperiment)})
+set.seed(1)
+g <- {genes}; n <- {cells}; nnz <- round(g * n * {density})
+# column by column: each cell's genes, sorted, without repeats
+per <- rep(nnz %/% n, n)
+p <- c(0L, cumsum(per))
+i <- unlist(lapply(per, function(k) sort(sample.int(g, k)) - 1L))
+x <- as.double(rpois(nnz, 2) + 1)
+m <- new("dgCMatrix", i = i, p = as.integer(p), x = x, Dim = c(as.integer(g), as.integer(n)),
+         Dimnames = list(paste0("gene", seq_len(g)), paste0("cell", seq_len(n))))
+sce <- SingleCellExperiment(list(counts = m),
+  colData = DataFrame(group = factor(sample(c("a", "b", "c"), n, TRUE))))
+saveRDS(sce, "{dir}/sce.rds", compress = "gzip")
+so <- suppressWarnings(CreateSeuratObject(counts = m))
+saveRDS(so, "{dir}/seurat.rds", compress = "gzip")
+saveRDS(matrix(rnorm(4e6), 1e5, 40), "{dir}/matrix.rds")
+"""
+
+# each run: imports, then the baseline, then the work, timed
+RUN = r"""
+import json, resource, sys, time, gc
+kind, path = sys.argv[1], sys.argv[2]
+def rss():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+if kind == "rdarrow":
+    import rdarrow, anndata, scipy.sparse, mudata
+    run = lambda: rdarrow.read_anndata(path)
+elif kind == "rds2py":
+    import rds2py, anndata, singlecellexperiment
+    def run():
+        a = rds2py.read_rds(path).to_anndata()
+        return a[0] if isinstance(a, tuple) else a
+elif kind == "readseurat":
+    import readseurat, anndata
+    run = lambda: readseurat.read_seurat(path)
+elif kind == "inflate":
+    import zlib
+    def run():
+        d = zlib.decompressobj(31)
+        with open(path, "rb") as f:
+            while True:
+                b = f.read(1 << 20)
+                if not b:
+                    break
+                d.decompress(b)
+elif kind == "objects":
+    import rdarrow, numpy
+    run = lambda: rdarrow.read_objects(path)
+elif kind == "table":
+    import rdarrow, pyarrow
+    run = lambda: rdarrow.read_table(path)
+gc.collect()
+base = rss()
+t = time.perf_counter()
+out = run()
+secs = time.perf_counter() - t
+peak = rss() - base
+
+def matrix_bytes(a):
+    import scipy.sparse as sp
+    if a is None:
+        return 0
+    if hasattr(a, "mod"):
+        return sum(matrix_bytes(m) for m in a.mod.values())
+    total = 0
+    for m in [a.X] + list(a.layers.values()):
+        if sp.issparse(m):
+            total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
+        elif m is not None:
+            total += getattr(m, "nbytes", 0)
+    return total
+mb = matrix_bytes(out) if kind in ("rdarrow", "rds2py", "readseurat") else 0
+print(json.dumps({"secs": secs, "peak": peak, "matrices": mb}))
+"""
+
+R_RUN = r"""
+f <- commandArgs(TRUE)[[1]]
+suppressMessages({library(Matrix); library(SeuratObject); library(SingleCellExperiment)})
+invisible(gc(reset = TRUE))
+t <- system.time(x <- readRDS(f))[["elapsed"]]
+g <- gc()
+cat(t, sum(g[, 6]) * 1024^2, "\n")
+"""
+
+
+def run(kind, path, repeat=3):
+    best = None
+    for _ in range(repeat):
+        res = subprocess.run([sys.executable, "-c", RUN, kind, path], capture_output=True, text=True)
+        if res.returncode != 0:
+            return {"error": res.stderr.strip().splitlines()[-1][:120]}
+        r = json.loads(res.stdout.strip().splitlines()[-1])
+        best = r if best is None or r["secs"] < best["secs"] else best
+    return best
+
+
+def run_r(path, repeat=3):
+    times, peak = [], 0.0
+    for _ in range(repeat):
+        res = subprocess.run(["Rscript", "--vanilla", "-e", R_RUN, path], capture_output=True, text=True)
+        if res.returncode != 0:
+            return {"error": res.stderr.strip()[-120:]}
+        t, m = res.stdout.split()
+        times.append(float(t))
+        peak = float(m)
+    return {"secs": min(times), "peak": peak, "matrices": 0}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cells", type=int, default=30000)
+    ap.add_argument("--genes", type=int, default=20000)
+    ap.add_argument("--density", type=float, default=0.02)
+    ap.add_argument("--dir", default=None, help="where the files are (made when missing)")
+    a = ap.parse_args()
+    d = a.dir or os.path.join(tempfile.gettempdir(), f"rdarrow-bench-anndata-{a.genes}x{a.cells}")
+    os.makedirs(d, exist_ok=True)
+    if not all(os.path.exists(os.path.join(d, f)) for f in ("sce.rds", "seurat.rds", "matrix.rds")):
+        t = time.time()
+        code = MAKE_R.replace("{genes}", str(a.genes)).replace("{cells}", str(a.cells))
+        code = code.replace("{density}", str(a.density)).replace("{dir}", d)
+        subprocess.run(["Rscript", "--vanilla", "-e", code], check=True)
+        print(f"made the files in {time.time() - t:.0f} s", file=sys.stderr)
+    rows = []
+    for obj, peers in (("sce.rds", ["rds2py"]), ("seurat.rds", ["readseurat"])):
+        path = os.path.join(d, obj)
+        ours = run("rdarrow", path)
+        rows.append((obj, "rdarrow.read_anndata()", ours, ours))
+        for p in peers:
+            rows.append((obj, {"rds2py": "rds2py + to_anndata()", "readseurat": "readseurat.read_seurat()"}[p], run(p, path), ours))
+        rows.append((obj, "R readRDS()", run_r(path), ours))
+        rows.append((obj, "inflate alone (zlib)", run("inflate", path), ours))
+    m = os.path.join(d, "matrix.rds")
+    table = run("table", m)
+    rows.append(("matrix.rds", "rdarrow.read_table()", table, table))
+    rows.append(("matrix.rds", "rdarrow.read_objects()", run("objects", m), table))
+    size = {f: os.path.getsize(os.path.join(d, f)) / 2**20 for f in ("sce.rds", "seurat.rds", "matrix.rds")}
+    print(f"| file | reader | seconds | x rdarrow | peak MiB | peak / matrices |")
+    print("|---|---|---|---|---|---|")
+    for f, name, r, ref in rows:
+        if "error" in r:
+            print(f"| {f} ({size[f]:.0f} MiB) | {name} | failed: {r['error']} | | | |")
+            continue
+        ratio = r["secs"] / ref["secs"] if ref.get("secs") else float("nan")
+        mats = ref.get("matrices") or 0
+        per = f"{r['peak'] / mats:.2f}" if mats and r.get("peak") else ""
+        print(f"| {f} ({size[f]:.0f} MiB) | {name} | {r['secs']:.2f} | {ratio:.2f} | {r['peak'] / 2**20:.0f} | {per} |")
+
+
+if __name__ == "__main__":
+    main()
