@@ -7,7 +7,9 @@ memory baseline): seconds of work, and the peak resident memory above that
 baseline, against the bytes of the matrices it returns. The anchors are
 rds2py + BiocPy's to_anndata() (the SingleCellExperiment), readseurat (the
 Seurat object), R's own readRDS() for reference, and the inflate of the
-file alone (zlib, the floor of any reader of a gzip file). Also:
+file alone (the floor of any reader of a gzip stream, which cannot be
+inflated in parallel: Python's zlib, and rdarrow's own inflate with the
+values skipped, list_objects()). Also:
 read_objects() of a 100,000 x 40 double matrix against read_table() of it.
 
     python bench/anndata.py [--cells 30000] [--genes 20000] [--density 0.02]
@@ -37,6 +39,20 @@ sce <- SingleCellExperiment(list(counts = m),
 saveRDS(sce, "{dir}/sce.rds", compress = "gzip")
 so <- suppressWarnings(CreateSeuratObject(counts = m))
 saveRDS(so, "{dir}/seurat.rds", compress = "gzip")
+# a Seurat v5 object (readseurat reads v5 assays only): its Assay5 made
+# with SeuratObject 5's class definitions (SeuratObject 5 is not
+# installable here), one layer of counts
+setClass("LogMap", contains = "matrix", package = "SeuratObject")
+setClass("Assay5", package = "SeuratObject", slots = c(
+  layers = "list", cells = "LogMap", features = "LogMap", default = "integer",
+  assay.orig = "character", meta.data = "data.frame", misc = "list", key = "character"))
+lm <- function(names) new("LogMap", matrix(TRUE, length(names), 1, dimnames = list(names, "counts")))
+s5 <- so
+s5@assays <- list(RNA = new("Assay5", layers = list(counts = m), cells = lm(colnames(m)),
+  features = lm(rownames(m)), default = 1L, assay.orig = character(0),
+  meta.data = data.frame(row.names = rownames(m)), misc = list(), key = "rna_"))
+s5@version <- package_version("5.0.1")
+saveRDS(s5, "{dir}/seurat5.rds", compress = "gzip")
 saveRDS(matrix(rnorm(4e6), 1e5, 40), "{dir}/matrix.rds")
 """
 
@@ -57,6 +73,9 @@ elif kind == "rds2py":
 elif kind == "readseurat":
     import readseurat, anndata
     run = lambda: readseurat.read_seurat(path)
+elif kind == "list":
+    import rdarrow
+    run = lambda: rdarrow.list_objects(path)
 elif kind == "inflate":
     import zlib
     def run():
@@ -139,26 +158,28 @@ def main():
     a = ap.parse_args()
     d = a.dir or os.path.join(tempfile.gettempdir(), f"rdarrow-bench-anndata-{a.genes}x{a.cells}")
     os.makedirs(d, exist_ok=True)
-    if not all(os.path.exists(os.path.join(d, f)) for f in ("sce.rds", "seurat.rds", "matrix.rds")):
+    files = ("sce.rds", "seurat.rds", "seurat5.rds", "matrix.rds")
+    if not all(os.path.exists(os.path.join(d, f)) for f in files):
         t = time.time()
         code = MAKE_R.replace("{genes}", str(a.genes)).replace("{cells}", str(a.cells))
         code = code.replace("{density}", str(a.density)).replace("{dir}", d)
         subprocess.run(["Rscript", "--vanilla", "-e", code], check=True)
         print(f"made the files in {time.time() - t:.0f} s", file=sys.stderr)
     rows = []
-    for obj, peers in (("sce.rds", ["rds2py"]), ("seurat.rds", ["readseurat"])):
+    for obj, peers in (("sce.rds", ["rds2py"]), ("seurat.rds", ["readseurat"]), ("seurat5.rds", ["readseurat"])):
         path = os.path.join(d, obj)
         ours = run("rdarrow", path)
         rows.append((obj, "rdarrow.read_anndata()", ours, ours))
         for p in peers:
             rows.append((obj, {"rds2py": "rds2py + to_anndata()", "readseurat": "readseurat.read_seurat()"}[p], run(p, path), ours))
         rows.append((obj, "R readRDS()", run_r(path), ours))
-        rows.append((obj, "inflate alone (zlib)", run("inflate", path), ours))
+        rows.append((obj, "inflate alone (Python's zlib)", run("inflate", path), ours))
+        rows.append((obj, "rdarrow.list_objects() (inflate, values skipped)", run("list", path), ours))
     m = os.path.join(d, "matrix.rds")
     table = run("table", m)
     rows.append(("matrix.rds", "rdarrow.read_table()", table, table))
     rows.append(("matrix.rds", "rdarrow.read_objects()", run("objects", m), table))
-    size = {f: os.path.getsize(os.path.join(d, f)) / 2**20 for f in ("sce.rds", "seurat.rds", "matrix.rds")}
+    size = {f: os.path.getsize(os.path.join(d, f)) / 2**20 for f in files}
     print(f"| file | reader | seconds | x rdarrow | peak MiB | peak / matrices |")
     print("|---|---|---|---|---|---|")
     for f, name, r, ref in rows:

@@ -694,13 +694,15 @@ def _from_object(obj: Any, name: str, assay: Optional[str]) -> Any:
 
 
 def _read_one(source: Any, object: Optional[str], assay: Optional[str], storage_options: Any) -> Any:
-    from . import list_objects, read_objects
+    from . import read_objects
 
+    # one pass over the file: without a name, every object is read (an
+    # .rds holds one) and the single-cell experiment among them taken
+    values = read_objects(source, [object] if object else None, storage_options=storage_options)
     if object is None:
-        listed = list_objects(source, storage_options=storage_options)
-        cells = [o["name"] for o in listed if any(c in _SEURAT + _EXPERIMENTS for c in o["class"])]
-        if len(listed) == 1:
-            object = listed[0]["name"]
+        cells = [k for k, v in values.items() if _is_s4(v) and v["class"] in _SEURAT + _EXPERIMENTS]
+        if len(values) == 1:
+            object = next(iter(values))
         elif len(cells) == 1:
             object = cells[0]
         else:
@@ -709,9 +711,8 @@ def _read_one(source: Any, object: Optional[str], assay: Optional[str], storage_
             raise UsageError(
                 "name the object (object=...): the file holds "
                 + (f"{len(cells)} single-cell experiments" if cells else "no single-cell experiment")
-                + ": " + ", ".join(o["name"] for o in listed)
+                + ": " + ", ".join(values)
             )
-    values = read_objects(source, [object], storage_options=storage_options)
     try:
         return _from_object(values[object], object, assay)
     except _Unknown as e:

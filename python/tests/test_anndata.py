@@ -62,6 +62,15 @@ a5 <- new("Assay5", layers = layers,
   default = 1L, assay.orig = character(0), meta.data = md, misc = list(), key = "rna_")
 s5 <- pbmc_small
 s5@assays <- list(RNA = a5)
+s5@version <- package_version("5.0.1")
+# layers whole (not split), for readseurat, which reads v5 objects only
+whole <- list(counts = counts, data = data)
+p5 <- s5
+p5@assays <- list(RNA = new("Assay5", layers = whole,
+  cells = logmap(cells, names(whole), list(counts = cells, data = cells)),
+  features = logmap(feats, names(whole), list(counts = feats, data = feats)),
+  default = 1L, assay.orig = character(0), meta.data = md, misc = list(), key = "rna_"))
+saveRDS(p5, file.path(out, "peer-seurat5.rds"))
 
 sce <- SingleCellExperiment(
   assays = list(counts = counts, logcounts = as.matrix(data)),
@@ -80,6 +89,16 @@ rse <- SummarizedExperiment(list(counts = counts),
 # for rds2py, whose to_anndata() fails on reduced dimensions with dimnames
 saveRDS(SingleCellExperiment(list(counts = counts), colData = DataFrame(pbmc_small@meta.data[, 1:3])),
         file.path(out, "peer-sce.rds"))
+# an SCTAssay (Seurat's class, extending SeuratObject's Assay with the
+# models of sctransform), defined as Seurat defines it
+setClass("SCTAssay", contains = "Assay", slots = c(SCTModel.list = "list"))
+a <- new("SCTAssay", pbmc_small[["RNA"]], SCTModel.list = list(model1 = list(theta = 2.5)))
+a@key <- "sct_"
+attr(a, "class") <- structure("SCTAssay", package = "Seurat")
+sct <- pbmc_small
+sct@assays$SCT <- a
+sct@active.assay <- "SCT"
+saveRDS(sct, file.path(out, "sct.rds"))
 objects <- list(seurat4 = s4, seurat5 = s5, sce = sce, rse = rse)
 for (nm in names(objects)) {
   for (v in 2:3) for (cmp in c("gzip", "bzip2", "xz")) {
@@ -301,3 +320,36 @@ def test_peers_agree(made):
     assert list(t.var_names) in (list(ours.var_names), [str(i) for i in range(t.n_vars)])
     assert list(ours.var_names) == ref["features"]
     assert _same_sparse(t.layers["counts"], ours.X)
+
+
+def test_readseurat_agrees_where_it_reads(made):
+    out, ref = made
+    try:
+        import readseurat
+    except Exception as e:  # pragma: no cover - installed by tools/setup.sh
+        pytest.skip(f"readseurat is not importable: {e}")
+    theirs = readseurat.read_seurat(str(out / "peer-seurat5.rds"))
+    ours = rdarrow.read_anndata(out / "peer-seurat5.rds")
+    assert theirs.shape == ours.shape
+    assert list(theirs.obs_names) == list(ours.obs_names)
+    # readseurat takes the features LogMap's values (TRUE) for the feature
+    # names, not its row names; rdarrow gives R's
+    assert set(theirs.var_names) <= {"True", "TRUE"} or list(theirs.var_names) == list(ours.var_names)
+    assert list(ours.var_names) == ref["features"]
+    assert _same_sparse(theirs.X, ours.X) and _same_sparse(ours.X, _csr_of(ref["data"]))
+    # readseurat reads neither split layers (SeuratObject 5 after split())
+    # nor a SeuratObject 4 assay (it looks for a v5 features slot); rdarrow
+    # reads both (test_seurat_v5_assay5_split_layers_joined_by_cell,
+    # test_seurat_v4_every_format_and_compression)
+    for name in ("seurat5-v3-gzip.rds", "seurat4-v3-gzip.rds"):
+        with pytest.raises(Exception):
+            readseurat.read_seurat(str(out / name))
+
+
+def test_an_sct_assay_is_read_as_an_assay_with_its_models(made):
+    out, ref = made
+    m = rdarrow.read_anndata(out / "sct.rds")
+    assert list(m.mod) == ["SCT", "RNA"]
+    sct = m["SCT"]
+    assert _same_sparse(sct.X, _csr_of(ref["data"])) and _same_sparse(sct.layers["counts"], _csr_of(ref["counts"]))
+    assert sct.uns["key"] == "sct_" and list(sct.uns["SCTModel.list"]["model1"]["theta"]) == [2.5]

@@ -18,6 +18,7 @@ def read_plain(*args, **kwargs):
     """``read_objects()``'s plain Python values (lists, dicts, scalars)."""
     return rdarrow.read_objects(*args, plain=True, **kwargs)
 
+
 COMPRESSIONS = ["FALSE", '"gzip"', '"bzip2"', '"xz"']
 
 

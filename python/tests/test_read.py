@@ -9,11 +9,12 @@ import pytest
 
 import rdarrow
 
+from conftest import FRAME_R, plain
+
 
 def read_plain(*args, **kwargs):
     """``read_objects()``'s plain Python values (lists, dicts, scalars)."""
     return rdarrow.read_objects(*args, plain=True, **kwargs)
-from conftest import FRAME_R, plain
 
 
 def test_list_objects_tells_what_r_saved(tmp_path, run_r):

@@ -24,13 +24,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import rdarrow
+from conftest import FRAME_R
 
 
 def read_plain(*args, **kwargs):
     """``read_objects()``'s plain Python values (lists, dicts, scalars)."""
     return rdarrow.read_objects(*args, plain=True, **kwargs)
-
-from conftest import FRAME_R
 
 REQUIRE = os.environ.get("RDARROW_REQUIRE_STORE") == "1"
 
@@ -569,3 +568,35 @@ def test_wrong_keys_are_refused_without_showing_them(tmp_path, monkeypatch):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_single_cell_samples_from_the_bucket_concatenate_by_cell(run_r, tmp_path, s3):
+    pytest.importorskip("anndata", reason="anndata is not installed (tools/setup.sh installs it)")
+    try:
+        run_r("if (!requireNamespace('SingleCellExperiment', quietly = TRUE)) quit(status = 3)")
+    except AssertionError:
+        pytest.skip("SingleCellExperiment is not installed in R (tools/setup.sh installs it)")
+    run_r(
+        r"""
+suppressMessages({library(SingleCellExperiment); library(Matrix)})
+set.seed(3)
+for (k in 1:2) {
+  m <- rsparsematrix(6, 4, 0.5, rand.x = function(n) rpois(n, 3) + 1)
+  dimnames(m) <- list(paste0("g", 1:6), paste0("s", k, "_c", 1:4))
+  sce <- SingleCellExperiment(list(counts = m), colData = DataFrame(batch = factor(rep(k, 4), levels = 1:2)))
+  saveRDS(sce, file.path(Sys.getenv("OUT"), sprintf("sample%d.rds", k)))
+}
+""",
+        OUT=str(tmp_path),
+    )
+    for k in (1, 2):
+        s3["client"].upload_file(str(tmp_path / f"sample{k}.rds"), "lab", f"sc/sample{k}.rds")
+    remote = rdarrow.read_anndata("s3://lab/sc/sample*.rds")
+    local = rdarrow.read_anndata([str(tmp_path / "sample1.rds"), str(tmp_path / "sample2.rds")])
+    assert remote.shape == local.shape == (8, 6)
+    assert list(remote.obs_names) == [f"s{k}_c{i}" for k in (1, 2) for i in range(1, 5)]
+    assert list(remote.obs["sample"]) == ["sample1"] * 4 + ["sample2"] * 4
+    assert list(remote.obs["batch"].cat.categories) == ["1", "2"]
+    assert (remote.X != local.X).nnz == 0
+    one = rdarrow.read_anndata("s3://lab/sc/sample2.rds")
+    assert (one.X != local.X[4:]).nnz == 0

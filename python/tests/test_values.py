@@ -30,7 +30,9 @@ chm <- matrix(c("p", NA, "r", "s"), 2)
 i64 <- bit64::as.integer64(c("9007199254740993", NA, "-5"))
 df <- data.frame(n = c(1.5, NA), f = factor(c("u", "v")), row.names = c("first", "second"))
 lst <- list(a = 1:3, b = list(c = "x", d = c(TRUE, FALSE)))
-save(m, mi, named, lg, cx, fac, ord, day, at, utc, arr, chm, i64, df, lst, file = "{path}")
+# levels as.character(1:3) makes: R's compact (ALTREP) deferred strings
+deferred <- factor(c(1, 3, 1), levels = 1:3)
+save(m, mi, named, lg, cx, fac, ord, day, at, utc, arr, chm, i64, df, lst, deferred, file = "{path}")
 """
 
 
@@ -95,6 +97,8 @@ def test_factors_are_categoricals_and_times_datetime64(values):
     assert isinstance(fac, pd.Categorical) and list(fac.categories) == ["lo", "mid", "hi"]
     assert not fac.ordered and fac.codes.tolist() == [0, -1, 2, 0]
     assert v["ord"].ordered and list(v["ord"].categories) == ["b", "a"]
+    deferred = v["deferred"]
+    assert list(deferred.categories) == ["1", "2", "3"] and deferred.codes.tolist() == [0, 2, 0]
     day = v["day"]
     assert day.dtype == np.dtype("datetime64[D]")
     assert str(day[0]) == "2020-02-29" and np.isnat(day[1]) and str(day[2]) == "1969-12-31"

@@ -27,6 +27,7 @@ use rdarrow_arrow::arrow::{table_from_object, TableOptions};
 use arrow_buffer::Buffer;
 use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
 use rdarrow_arrow::Document;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// Nesting deeper than this is refused (the conversion recurses).
@@ -254,11 +255,21 @@ impl<'a> ToPython<'a> {
             .collect()
     }
 
+    /// The strings of a character vector, compact (ALTREP) ones expanded
+    /// (`as.character(1:2)` levels are R's deferred strings).
+    fn texts(&self, obj: &RObject) -> Option<Vec<Option<String>>> {
+        match data_of(obj, self.refs)? {
+            Cow::Borrowed(VectorData::Character(s)) => Some(self.strings_of(s)),
+            Cow::Owned(VectorData::Character(s)) => Some(self.strings_of(&s)),
+            _ => None,
+        }
+    }
+
     /// A character attribute of `obj` as a list of strings.
     fn strings_attr(&self, py: Python<'_>, obj: &RObject, name: &str) -> PyResult<Option<Py<PyAny>>> {
         obj.attribute(self.refs, name)
-            .and_then(|n| n.as_strings())
-            .map(|s| self.strings_of(s).into_py_any(py))
+            .and_then(|n| self.texts(n))
+            .map(|s| s.into_py_any(py))
             .transpose()
     }
 
@@ -330,18 +341,18 @@ impl<'a> ToPython<'a> {
             .transpose()?;
         let dim = obj
             .attribute(refs, "dim")
-            .and_then(|d| match data_of(d) {
-                Some(VectorData::Integer(x)) => Some(x.iter().map(|&v| v.max(0) as usize).collect()),
-                Some(VectorData::Real(x)) => Some(x.iter().map(|&v| v.max(0.0) as usize).collect()),
+            .and_then(|d| match data_of(d, refs)?.as_ref() {
+                VectorData::Integer(x) => Some(x.iter().map(|&v| v.max(0) as usize).collect()),
+                VectorData::Real(x) => Some(x.iter().map(|&v| v.max(0.0) as usize).collect()),
                 _ => None,
             });
         let (dimnames, dimnames_names) = match obj.attribute(refs, "dimnames") {
             Some(dn) => {
-                let parts: Vec<Py<PyAny>> = match data_of(dn) {
+                let parts: Vec<Py<PyAny>> = match data_of(dn, refs).as_deref() {
                     Some(VectorData::List(items)) => items
                         .iter()
-                        .map(|it| match it.as_strings() {
-                            Some(s) => self.strings_of(s).into_py_any(py),
+                        .map(|it| match self.texts(it) {
+                            Some(s) => s.into_py_any(py),
                             None => Ok(py.None()),
                         })
                         .collect::<PyResult<_>>()?,
@@ -356,8 +367,8 @@ impl<'a> ToPython<'a> {
         };
         let text = |name: &str| {
             obj.attribute(refs, name)
-                .and_then(|t| t.as_strings())
-                .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()))
+                .and_then(|t| self.texts(t))
+                .and_then(|s| s.into_iter().next().flatten())
         };
         Ok(Some(
             RVector {
@@ -415,16 +426,12 @@ impl<'a> ToPython<'a> {
         let refs = self.refs;
         let class = obj.class_attr(refs);
         let has = |c: &str| class.iter().any(|x| x == c);
-        let names = obj
-            .attribute(refs, "names")
-            .and_then(|n| n.as_strings())
-            .map(|s| self.strings_of(s));
+        let names = obj.attribute(refs, "names").and_then(|n| self.texts(n));
         let items: Vec<Py<PyAny>> = match data {
             VectorData::Integer(x) if has("factor") => {
                 let levels = obj
                     .attribute(refs, "levels")
-                    .and_then(|l| l.as_strings())
-                    .map(|s| self.strings_of(s))
+                    .and_then(|l| self.texts(l))
                     .unwrap_or_default();
                 x.iter()
                     .map(|&c| {
@@ -541,10 +548,11 @@ pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResul
     }
 }
 
-/// The payload of a plain vector node.
-fn data_of(obj: &RObject) -> Option<&VectorData> {
+/// The payload of a vector node (a compact one expanded).
+fn data_of<'o>(obj: &'o RObject, refs: &RefTable) -> Option<Cow<'o, VectorData>> {
     match obj {
-        RObject::Vector(v) => Some(&v.data),
+        RObject::Vector(v) => Some(Cow::Borrowed(&v.data)),
+        RObject::Altrep(a) => rdarrow_arrow::altrep::expand(a, refs).ok().map(Cow::Owned),
         _ => None,
     }
 }
