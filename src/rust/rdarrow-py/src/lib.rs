@@ -16,6 +16,7 @@ use rdarrow_arrow::{Error, ErrorKind, ReadOptions};
 use std::path::PathBuf;
 
 mod given;
+mod scan;
 mod values;
 
 use given::Given;
@@ -85,7 +86,7 @@ fn in_file(path: &std::path::Path, e: Error) -> PyErr {
 }
 
 /// An error message that names what was read (`label`).
-fn in_source(label: &str, e: Error) -> PyErr {
+pub(crate) fn in_source(label: &str, e: Error) -> PyErr {
     if e.message.contains(label) {
         py_err(e)
     } else {
@@ -141,7 +142,7 @@ fn small_here_or<T>(
 
 /// The default read options, with an object store's `storage` options
 /// (credentials, endpoint, region, ... as `object_store` names them).
-fn read_options(storage: &Option<Vec<(String, String)>>) -> ReadOptions {
+pub(crate) fn read_options(storage: &Option<Vec<(String, String)>>) -> ReadOptions {
     ReadOptions {
         storage: storage_of(storage),
         ..Default::default()
@@ -515,6 +516,8 @@ fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(object_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;
     m.add_function(wrap_pyfunction!(read_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::open_table, m)?)?;
+    m.add_class::<scan::OpenedTable>()?;
     m.add_function(wrap_pyfunction!(write_rdata, m)?)?;
     m.add_function(wrap_pyfunction!(to_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(to_ipc, m)?)?;
