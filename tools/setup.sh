@@ -42,6 +42,8 @@ apt_packages=(
   # SeuratObject 4.1 (with pbmc_small), SingleCellExperiment and
   # SummarizedExperiment
   r-cran-seuratobject r-bioc-singlecellexperiment
+  # Java for Spark (pyspark 4) in the data source's tests and bench/spark.py
+  openjdk-17-jre-headless
   qpdf devscripts  # what R CMD check --as-cran uses (PDF sizes, checkbashisms)
   python3-venv libpython3-dev
 )

@@ -48,6 +48,9 @@ echo "==> R_LIBS=${R_LIBS:-<unset>}"
 # The object store tests start an S3-compatible server (moto, in the
 # venv); here a missing server fails them rather than skipping them.
 export RDARROW_REQUIRE_STORE=1
+# Spark's tests (local mode, Java 17 from set-up): here a missing Spark or
+# Java fails them rather than skipping them.
+export RDARROW_REQUIRE_SPARK=1
 
 echo "==> layers (tools/layers.py)"
 python3 tools/layers.py

@@ -24,6 +24,24 @@ def read_objects(
     path: _Given, names: Optional[List[str]] = None, storage: _Storage = None, plain: bool = False
 ) -> Tuple[Dict[str, Any], List[str]]: ...
 
+def open_table(
+    path: _Given,
+    object: Optional[str] = None,
+    columns: Optional[List[str]] = None,
+    storage: _Storage = None,
+) -> "OpenedTable": ...
+
+class OpenedTable:
+    """A data frame opened to be read by row range and column."""
+
+    name: str
+    num_rows: int
+    group_rows: int
+    warnings: List[str]
+    converted: List[int]
+    def schema(self) -> Any: ...
+    def read(self, columns: List[int], start: int, len: int) -> Any: ...
+
 class Payload:
     """An atomic payload NumPy takes without a copy (``__array_interface__``)."""
 

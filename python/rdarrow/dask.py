@@ -26,9 +26,10 @@ def files_of(
     paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
     storage_options: Optional[dict] = None,
 ) -> List[str]:
-    """The files ``paths`` names: a path, a glob pattern, an object store
-    URL (``s3://bucket/archive/*.RData``, ``**`` across folders; a URL
-    ending in ``/`` for the R data files under it, listed from the store),
+    """The files ``paths`` names: a path, a glob pattern, a directory (its
+    R data files), an object store URL (``s3://bucket/archive/*.RData``,
+    ``**`` across folders; a URL ending in ``/`` for the R data files
+    under it, listed from the store),
     an fsspec URL (a glob expanded by fsspec, ``storage_options`` given to
     it), or a list of these, in order (each pattern's matches sorted)."""
     if isinstance(paths, (str, os.PathLike)):
@@ -49,10 +50,12 @@ def files_of(
             # a chained URL's matches keep the chain (zip://x::archive.zip)
             chain = "::" + p.split("::", 1)[1] if "::" in p else ""
             files.extend(fs.unstrip_protocol(m) + chain for m in matched)
-        elif "://" in p and not p.lower().startswith(("http://", "https://")):
-            files.extend(rdarrow._rdarrow.expand_sources(p, storage))
-        elif glob.has_magic(p):
-            matched = sorted(glob.glob(p))
+        elif p.lower().startswith(("http://", "https://")):
+            files.append(p)
+        elif "://" in p or glob.has_magic(p) or os.path.isdir(p):
+            # the engine's expansion: a glob's matches, a directory's or an
+            # object store prefix's R data files
+            matched = rdarrow._rdarrow.expand_sources(p, storage)
             if not matched:
                 raise FileNotFoundError(f"no file matches {p!r}")
             files.extend(matched)

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,41 @@ def r_frames(tmp_path_factory, run_r):
     frames = _dump(tmp_path_factory, DUMP_R, "corpus")
     assert len(frames) > 50, "the corpus holds data frames"
     return frames
+
+
+# Spark in local mode, started once for the session (the data source's
+# tests, and the object store's).
+REQUIRE = os.environ.get("RDARROW_REQUIRE_SPARK") == "1"
+
+
+def _need(what, why):
+    if REQUIRE:
+        raise AssertionError(f"{what}: {why} (tools/setup.sh installs it)")
+    pytest.skip(f"{what}: {why}")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        _need("pyspark", "not installed")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        _need("Java", "no java on the PATH (Spark needs Java 17)")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName("rdarrow-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .getOrCreate()
+    )
+    s.sparkContext.setLogLevel("ERROR")
+    import rdarrow.spark
+
+    rdarrow.spark.register(s)
+    yield s
+    s.stop()

@@ -600,3 +600,21 @@ for (k in 1:2) {
     assert (remote.X != local.X).nnz == 0
     one = rdarrow.read_anndata("s3://lab/sc/sample2.rds")
     assert (one.X != local.X[4:]).nnz == 0
+
+
+def test_spark_reads_from_the_bucket(spark, files, s3):
+    # the store's options as the data source's options (the workers need
+    # no environment of their own)
+    df = (
+        spark.read.format("rdata")
+        .option("endpoint_url", s3["endpoint"])
+        .option("aws_access_key_id", "testing")
+        .option("aws_secret_access_key", "topsecretvalue")
+        .option("region", "us-east-1")
+        .option("allow_http", "true")
+        .load("s3://lab/r/df-*.RData")
+    )
+    local = rdarrow.read_table(files / "df-gzip.RData")
+    assert df.count() == 4 * local.num_rows
+    assert df.columns == local.column_names
+    assert sorted(df.select("i").distinct().toPandas()["i"].dropna().astype(int).tolist())[:3] == [1, 2, 3]

@@ -14,7 +14,8 @@ use pyo3::types::PyCapsule;
 use rdarrow_arrow::arrow::rows::{all_cores, per_column, ColumnSource};
 use rdarrow_arrow::arrow::{open_table as engine_open, ColumnRef, TableOptions, DEFAULT_MEMORY};
 use rdarrow_arrow::Error;
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 /// One data frame of an R data file, opened: its schema and row count
 /// known, its columns read by row range on all cores.
@@ -24,6 +25,9 @@ pub struct OpenedTable {
     label: String,
     source: Box<dyn ColumnSource + Send>,
     group_rows: usize,
+    /// The columns read so far (positions), for the tests that a query's
+    /// projection reached the engine.
+    converted: Mutex<BTreeSet<usize>>,
 }
 
 #[pymethods]
@@ -51,6 +55,15 @@ impl OpenedTable {
         self.source.warnings()
     }
 
+    /// The positions of the columns read (converted) so far.
+    #[getter]
+    fn converted(&self) -> Vec<usize> {
+        self.converted
+            .lock()
+            .map(|c| c.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// The table's schema (with rdarrow's `"r"` metadata) as an Arrow C
     /// schema capsule.
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
@@ -75,6 +88,9 @@ impl OpenedTable {
                 "column {bad} is past the table's {} columns",
                 schema.fields().len()
             ))));
+        }
+        if let Ok(mut c) = self.converted.lock() {
+            c.extend(columns.iter().copied());
         }
         let n = self.source.num_rows();
         let start = start.min(n);
@@ -145,5 +161,6 @@ pub fn open_table(
         label,
         source: t.source,
         group_rows: t.group_rows,
+        converted: Mutex::new(BTreeSet::new()),
     })
 }

@@ -1,0 +1,373 @@
+"""R data files as an Apache Spark data source (Spark 4's Python data
+sources: no JVM code)::
+
+    import rdarrow.spark
+    rdarrow.spark.register(spark)
+    df = spark.read.format("rdata").option("object", "survey").load("s3://lab/archive/*.RData")
+    df.write.format("rdata").mode("overwrite").save("out/")    # one .rds per partition
+
+Reading takes what every rdarrow reader takes (a file, a glob, a
+directory, a list of paths, ``s3://``/``gs://``/``az://`` URLs, a lazy-load
+data base) and the options ``object`` (the object or object path),
+``columns`` (comma-separated names) and the object store's options (the
+names :func:`rdarrow.read_table` takes in ``storage_options``, credentials
+also from the environment). The schema is rdarrow's one type mapping in
+Spark's types (the table below), from each file opened on the driver (no
+payload converted), files matched by column name; a user's ``.schema()``
+selects and orders the columns, and only those are converted.
+
+Partitions are made as Spark's own file sources make them: files packed
+together up to ``maxPartitionBytes`` (128 MiB; each file counted with
+``openCostInBytes``, 4 MiB), a larger file split by row range, the split
+size ``min(maxPartitionBytes, max(openCostInBytes, total / parallelism))``
+(``parallelism``: the cores, by default). Each partition's rows are read by
+row range and handed to Spark as Arrow record batches.
+
+============================  ===========================================
+R                             Spark
+============================  ===========================================
+logical                       boolean
+integer                       int
+double                        double
+integer64 (bit64)             bigint
+character                     string
+factor                        string (its levels' text)
+Date                          date
+POSIXct                       timestamp (instants; UTC)
+difftime                      double (its units' values)
+raw                           binary
+list column                   array of the elements' type
+data frame column             struct
+matrix column                 array of its row's values
+============================  ===========================================
+
+Writing (``append`` or ``overwrite``) makes one ``.rds`` per partition
+(``.RData`` with ``.option("format", "RData")``), each under the
+directory's ``_temporary`` folder while the job runs and moved into place
+when it commits (a failed job leaves nothing behind); ``object`` names the
+data frame in an ``.RData``. R reads each with ``readRDS()``/``load()``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+__all__ = ["RDataSource", "register"]
+
+_MAX_PARTITION_BYTES = 128 * 2**20
+_OPEN_COST_BYTES = 4 * 2**20
+_OWN_OPTIONS = {"path", "paths", "object", "columns", "format", "maxpartitionbytes", "opencostinbytes", "parallelism"}
+
+
+def register(spark: Any) -> None:
+    """Register the data source with a Spark session: then
+    ``spark.read.format("rdata")`` and ``df.write.format("rdata")``."""
+    spark.dataSource.register(RDataSource)
+
+
+def _storage(options: Dict[str, str]) -> Optional[Dict[str, str]]:
+    """The options that are the object store's (all but the source's own)."""
+    out = {k: v for k, v in options.items() if k.lower() not in _OWN_OPTIONS}
+    return out or None
+
+
+def _paths(options: Dict[str, str]) -> List[str]:
+    import json
+
+    if "paths" in options and options["paths"] not in ("", "[]"):
+        paths = json.loads(options["paths"])
+    elif "path" in options:
+        paths = [options["path"]]
+    else:
+        raise ValueError("rdata: no path given (load(path))")
+    return list(paths)
+
+
+def _files(options: Dict[str, str]) -> List[str]:
+    from .dask import files_of
+
+    return files_of(_paths(options), _storage(options))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # an object in a store: counted by the open cost alone
+
+
+def _plain_type(t: Any) -> Any:
+    """An Arrow type as Spark takes it: a dictionary its values' type,
+    nested types likewise, timestamps in microseconds, durations as
+    doubles."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        return _plain_type(t.value_type)
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC")
+    if pa.types.is_duration(t):
+        return pa.float64()
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return pa.list_(pa.field(t.value_field.name, _plain_type(t.value_type), True))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _plain_type(f.type), True) for f in t])
+    return t
+
+
+def _plain_schema(schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, _plain_type(f.type), True) for f in schema])
+
+
+def _union(schemas: Sequence[Any]) -> Any:
+    """Columns matched by name across files, in order of first appearance;
+    a column of two types is an error naming it."""
+    import pyarrow as pa
+
+    fields: Dict[str, Any] = {}
+    for s in schemas:
+        for f in s:
+            seen = fields.get(f.name)
+            if seen is None:
+                fields[f.name] = f
+            elif seen.type != f.type:
+                raise TypeError(f"rdata: column '{f.name}' is {seen.type} in one file and {f.type} in another")
+    return pa.schema(list(fields.values()))
+
+
+def _spark_schema(arrow_schema: Any) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow_schema)
+
+
+def _arrow_schema_of(struct: Any) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(struct, timezone="UTC", prefers_large_types=False)
+    except TypeError:  # older signatures
+        return to_arrow_schema(struct)
+
+
+def _open(path: str, options: Dict[str, str], columns: Optional[List[str]]) -> Tuple[Any, Any]:
+    """The file opened (and what must stay open while it is read: an
+    fsspec file)."""
+    from . import _object, _source, _storage as storage_pairs
+    from ._rdarrow import open_table
+
+    storage = _storage(options)
+    src, keep = _source(path, storage)
+    return open_table(src, _object(options.get("object")), columns, storage_pairs(storage)), keep
+
+
+def _schema_of(t: Any) -> Any:
+    import pyarrow as pa
+
+    class _S:
+        def __arrow_c_schema__(self) -> Any:
+            return t.schema()
+
+    return pa.schema(_S())
+
+
+@dataclass
+class _Piece:
+    path: str
+    start: int = 0
+    stop: Optional[int] = None  # None: to the end
+
+
+@dataclass
+class _Partition(InputPartition):
+    pieces: List[_Piece] = field(default_factory=list)
+
+    def __init__(self, pieces: List[_Piece]) -> None:
+        self.pieces = pieces
+        self.value = None
+
+
+def _plan(files: List[str], options: Dict[str, str], rows_of: Any) -> List[_Partition]:
+    """Spark's packing of files into partitions (``FilePartition``):
+    files larger than the split size cut by row range, the pieces sorted
+    by size (largest first) and packed next-fit, each counted with the
+    open cost."""
+    max_bytes = int(options.get("maxPartitionBytes", options.get("maxpartitionbytes", _MAX_PARTITION_BYTES)))
+    open_cost = int(options.get("openCostInBytes", options.get("opencostinbytes", _OPEN_COST_BYTES)))
+    cores = int(options.get("parallelism", os.cpu_count() or 1))
+    sizes = [_size(f) for f in files]
+    total = sum(s + open_cost for s in sizes)
+    split = min(max_bytes, max(open_cost, total // max(cores, 1)))
+    pieces: List[Tuple[int, _Piece]] = []
+    for f, size in zip(files, sizes):
+        parts = max(1, math.ceil(size / split)) if size > split else 1
+        rows = rows_of(f) if parts > 1 else None
+        if rows is None or rows < parts:
+            pieces.append((size, _Piece(f)))
+            continue
+        step = math.ceil(rows / parts)
+        for start in range(0, rows, step):
+            pieces.append((size // parts, _Piece(f, start, min(rows, start + step))))
+    pieces.sort(key=lambda p: -p[0])
+    out: List[_Partition] = []
+    current: List[_Piece] = []
+    used = 0
+    for size, piece in pieces:
+        if current and used + size > split:
+            out.append(_Partition(current))
+            current, used = [], 0
+        current.append(piece)
+        used += size + open_cost
+    if current:
+        out.append(_Partition(current))
+    return out or [_Partition([])]
+
+
+class RDataSource(DataSource):
+    """``spark.read.format("rdata")`` / ``df.write.format("rdata")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "rdata"
+
+    def _columns(self) -> Optional[List[str]]:
+        c = self.options.get("columns")
+        return [x.strip() for x in c.split(",") if x.strip()] if c else None
+
+    def schema(self) -> Any:
+        schemas = [_plain_schema(_schema_of(_open(f, self.options, self._columns())[0])) for f in _files(self.options)]
+        return _spark_schema(_union(schemas))
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _Reader(dict(self.options), schema)
+
+    def writer(self, schema: Any, overwrite: bool) -> "_Writer":
+        return _Writer(dict(self.options), schema, overwrite)
+
+
+class _Reader(DataSourceReader):
+    def __init__(self, options: Dict[str, str], schema: Any) -> None:
+        self.options = options
+        self.columns = [f.name for f in schema.fields]
+        self.arrow = _arrow_schema_of(schema)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        from . import list_objects, _object
+
+        object = _object(self.options.get("object"))
+
+        def rows_of(path: str) -> Optional[int]:
+            listed = list_objects(path, storage_options=_storage(self.options))
+            frames = [o for o in listed if o.get("rows") is not None and (object is None or o["name"] == object)]
+            return frames[0]["rows"] if len(frames) >= 1 else None
+
+        return _plan(_files(self.options), self.options, rows_of)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for piece in partition.pieces:
+            t, _keep = _open(piece.path, self.options, None)
+            names = _schema_of(t).names
+            idx = [names.index(c) for c in self.columns if c in names]
+            stop = t.num_rows if piece.stop is None else min(piece.stop, t.num_rows)
+            step = max(1, t.group_rows)
+            for start in range(piece.start, stop, step):
+                n = min(step, stop - start)
+                got = pa.RecordBatchReader.from_stream(_Stream(t.read(idx, start, n))).read_all()
+                arrays = []
+                for f in self.arrow:
+                    if f.name in got.column_names:
+                        col = got.column(f.name).combine_chunks()
+                        if pa.types.is_dictionary(col.type):
+                            col = col.dictionary_decode()
+                        arrays.append(col.cast(f.type))
+                    else:
+                        arrays.append(pa.nulls(n, f.type))
+                yield pa.RecordBatch.from_arrays(arrays, schema=self.arrow)
+
+
+class _Stream:
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.capsule
+
+
+@dataclass
+class _Written(WriterCommitMessage):
+    staged: List[str]
+
+
+class _Writer(DataSourceArrowWriter):
+    def __init__(self, options: Dict[str, str], schema: Any, overwrite: bool) -> None:
+        self.options = options
+        self.overwrite = overwrite
+        paths = _paths(options)
+        if len(paths) != 1:
+            raise ValueError("rdata: write to one directory (save(path))")
+        self.root = paths[0]
+        fmt = options.get("format", "rds")
+        if fmt.lower() not in ("rds", "rdata"):
+            raise ValueError('rdata: option format must be "rds" or "RData"')
+        self.ext = ".rds" if fmt.lower() == "rds" else ".RData"
+        self.job = uuid.uuid4().hex
+        self.staging = os.path.join(self.root, "_temporary", self.job)
+
+    def write(self, iterator: Iterator[Any]) -> _Written:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        from . import write_rdata, write_rds
+
+        batches = list(iterator)
+        ctx = TaskContext.get()
+        part = ctx.partitionId() if ctx is not None else 0
+        if not batches:
+            return _Written([])
+        table = pa.Table.from_batches(batches)
+        os.makedirs(self.staging, exist_ok=True)
+        path = os.path.join(self.staging, f"part-{part:05d}-{self.job}{self.ext}")
+        if self.ext == ".rds":
+            write_rds(table, path)
+        else:
+            write_rdata({self.options.get("object", "df"): table}, path)
+        return _Written([path])
+
+    def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        os.makedirs(self.root, exist_ok=True)
+        if self.overwrite:
+            for name in os.listdir(self.root):
+                if name.endswith((".rds", ".RData")) and name.startswith("part-"):
+                    os.remove(os.path.join(self.root, name))
+        for m in messages:
+            for staged in getattr(m, "staged", None) or []:
+                os.replace(staged, os.path.join(self.root, os.path.basename(staged)))
+        self._clean()
+
+    def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        self._clean()
+
+    def _clean(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)
+        tmp = os.path.join(self.root, "_temporary")
+        if os.path.isdir(tmp) and not os.listdir(tmp):
+            os.rmdir(tmp)
