@@ -39,6 +39,28 @@ def run_r():
     return run
 
 
+# A data frame of every column kind rdarrow maps (factor and ordered
+# factor, Date, POSIXct in a zone, integer64, difftime, list and matrix
+# columns), NA in the plain ones, `n` rows: the Polars and Spark tests'.
+KINDS_R = r"""
+set.seed(5)
+df <- data.frame(
+  i = c(NA, seq_len(n - 1L)),
+  d = c(rnorm(n - 1L), NA),
+  b = c(NA, rep(c(TRUE, FALSE), length.out = n - 1L)),
+  s = c(NA, sample(c("a", "é", "日本"), n - 1L, TRUE)),
+  f = factor(sample(c("lo", "hi", NA), n, TRUE), levels = c("lo", "hi", "none")),
+  o = factor(sample(c("S", "M", "L"), n, TRUE), levels = c("S", "M", "L"), ordered = TRUE),
+  day = as.Date("2020-01-01") + seq_len(n),
+  t = as.POSIXct("2021-06-01", tz = "Europe/Paris") + seq_len(n) * 60,
+  big = bit64::as.integer64(seq_len(n)) * 1000000000L,
+  dt = as.difftime(seq_len(n), units = "mins"),
+  stringsAsFactors = FALSE)
+df$l <- lapply(seq_len(n), function(k) seq_len(k %% 3))
+df$m <- matrix(seq_len(2 * n), n)
+out <- Sys.getenv("OUT")
+"""
+
 # A data frame with every common column kind, NA in each; the same code
 # makes it in every test that needs it.
 FRAME_R = r"""

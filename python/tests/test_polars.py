@@ -9,25 +9,9 @@ import pytest
 
 import rdarrow
 import rdarrow.polars as rp
+from conftest import KINDS_R
 
-KINDS_R = r"""
-set.seed(5)
-n <- 20000L
-df <- data.frame(
-  i = c(NA, seq_len(n - 1L)),
-  d = c(rnorm(n - 1L), NA),
-  b = c(NA, rep(c(TRUE, FALSE), length.out = n - 1L)),
-  s = c(NA, sample(c("a", "é", "日本"), n - 1L, TRUE)),
-  f = factor(sample(c("lo", "hi", NA), n, TRUE), levels = c("lo", "hi", "none")),
-  o = factor(sample(c("S", "M", "L"), n, TRUE), levels = c("S", "M", "L"), ordered = TRUE),
-  day = as.Date("2020-01-01") + seq_len(n),
-  t = as.POSIXct("2021-06-01", tz = "Europe/Paris") + seq_len(n) * 60,
-  big = bit64::as.integer64(seq_len(n)) * 1000000000L,
-  dt = as.difftime(seq_len(n), units = "mins"),
-  stringsAsFactors = FALSE)
-df$l <- lapply(seq_len(n), function(k) seq_len(k %% 3))
-df$m <- matrix(seq_len(2 * n), n)
-out <- Sys.getenv("OUT")
+MAKE_R = "n <- 20000L\n" + KINDS_R + r"""
 saveRDS(df, file.path(out, "kinds.rds"))
 save(df, file = file.path(out, "kinds.RData"), compress = "xz")
 for (k in 1:3) saveRDS(df[((k - 1) * 100 + 1):(k * 100), c("i", "s", "f")], file.path(out, sprintf("part%d.rds", k)))
@@ -38,7 +22,7 @@ saveRDS(data.frame(i = 1:2, extra = c("x", "y")), file.path(out, "part9.rds"))
 @pytest.fixture(scope="module")
 def made(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("polars")
-    run_r(KINDS_R, OUT=str(out))
+    run_r(MAKE_R, OUT=str(out))
     return out
 
 

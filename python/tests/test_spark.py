@@ -11,23 +11,11 @@ import pyarrow as pa
 import pytest
 
 import rdarrow
+from conftest import KINDS_R
 
-KINDS_R = r"""
-set.seed(4)
-n <- 5000L
-df <- data.frame(
-  i = c(NA, seq_len(n - 1L)),
-  d = c(rnorm(n - 1L), NA),
-  b = c(NA, rep(c(TRUE, FALSE), length.out = n - 1L)),
-  s = c(NA, sample(c("a", "é", "日本"), n - 1L, TRUE)),
-  f = factor(sample(c("lo", "hi", NA), n, TRUE), levels = c("lo", "hi", "none")),
-  day = as.Date("2020-01-01") + seq_len(n),
-  t = as.POSIXct("2021-06-01", tz = "UTC") + seq_len(n) * 60,
-  big = bit64::as.integer64(seq_len(n)) * 1000000000L,
-  stringsAsFactors = FALSE)
-df$l <- lapply(seq_len(n), function(k) seq_len(k %% 3))
-out <- Sys.getenv("OUT")
+MAKE_R = "n <- 5000L\n" + KINDS_R + r"""
 saveRDS(df, file.path(out, "kinds.rds"))
+saveRDS(df[, c("i", "d", "s")], file.path(out, "plain.rds"), compress = FALSE)
 for (k in 1:30) saveRDS(df[((k - 1) * 10 + 1):(k * 10), c("i", "d", "s")], file.path(out, "small", sprintf("s%02d.rds", k)))
 saveRDS(data.frame(i = 1:3, extra = c("x", "y", "z")), file.path(out, "small", "s99.rds"))
 lst <- list(inner = df[1:20, c("i", "s")], other = 1:3)
@@ -39,7 +27,7 @@ save(df, lst, file = file.path(out, "two.RData"))
 def made(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("spark")
     (out / "small").mkdir()
-    run_r(KINDS_R, OUT=str(out))
+    run_r(MAKE_R, OUT=str(out))
     return out
 
 
@@ -53,8 +41,9 @@ def test_every_column_kind_and_the_schema(spark, made):
     df = spark.read.format("rdata").load(str(made / "kinds.rds"))
     want = {
         "i": T.IntegerType(), "d": T.DoubleType(), "b": T.BooleanType(), "s": T.StringType(),
-        "f": T.StringType(), "day": T.DateType(), "t": T.TimestampType(), "big": T.LongType(),
-        "l": T.ArrayType(T.IntegerType()),
+        "f": T.StringType(), "o": T.StringType(), "day": T.DateType(), "t": T.TimestampType(),
+        "big": T.LongType(), "dt": T.DayTimeIntervalType(0, 3), "l": T.ArrayType(T.IntegerType()),
+        "m": T.ArrayType(T.IntegerType()),
     }
     assert [f.name for f in df.schema.fields] == list(want)
     for f in df.schema.fields:
@@ -69,16 +58,22 @@ def test_every_column_kind_and_the_schema(spark, made):
     assert got["big"].tolist() == ref["big"].tolist()
     assert [list(x) for x in got["l"]] == [list(x) for x in ref["l"]]
     assert str(got["day"][0]) == "2020-01-02"
-    assert got["t"][0] == ref["t"][0].tz_convert(None)
+    assert got["t"][0] == ref["t"][0].tz_convert("UTC").tz_localize(None)
+    assert got["dt"][1].total_seconds() == 120.0  # 2 mins
+    assert list(got["m"][0]) == [1, 5001]  # a matrix column's row
 
 
 def test_a_large_file_is_split_by_row_range(spark, made):
-    path = str(made / "kinds.rds")
+    path = str(made / "plain.rds")
     one = spark.read.format("rdata").load(path)
-    split = spark.read.format("rdata").option("maxPartitionBytes", "4096").option("openCostInBytes", "1024").load(path)
+    small = {"maxPartitionBytes": "4096", "openCostInBytes": "1024"}
+    split = spark.read.format("rdata").options(**small).load(path)
     assert split.rdd.getNumPartitions() > 1
     assert sorted(split.select("i").toPandas()["i"].fillna(-1).tolist()) == sorted(one.select("i").toPandas()["i"].fillna(-1).tolist())
     assert split.count() == 5000
+    # a compressed file is not split (each piece would inflate it whole)
+    gz = spark.read.format("rdata").options(**small).load(str(made / "kinds.rds"))
+    assert gz.rdd.getNumPartitions() == 1 and gz.count() == 5000
 
 
 def test_small_files_are_packed_and_matched_by_column_name(spark, made):
