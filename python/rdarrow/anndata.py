@@ -545,6 +545,24 @@ def _seurat(obj: Dict[str, Any], assay: Optional[str]) -> Any:
 # --- SummarizedExperiment, SingleCellExperiment --------------------------------
 
 
+def _place(name: str, value: Any, n: int, frame: Any, leftover: Dict[str, Any], where: str) -> None:
+    """A per-cell (per-feature) vector into ``frame``, anything else into
+    ``leftover`` (``uns``)."""
+    if _is_s4(value, "DFrame", "DataFrame"):
+        inner = _dframe(value, f"{where}${name}", leftover)
+        if len(inner.columns) == 0:
+            return
+        if len(inner) == n:
+            for c in inner.columns:
+                frame[f"{name}.{c}"] = inner[c].to_numpy()
+            return
+    col = _frame_column(value)
+    if hasattr(col, "__len__") and len(col) == n and getattr(col, "ndim", 1) == 1 and name not in frame.columns:
+        frame[name] = col
+    else:
+        leftover[f"{where}${name}"] = value
+
+
 def _row_names_and_ranges(se: Dict[str, Any], leftover: Dict[str, Any]) -> "tuple[Optional[List[str]], Any]":
     """A (Ranged)SummarizedExperiment's feature names and ``rowData``
     (a GRanges' ranges as columns)."""
@@ -635,11 +653,20 @@ def _experiment(se: Dict[str, Any], assay: Optional[str], name: str) -> Dict[str
         cp = parts.get("colPairs")
         for k, h in ((cp or {}).get("listData") or {}).items() if _is_s4(cp) else []:
             obsp[k] = _hits(h, n_obs)
+        # the rest of the internal column data (sizeFactor, ...): per cell
+        # values to obs, anything else kept
+        for k, v in parts.items():
+            if k not in ("reducedDims", "altExps", "colPairs"):
+                _place(k, v, n_obs, obs, leftover, "int_colData")
     irow = se.get("int_elementMetadata")
     if _is_s4(irow):
-        rp = (irow.get("listData") or {}).get("rowPairs")
+        rparts = irow.get("listData") or {}
+        rp = rparts.get("rowPairs")
         for k, h in ((rp or {}).get("listData") or {}).items() if _is_s4(rp) else []:
             varp[k] = _hits(h, n_var)
+        for k, v in rparts.items():
+            if k != "rowPairs":
+                _place(k, v, n_var, var, leftover, "int_elementMetadata")
     uns: Dict[str, Any] = {}
     if se.get("metadata"):
         uns["metadata"] = se["metadata"]

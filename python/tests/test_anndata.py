@@ -78,6 +78,7 @@ sce <- SingleCellExperiment(
   rowData = DataFrame(gene_len = seq_along(feats) * 10L),
   reducedDims = list(PCA = Embeddings(pbmc_small, "pca"), TSNE = Embeddings(pbmc_small, "tsne")),
   metadata = list(study = "pbmc", n = 3L))
+sizeFactors(sce) <- seq(0.5, 2, length.out = ncol(sce))
 altExp(sce, "ADT") <- SingleCellExperiment(list(counts = as.matrix(GetAssayData(adt, "counts"))))
 colPair(sce, "knn") <- SelfHits(1:79, 2:80, nnode = 80, value = seq(0.5, 39.5, by = 0.5))
 rse <- SummarizedExperiment(list(counts = counts),
@@ -261,6 +262,7 @@ def test_single_cell_experiment(made, tmp_path):
         knn = a.obsp["knn"]
         assert knn.shape == (80, 80) and knn[0, 1] == 0.5 and knn.nnz == 79
         assert a.uns["metadata"]["study"] == "pbmc"
+        assert a.obs["sizeFactor"].tolist() == list(np.linspace(0.5, 2, 80)) or np.allclose(a.obs["sizeFactor"], np.linspace(0.5, 2, 80), rtol=1e-15)
         assert m["ADT"].shape == (80, 3)
     rdarrow.to_h5ad(f, tmp_path / "sce.h5mu")
     assert (tmp_path / "sce.h5mu").exists()
