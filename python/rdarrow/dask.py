@@ -52,13 +52,15 @@ def files_of(
             files.extend(fs.unstrip_protocol(m) + chain for m in matched)
         elif p.lower().startswith(("http://", "https://")):
             files.append(p)
-        elif "://" in p or glob.has_magic(p) or os.path.isdir(p):
-            # the engine's expansion: a glob's matches, a directory's or an
-            # object store prefix's R data files
-            matched = rdarrow._rdarrow.expand_sources(p, storage)
+        elif glob.has_magic(p) and "://" not in p:
+            matched = sorted(glob.glob(p))
             if not matched:
                 raise FileNotFoundError(f"no file matches {p!r}")
             files.extend(matched)
+        elif "://" in p or os.path.isdir(p):
+            # the engine's expansion: a directory's or an object store
+            # prefix's R data files, a store's glob by listing
+            files.extend(rdarrow._rdarrow.expand_sources(p, storage))
         else:
             files.append(p)
     if not files:
