@@ -218,3 +218,32 @@ def test_every_corpus_vector_has_the_values_r_loads(r_vectors):
             )
     assert checked > 50, checked
     assert not failures, f"{len(failures)} of {checked} vectors differ:\n" + "\n".join(failures[:40])
+
+
+def test_every_corpus_file_reads_as_values_or_fails_as_plain_does():
+    """Every object of every corpus file: the NumPy/pandas values are made
+    (lists, S4 objects, data frames included) wherever the plain values
+    are, and a file that cannot be read fails the same way in both."""
+    import warnings
+
+    from conftest import _corpus_files
+
+    made, failed = 0, []
+    for f in _corpus_files():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                plain = rdarrow.read_objects(f, plain=True)
+            except rdarrow.RDataError as e:
+                with pytest.raises(type(e)):
+                    rdarrow.read_objects(f)
+                continue
+            try:
+                shaped = rdarrow.read_objects(f)
+            except Exception as e:  # noqa: BLE001 - every failure is reported
+                failed.append(f"{os.path.basename(f)}: {type(e).__name__}: {e}")
+                continue
+        assert list(shaped) == list(plain), f
+        made += 1
+    assert made > 500, made
+    assert not failed, "\n".join(failed[:20])
