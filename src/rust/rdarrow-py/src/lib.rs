@@ -265,13 +265,22 @@ fn read_stream<'py>(
                 .collect()
         })
         .unwrap_or_default();
-    let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
-        table.batches.into_iter().map(Ok),
-        table.schema.clone(),
-    ));
-    let stream = FFI_ArrowArrayStream::new(reader);
-    let capsule = PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?;
+    let capsule = stream_capsule(py, table.batches, table.schema)?;
     Ok((capsule, name, warnings, addresses, row_names))
+}
+
+/// Record batches as an Arrow C stream in a PyCapsule
+/// (`"arrow_array_stream"`), handed over without a copy.
+pub(crate) fn stream_capsule(
+    py: Python<'_>,
+    batches: Vec<RecordBatch>,
+    schema: SchemaRef,
+) -> PyResult<Bound<'_, PyCapsule>> {
+    let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
+        batches.into_iter().map(Ok),
+        schema,
+    ));
+    PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(reader), c"arrow_array_stream")
 }
 
 /// The record batches of an Arrow C stream capsule (`__arrow_c_stream__`
@@ -498,7 +507,11 @@ fn read_objects<'py>(
         refs: &doc.refs,
         native: doc.header.native_encoding.as_deref(),
         dropped: Default::default(),
-        shape: if plain { values::Shape::Plain } else { values::Shape::NumPy },
+        shape: if plain {
+            values::Shape::Plain
+        } else {
+            values::Shape::NumPy
+        },
         doc: Some(&doc),
     };
     let out = PyDict::new(py);

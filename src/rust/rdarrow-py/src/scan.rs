@@ -7,8 +7,7 @@
 use crate::given::Given;
 use crate::{in_source, py_err, read_options};
 use arrow_array::ffi::FFI_ArrowSchema;
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader};
+use arrow_array::{RecordBatch, RecordBatchOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use rdarrow_arrow::arrow::rows::{all_cores, per_column, ColumnSource};
@@ -114,9 +113,7 @@ impl OpenedTable {
             &RecordBatchOptions::new().with_row_count(Some(len)),
         )
         .map_err(|e| py_err(Error::internal(e.to_string())))?;
-        let reader: Box<dyn RecordBatchReader + Send> =
-            Box::new(RecordBatchIterator::new([Ok(batch)], projected));
-        PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(reader), c"arrow_array_stream")
+        crate::stream_capsule(py, vec![batch], projected)
     }
 }
 

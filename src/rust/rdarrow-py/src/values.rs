@@ -18,13 +18,11 @@
 //! What has no value (functions, environments, calls) is `None`, and its
 //! kind is reported so the caller can warn.
 
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use arrow_buffer::Buffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 use rdarrow_arrow::arrow::{table_from_object, TableOptions};
-use arrow_buffer::Buffer;
 use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
 use rdarrow_arrow::Document;
 use std::borrow::Cow;
@@ -232,7 +230,11 @@ impl<'a> ToPython<'a> {
                 // R keeps a slot's NULL as a symbol of that name
                 let null = matches!(value, RObject::Ref(id)
                     if refs.symbol_name(*id) == Some(rdarrow_arrow::tree::S4_NULL));
-                let value = if null { py.None() } else { self.value(py, value, depth + 1)? };
+                let value = if null {
+                    py.None()
+                } else {
+                    self.value(py, value, depth + 1)?
+                };
                 slots.set_item(name, value)?;
             }
         }
@@ -266,7 +268,12 @@ impl<'a> ToPython<'a> {
     }
 
     /// A character attribute of `obj` as a list of strings.
-    fn strings_attr(&self, py: Python<'_>, obj: &RObject, name: &str) -> PyResult<Option<Py<PyAny>>> {
+    fn strings_attr(
+        &self,
+        py: Python<'_>,
+        obj: &RObject,
+        name: &str,
+    ) -> PyResult<Option<Py<PyAny>>> {
         obj.attribute(self.refs, name)
             .and_then(|n| self.texts(n))
             .map(|s| s.into_py_any(py))
@@ -281,7 +288,7 @@ impl<'a> ToPython<'a> {
         depth: usize,
     ) -> PyResult<Py<PyAny>> {
         if self.shape == Shape::NumPy {
-            if let Some(v) = self.shaped(py, obj, data, depth)? {
+            if let Some(v) = self.shaped(py, obj, data)? {
                 return Ok(v);
             }
         }
@@ -295,21 +302,24 @@ impl<'a> ToPython<'a> {
         py: Python<'_>,
         obj: &RObject,
         data: &VectorData,
-        depth: usize,
     ) -> PyResult<Option<Py<PyAny>>> {
         let refs = self.refs;
         let class = obj.class_attr(refs);
         let has = |c: &str| class.iter().any(|x| x == c);
         let (kind, payload, na): (&str, Py<PyAny>, Option<Vec<bool>>) = match data {
             VectorData::Logical(x) | VectorData::Integer(x) => (
-                if matches!(data, VectorData::Logical(_)) { "logical" } else { "integer" },
+                if matches!(data, VectorData::Logical(_)) {
+                    "logical"
+                } else {
+                    "integer"
+                },
                 Payload::new(x.inner().clone(), typestr('i', 4), 4).into_py_any(py)?,
                 mask(x.iter().map(|&v| v == na::INTEGER)),
             ),
             VectorData::Real(x) if has("integer64") => (
                 "integer64",
                 Payload::new(x.inner().clone(), typestr('i', 8), 8).into_py_any(py)?,
-                mask(x.iter().map(|&v| v.to_bits() as i64 == i64::MIN)),
+                mask(x.iter().map(|&v| v.to_bits() as i64 == na::INTEGER64)),
             ),
             VectorData::Real(x) => (
                 "double",
@@ -319,20 +329,18 @@ impl<'a> ToPython<'a> {
             VectorData::Complex(x) => (
                 "complex",
                 Payload::new(x.inner().clone(), typestr('c', 16), 16).into_py_any(py)?,
-                mask(x.chunks_exact(2).map(|c| na::is_na_real(c[0]) || na::is_na_real(c[1]))),
+                mask(
+                    x.chunks_exact(2)
+                        .map(|c| na::is_na_real(c[0]) || na::is_na_real(c[1])),
+                ),
             ),
-            VectorData::Character(s) => (
-                "character",
-                self.strings_of(s).into_py_any(py)?,
-                None,
-            ),
+            VectorData::Character(s) => ("character", self.strings_of(s).into_py_any(py)?, None),
             VectorData::List(_) if has("data.frame") => {
                 let Some(doc) = self.doc else { return Ok(None) };
                 return self.frame(py, doc, obj);
             }
             _ => return Ok(None),
         };
-        let _ = depth;
         let na = na
             .map(|m| {
                 let bytes: Vec<u8> = m.into_iter().map(u8::from).collect();
@@ -379,7 +387,11 @@ impl<'a> ToPython<'a> {
                 dim,
                 dimnames,
                 dimnames_names,
-                levels: if has("factor") { self.strings_attr(py, obj, "levels")? } else { None },
+                levels: if has("factor") {
+                    self.strings_attr(py, obj, "levels")?
+                } else {
+                    None
+                },
                 tzone: text("tzone"),
                 units: text("units"),
                 classes: class,
@@ -390,7 +402,12 @@ impl<'a> ToPython<'a> {
 
     /// A data frame as `read_table()` makes it (`None`: one that does not
     /// convert, left to be a dict of its columns).
-    fn frame(&mut self, py: Python<'_>, doc: &Document, obj: &RObject) -> PyResult<Option<Py<PyAny>>> {
+    fn frame(
+        &mut self,
+        py: Python<'_>,
+        doc: &Document,
+        obj: &RObject,
+    ) -> PyResult<Option<Py<PyAny>>> {
         let opts = TableOptions {
             default_tz: rdarrow_arrow::arrow::session_zone(),
             time_unit: Some(arrow_schema::TimeUnit::Nanosecond),
@@ -400,12 +417,7 @@ impl<'a> ToPython<'a> {
             return Ok(None);
         };
         let row_names = frame_row_names(py, &table.schema)?;
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
-            table.batches.into_iter().map(Ok),
-            table.schema.clone(),
-        ));
-        let stream = FFI_ArrowArrayStream::new(reader);
-        let capsule = PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?;
+        let capsule = crate::stream_capsule(py, table.batches, table.schema)?;
         Ok(Some(
             RFrame {
                 stream: capsule.into_any().unbind(),
