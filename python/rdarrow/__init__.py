@@ -8,6 +8,7 @@ the consumer without a copy through the Arrow C stream interface
 
 from __future__ import annotations
 
+import glob
 import os
 import warnings
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Union
@@ -178,6 +179,83 @@ def _object(object: Optional[ObjectRef]) -> Optional[str]:
     if isinstance(object, (list, tuple)):
         return _rdarrow.object_path(list(object))
     raise TypeError("object must be a name or object path (str), a sequence of path parts, or None")
+
+
+class _Capsule:
+    """An Arrow C capsule the engine made (a stream or a schema) as an
+    object of the Arrow PyCapsule protocol, for pyarrow and Polars to take."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.capsule
+
+    def __arrow_c_schema__(self) -> Any:
+        return self.capsule
+
+
+def _open_table(
+    path: Any, object: Optional[ObjectRef], columns: Optional[List[str]], storage_options: StorageOptions
+) -> "tuple[Any, Optional[_Opened]]":
+    """One object of a file opened to be read by row range and column (the
+    engine's ``open_table``), and what must stay open while it is read (an
+    fsspec file)."""
+    src, keep = _source(path, storage_options)
+    return _rdarrow.open_table(src, _object(object), columns, _storage(storage_options)), keep
+
+
+def _table_schema(table: Any) -> "pyarrow.Schema":  # noqa: F821
+    """An opened table's Arrow schema."""
+    import pyarrow as pa
+
+    return pa.schema(_Capsule(table.schema()))
+
+
+def _files_of(
+    paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    storage_options: Optional[dict] = None,
+) -> List[str]:
+    """The files ``paths`` names: a path, a glob pattern, a directory (its
+    R data files), an object store URL (``s3://bucket/archive/*.RData``,
+    ``**`` across folders; a URL ending in ``/`` for the R data files
+    under it, listed from the store),
+    an fsspec URL (a glob expanded by fsspec, ``storage_options`` given to
+    it), or a list of these, in order (each pattern's matches sorted)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files: List[str] = []
+    storage = _storage(storage_options)
+    for p in paths:
+        p = os.fspath(p)
+        if _fsspec_url(p):
+            # another file system's (memory://, zip://...::..., sftp://):
+            # its glob expanded by fsspec, each match read through it
+            import fsspec.core
+
+            fs, path = fsspec.core.url_to_fs(p, **(storage_options or {}))
+            matched = sorted(fs.glob(path)) if glob.has_magic(path) else [path]
+            if not matched:
+                raise FileNotFoundError(f"no file matches {p!r}")
+            # a chained URL's matches keep the chain (zip://x::archive.zip)
+            chain = "::" + p.split("::", 1)[1] if "::" in p else ""
+            files.extend(fs.unstrip_protocol(m) + chain for m in matched)
+        elif p.lower().startswith(("http://", "https://")):
+            files.append(p)
+        elif glob.has_magic(p) and "://" not in p:
+            matched = sorted(glob.glob(p))
+            if not matched:
+                raise FileNotFoundError(f"no file matches {p!r}")
+            files.extend(matched)
+        elif "://" in p or os.path.isdir(p):
+            # the engine's expansion: a directory's or an object store
+            # prefix's R data files, a store's glob by listing
+            files.extend(_rdarrow.expand_sources(p, storage))
+        else:
+            files.append(p)
+    if not files:
+        raise ValueError("no files given")
+    return files
 
 
 def list_objects(

@@ -237,18 +237,9 @@ def frame(f: RFrame) -> Any:
     """A data frame as ``read_pandas()`` gives it."""
     import pyarrow as pa
 
-    from . import _pandas_frame
+    from . import _Capsule, _pandas_frame
 
-    table = pa.RecordBatchReader.from_stream(_Stream(f.stream)).read_all()
-    return _pandas_frame(table, f.row_names)
-
-
-class _Stream:
-    def __init__(self, capsule: Any) -> None:
-        self.capsule = capsule
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self.capsule
+    return _pandas_frame(pa.table(_Capsule(f.stream)), f.row_names)
 
 
 def _entries(v: Any) -> np.ndarray:

@@ -768,11 +768,11 @@ def read_anndata(
     in a ``mudata.MuData``); an experiment's assay that becomes ``X``
     (default: the first; the others are ``layers``).
     """
-    from .dask import files_of
+    from . import _files_of
 
     if isinstance(path, (bytes, bytearray, memoryview)) or hasattr(path, "read"):
         return _read_one(path, object, assay, storage_options)
-    files = files_of(path, storage_options)
+    files = _files_of(path, storage_options)
     if len(files) == 1 and not (isinstance(path, (list, tuple)) and len(path) > 1):
         return _read_one(files[0], object, assay, storage_options)
     import anndata as ad

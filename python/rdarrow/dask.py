@@ -13,59 +13,16 @@ stays null).
 
 from __future__ import annotations
 
-import glob
-import os
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence
 
 import rdarrow
 
 __all__ = ["read_rdata", "files_of"]
 
 
-def files_of(
-    paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
-    storage_options: Optional[dict] = None,
-) -> List[str]:
-    """The files ``paths`` names: a path, a glob pattern, a directory (its
-    R data files), an object store URL (``s3://bucket/archive/*.RData``,
-    ``**`` across folders; a URL ending in ``/`` for the R data files
-    under it, listed from the store),
-    an fsspec URL (a glob expanded by fsspec, ``storage_options`` given to
-    it), or a list of these, in order (each pattern's matches sorted)."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    files: List[str] = []
-    storage = rdarrow._storage(storage_options)
-    for p in paths:
-        p = os.fspath(p)
-        if rdarrow._fsspec_url(p):
-            # another file system's (memory://, zip://...::..., sftp://):
-            # its glob expanded by fsspec, each match read through it
-            import fsspec.core
-
-            fs, path = fsspec.core.url_to_fs(p, **(storage_options or {}))
-            matched = sorted(fs.glob(path)) if glob.has_magic(path) else [path]
-            if not matched:
-                raise FileNotFoundError(f"no file matches {p!r}")
-            # a chained URL's matches keep the chain (zip://x::archive.zip)
-            chain = "::" + p.split("::", 1)[1] if "::" in p else ""
-            files.extend(fs.unstrip_protocol(m) + chain for m in matched)
-        elif p.lower().startswith(("http://", "https://")):
-            files.append(p)
-        elif glob.has_magic(p) and "://" not in p:
-            matched = sorted(glob.glob(p))
-            if not matched:
-                raise FileNotFoundError(f"no file matches {p!r}")
-            files.extend(matched)
-        elif "://" in p or os.path.isdir(p):
-            # the engine's expansion: a directory's or an object store
-            # prefix's R data files, a store's glob by listing
-            files.extend(rdarrow._rdarrow.expand_sources(p, storage))
-        else:
-            files.append(p)
-    if not files:
-        raise ValueError("no files given")
-    return files
+# the files a path, glob, directory, URL or list names: the package's one
+# expansion (rdarrow._files_of), public here
+files_of = rdarrow._files_of
 
 
 def _partition(path: str, object: Optional[str], columns: Optional[List[str]], storage_options=None):

@@ -21,37 +21,19 @@ import warnings
 from typing import Any, Dict, Iterator, List, Optional
 
 import rdarrow
-from rdarrow import _rdarrow
 
 __all__ = ["read_rdata", "scan_rdata"]
 
 
-class _Capsule:
-    """A capsule made an object with the Arrow PyCapsule protocol."""
-
-    def __init__(self, capsule: Any, kind: str) -> None:
-        self.capsule, self.kind = capsule, kind
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self.capsule
-
-    def __arrow_c_schema__(self) -> Any:
-        return self.capsule
-
-
 def _opened(path: Any, object: Optional[str], storage_options: Optional[dict]) -> List[Any]:
-    from .dask import files_of
-
-    storage = rdarrow._storage(storage_options)
-    object = rdarrow._object(object)
+    """Each file ``path`` names, opened (with what keeps it open)."""
     if isinstance(path, (bytes, bytearray, memoryview)) or hasattr(path, "read"):
         sources = [path]
     else:
-        sources = files_of(path, storage_options)
+        sources = rdarrow._files_of(path, storage_options)
     out = []
     for src in sources:
-        src, keep = rdarrow._source(src, storage_options)
-        t = _rdarrow.open_table(src, object, None, storage)
+        t, keep = rdarrow._open_table(src, object, None, storage_options)
         for w in t.warnings:
             warnings.warn(w, rdarrow.RDataWarning, stacklevel=3)
         out.append((t, keep))
@@ -60,10 +42,8 @@ def _opened(path: Any, object: Optional[str], storage_options: Optional[dict]) -
 
 def _schema_of(t: Any) -> Dict[str, Any]:
     import polars as pl
-    import pyarrow as pa
 
-    schema = pa.schema(_Capsule(t.schema(), "schema"))
-    return dict(pl.from_arrow(schema.empty_table()).schema)
+    return dict(pl.from_arrow(rdarrow._table_schema(t).empty_table()).schema)
 
 
 def scan_rdata(
@@ -115,7 +95,7 @@ def scan_rdata(
                 if left is not None and predicate is None:
                     length = min(length, left)
                 if present:
-                    df = pl.DataFrame(_Capsule(t.read(idx, start, length), "stream"))
+                    df = pl.DataFrame(rdarrow._Capsule(t.read(idx, start, length)))
                 else:
                     df = pl.DataFrame({c: pl.Series(c, [None] * length, dtype=union[c]) for c in need})
                 if not need:

@@ -59,7 +59,7 @@ import math
 import os
 import shutil
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pyspark.sql.datasource import (
@@ -114,9 +114,9 @@ def _paths(options: Dict[str, str]) -> List[str]:
 
 
 def _files(options: Dict[str, str]) -> List[str]:
-    from .dask import files_of
+    from . import _files_of
 
-    return files_of(_paths(options), _storage(options))
+    return _files_of(_paths(options), _storage(options))
 
 
 def _size(path: str) -> int:
@@ -186,12 +186,9 @@ def _arrow_schema_of(struct: Any) -> Any:
 def _open(path: str, options: Dict[str, str], columns: Optional[List[str]]) -> Tuple[Any, Any]:
     """The file opened (and what must stay open while it is read: an
     fsspec file)."""
-    from . import _object, _source, _storage as storage_pairs
-    from ._rdarrow import open_table
+    from . import _open_table
 
-    storage = _storage(options)
-    src, keep = _source(path, storage)
-    return open_table(src, _object(options.get("object")), columns, storage_pairs(storage)), keep
+    return _open_table(path, options.get("object"), columns, _storage(options))
 
 
 def _read_whole(path: str, options: Dict[str, str], columns: List[str]) -> Any:
@@ -203,16 +200,6 @@ def _read_whole(path: str, options: Dict[str, str], columns: List[str]) -> Any:
         return read_table(path, object=options.get("object"), columns=columns, storage_options=_storage(options))
     except UsageError:
         return read_table(path, object=options.get("object"), storage_options=_storage(options))
-
-
-def _schema_of(t: Any) -> Any:
-    import pyarrow as pa
-
-    class _S:
-        def __arrow_c_schema__(self) -> Any:
-            return t.schema()
-
-    return pa.schema(_S())
 
 
 def _compressed(path: str) -> bool:
@@ -235,13 +222,12 @@ class _Piece:
     stop: Optional[int] = None  # None: to the end
 
 
-@dataclass
 class _Partition(InputPartition):
-    pieces: List[_Piece] = field(default_factory=list)
+    """The pieces of files one task reads."""
 
     def __init__(self, pieces: List[_Piece]) -> None:
+        super().__init__(None)
         self.pieces = pieces
-        self.value = None
 
 
 def _plan(files: List[str], options: Dict[str, str], rows_of: Any) -> List[_Partition]:
@@ -292,7 +278,9 @@ class RDataSource(DataSource):
         return [x.strip() for x in c.split(",") if x.strip()] if c else None
 
     def schema(self) -> Any:
-        schemas = [_plain_schema(_schema_of(_open(f, self.options, self._columns())[0])) for f in _files(self.options)]
+        from . import _table_schema
+
+        schemas = [_plain_schema(_table_schema(_open(f, self.options, self._columns())[0])) for f in _files(self.options)]
         return _spark_schema(_union(schemas))
 
     def reader(self, schema: Any) -> DataSourceReader:
@@ -324,41 +312,46 @@ class _Reader(DataSourceReader):
         """The partition's rows as record batches of Spark's schema; the
         rows of small files gathered into batches of about a row group
         (one Arrow message for many files)."""
-        import pyarrow as pa
-
         pending: List[Any] = []
         held = 0
         for piece in partition.pieces:
-            if piece.stop is None and piece.start == 0 and _size(piece.path) <= _WHOLE_FILE_BYTES:
-                # a file read whole: decoded in memory, its columns converted
-                # on all cores (no spill of its payloads), handed on in
-                # batches of a row group
-                got = _read_whole(piece.path, self.options, self.columns)
-                step = max(1, _ROWS_PER_BATCH)
-                for b in got.to_batches(max_chunksize=step):
-                    pending.append(self._shaped(pa.Table.from_batches([b], schema=got.schema), b.num_rows))
-                    held += b.num_rows
-                    if held >= step:
-                        yield from pa.Table.from_batches(pending, schema=self.arrow).combine_chunks().to_batches()
-                        pending, held = [], 0
-                continue
-            t, _keep = _open(piece.path, self.options, None)
-            names = _schema_of(t).names
-            idx = [names.index(c) for c in self.columns if c in names]
-            stop = t.num_rows if piece.stop is None else min(piece.stop, t.num_rows)
-            step = max(1, t.group_rows)
-            for start in range(piece.start, stop, step):
-                n = min(step, stop - start)
-                got = pa.RecordBatchReader.from_stream(_Stream(t.read(idx, start, n))).read_all()
-                pending.append(self._shaped(got, n))
-                held += n
-                if held >= step:
-                    yield from pa.Table.from_batches(pending, schema=self.arrow).combine_chunks().to_batches()
+            for part in self._tables(piece):
+                pending.append(self._shaped(part))
+                held += part.num_rows
+                if held >= _ROWS_PER_BATCH:
+                    yield from self._gathered(pending)
                     pending, held = [], 0
         if pending:
-            yield from pa.Table.from_batches(pending, schema=self.arrow).combine_chunks().to_batches()
+            yield from self._gathered(pending)
 
-    def _shaped(self, got: Any, n: int) -> Any:
+    def _tables(self, piece: _Piece) -> Iterator[Any]:
+        """A piece's rows, a row group at a time, in its file's schema: a
+        file read whole decoded in memory, its columns converted on all
+        cores (no spill of its payloads); a larger file or a row range
+        read from the opened file."""
+        import pyarrow as pa
+
+        from . import _Capsule, _table_schema
+
+        if piece.stop is None and piece.start == 0 and _size(piece.path) <= _WHOLE_FILE_BYTES:
+            got = _read_whole(piece.path, self.options, self.columns)
+            for b in got.to_batches(max_chunksize=_ROWS_PER_BATCH):
+                yield pa.Table.from_batches([b], schema=got.schema)
+            return
+        t, _keep = _open(piece.path, self.options, None)
+        names = _table_schema(t).names
+        idx = [names.index(c) for c in self.columns if c in names]
+        stop = t.num_rows if piece.stop is None else min(piece.stop, t.num_rows)
+        step = max(1, t.group_rows)
+        for start in range(piece.start, stop, step):
+            yield pa.table(_Capsule(t.read(idx, start, min(step, stop - start))))
+
+    def _gathered(self, parts: List[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        return iter(pa.Table.from_batches(parts, schema=self.arrow).combine_chunks().to_batches())
+
+    def _shaped(self, got: Any) -> Any:
         """A file's rows in Spark's schema: dictionaries decoded, types
         cast, columns the file lacks null."""
         import pyarrow as pa
@@ -371,16 +364,8 @@ class _Reader(DataSourceReader):
                     col = col.dictionary_decode()
                 arrays.append(col.cast(f.type))
             else:
-                arrays.append(pa.nulls(n, f.type))
+                arrays.append(pa.nulls(got.num_rows, f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow)
-
-
-class _Stream:
-    def __init__(self, capsule: Any) -> None:
-        self.capsule = capsule
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self.capsule
 
 
 @dataclass
