@@ -152,6 +152,33 @@ fi
 
 step_done "Python environment and arrow R"
 
+# --- SeuratObject 5 (test-only) ----------------------------------------------
+# Debian has SeuratObject 4.1 (Seurat v4 objects); the tests of Seurat v5
+# objects (Assay5, LogMaps, split layers) make them with the real
+# SeuratObject 5.3.0 and Matrix 1.6-5 from ../shared/seurat5, built into a
+# library of their own (a cache entry keyed by R's version and the
+# sources; .seurat5 in the repository links to it). Only the R processes
+# that make v5 objects put it on their library path.
+seurat5_dir="$(pwd)/../shared/seurat5"
+if [ -f "$seurat5_dir/install.sh" ]; then
+  seurat5_key="$( { R --version | head -1; sha256sum "$seurat5_dir"/*.tar.gz "$seurat5_dir"/install.sh | cut -c1-64; } | rdarrow_hash)"
+  seurat5_lib="${rdarrow_cache:-$(pwd)/.cache}/seurat5-$seurat5_key"
+  if [ -f "$seurat5_lib/.rdarrow-complete" ]; then
+    echo "==> SeuratObject 5: cached in $seurat5_lib"
+    touch "$seurat5_lib"
+  else
+    echo "==> SeuratObject 5 and Matrix 1.6-5 in $seurat5_lib"
+    rm -rf "$seurat5_lib"
+    bash "$seurat5_dir/install.sh" "$seurat5_lib" 2>&1 | tail -n 3
+    touch "$seurat5_lib/.rdarrow-complete"
+  fi
+  ln -sfn "$seurat5_lib" .seurat5
+else
+  echo "==> $seurat5_dir/install.sh not found: the tests of Seurat v5 objects made by SeuratObject 5 will skip"
+fi
+
+step_done "SeuratObject 5"
+
 # --- Build and install ---------------------------------------------------------
 echo "==> R CMD INSTALL ."
 start=$(date +%s)

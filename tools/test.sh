@@ -51,6 +51,14 @@ export RDARROW_REQUIRE_STORE=1
 # Spark's tests (local mode, Java 17 from set-up): here a missing Spark or
 # Java fails them rather than skipping them.
 export RDARROW_REQUIRE_SPARK=1
+# SeuratObject 5 from set-up (.seurat5): the tests of Seurat v5 objects
+# made by it (hostile single-cell files among them) fail without it here.
+if [ -d "$root/.seurat5" ]; then
+  RDARROW_SEURAT5_LIB="$(cd "$root/.seurat5" && pwd -P)"
+  export RDARROW_SEURAT5_LIB
+fi
+export RDARROW_REQUIRE_SEURAT5=1
+echo "==> RDARROW_SEURAT5_LIB=${RDARROW_SEURAT5_LIB:-<unset>}"
 
 echo "==> layers (tools/layers.py)"
 python3 tools/layers.py

@@ -70,6 +70,7 @@ class RS4:
     class_name: Optional[str]
     package: Optional[str]
     slots: Dict[str, Any]
+    sparse: Optional[str]
 def read_stream(
     path: _Given,
     object: Optional[str] = None,

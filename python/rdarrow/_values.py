@@ -250,35 +250,35 @@ def s4(o: RS4) -> Any:
     """An S4 object: a Matrix package sparse matrix (or a class extending
     a CsparseMatrix, as Seurat's ``Graph``: its other slots in
     ``.r_slots``) as scipy.sparse over the same buffers, any other a dict
-    of its class and slots."""
+    of its class and slots. Which objects are sparse matrices, and that
+    their slots agree, the engine says (``o.sparse``: the storage's
+    letter)."""
     cls, slots = o.class_name, o.slots
-    matrix = o.package == "Matrix" and isinstance(cls, str) and cls[-7:] in ("CMatrix", "RMatrix", "TMatrix")
-    extends = not matrix and {"i", "p", "x", "Dim"} <= set(slots)
-    if matrix or extends:
+    if o.sparse is not None:
         try:
             import scipy.sparse as sp
         except ImportError:
             sp = None
-        if sp is not None and "Dim" in slots:
-            m = sparse(cls if matrix else "dgCMatrix", slots, sp)
-            if m is not None:
-                m.dimnames = convert(slots.get("Dimnames"))
-                if extends:
-                    m.r_class = cls
-                    m.r_slots = {k: convert(v) for k, v in slots.items() if k not in ("i", "p", "x", "Dim", "Dimnames", "factors")}
-                return m
+        if sp is not None:
+            m = sparse(o.sparse, slots, sp)
+            m.dimnames = convert(slots.get("Dimnames"))
+            if o.package != "Matrix":
+                m.r_class = cls
+                m.r_slots = {k: convert(v) for k, v in slots.items() if k not in ("i", "p", "x", "Dim", "Dimnames", "factors")}
+            return m
     out = {"class": cls, "package": o.package}
     for k, v in slots.items():
         out[k] = convert(v)
     return out
 
 
-def sparse(cls: str, slots: dict, sp: Any) -> Any:
-    """A Matrix package ``[dlni][gt][CRT]Matrix`` as a scipy.sparse matrix
-    whose arrays are the engine's buffers (a pattern matrix's values are
-    ones, a logical one's booleans)."""
+def sparse(storage: str, slots: dict, sp: Any) -> Any:
+    """A sparse matrix stored as ``storage`` (``C``, ``R``, ``T``: slots the
+    engine checked) as a scipy.sparse matrix whose arrays are the engine's
+    buffers (a pattern matrix's values are ones, a logical one's
+    booleans)."""
     nr, nc = (int(d) for d in _entries(slots["Dim"]))
-    key = "i" if "i" in slots else "j"
+    key = "j" if storage == "R" else "i"
     nnz = len(_entries(slots[key]))
     x = slots.get("x")
     if x is None:
@@ -287,13 +287,11 @@ def sparse(cls: str, slots: dict, sp: Any) -> Any:
         data = _entries(x)
         if isinstance(x, RVector) and x.kind == "logical":
             data = data != 0
-    if cls.endswith("CMatrix"):
+    if storage == "C":
         return sp.csc_matrix((data, _entries(slots["i"]), _entries(slots["p"])), shape=(nr, nc), copy=False)
-    if cls.endswith("RMatrix"):
+    if storage == "R":
         return sp.csr_matrix((data, _entries(slots["j"]), _entries(slots["p"])), shape=(nr, nc), copy=False)
-    if cls.endswith("TMatrix"):
-        return sp.coo_matrix((data, (_entries(slots["i"]), _entries(slots["j"]))), shape=(nr, nc), copy=False)
-    return None
+    return sp.coo_matrix((data, (_entries(slots["i"]), _entries(slots["j"]))), shape=(nr, nc), copy=False)
 
 
 def convert(value: Any) -> Any:

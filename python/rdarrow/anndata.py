@@ -47,6 +47,7 @@ does not know is an error naming the class and the slot.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
@@ -136,6 +137,30 @@ def _unknown(cls: Any, slot: str) -> Exception:
     return UnsupportedError(f"{slot}: a {cls} is not a matrix rdarrow can place in an AnnData")
 
 
+def _corrupt(where: str, what: str) -> Exception:
+    """An object whose parts disagree: a ``CorruptError`` naming the part
+    (``pbmc@assays$RNA@cells: ...``)."""
+    from . import CorruptError
+
+    return CorruptError(f"{where}: {what}")
+
+
+@contextlib.contextmanager
+def _at(where: str) -> Any:
+    """Assembling the part at ``where``: a disagreement of its parts that
+    the checks here did not name still ends in a ``CorruptError`` naming
+    the part, never in a stray ``KeyError``, ``IndexError`` or
+    ``ValueError``."""
+    from . import RDataError
+
+    try:
+        yield
+    except RDataError:
+        raise
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError, OverflowError) as e:
+        raise _corrupt(where, f"its parts do not agree ({type(e).__name__}: {e})") from e
+
+
 def _empty(m: Any) -> bool:
     return m is None or (hasattr(m, "shape") and 0 in m.shape)
 
@@ -154,10 +179,11 @@ def _frame_column(col: Any) -> Any:
     return col
 
 
-def _dframe(d: Any, what: str, leftover: Dict[str, Any]) -> "Any":
+def _dframe(d: Any, what: str, leftover: Dict[str, Any], root: str) -> "Any":
     """An S4Vectors ``DFrame`` (``colData``, ``rowData``) as a pandas
     DataFrame: nested frames flattened (``a.b``); columns that are not
-    vectors kept in ``leftover``."""
+    vectors kept in ``leftover`` (by ``what``, the frame's place in the
+    object ``root``)."""
     import pandas as pd
 
     if d is None:
@@ -171,7 +197,7 @@ def _dframe(d: Any, what: str, leftover: Dict[str, Any]) -> "Any":
     out: Dict[str, Any] = {}
     for name, col in cols.items():
         if _is_s4(col, "DFrame", "DataFrame"):
-            inner = _dframe(col, f"{what}${name}", leftover)
+            inner = _dframe(col, f"{what}${name}", leftover, root)
             for c in inner.columns:
                 out[f"{name}.{c}"] = inner[c].array
             continue
@@ -180,21 +206,29 @@ def _dframe(d: Any, what: str, leftover: Dict[str, Any]) -> "Any":
             out[name] = col
         else:
             leftover[f"{what}${name}"] = col
-    rownames = d.get("rownames")
+    rownames = _strings(d.get("rownames"))
+    if rownames is not None and len(rownames) != n:
+        raise _corrupt(f"{root}@{what}", f"{len(rownames)} row names for {n} rows (nrows)")
     df = pd.DataFrame(out, index=pd.RangeIndex(n) if not out else None)
     if rownames is not None:
-        df.index = pd.Index(_strings(rownames))
+        df.index = pd.Index(rownames)
     return df
 
 
-def _hits(h: Dict[str, Any], n: int) -> Any:
+def _hits(h: Dict[str, Any], n: int, where: str) -> Any:
     """A ``SelfHits`` (``colPairs``) as an n x n sparse matrix."""
     import scipy.sparse as sp
 
     if _is_s4(h, "DualSubset"):
         h = h["hits"]
-    frm = np.asarray(h["from"]).astype(np.int64) - 1
-    to = np.asarray(h["to"]).astype(np.int64) - 1
+    frm = np.ma.getdata(np.asarray(h["from"])).astype(np.int64) - 1
+    to = np.ma.getdata(np.asarray(h["to"])).astype(np.int64) - 1
+    if len(frm) != len(to):
+        raise _corrupt(where, f"from has {len(frm)} hits but to has {len(to)}")
+    for slot, k in (("from", frm), ("to", to)):
+        bad = np.flatnonzero((k < 0) | (k >= n))
+        if bad.size:
+            raise _corrupt(where, f"{slot}[{bad[0] + 1}] is {k[bad[0]] + 1}, outside the {n} nodes")
     meta = h.get("elementMetadata")
     value = None
     if _is_s4(meta):
@@ -203,6 +237,8 @@ def _hits(h: Dict[str, Any], n: int) -> Any:
             value = np.ma.filled(np.ma.asarray(lst["value"]).astype("float64"), np.nan)
     if value is None:
         value = np.ones(len(frm))
+    if len(value) != len(frm):
+        raise _corrupt(where, f"{len(value)} values for {len(frm)} hits")
     return sp.csr_matrix((value, (frm, to)), shape=(n, n))
 
 
@@ -237,9 +273,11 @@ def _uns(value: Any) -> Any:
     if isinstance(value, pd.Series):
         return {"names": np.array(_strings(value.index), dtype=object), "values": _uns(np.asarray(value))}
     if isinstance(value, pd.DataFrame):
+        # h5ad needs distinct column names, which R's matrices need not
+        # have: made distinct as R's make.unique() does
         df = value.copy()
         df.index = df.index.astype(str)
-        df.columns = [str(c) for c in df.columns]
+        df.columns = _unique([str(c) for c in df.columns])
         return df
     if isinstance(value, pd.Categorical):
         return np.asarray(value.astype(object).fillna("NA"), dtype=object)
@@ -250,7 +288,30 @@ def _uns(value: Any) -> Any:
     return repr(value)
 
 
-def _feature_loadings(dr: Dict[str, Any], features: List[str]) -> Optional[np.ndarray]:
+def _unique(names: List[str]) -> List[str]:
+    """``names`` made distinct as R's ``make.unique()`` makes them: a
+    repeated name gets ``.1``, ``.2``, ..."""
+    seen = set(names)
+    count: Dict[str, int] = {}
+    out = []
+    for n in names:
+        if n in count:
+            k = count[n]
+            while f"{n}.{k}" in seen:
+                k += 1
+            count[n] = k + 1
+            seen.add(f"{n}.{k}")
+            out.append(f"{n}.{k}")
+        else:
+            count[n] = 1
+            out.append(n)
+    return out
+
+
+def _feature_loadings(dr: Dict[str, Any], features: List[str], where: str) -> Optional[np.ndarray]:
+    """A reduction's loadings by the assay's features (zeros for features
+    they do not cover); loadings of features the assay does not have are
+    an error."""
     fl = dr.get("feature.loadings")
     if _empty(fl):
         return None
@@ -259,36 +320,44 @@ def _feature_loadings(dr: Dict[str, Any], features: List[str]) -> Optional[np.nd
     out = np.zeros((len(features), x.shape[1]), dtype=x.dtype if x.dtype.kind == "f" else "float64")
     if names is None:
         if x.shape[0] != len(features):
-            return None
+            raise _corrupt(where, f"{x.shape[0]} rows without names for the assay's {len(features)} features")
         out[:] = x
         return out
     pos = {f: i for i, f in enumerate(features)}
-    rows = [pos.get(n, -1) for n in names]
-    keep = np.array([r >= 0 for r in rows])
-    out[np.array(rows)[keep]] = x[keep]
+    rows = np.array([pos.get(n, -1) for n in names], dtype=np.int64)
+    if (rows < 0).any():
+        raise _corrupt(where, f"feature {names[int(np.flatnonzero(rows < 0)[0])]!r} is not among the assay's features")
+    out[rows] = x
     return out
 
 
-def _embeddings(dr: Dict[str, Any], cells: List[str]) -> Optional[np.ndarray]:
+def _embeddings(dr: Dict[str, Any], cells: List[str], where: str) -> Optional[np.ndarray]:
+    """A reduction's cell embeddings in the object's cell order: its rows
+    must be the object's cells."""
     ce = dr.get("cell.embeddings")
     if _empty(ce):
         return None
     x = _matrix(ce)
-    names = _dimnames(ce)[0]
-    if names is not None and names != cells:
-        pos = {c: i for i, c in enumerate(names)}
-        idx = [pos.get(c) for c in cells]
-        if any(i is None for i in idx):
-            return None
-        x = x[np.array(idx)]
-    return np.ascontiguousarray(x) if x.shape[0] == len(cells) else None
+    o = _order(_dimnames(ce)[0], cells, where, "rows")
+    if o is not None:
+        x = x[o]
+    if x.shape[0] != len(cells):
+        raise _corrupt(where, f"{x.shape[0]} rows for the object's {len(cells)} cells")
+    return np.ascontiguousarray(x)
 
 
-def _order(names: Optional[List[str]], cells: List[str]) -> Optional[np.ndarray]:
-    """Where each of ``cells`` is in ``names`` (``None``: the same order)."""
+def _order(names: Optional[List[str]], cells: List[str], where: str, what: str) -> Optional[np.ndarray]:
+    """Where each of ``cells`` is in ``names`` (``None``: the same order, or
+    no names); names that are not the same cells are an error at
+    ``where`` (``what``: what the names label)."""
     if names is None or names == cells:
         return None
     pos = {c: i for i, c in enumerate(names)}
+    if len(names) != len(cells) or len(pos) != len(names):
+        raise _corrupt(where, f"{len(names)} {what} ({len(pos)} distinct) for the object's {len(cells)} cells")
+    missing = next((c for c in cells if c not in pos), None)
+    if missing is not None:
+        raise _corrupt(where, f"the object's cell {missing!r} is not among its {what}")
     return np.array([pos[c] for c in cells])
 
 
@@ -334,13 +403,18 @@ def _layer_group(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def _logmap(m: Any) -> "tuple[List[str], List[str], np.ndarray]":
+def _logmap(m: Any, where: str) -> "tuple[List[str], List[str], np.ndarray]":
     """A SeuratObject 5 ``LogMap`` (a logical matrix: rows the cells or
     features, columns the layers) as its row names, column names and
     values."""
+    try:
+        x = _matrix(m)
+    except _Unknown:
+        raise _corrupt(where, f"a LogMap must be a logical matrix, not a {type(m).__name__}") from None
     rows, cols = _dimnames(m)
-    x = _matrix(m)
-    return rows or [], cols or [], np.asarray(x, dtype=bool)
+    if x.ndim != 2 or rows is None or cols is None:
+        raise _corrupt(where, "a LogMap must be a matrix with row names (cells or features) and column names (layers)")
+    return rows, cols, np.asarray(x, dtype=bool)
 
 
 def _joined(pieces: List["tuple[Any, List[str], List[str]]"], cells: List[str], features: List[str]) -> Any:
@@ -379,12 +453,15 @@ def _joined(pieces: List["tuple[Any, List[str], List[str]]"], cells: List[str], 
     return out
 
 
-def _assay5(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, Any]) -> Any:
+def _assay5(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, Any], where: str) -> Any:
     import pandas as pd
 
-    cell_rows, cell_layers, cell_map = _logmap(a["cells"])
-    feat_rows, feat_layers, feat_map = _logmap(a["features"])
+    cell_rows, cell_layers, cell_map = _logmap(a.get("cells"), f"{where}@cells")
+    feat_rows, feat_layers, feat_map = _logmap(a.get("features"), f"{where}@features")
+    known = set(cells)
     layers = a.get("layers") or {}
+    if not isinstance(layers, dict):
+        raise _corrupt(f"{where}@layers", f"a named list of matrices, not a {type(layers).__name__}")
     groups: Dict[str, list] = {}
     for lname, m in layers.items():
         if lname not in cell_layers or lname not in feat_layers:
@@ -392,9 +469,21 @@ def _assay5(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, 
             continue
         pc = [c for c, keep in zip(cell_rows, cell_map[:, cell_layers.index(lname)]) if keep]
         pf = [f for f, keep in zip(feat_rows, feat_map[:, feat_layers.index(lname)]) if keep]
+        shape = getattr(m, "shape", None)
+        if shape is not None and tuple(shape) != (len(pf), len(pc)):
+            raise _corrupt(
+                f"{where}@layers${lname}",
+                f"{shape[0]} x {shape[1]}, but the features and cells LogMaps give it {len(pf)} x {len(pc)}",
+            )
+        stranger = next((c for c in pc if c not in known), None)
+        if stranger is not None:
+            raise _corrupt(f"{where}@cells", f"cell {stranger!r} of layer {lname} is not among the object's cells")
         groups.setdefault(_layer_group(lname), []).append((m, pc, pf))
     features = feat_rows
-    joined = {g: _joined(p, cells, features) for g, p in groups.items()}
+    joined = {}
+    for g, p in groups.items():
+        with _at(f"{where}@layers"):
+            joined[g] = _joined(p, cells, features)
     xname = "data" if "data" in joined else ("counts" if "counts" in joined else next(iter(joined), None))
     X = joined.pop(xname) if xname else None
     meta = a.get("meta.data")
@@ -411,29 +500,40 @@ def _assay5(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, 
     return X, var, joined, {}, uns
 
 
-def _assay_v3(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, Any]) -> Any:
+def _assay_v3(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, Any], where: str) -> Any:
     import pandas as pd
 
     counts, data = a.get("counts"), a.get("data")
     main = data if not _empty(data) else counts
     if _empty(main):
         raise _unknown(a.get("class"), f"assays${name}: an assay without counts or data")
+    slot = "data" if main is data else "counts"
     features, mcells = _dimnames(main)
-    X = _cells_by_genes(main, f"assays${name}@data")
-    order = _order(mcells, cells)
+    X = _cells_by_genes(main, f"assays${name}@{slot}")
+    order = _order(mcells, cells, f"{where}@{slot}", "columns")
     if order is not None:
         X = X[order]
+    if X.shape[0] != len(cells):
+        raise _corrupt(f"{where}@{slot}", f"{X.shape[0]} columns for the object's {len(cells)} cells")
     layers: Dict[str, Any] = {}
     obsm: Dict[str, Any] = {}
-    if not _empty(data) and not _empty(counts) and counts.shape == data.shape:
+    if not _empty(data) and not _empty(counts):
+        if counts.shape != data.shape:
+            raise _corrupt(f"{where}@counts", f"{counts.shape[0]} x {counts.shape[1]}, but data is {data.shape[0]} x {data.shape[1]}")
         c = _cells_by_genes(counts, f"assays${name}@counts")
         layers["counts"] = c if order is None else c[order]
     scale = a.get("scale.data")
     if not _empty(scale):
         s = _cells_by_genes(scale, f"assays${name}@scale.data")
         srows, scols = _dimnames(scale)
-        so = _order(scols, cells)
+        so = _order(scols, cells, f"{where}@scale.data", "columns")
         s = s if so is None else s[so]
+        if s.shape[0] != len(cells):
+            raise _corrupt(f"{where}@scale.data", f"{s.shape[0]} columns for the object's {len(cells)} cells")
+        fset = set(features or [])
+        stranger = next((f for f in srows or [] if f not in fset), None)
+        if stranger is not None:
+            raise _corrupt(f"{where}@scale.data", f"feature {stranger!r} is not among the assay's features")
         if srows == features:
             layers["scale.data"] = np.ascontiguousarray(s)
         else:
@@ -452,11 +552,13 @@ def _assay_v3(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str
     return X, var, layers, obsm, uns
 
 
-def _seurat(obj: Dict[str, Any], assay: Optional[str]) -> Any:
+def _seurat(obj: Dict[str, Any], assay: Optional[str], where: str) -> Any:
     import pandas as pd
     import scipy.sparse as sp
 
     assays = obj.get("assays") or {}
+    if not isinstance(assays, dict) or not assays:
+        raise _corrupt(f"{where}@assays", "a Seurat object needs a named list of assays")
     meta = obj.get("meta.data")
     if not hasattr(meta, "columns"):
         meta = pd.DataFrame()
@@ -465,24 +567,32 @@ def _seurat(obj: Dict[str, Any], assay: Optional[str]) -> Any:
         from . import UsageError
 
         raise UsageError(f"the Seurat object has no assay {assay!r} (it has: {', '.join(assays)})")
+    if default not in assays:
+        raise _corrupt(f"{where}@active.assay", f"{default!r} is not among the assays ({', '.join(assays)})")
     names = [assay] if assay else [default] + [a for a in assays if a != default]
     cells = _strings(meta.index) if len(meta) else None
     out: Dict[str, Any] = {}
     for aname in names:
         a = assays[aname]
+        at = f"{where}@assays${aname}"
         leftover: Dict[str, Any] = {}
         if not _is_s4(a):
             raise _unknown(type(a).__name__, f"assays${aname}")
-        if a["class"] == "Assay5" or "layers" in a:
-            if cells is None:
-                cells = _logmap(a["cells"])[0]
-            X, var, layers, obsm, uns = _assay5(a, aname, cells, leftover)
-        elif a["class"] in ("Assay", "SCTAssay") or "counts" in a:
-            if cells is None:
-                cells = _dimnames(a.get("data") if not _empty(a.get("data")) else a.get("counts"))[1]
-            X, var, layers, obsm, uns = _assay_v3(a, aname, cells, leftover)
-        else:
-            raise _unknown(a["class"], f"assays${aname}")
+        with _at(at):
+            if a["class"] == "Assay5" or "layers" in a:
+                if cells is None:
+                    cells = _logmap(a.get("cells"), f"{at}@cells")[0]
+                X, var, layers, obsm, uns = _assay5(a, aname, cells, leftover, at)
+            elif a["class"] in ("Assay", "SCTAssay") or "counts" in a:
+                if cells is None:
+                    cells = _dimnames(a.get("data") if not _empty(a.get("data")) else a.get("counts"))[1]
+                    if cells is None:
+                        raise _corrupt(at, "neither meta.data nor the assay's matrix names the cells")
+                X, var, layers, obsm, uns = _assay_v3(a, aname, cells, leftover, at)
+            else:
+                raise _unknown(a["class"], f"assays${aname}")
+        if X is not None and X.shape[0] != len(cells):
+            raise _corrupt(f"{where}@meta.data", f"{len(cells)} rows for the {X.shape[0]} cells of assay {aname}")
         obs = meta.copy() if len(meta) else pd.DataFrame(index=pd.Index(cells))
         obs.index = pd.Index(cells)
         ident = obj.get("active.ident")
@@ -493,63 +603,83 @@ def _seurat(obj: Dict[str, Any], assay: Optional[str]) -> Any:
             uns["rdarrow_unplaced"] = leftover
         out[aname] = dict(X=X, obs=obs, var=var, layers=layers, obsm=obsm, varm={}, obsp={}, uns=uns)
     first = out[names[0]]
+    n = len(cells)
     # reductions, graphs and neighbors: to the assay they were made from
     for rname, dr in (obj.get("reductions") or {}).items():
-        target = out.get(_scalar(dr.get("assay.used")) if _is_s4(dr) else None, first)
+        at = f"{where}@reductions${rname}"
+        used = _scalar(dr.get("assay.used")) if _is_s4(dr) else None
+        target = out.get(used, first)
         if not _is_s4(dr):
             target["uns"].setdefault("rdarrow_unplaced", {})[f"reductions${rname}"] = dr
             continue
-        emb = _embeddings(dr, cells)
-        if emb is None:
-            target["uns"].setdefault("rdarrow_unplaced", {})[f"reductions${rname}@cell.embeddings"] = dr.get("cell.embeddings")
-        else:
-            target["obsm"][f"X_{rname}"] = emb
-        load = _feature_loadings(dr, list(target["var"].index))
-        if load is not None:
-            target["varm"]["PCs" if rname == "pca" else f"{rname}_loadings"] = load
-        info = {k: v for k, v in dr.items() if k not in ("class", "package", "cell.embeddings", "feature.loadings")}
-        stdev = dr.get("stdev")
-        if stdev is not None and len(stdev):
-            info["variance"] = np.asarray(stdev) ** 2
+        with _at(at):
+            emb = _embeddings(dr, cells, f"{at}@cell.embeddings")
+            if emb is not None:
+                target["obsm"][f"X_{rname}"] = emb
+            # loadings by the features of the assay they were made from,
+            # when that assay is read
+            if used is None or used in out:
+                load = _feature_loadings(dr, list(target["var"].index), f"{at}@feature.loadings")
+                if load is not None:
+                    target["varm"]["PCs" if rname == "pca" else f"{rname}_loadings"] = load
+            elif not _empty(dr.get("feature.loadings")):
+                target["uns"].setdefault("rdarrow_unplaced", {})[f"reductions${rname}@feature.loadings"] = dr.get("feature.loadings")
+            info = {k: v for k, v in dr.items() if k not in ("class", "package", "cell.embeddings", "feature.loadings")}
+            stdev = dr.get("stdev")
+            if stdev is not None and len(stdev):
+                info["variance"] = np.asarray(stdev, dtype="float64") ** 2
         target["uns"][rname] = info
     for gname, g in {**(obj.get("graphs") or {}), **(obj.get("neighbors") or {})}.items():
+        at = f"{where}@{'graphs' if gname in (obj.get('graphs') or {}) else 'neighbors'}${gname}"
         slots = getattr(g, "r_slots", None) or {}
         target = out.get(_scalar(slots.get("assay.used")), first)
-        if sp.issparse(g):
-            rows, cols = _dimnames(g)
-            m = g.tocsr()
-            o = _order(rows, cells)
-            if o is not None and _order(cols, cells) is not None:
-                m = m[o][:, _order(cols, cells)]
-            target["obsp"][gname] = m
-        elif _is_s4(g, "Neighbor"):
-            idx = np.asarray(_matrix(g["nn.idx"]), dtype=np.int64) - 1
-            dist = np.asarray(_matrix(g["nn.dist"]), dtype="float64")
-            names = _strings(g.get("cell.names")) or cells
-            o = _order(names, cells)
-            n, k = idx.shape
-            m = sp.csr_matrix((dist.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
-            if o is not None:
-                m = m[o][:, o]
-            target["obsp"][gname] = m
-        else:
-            target["uns"].setdefault("rdarrow_unplaced", {})[f"graphs${gname}"] = g
+        with _at(at):
+            if sp.issparse(g):
+                if g.shape != (n, n):
+                    raise _corrupt(at, f"{g.shape[0]} x {g.shape[1]} for the object's {n} cells")
+                rows, cols = _dimnames(g)
+                m = g.tocsr()
+                ro, co = _order(rows, cells, at, "rows"), _order(cols, cells, at, "columns")
+                if ro is not None:
+                    m = m[ro]
+                if co is not None:
+                    m = m[:, co]
+                target["obsp"][gname] = m
+            elif _is_s4(g, "Neighbor"):
+                idx = np.ma.getdata(np.asarray(_matrix(g["nn.idx"]))).astype(np.int64) - 1
+                dist = np.asarray(_matrix(g["nn.dist"]), dtype="float64")
+                if idx.ndim != 2 or idx.shape != dist.shape or idx.shape[0] != n:
+                    raise _corrupt(at, f"nn.idx is {' x '.join(map(str, idx.shape))} and nn.dist {' x '.join(map(str, dist.shape))} for the object's {n} cells")
+                bad = np.flatnonzero((idx < 0) | (idx >= n))
+                if bad.size:
+                    raise _corrupt(f"{at}@nn.idx", f"value {int(idx.ravel()[bad[0]]) + 1} is outside the {n} cells")
+                o = _order(_strings(g.get("cell.names")), cells, f"{at}@cell.names", "cell names")
+                k = idx.shape[1]
+                m = sp.csr_matrix((dist.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+                if o is not None:
+                    m = m[o][:, o]
+                target["obsp"][gname] = m
+            else:
+                target["uns"].setdefault("rdarrow_unplaced", {})[f"graphs${gname}"] = g
     for slot in ("misc", "commands", "tools", "images", "project.name", "version"):
         v = obj.get(slot)
         if v is not None and not (isinstance(v, (dict, list)) and not v):
             first["uns"][slot] = v
-    made = {k: _anndata(v.pop("X"), v.pop("obs"), v.pop("var"), **{p: (_uns(q) if p == "uns" else q) for p, q in v.items()}) for k, v in out.items()}
+    made = {}
+    for k, v in out.items():
+        with _at(f"{where}@assays${k}"):
+            made[k] = _anndata(v.pop("X"), v.pop("obs"), v.pop("var"), **{p: (_uns(q) if p == "uns" else q) for p, q in v.items()})
     return _several(made, names[0])
 
 
 # --- SummarizedExperiment, SingleCellExperiment --------------------------------
 
 
-def _place(name: str, value: Any, n: int, frame: Any, leftover: Dict[str, Any], where: str) -> None:
+def _place(name: str, value: Any, n: int, frame: Any, leftover: Dict[str, Any], where: str, root: str) -> None:
     """A per-cell (per-feature) vector into ``frame``, anything else into
     ``leftover`` (``uns``)."""
     if _is_s4(value, "DFrame", "DataFrame"):
-        inner = _dframe(value, f"{where}${name}", leftover)
+        inner = _dframe(value, f"{where}${name}", leftover, root)
         if len(inner.columns) == 0:
             return
         if len(inner) == n:
@@ -563,7 +693,7 @@ def _place(name: str, value: Any, n: int, frame: Any, leftover: Dict[str, Any], 
         leftover[f"{where}${name}"] = value
 
 
-def _row_names_and_ranges(se: Dict[str, Any], leftover: Dict[str, Any]) -> "tuple[Optional[List[str]], Any]":
+def _row_names_and_ranges(se: Dict[str, Any], leftover: Dict[str, Any], where: str) -> "tuple[Optional[List[str]], Any]":
     """A (Ranged)SummarizedExperiment's feature names and ``rowData``
     (a GRanges' ranges as columns)."""
     import pandas as pd
@@ -571,14 +701,26 @@ def _row_names_and_ranges(se: Dict[str, Any], leftover: Dict[str, Any]) -> "tupl
     rr = se.get("rowRanges")
     if rr is None:
         names = _strings(se.get("NAMES"))
-        return names, _dframe(se.get("elementMetadata"), "elementMetadata", leftover)
-    meta = _dframe(rr.get("elementMetadata"), "rowRanges@elementMetadata", leftover)
+        return names, _dframe(se.get("elementMetadata"), "elementMetadata", leftover, where)
+    if not _is_s4(rr):
+        raise _corrupt(f"{where}@rowRanges", f"ranges, not a {type(rr).__name__}")
+    meta = _dframe(rr.get("elementMetadata"), "rowRanges@elementMetadata", leftover, where)
     if rr.get("class") == "GRanges":
+        at = f"{where}@rowRanges@ranges"
         ranges = rr.get("ranges") or {}
         names = _strings(ranges.get("NAMES"))
-        start = np.asarray(ranges["start"]).astype(np.int64)
-        width = np.asarray(ranges["width"]).astype(np.int64)
-        cols = {"seqnames": _rle(rr.get("seqnames")), "start": start, "end": start + width - 1, "width": width, "strand": _rle(rr.get("strand"))}
+        start = np.ma.getdata(np.asarray(ranges["start"])).astype(np.int64)
+        width = np.ma.getdata(np.asarray(ranges["width"])).astype(np.int64)
+        if len(start) != len(width) or (names is not None and len(names) != len(start)):
+            raise _corrupt(at, f"{len(start)} starts, {len(width)} widths and {len(names or [])} names")
+        n = len(start)
+        cols = {
+            "seqnames": _rle(rr.get("seqnames"), n, f"{where}@rowRanges@seqnames"),
+            "start": start,
+            "end": start + width - 1,
+            "width": width,
+            "strand": _rle(rr.get("strand"), n, f"{where}@rowRanges@strand"),
+        }
         ranges_df = pd.DataFrame({k: v for k, v in cols.items() if v is not None and len(v) == len(start)})
         meta = pd.concat([ranges_df, meta.reset_index(drop=True)], axis=1) if len(meta.columns) else ranges_df
     else:
@@ -587,30 +729,43 @@ def _row_names_and_ranges(se: Dict[str, Any], leftover: Dict[str, Any]) -> "tupl
     return names, meta
 
 
-def _rle(r: Any) -> Any:
-    """An S4Vectors ``Rle`` expanded."""
+def _rle(r: Any, n: int, where: str) -> Any:
+    """An S4Vectors ``Rle`` of ``n`` values expanded."""
     import pandas as pd
 
     if not _is_s4(r, "Rle"):
         return None
-    values, lengths = r["values"], np.asarray(r["lengths"]).astype(np.int64)
+    values, lengths = r.get("values"), np.ma.getdata(np.asarray(r.get("lengths"))).astype(np.int64)
+    if values is None or len(values) != len(lengths) or (lengths < 0).any() or int(lengths.sum()) != n:
+        raise _corrupt(where, f"{0 if values is None else len(values)} values and {len(lengths)} run lengths (adding to {int(lengths[lengths > 0].sum())}) for {n} ranges")
     if isinstance(values, pd.Categorical):
         return pd.Categorical.from_codes(np.repeat(values.codes, lengths), categories=values.categories)
     return np.repeat(np.asarray(values, dtype=object), lengths)
 
 
-def _experiment(se: Dict[str, Any], assay: Optional[str], name: str) -> Dict[str, Any]:
+def _experiment(se: Dict[str, Any], assay: Optional[str], name: str, where: str) -> Dict[str, Any]:
+    with _at(where):
+        return _experiment_parts(se, assay, name, where)
+
+
+def _experiment_parts(se: Dict[str, Any], assay: Optional[str], name: str, where: str) -> Dict[str, Any]:
     import pandas as pd
 
     leftover: Dict[str, Any] = {}
-    data = (se.get("assays") or {}).get("data") or {}
+    assays = se.get("assays") or {}
+    data = (assays.get("data") or {}) if isinstance(assays, dict) else {}
     mats = data.get("listData") if isinstance(data, dict) else None
     if mats is None:
-        raise _unknown((se.get("assays") or {}).get("class"), "assays")
+        raise _unknown(assays.get("class") if isinstance(assays, dict) else type(assays).__name__, "assays")
     if isinstance(mats, list):
         mats = {f"assay{i + 1}": m for i, m in enumerate(mats)}
-    obs = _dframe(se.get("colData"), "colData", leftover)
-    features, var = _row_names_and_ranges(se, leftover)
+    shapes = {k: tuple(m.shape) for k, m in mats.items() if hasattr(m, "shape")}
+    for k, shape in shapes.items():
+        first = next(iter(shapes))
+        if shape != shapes[first]:
+            raise _corrupt(f"{where}@assays${k}", f"{shape[0]} x {shape[1]}, but assay {first} is {shapes[first][0]} x {shapes[first][1]}")
+    obs = _dframe(se.get("colData"), "colData", leftover, where)
+    features, var = _row_names_and_ranges(se, leftover, where)
     if assay is not None and assay not in mats:
         from . import UsageError
 
@@ -626,6 +781,12 @@ def _experiment(se: Dict[str, Any], assay: Optional[str], name: str) -> Dict[str
             layers[k] = m
     n_obs = X.shape[0] if X is not None else len(obs)
     n_var = X.shape[1] if X is not None else len(var)
+    if len(obs.columns) and len(obs) != n_obs:
+        raise _corrupt(f"{where}@colData", f"{len(obs)} rows for the assays' {n_obs} columns")
+    if len(var.columns) and len(var) != n_var:
+        raise _corrupt(f"{where}@rowRanges" if se.get("rowRanges") is not None else f"{where}@elementMetadata", f"{len(var)} rows for the assays' {n_var} rows")
+    if features is not None and len(features) != n_var:
+        raise _corrupt(f"{where}@NAMES", f"{len(features)} feature names for the assays' {n_var} rows")
     if X is not None and order:
         dn = _dimnames(mats[order[0]])
         features = features or dn[0]
@@ -644,29 +805,35 @@ def _experiment(se: Dict[str, Any], assay: Optional[str], name: str) -> Dict[str
         parts = icol.get("listData") or {}
         rd = parts.get("reducedDims")
         for k, m in ((rd or {}).get("listData") or {}).items() if _is_s4(rd) else []:
-            obsm[k if k.startswith("X_") else f"X_{k.lower()}" if k.upper() in ("PCA", "UMAP", "TSNE") else k] = np.ascontiguousarray(_matrix(m))
+            x = np.ascontiguousarray(_matrix(m))
+            if x.shape[0] != n_obs:
+                raise _corrupt(f"{where}@int_colData$reducedDims${k}", f"{x.shape[0]} rows for the {n_obs} cells")
+            obsm[k if k.startswith("X_") else f"X_{k.lower()}" if k.upper() in ("PCA", "UMAP", "TSNE") else k] = x
         ae = parts.get("altExps")
         for k, wrapped in ((ae or {}).get("listData") or {}).items() if _is_s4(ae) else []:
             inner = wrapped.get("se") if _is_s4(wrapped) else None
             if _is_s4(inner):
-                others[k] = next(iter(_experiment(inner, None, k)["made"].values()))
+                alt = next(iter(_experiment(inner, None, k, f"{where}@int_colData$altExps${k}")["made"].values()))
+                if alt.n_obs != n_obs:
+                    raise _corrupt(f"{where}@int_colData$altExps${k}", f"{alt.n_obs} cells for the main experiment's {n_obs}")
+                others[k] = alt
         cp = parts.get("colPairs")
         for k, h in ((cp or {}).get("listData") or {}).items() if _is_s4(cp) else []:
-            obsp[k] = _hits(h, n_obs)
+            obsp[k] = _hits(h, n_obs, f"{where}@int_colData$colPairs${k}")
         # the rest of the internal column data (sizeFactor, ...): per cell
         # values to obs, anything else kept
         for k, v in parts.items():
             if k not in ("reducedDims", "altExps", "colPairs"):
-                _place(k, v, n_obs, obs, leftover, "int_colData")
+                _place(k, v, n_obs, obs, leftover, "int_colData", where)
     irow = se.get("int_elementMetadata")
     if _is_s4(irow):
         rparts = irow.get("listData") or {}
         rp = rparts.get("rowPairs")
         for k, h in ((rp or {}).get("listData") or {}).items() if _is_s4(rp) else []:
-            varp[k] = _hits(h, n_var)
+            varp[k] = _hits(h, n_var, f"{where}@int_elementMetadata$rowPairs${k}")
         for k, v in rparts.items():
             if k != "rowPairs":
-                _place(k, v, n_var, var, leftover, "int_elementMetadata")
+                _place(k, v, n_var, var, leftover, "int_elementMetadata", where)
     uns: Dict[str, Any] = {}
     if se.get("metadata"):
         uns["metadata"] = se["metadata"]
@@ -705,9 +872,10 @@ def _from_object(obj: Any, name: str, assay: Optional[str]) -> Any:
     if _is_s4(obj):
         cls = obj["class"]
         if cls in _SEURAT or (obj.get("package") == "SeuratObject" and "assays" in obj):
-            return _seurat(obj, assay)
+            with _at(name):
+                return _seurat(obj, assay, name)
         if cls in _EXPERIMENTS or "assays" in obj and "colData" in obj:
-            r = _experiment(obj, assay, name)
+            r = _experiment(obj, assay, name, name)
             return _several(r["made"], r["main"])
         from . import UnsupportedError
 
@@ -814,7 +982,14 @@ def to_h5ad(
             from . import UsageError
 
             raise UsageError("several assays need mudata to be written as one file (pip install mudata), or name one (assay=...)")
-        result.write(tmp, compression=compression) if not hasattr(result, "mod") else result.write(tmp)
+        try:
+            result.write(tmp, compression=compression) if not hasattr(result, "mod") else result.write(tmp)
+        except (ValueError, TypeError, KeyError) as e:
+            # a value anndata's writer cannot store: rdarrow does not
+            # support writing that object, rather than a stray exception
+            from . import UnsupportedError
+
+            raise UnsupportedError(f"{object or path}: anndata cannot write what rdarrow read: {e}") from e
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):

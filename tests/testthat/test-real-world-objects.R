@@ -249,16 +249,19 @@ test_that("a sparse matrix whose slots do not fit, or whose table was changed, i
   # slots set past the class's validity check, as a damaged file holds them
   bad_i <- sp
   bad_i@i[2] <- 7L
-  expect_error(rdata_to_arrow(save_rds(bad_i)), "i slot has 7, outside 0..3", class = "rdarrow_error")
+  expect_error(rdata_to_arrow(save_rds(bad_i)), "the sparse matrix's i[1] is 7, outside the 3 rows", fixed = TRUE, class = "rdarrow_error")
   bad_p <- sp
   bad_p@p[length(bad_p@p)] <- 9L
-  expect_error(rdata_to_arrow(save_rds(bad_p)), "p slot does not fit its entries", class = "rdarrow_error")
+  expect_error(rdata_to_arrow(save_rds(bad_p)), "the sparse matrix's p[4] is 9 but i has 3 entries", fixed = TRUE, class = "rdarrow_error")
+  bad_p2 <- sp
+  bad_p2@p[2:3] <- c(2L, 1L)
+  expect_error(rdata_to_arrow(save_rds(bad_p2)), "the sparse matrix's p[1] > p[2]", fixed = TRUE, class = "rdarrow_error")
   bad_x <- sp
   bad_x@x <- c(1, 2)
-  expect_error(rdata_to_arrow(save_rds(bad_x)), "x slot does not fit its entries", class = "rdarrow_error")
+  expect_error(rdata_to_arrow(save_rds(bad_x)), "the sparse matrix's x has 2 values for 3 entries", class = "rdarrow_error")
   tr <- methods::as(sp, "TsparseMatrix")
   tr@j <- tr@j[-1]
-  expect_error(rdata_to_arrow(save_rds(tr)), "i and j slots differ in length", class = "rdarrow_error")
+  expect_error(rdata_to_arrow(save_rds(tr)), "the sparse matrix's i has 3 entries but j has 2", class = "rdarrow_error")
   # the table changed so that it no longer fits the matrix
   skip_if_not_installed("arrow")
   tab <- arrow::as_arrow_table(rdata_to_arrow(save_rds(sp)))

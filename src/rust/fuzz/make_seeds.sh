@@ -6,6 +6,10 @@
 #     frames, lists, closures, byte code, environments, ALTREP, S4 in XDR,
 #     ASCII and binary, versions 2 and 3, none/gzip/bzip2/xz), plus zstd,
 #     lzma-alone and lazy-load (zlib) copies of some of them.
+#   structure_checks: the R files above, and single-cell objects
+#     (seedgen/make_structure_seeds.R: Seurat, SingleCellExperiment, sparse
+#     matrices of every storage, factors, named and labelled matrices),
+#     uncompressed so that mutations reach their slots.
 #   ipc_to_rdata: Arrow IPC files and streams from seedgen/make_ipc_seeds.py
 #     (pyarrow), including arrow R "r" schema metadata.
 # Usage: sh make_seeds.sh [PEERS_DIR] [PYTHON]
@@ -18,7 +22,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$seeds"
-mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata"
+mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata" "$seeds/structure_checks"
 
 # peer fixtures (data files only), flattened to unique names
 if [ -d "$peers" ]; then
@@ -43,10 +47,12 @@ for f in "$tmp"/r/*_none.rd? ; do
     "$f" "$seeds/rdata_parse/rdb_$b"
 done
 cp "$seeds"/rdata_parse/* "$seeds/rdata_to_arrow/"
+cp "$tmp"/r/*_none.rd? "$seeds/structure_checks/"
+Rscript "$here/seedgen/make_structure_seeds.R" "$seeds/structure_checks" >/dev/null 2>&1
 
 # Arrow IPC
 "$python" "$here/seedgen/make_ipc_seeds.py" "$seeds/ipc_to_rdata" "$tmp/r_metadata_ascii.txt" "$tmp/r_metadata_gz.txt" >/dev/null
 
-for t in rdata_parse rdata_to_arrow ipc_to_rdata; do
+for t in rdata_parse rdata_to_arrow ipc_to_rdata structure_checks; do
   echo "$t: $(ls "$seeds/$t" | wc -l) files, $(du -sk "$seeds/$t" | cut -f1) KiB"
 done

@@ -12,7 +12,7 @@ case "$t" in
   *) maxlen=65536 ;;
 esac
 dict=""
-case "$t" in rdata_*) dict="-dict=$here/rdata.dict" ;; esac
+case "$t" in rdata_* | structure_*) dict="-dict=$here/rdata.dict" ;; esac
 mkdir -p "$here/corpus/$t" "$here/logs"
 cd "$here/.."
 RUSTC_BOOTSTRAP=1 nice cargo fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \

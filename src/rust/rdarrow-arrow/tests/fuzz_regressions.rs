@@ -172,3 +172,38 @@ fn map_type_without_entry_fields_is_a_corrupt_error() {
         .unwrap();
     assert_eq!(err.kind, ErrorKind::Corrupt, "{err}");
 }
+
+/// Structures whose parts disagree (`structure-*.rds`: a sparse matrix
+/// whose pointers decrease, as in the damaged single-cell files that
+/// crashed scipy; an index past its rows; a factor code past its levels),
+/// and the inputs the `structure_checks` campaigns keep: the checks refuse
+/// each structure that disagrees, and what they pass is used by
+/// `structure::exercise` without a panic.
+#[test]
+fn structure_findings_are_refused_by_the_checks() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("structure-"))
+        {
+            continue;
+        }
+        let doc = read_bytes(std::fs::read(&path).unwrap(), &ReadOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut refused = 0;
+        for (_, obj) in doc.objects() {
+            refused += rdarrow_arrow::structure::exercise(obj, &doc.refs, 200).1;
+            // and the Arrow bridge refuses it as corrupt, never panics
+            let err = table_from_object(&doc, obj, &TableOptions::default()).err();
+            if let Some(e) = err {
+                assert_ne!(e.kind, ErrorKind::Internal, "{}: {e}", path.display());
+            }
+        }
+        assert!(refused >= 1, "{}: nothing refused", path.display());
+        seen += 1;
+    }
+    assert!(seen >= 3, "{seen} structure findings");
+}

@@ -98,6 +98,7 @@ pub mod remote;
 pub mod source;
 pub mod spill;
 pub mod store;
+pub mod structure;
 pub mod summary;
 pub mod tree;
 pub mod validate;

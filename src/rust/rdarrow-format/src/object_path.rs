@@ -183,8 +183,9 @@ fn take_name(rest: &mut &str) -> Option<String> {
     Some(name)
 }
 
-/// A name as R code writes it: in backticks unless syntactic.
-fn quote_name(n: &str) -> String {
+/// A name as R code writes it after `$` or `@` (in backticks when it is not
+/// syntactic).
+pub fn quote_name(n: &str) -> String {
     let syntactic = !n.is_empty()
         && n.chars()
             .next()

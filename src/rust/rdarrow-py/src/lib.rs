@@ -513,9 +513,11 @@ fn read_objects<'py>(
             values::Shape::NumPy
         },
         doc: Some(&doc),
+        path: String::new(),
     };
     let out = PyDict::new(py);
     for (name, obj) in &objects {
+        conv.path = rdarrow_arrow::object_path::ObjectPath::top(name).display();
         out.set_item(name, conv.value(py, obj, 0)?)?;
     }
     Ok((out, conv.dropped.into_iter().collect()))

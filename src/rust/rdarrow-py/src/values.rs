@@ -23,8 +23,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 use rdarrow_arrow::arrow::{table_from_object, TableOptions};
+use rdarrow_arrow::object_path::quote_name;
+use rdarrow_arrow::structure;
 use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
-use rdarrow_arrow::Document;
+use rdarrow_arrow::{Document, ErrorKind};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
@@ -132,12 +134,17 @@ pub struct RFrame {
     row_names: Py<PyAny>,
 }
 
-/// An S4 object: its class, the class's package, and its slots by name.
+/// An S4 object: its class, the class's package, and its slots by name;
+/// for a sparse matrix of the Matrix package (or a class extending one)
+/// the letter of its storage (`sparse`: `C`, `R` or `T`), its slots checked
+/// to agree (the format crate's `structure`) so that scipy may take them
+/// as they are.
 #[pyclass(frozen, get_all, module = "rdarrow._rdarrow")]
 pub struct RS4 {
     class_name: Option<String>,
     package: Option<String>,
     slots: Py<PyAny>,
+    sparse: Option<&'static str>,
 }
 
 pub struct ToPython<'a> {
@@ -149,6 +156,9 @@ pub struct ToPython<'a> {
     /// The document the objects came from, for data frames' tables
     /// (`None`: data frames are lists of columns).
     pub doc: Option<&'a Document>,
+    /// Where the object being converted is, as R code reaches it
+    /// (`pbmc@assays$RNA@counts`): what a structure's error names.
+    pub path: String,
 }
 
 impl<'a> ToPython<'a> {
@@ -160,7 +170,29 @@ impl<'a> ToPython<'a> {
             dropped: Default::default(),
             shape: Shape::Plain,
             doc: None,
+            path: String::new(),
         }
+    }
+
+    /// `f` with `step` (`$name`, `@slot`, `[[k]]`) added to the path.
+    fn within<T>(&mut self, step: &str, f: impl FnOnce(&mut Self) -> T) -> T {
+        let len = self.path.len();
+        self.path.push_str(step);
+        let out = f(self);
+        self.path.truncate(len);
+        out
+    }
+
+    /// A structure check's error (the format crate's `structure`) at the
+    /// object being converted.
+    fn inconsistent(&self, e: rdarrow_arrow::Error) -> PyErr {
+        crate::py_err(structure::at_place(&self.path, e))
+    }
+
+    /// The vector's dim, dimnames, names and factor codes checked, before
+    /// any of them shapes a value.
+    fn check(&self, obj: &RObject, data: &VectorData) -> PyResult<()> {
+        structure::check_vector(obj, self.refs, data).map_err(|e| self.inconsistent(e))
     }
 
     pub fn value(&mut self, py: Python<'_>, obj: &RObject, depth: usize) -> PyResult<Py<PyAny>> {
@@ -171,9 +203,14 @@ impl<'a> ToPython<'a> {
         }
         Ok(match obj {
             RObject::Null => py.None(),
-            RObject::Vector(v) => self.vector(py, obj, &v.data, depth)?,
+            RObject::Vector(v) => {
+                self.check(obj, &v.data)?;
+                self.vector(py, obj, &v.data, depth)?
+            }
             RObject::Altrep(a) => {
-                let data = rdarrow_arrow::altrep::expand(a, self.refs).map_err(crate::py_err)?;
+                let data = rdarrow_arrow::altrep::expand(a, self.refs)
+                    .map_err(|e| self.inconsistent(e))?;
+                self.check(obj, &data)?;
                 self.vector(py, obj, &data, depth)?
             }
             RObject::Pairlist(p) if p.cells.first().is_some_and(|c| c.sxptype == sxp::LIST) => {
@@ -188,7 +225,9 @@ impl<'a> ToPython<'a> {
                             .unwrap_or_else(|| k.to_string()),
                         _ => k.to_string(),
                     };
-                    d.set_item(key, self.value(py, &c.car, depth + 1)?)?;
+                    let step = format!("${}", quote_name(&key));
+                    let v = self.within(&step, |me| me.value(py, &c.car, depth + 1))?;
+                    d.set_item(key, v)?;
                 }
                 d.into_any().unbind()
             }
@@ -214,11 +253,13 @@ impl<'a> ToPython<'a> {
     ) -> PyResult<Py<PyAny>> {
         let refs = self.refs;
         let class = obj.class(refs);
-        let package = obj
-            .attribute(refs, "class")
-            .and_then(|c| c.attribute(refs, "package"))
-            .and_then(|p| p.as_strings())
-            .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()));
+        let package = structure::class_package(obj, refs);
+        // a sparse matrix (or a class extending one) whose slots agree, so
+        // that scipy may take them as they are
+        let sparse = structure::sparse_storage(obj, refs);
+        if let Some(storage) = sparse {
+            structure::check_sparse(obj, refs, storage).map_err(|e| self.inconsistent(e))?;
+        }
         let slots = PyDict::new(py);
         if let Some(a) = attrs {
             for (name, value) in rdarrow_arrow::tree::pairlist_entries(a, refs) {
@@ -233,7 +274,8 @@ impl<'a> ToPython<'a> {
                 let value = if null {
                     py.None()
                 } else {
-                    self.value(py, value, depth + 1)?
+                    let step = format!("@{}", quote_name(&name));
+                    self.within(&step, |me| me.value(py, value, depth + 1))?
                 };
                 slots.set_item(name, value)?;
             }
@@ -242,6 +284,7 @@ impl<'a> ToPython<'a> {
             class_name: class.first().cloned(),
             package,
             slots: slots.into_any().unbind(),
+            sparse: sparse.map(|s| s.letter()),
         }
         .into_py_any(py)
     }
@@ -413,8 +456,19 @@ impl<'a> ToPython<'a> {
             time_unit: Some(arrow_schema::TimeUnit::Nanosecond),
             ..Default::default()
         };
-        let Ok(table) = table_from_object(doc, obj, &opts) else {
-            return Ok(None);
+        let table = match table_from_object(doc, obj, &opts) {
+            Ok(t) => t,
+            // damaged: an error naming the frame
+            Err(e)
+                if matches!(
+                    e.kind,
+                    ErrorKind::Corrupt | ErrorKind::Truncated | ErrorKind::Limit
+                ) =>
+            {
+                return Err(self.inconsistent(e))
+            }
+            // a frame that does not convert: a dict of its columns
+            Err(_) => return Ok(None),
         };
         let row_names = frame_row_names(py, &table.schema)?;
         let capsule = crate::stream_capsule(py, table.batches, table.schema)?;
@@ -514,7 +568,14 @@ impl<'a> ToPython<'a> {
             VectorData::Raw(b) => return Ok(PyBytes::new(py, b.as_slice()).into_any().unbind()),
             VectorData::List(items) => items
                 .iter()
-                .map(|it| self.value(py, it, depth + 1))
+                .enumerate()
+                .map(|(k, it)| {
+                    let step = match names.as_ref().and_then(|n| n.get(k)).cloned().flatten() {
+                        Some(n) if !n.is_empty() => format!("${}", quote_name(&n)),
+                        _ => format!("[[{}]]", k + 1),
+                    };
+                    self.within(&step, |me| me.value(py, it, depth + 1))
+                })
                 .collect::<PyResult<_>>()?,
             VectorData::Expression(_) => {
                 self.dropped.insert("expression".into());
@@ -562,9 +623,5 @@ pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResul
 
 /// The payload of a vector node (a compact one expanded).
 fn data_of<'o>(obj: &'o RObject, refs: &RefTable) -> Option<Cow<'o, VectorData>> {
-    match obj {
-        RObject::Vector(v) => Some(Cow::Borrowed(&v.data)),
-        RObject::Altrep(a) => rdarrow_arrow::altrep::expand(a, refs).ok().map(Cow::Owned),
-        _ => None,
-    }
+    structure::payload(obj, refs).ok().flatten()
 }

@@ -13,90 +13,13 @@
 //! matrix, `identical()`.
 
 use crate::error::{Error, Result};
+pub use crate::structure::Storage;
+use crate::structure::{check_sparse, matrix_storage};
 use crate::tree::*;
-
-/// How a sparse matrix stores its entries: the letter of its class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Storage {
-    /// Compressed by column: `i`, `p` (`*CMatrix`).
-    Column,
-    /// Compressed by row: `j`, `p` (`*RMatrix`).
-    Row,
-    /// Triplets: `i`, `j` (`*TMatrix`).
-    Triplet,
-}
-
-impl Storage {
-    pub fn letter(self) -> &'static str {
-        match self {
-            Storage::Column => "C",
-            Storage::Row => "R",
-            Storage::Triplet => "T",
-        }
-    }
-
-    pub fn from_letter(s: &[u8]) -> Option<Storage> {
-        Some(match s {
-            b"C" => Storage::Column,
-            b"R" => Storage::Row,
-            b"T" => Storage::Triplet,
-            _ => return None,
-        })
-    }
-
-    /// The slots that hold the entries (the table's, not the metadata's).
-    fn entry_slots(self) -> &'static [&'static str] {
-        match self {
-            Storage::Column => &["i", "p", "x"],
-            Storage::Row => &["j", "p", "x"],
-            Storage::Triplet => &["i", "j", "x"],
-        }
-    }
-}
-
-/// The slots of an S4 object (its attributes), in order.
-fn slots<'a>(obj: &'a RObject, refs: &'a RefTable) -> Vec<(String, &'a RObject)> {
-    match obj {
-        RObject::S4(s) => match &s.attributes {
-            Some(a) => pairlist_entries(a, refs)
-                .into_iter()
-                .filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), v)))
-                .collect(),
-            None => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
-}
 
 /// The storage of a sparse matrix of the Matrix package, from its class.
 pub fn storage_of(obj: &RObject, refs: &RefTable) -> Option<Storage> {
-    let RObject::S4(_) = obj else { return None };
-    let class = obj.attribute(refs, "class")?;
-    let package = class
-        .attribute(refs, "package")
-        .and_then(|p| p.as_strings())
-        .and_then(|s| s.get(0).map(|b| b.to_vec()));
-    if package.as_deref() != Some(b"Matrix") {
-        return None;
-    }
-    let name = class.as_strings()?.get(0)?.to_vec();
-    let name = std::str::from_utf8(&name).ok()?;
-    let storage = if name.ends_with("CMatrix") {
-        Storage::Column
-    } else if name.ends_with("RMatrix") {
-        Storage::Row
-    } else if name.ends_with("TMatrix") {
-        Storage::Triplet
-    } else {
-        return None;
-    };
-    // the slots of that storage, and the dimensions
-    let have: Vec<String> = slots(obj, refs).into_iter().map(|(n, _)| n).collect();
-    let needs = storage.entry_slots()[..2].iter().chain(["Dim"].iter());
-    needs
-        .into_iter()
-        .all(|s| have.iter().any(|h| h == s))
-        .then_some(storage)
+    matrix_storage(obj, refs)
 }
 
 /// What a sparse matrix becomes: its table's columns and the slots kept
@@ -109,110 +32,57 @@ pub struct Parts {
     pub slots: Vec<(String, RObject)>,
 }
 
-fn ints<'a>(slot: Option<&'a RObject>, what: &str) -> Result<&'a [i32]> {
-    match slot {
-        Some(RObject::Vector(v)) => match &v.data {
-            VectorData::Integer(x) => Ok(&x[..]),
-            _ => Err(Error::corrupt(format!(
-                "the sparse matrix's {what} slot is not integers"
-            ))),
-        },
-        _ => Err(Error::corrupt(format!(
-            "the sparse matrix has no {what} slot"
-        ))),
+/// Row or column numbers from 1 of each entry, from checked compressed
+/// pointers.
+fn expand_pointers(p: &[i32]) -> Vec<i32> {
+    let mut out = Vec::with_capacity(p.last().copied().unwrap_or(0) as usize);
+    for (k, w) in p.windows(2).enumerate() {
+        out.extend(std::iter::repeat_n(k as i32 + 1, (w[1] - w[0]) as usize));
     }
+    out
 }
 
-/// Row or column numbers from 1, from the compressed pointers `p` (one
-/// more than the `n` columns or rows) of `len` entries.
-fn expand_pointers(p: &[i32], n: usize, len: usize) -> Result<Vec<i32>> {
-    let bad = || Error::corrupt("the sparse matrix's p slot does not fit its entries");
-    if p.len() != n + 1 || p[0] != 0 || p[n] as usize != len {
-        return Err(bad());
-    }
-    let mut out = Vec::with_capacity(len);
-    for k in 0..n {
-        let (a, b) = (p[k], p[k + 1]);
-        if b < a {
-            return Err(bad());
-        }
-        out.extend(std::iter::repeat_n(k as i32 + 1, (b - a) as usize));
-    }
-    Ok(out)
-}
-
-/// The table of a sparse matrix's stored entries.
+/// The table of a sparse matrix's stored entries (its slots checked
+/// first: see [`check_sparse`]).
 pub fn parts(obj: &RObject, refs: &RefTable) -> Result<Option<Parts>> {
     let Some(storage) = storage_of(obj, refs) else {
         return Ok(None);
     };
-    let all = slots(obj, refs);
-    let get = |n: &str| all.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-    let dim = ints(get("Dim"), "Dim")?;
-    let [nr, nc] = dim[..] else {
-        return Err(Error::corrupt(
-            "the sparse matrix's Dim slot is not two numbers",
-        ));
-    };
-    if nr < 0 || nc < 0 {
-        return Err(Error::corrupt("the sparse matrix's Dim slot is negative"));
-    }
-    let one_based = |x: &[i32], limit: i32, what: &str| -> Result<Vec<i32>> {
-        x.iter()
-            .map(|&v| {
-                if v < 0 || v >= limit {
-                    Err(Error::corrupt(format!(
-                        "the sparse matrix's {what} slot has {v}, outside 0..{limit}"
-                    )))
-                } else {
-                    Ok(v + 1)
-                }
-            })
-            .collect()
-    };
+    let checked = check_sparse(obj, refs, storage)
+        .map_err(|e| Error::corrupt(format!("the sparse matrix's {}", e.message)))?;
+    let one_based = |x: &[i32]| x.iter().map(|&v| v + 1).collect::<Vec<i32>>();
     let (i, j) = match storage {
-        Storage::Column => {
-            let i = ints(get("i"), "i")?;
-            let j = expand_pointers(ints(get("p"), "p")?, nc as usize, i.len())?;
-            (one_based(i, nr, "i")?, j)
-        }
-        Storage::Row => {
-            let j = ints(get("j"), "j")?;
-            let i = expand_pointers(ints(get("p"), "p")?, nr as usize, j.len())?;
-            (i, one_based(j, nc, "j")?)
-        }
-        Storage::Triplet => {
-            let (i, j) = (ints(get("i"), "i")?, ints(get("j"), "j")?);
-            if i.len() != j.len() {
-                return Err(Error::corrupt(
-                    "the sparse matrix's i and j slots differ in length",
-                ));
-            }
-            (one_based(i, nr, "i")?, one_based(j, nc, "j")?)
-        }
+        Storage::Column => (
+            one_based(checked.i.as_deref().unwrap_or_default()),
+            expand_pointers(checked.p.as_deref().unwrap_or_default()),
+        ),
+        Storage::Row => (
+            expand_pointers(checked.p.as_deref().unwrap_or_default()),
+            one_based(checked.j.as_deref().unwrap_or_default()),
+        ),
+        Storage::Triplet => (
+            one_based(checked.i.as_deref().unwrap_or_default()),
+            one_based(checked.j.as_deref().unwrap_or_default()),
+        ),
     };
-    let rows = i.len();
+    let rows = checked.entries;
     let mut names = vec!["i".to_string(), "j".to_string()];
     let mut columns = vec![crate::build::ints(i), crate::build::ints(j)];
-    if let Some(x) = get("x") {
-        if crate::summary::r_length(x, refs) as usize != rows {
-            return Err(Error::corrupt(
-                "the sparse matrix's x slot does not fit its entries",
-            ));
-        }
+    if let Some(x) = checked.x {
         names.push("x".into());
         columns.push(x.clone());
     }
     let entry = storage.entry_slots();
-    let kept = all
-        .iter()
+    let kept = crate::structure::slots(obj, refs)
+        .into_iter()
         .map(|(n, v)| {
+            let n = String::from_utf8_lossy(n).into_owned();
             let v = if entry.contains(&n.as_str()) {
                 RObject::Null
             } else {
-                (*v).clone()
+                v.clone()
             };
-            (n.clone(), v)
+            (n, v)
         })
         .collect();
     Ok(Some(Parts {

@@ -596,9 +596,11 @@ impl<'d> Converter<'d> {
                     true
                 });
                 if let Some(bad) = bad {
-                    return Err(Error::corrupt(format!(
-                        "factor code {bad} is outside its {nlev} levels"
-                    )));
+                    return Err(crate::structure::factor_code_outside(
+                        bad,
+                        None,
+                        nlev as u64,
+                    ));
                 }
                 let keys = PrimitiveArray::<$t>::new(ScalarBuffer::from(keys), nulls);
                 // SAFETY: every valid key was checked to be below the
