@@ -13,7 +13,8 @@ routes read), uncompressed and compressed.
 1. Damaged files: each of them damaged in 1 to 8 bytes (flips, overwritten
    integers, a truncation) from fixed seeds, each case read in a process of
    its own (forked, so that a crash ends only that process) under a time
-   limit, two at a time. Every case must end in a value or one of
+   limit, two at a time (read_objects() also with plain=True). Every
+   case must end in a value or one of
    rdarrow's documented errors (RDataError and its subclasses): never a
    crash, a hang, or a KeyError/IndexError/ValueError.
 2. Targeted corruptions: each structure the engine and read_anndata()
@@ -93,6 +94,15 @@ saveRDS(s, file.path(out, "v5.rds"), compress = FALSE)
 saveRDS(s, file.path(out, "v5-xz.rds"), compress = "xz")
 md <- s@meta.data
 save(s, md, file = file.path(out, "v5.RData"), compress = FALSE)
+# what read_anndata() must give of the undamaged object, in the object's
+# cell order: the split layers joined
+d <- as(LayerData(JoinLayers(s[["RNA"]]), "data")[, Cells(s)], "CsparseMatrix")
+c <- as(LayerData(JoinLayers(s[["RNA"]]), "counts")[, Cells(s)], "CsparseMatrix")
+jsonlite::write_json(list(cells = Cells(s), features = rownames(s),
+  data = list(i = d@i, p = d@p, x = sprintf("%.17g", d@x)),
+  counts = list(i = c@i, p = c@p, x = sprintf("%.17g", c@x)),
+  pca = sprintf("%.17g", Embeddings(s, "pca"))),
+  file.path(out, "v5.json"), digits = NA)
 """
 
 MAKE_SCE = r"""
@@ -137,9 +147,33 @@ def originals(tmp_path_factory, run_r):
     run_r(MAKE_V4.replace("{out}", str(out)))
     run_r(MAKE_SCE.replace("{out}", str(out)))
     run_r(MAKE_V5.replace("{out}", str(out)), R_LIBS=lib)
-    files = sorted(out.iterdir())
+    files = sorted(p for p in out.iterdir() if p.suffix != ".json")
     assert len(files) == 9, files
     return files
+
+
+def test_the_undamaged_originals_read_as_r_made_them(originals):
+    """The checks refuse nothing R made: each original reads, and the real
+    SeuratObject 5 object's split layers come back joined, equal to R's
+    JoinLayers()."""
+    import scipy.sparse as sp
+
+    shapes = {"v4": (80, 230), "v5": (90, 120), "sce": (80, 230)}
+    for p in originals:
+        obj = ("sce" if p.name.startswith("sce") else "s") if p.suffix == ".RData" else None
+        a = rdarrow.read_anndata(p, object=obj)
+        main = a.mod[next(iter(a.mod))] if hasattr(a, "mod") else a
+        assert main.shape == shapes[p.name.split("-")[0].split(".")[0]], p.name
+        rdarrow.read_objects(p)
+    ref = json.loads((originals[0].parent / "v5.json").read_text())
+    a = rdarrow.read_anndata(originals[0].parent / "v5.rds")
+    assert list(a.obs_names) == ref["cells"] and list(a.var_names) == ref["features"]
+    for layer, m in (("data", a.X), ("counts", a.layers["counts"])):
+        r = ref[layer]
+        want = sp.csc_matrix((np.array(r["x"], dtype=float), r["i"], r["p"]), shape=(120, 90)).T.tocsr()
+        got = sp.csr_matrix(m)
+        assert (got != want).nnz == 0, layer
+    assert np.array_equal(a.obsm["X_pca"].ravel(order="F"), np.array(ref["pca"], dtype=float))
 
 
 # --- damage --------------------------------------------------------------------
@@ -189,8 +223,8 @@ def _route(route: str, path: Path, tmp: Path) -> str:
         if path.suffix == ".RData":
             obj = "sce" if "sce" in path.name else "s"
         return type(rdarrow.read_anndata(path, object=obj)).__name__
-    if route == "read_objects":
-        v = rdarrow.read_objects(path)
+    if route in ("read_objects", "plain"):
+        v = rdarrow.read_objects(path, plain=route == "plain")
         return ",".join(sorted(v))
     if route == "to_h5ad":
         import h5py
@@ -220,8 +254,10 @@ def _route(route: str, path: Path, tmp: Path) -> str:
 
 
 def _child(route: str, path: Path, tmp: Path, w: int) -> None:
+    import faulthandler
     import warnings
 
+    faulthandler.disable()  # a crash is the parent's to report, by its signal
     warnings.simplefilter("ignore")
     try:
         what = _route(route, path, tmp)
@@ -299,7 +335,7 @@ def test_the_harness_sees_crashes_hangs_and_stray_exceptions(tmp_path):
     assert out[3]["end"] == "error" and out[3]["type"] == "NotRDataError"
 
 
-ROUTES = ["read_anndata", "read_objects", "to_h5ad", "polars"]
+ROUTES = ["read_anndata", "read_objects", "plain", "to_h5ad", "polars"]
 # the messages of the engine's structure checks and read_anndata()'s
 STRUCTURE_ERROR = __import__("re").compile(
     r"(p\[\d+\] (>|is)|[ij]\[\d+\] is|x has \d+ values|Dim |dim( is|\[)|dimnames|names has|factor code|LogMap|"

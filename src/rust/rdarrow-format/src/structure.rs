@@ -192,7 +192,12 @@ pub fn check_sparse<'a>(
     let (nr, nc) = (nr as usize, nc as usize);
     let index = |name: &str, bound: usize, what: &str| -> Result<Cow<'a, [i32]>> {
         let v = ints(slot(&all, name), refs, name)?;
-        if let Some(k) = v.iter().position(|&x| x < 0 || x as usize >= bound) {
+        // one comparison per index (a negative one is a large unsigned
+        // one), without a branch, so that it vectorizes; the position
+        // only when there is one to report
+        let outside = |x: i32| (x as u32 as u64) >= bound as u64;
+        if v.iter().fold(false, |any, &x| any | outside(x)) {
+            let k = v.iter().position(|&x| outside(x)).unwrap_or_default();
             return Err(Error::corrupt(format!(
                 "{name}[{k}] is {}, outside the {bound} {what}",
                 show_int(v[k])
@@ -402,10 +407,10 @@ pub fn check_vector(obj: &RObject, refs: &RefTable, data: &VectorData) -> Result
                 .attribute(refs, "levels")
                 .map(|l| l.vector_len(refs))
                 .unwrap_or(0);
-            if let Some(k) = codes
-                .iter()
-                .position(|&c| c != na::INTEGER && (c < 1 || c as u64 > nlev))
-            {
+            // branch-free, as the sparse indices above
+            let outside = |c: i32| (c != na::INTEGER) & ((c.wrapping_sub(1) as u32 as u64) >= nlev);
+            if codes.iter().fold(false, |any, &c| any | outside(c)) {
+                let k = codes.iter().position(|&c| outside(c)).unwrap_or_default();
                 return Err(factor_code_outside(codes[k], Some(k), nlev));
             }
         }
