@@ -40,8 +40,8 @@ saveRDS(sce, "{dir}/sce.rds", compress = "gzip")
 so <- suppressWarnings(CreateSeuratObject(counts = m))
 saveRDS(so, "{dir}/seurat.rds", compress = "gzip")
 # a Seurat v5 object (readseurat reads v5 assays only): its Assay5 made
-# with SeuratObject 5's class definitions (SeuratObject 5 is not
-# installable here), one layer of counts
+# with SeuratObject 5's class definitions (beside Debian's SeuratObject 4,
+# in this one R process), one layer of counts
 setClass("LogMap", contains = "matrix", package = "SeuratObject")
 setClass("Assay5", package = "SeuratObject", slots = c(
   layers = "list", cells = "LogMap", features = "LogMap", default = "integer",

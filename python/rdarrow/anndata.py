@@ -458,7 +458,7 @@ def _assay5(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, 
 
     cell_rows, cell_layers, cell_map = _logmap(a.get("cells"), f"{where}@cells")
     feat_rows, feat_layers, feat_map = _logmap(a.get("features"), f"{where}@features")
-    known = set(cells)
+    known: Optional[set] = None  # the object's cells, made once when needed
     layers = a.get("layers") or {}
     if not isinstance(layers, dict):
         raise _corrupt(f"{where}@layers", f"a named list of matrices, not a {type(layers).__name__}")
@@ -475,7 +475,11 @@ def _assay5(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str, 
                 f"{where}@layers${lname}",
                 f"{shape[0]} x {shape[1]}, but the features and cells LogMaps give it {len(pf)} x {len(pc)}",
             )
-        stranger = next((c for c in pc if c not in known), None)
+        if pc != cells:  # a piece of the cells: each must be one of them
+            known = set(cells) if known is None else known
+            stranger = next((c for c in pc if c not in known), None)
+        else:
+            stranger = None
         if stranger is not None:
             raise _corrupt(f"{where}@cells", f"cell {stranger!r} of layer {lname} is not among the object's cells")
         groups.setdefault(_layer_group(lname), []).append((m, pc, pf))

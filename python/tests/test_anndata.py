@@ -2,9 +2,10 @@
 SeuratObject's pbmc_small (a v4 Seurat object: PCA, tSNE, an SNN graph,
 factor metadata) with a second assay and a Neighbor object; a Seurat v5
 object whose Assay5 is built with SeuratObject 5's class definitions
-(SeuratObject 5 is not installable here: the classes are defined in R with
-the slot names and types SeuratObject 5 gives them, in its package, so the
-file holds what SeuratObject 5 writes), its layers split in two and three;
+(defined in R with the slot names and types SeuratObject 5 gives them, in
+its package, so the file holds what SeuratObject 5 writes, beside Debian's
+SeuratObject 4; objects made by the real SeuratObject 5.3.0 are read in
+test_hostile_singlecell.py), its layers split in two and three;
 a SingleCellExperiment and a RangedSummarizedExperiment. Each is saved in
 format versions 2 and 3 and each compression; R dumps the reference values,
 and the written .h5ad is read back by anndata. Where the Python peers

@@ -9,6 +9,7 @@ secs=${2:-1800}
 shift; [ $# -gt 0 ] && shift
 case "$t" in
   ipc_to_rdata) maxlen=16384 ;;
+  structure_checks) maxlen=327680 ;;  # a whole Seurat object among the seeds
   *) maxlen=65536 ;;
 esac
 dict=""
