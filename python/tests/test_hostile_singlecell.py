@@ -590,3 +590,18 @@ def test_a_damaged_sparse_matrix_to_arrow_and_duckdb(targeted):
 
     with pytest.raises(duckdb.Error, match=r"i\[4\] is 100000, outside the 230 rows"):
         con.execute(f"SELECT * FROM read_rds('{p}')").fetchall()
+
+
+def test_the_fuzz_findings_through_python(tmp_path):
+    """The inputs the structure_checks fuzz campaigns keep (and the
+    structures it must refuse), each through read_objects() (NumPy and
+    plain), read_anndata() and the Polars scan in a process of its own:
+    a value or an rdarrow error, never a crash or a stray exception."""
+    found = sorted((Path(__file__).resolve().parents[2] / "src/rust/rdarrow-arrow/tests/fuzz-findings").glob("structure-*.rds"))
+    assert len(found) >= 4, found
+    jobs = [(route, p, tmp_path) for p in found for route in ("read_objects", "plain", "read_anndata", "polars")]
+    outcomes = run_isolated(jobs)
+    bad = [f"{r} {p.name}: {o}" for (r, p, _), o in zip(jobs, outcomes) if o["end"] not in ("value", "error")]
+    assert not bad, "\n".join(bad)
+    refused = {p.name for (r, p, _), o in zip(jobs, outcomes) if r == "read_objects" and o["end"] == "error" and o["type"] == "CorruptError"}
+    assert {"structure-p-decreasing.rds", "structure-i-outside.rds", "structure-factor-code.rds"} <= refused, refused

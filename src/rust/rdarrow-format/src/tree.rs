@@ -821,9 +821,9 @@ impl StringVector {
         };
         &self.data[a..b]
     }
-    /// The bytes of string `i` (`None` for `NA`).
+    /// The bytes of string `i` (`None` for `NA`, and past the end).
     pub fn get(&self, i: usize) -> Option<&[u8]> {
-        if self.is_na(i) {
+        if i >= self.len() || self.is_na(i) {
             None
         } else {
             Some(self.bytes(i))
