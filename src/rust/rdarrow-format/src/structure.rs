@@ -196,7 +196,7 @@ pub fn check_sparse<'a>(
         // one), without a branch, so that it vectorizes; the position
         // only when there is one to report
         let outside = |x: i32| (x as u32 as u64) >= bound as u64;
-        if v.iter().fold(false, |any, &x| any | outside(x)) {
+        if any_of(&v, outside) {
             let k = v.iter().position(|&x| outside(x)).unwrap_or_default();
             return Err(Error::corrupt(format!(
                 "{name}[{k}] is {}, outside the {bound} {what}",
@@ -258,6 +258,22 @@ pub fn check_sparse<'a>(
         p,
         x,
         entries,
+    })
+}
+
+/// Whether any of `v` is `bad`, without a branch per value (so that it
+/// vectorizes), a long slice on every core: the check reads each index
+/// once, and memory is its bound.
+fn any_of(v: &[i32], bad: impl Fn(i32) -> bool + Sync) -> bool {
+    let scan = |part: &[i32]| part.iter().fold(false, |any, &x| any | bad(x));
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if v.len() < (1 << 22) || cores < 2 {
+        return scan(v);
+    }
+    let chunk = v.len().div_ceil(cores);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = v.chunks(chunk).map(|p| s.spawn(move || scan(p))).collect();
+        parts.into_iter().any(|h| h.join().unwrap_or(true))
     })
 }
 
@@ -678,6 +694,28 @@ mod tests {
         assert_eq!(
             msg(csc(&[0, 2, 1], &[0, 2, 2, 3], &[1.0; 3], &[3, 2])),
             "p has 4 values for 2 columns (needs 3)"
+        );
+    }
+
+    #[test]
+    fn a_long_index_is_checked_on_every_core() {
+        // past the length that splits the scan among threads; the one bad
+        // index in the last part, then in the first
+        let n = (1 << 22) + 3;
+        let mut i = vec![0i32; n];
+        let p = [0, n as i32];
+        let x = vec![1.0; n];
+        assert_eq!(csc(&i, &p, &x, &[2, 1]).unwrap(), n);
+        i[n - 1] = 2;
+        assert_eq!(
+            msg(csc(&i, &p, &x, &[2, 1])),
+            format!("i[{}] is 2, outside the 2 rows", n - 1)
+        );
+        i[n - 1] = 0;
+        i[1] = -5;
+        assert_eq!(
+            msg(csc(&i, &p, &x, &[2, 1])),
+            "i[1] is -5, outside the 2 rows"
         );
     }
 
