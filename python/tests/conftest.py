@@ -39,6 +39,15 @@ def run_r():
     return run
 
 
+def need_single_cell_r(run_r):
+    """Skip unless R has SeuratObject and SingleCellExperiment (the
+    single-cell tests make their objects with them)."""
+    try:
+        run_r("if (!requireNamespace('SeuratObject', quietly = TRUE) || !requireNamespace('SingleCellExperiment', quietly = TRUE)) quit(status = 3)")
+    except AssertionError:
+        pytest.skip("SeuratObject or SingleCellExperiment is not installed in R (tools/setup.sh installs them)")
+
+
 # A data frame of every column kind rdarrow maps (factor and ordered
 # factor, Date, POSIXct in a zone, integer64, difftime, list and matrix
 # columns), NA in the plain ones, `n` rows: the Polars and Spark tests'.

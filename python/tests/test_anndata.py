@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import rdarrow
+from conftest import need_single_cell_r
 
 ad = pytest.importorskip("anndata", reason="anndata is not installed (tools/setup.sh installs it)")
 sp = pytest.importorskip("scipy.sparse")
@@ -129,10 +130,7 @@ jsonlite::write_json(list(
 @pytest.fixture(scope="module")
 def made(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("singlecell")
-    try:
-        run_r("if (!requireNamespace('SeuratObject', quietly = TRUE) || !requireNamespace('SingleCellExperiment', quietly = TRUE)) quit(status = 3)")
-    except AssertionError:
-        pytest.skip("SeuratObject or SingleCellExperiment is not installed in R (tools/setup.sh installs them)")
+    need_single_cell_r(run_r)
     run_r(MAKE_R.replace("{out}", str(out)))
     return out, json.loads((out / "ref.json").read_text())
 

@@ -40,6 +40,7 @@ import numpy as np
 import pytest
 
 import rdarrow
+from conftest import need_single_cell_r
 
 ad = pytest.importorskip("anndata", reason="anndata is not installed (tools/setup.sh installs it)")
 pytest.importorskip("scipy.sparse")
@@ -139,10 +140,7 @@ def _need_seurat5():
 @pytest.fixture(scope="module")
 def originals(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("hostile-originals")
-    try:
-        run_r("if (!requireNamespace('SeuratObject', quietly = TRUE) || !requireNamespace('SingleCellExperiment', quietly = TRUE)) quit(status = 3)")
-    except AssertionError:
-        pytest.skip("SeuratObject or SingleCellExperiment is not installed in R (tools/setup.sh installs them)")
+    need_single_cell_r(run_r)
     lib = _need_seurat5()
     run_r(MAKE_V4.replace("{out}", str(out)))
     run_r(MAKE_SCE.replace("{out}", str(out)))
@@ -472,10 +470,7 @@ def _real(x: float) -> bytes:
 @pytest.fixture(scope="module")
 def targeted(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("hostile-targeted")
-    try:
-        run_r("if (!requireNamespace('SeuratObject', quietly = TRUE) || !requireNamespace('SingleCellExperiment', quietly = TRUE)) quit(status = 3)")
-    except AssertionError:
-        pytest.skip("SeuratObject or SingleCellExperiment is not installed in R (tools/setup.sh installs them)")
+    need_single_cell_r(run_r)
     run_r(TARGETED_R.replace("{out}", str(out)))
     run_r(MAKE_V5_TARGETED.replace("{out}", str(out)), R_LIBS=_need_seurat5())
     INT, STR, LEN2 = b"\x00\x00\x00\x0d", b"\x00\x00\x00\x10", b"\x00\x00\x00\x02"

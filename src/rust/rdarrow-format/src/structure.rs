@@ -585,32 +585,18 @@ mod tests {
     /// A `dgCMatrix`-like S4 object of package Matrix with these slots.
     fn sparse(class: &str, slots_: &[(&str, RObject)]) -> (RObject, RefTable) {
         let mut m = ObjectMaker::default();
-        let mut attributes = None;
-        for (name, value) in slots_ {
-            let tag = m.symbol(name);
-            set_attribute(
-                &mut attributes,
-                tag,
-                name.as_bytes(),
-                &m.refs,
-                value.clone(),
-            );
-        }
         let mut cls = strs(&[class]);
-        let mut cattrs = None;
-        let tag = m.symbol("package");
-        set_attribute(&mut cattrs, tag, b"package", &m.refs, strs(&["Matrix"]));
         if let RObject::Vector(v) = &mut cls {
-            v.attributes = cattrs;
+            v.attributes = m.tagged_pairlist(vec![("package", strs(&["Matrix"]))]);
         }
-        let tag = m.symbol("class");
-        set_attribute(&mut attributes, tag, b"class", &m.refs, cls);
+        let mut items: Vec<(&str, RObject)> = slots_.to_vec();
+        items.push(("class", cls));
         let obj = RObject::S4(Box::new(AttrOnly {
             flags: Flags {
                 levels: levels::S4_OBJECT,
                 object: true,
             },
-            attributes,
+            attributes: m.tagged_pairlist(items),
         }));
         (obj, m.refs)
     }
@@ -753,19 +739,8 @@ mod tests {
     fn with_attrs(data: RObject, attrs: &[(&str, RObject)]) -> (RObject, RefTable) {
         let mut m = ObjectMaker::default();
         let mut obj = data;
-        let mut attributes = None;
-        for (name, value) in attrs {
-            let tag = m.symbol(name);
-            set_attribute(
-                &mut attributes,
-                tag,
-                name.as_bytes(),
-                &m.refs,
-                value.clone(),
-            );
-        }
         if let RObject::Vector(v) = &mut obj {
-            v.attributes = attributes;
+            v.attributes = m.tagged_pairlist(attrs.to_vec());
         }
         (obj, m.refs)
     }
