@@ -130,6 +130,11 @@ ipc_to_rdata_impl <- function(path, file, name, compress, level, version, ascii,
 #' @noRd
 object_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version, storage) .Call(wrap__object_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version, storage)
 
+#' `write_rdata()`: the tagged pairlist `objects` (as `save()` makes it,
+#' or NULL for none) written as an `.RData` file.
+#' @noRd
+objects_to_rdata_impl <- function(objects, file, compress, level, version, ascii, threads, writer_version, storage) .Call(wrap__objects_to_rdata_impl, objects, file, compress, level, version, ascii, threads, writer_version, storage)
+
 #' The stream `arrow_to_rdata()` writes for `x` without R's serializer
 #' (header included), or NULL when it would use R's serializer.
 #' @noRd

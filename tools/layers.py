@@ -20,7 +20,7 @@ WS = ROOT / "src" / "rust"
 FORMAT_LAYERS = [
     ["error", "cancel", "limits"],                    # errors, cancellation, machine limits
     ["tree", "altrep", "encoding", "envir"],          # the object tree: node codes, flags, NA, ALTREP nodes; string encodings; hashed environments
-    ["compression", "remote", "store", "file_out", "parallel"],  # bytes in and out: codecs, URLs, object stores, atomic files
+    ["compression", "remote", "store", "file_out", "joined", "parallel"],  # bytes in and out: codecs, one member from many blocks, URLs, object stores, atomic files
     ["input", "output", "header"],                    # primitives and the header, read and written
     ["read", "validate", "object_path", "build", "spill", "structure"],  # items to the tree and back to R's rules; structures checked for consumers
     ["layout", "write"],                              # the tree to bytes

@@ -197,6 +197,41 @@ impl<'a> WritebackFile<'a> {
         std::io::copy(&mut f, upload).map(|_| ())
     }
 
+    /// Whether bytes already written can be written again
+    /// ([`WritebackFile::patch`]): a file on disk, not an upload.
+    pub fn can_patch(&self) -> bool {
+        self.upload.is_none()
+    }
+
+    /// Write `patch` over bytes already written (a gzip header's index,
+    /// once the file is complete): all staged bytes are written first.
+    pub fn patch(&mut self, patch: &crate::joined::HeaderPatch) -> std::io::Result<()> {
+        if !self.can_patch() {
+            return Err(std::io::Error::other("an upload cannot be written again"));
+        }
+        self.finish()?;
+        let end = patch.offset + patch.bytes.len() as u64;
+        if end > self.written {
+            return Err(std::io::Error::other("a patch past the end of the file"));
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::write_all_at(self.file, &patch.bytes, patch.offset)
+        }
+        #[cfg(windows)]
+        {
+            let mut at = 0;
+            while at < patch.bytes.len() {
+                at += std::os::windows::fs::FileExt::seek_write(
+                    self.file,
+                    &patch.bytes[at..],
+                    patch.offset + at as u64,
+                )?;
+            }
+            Ok(())
+        }
+    }
+
     fn write_staged(&mut self) -> std::io::Result<()> {
         let Some(buf) = self.staged.as_mut() else {
             return Ok(());

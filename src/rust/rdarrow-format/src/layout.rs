@@ -4,8 +4,9 @@
 //! written big-endian (XDR), raw bytes, and runs of strings (one CHARSXP
 //! each). Any byte range of the stream can then be rendered on its own, so
 //! the writers here render fixed-size blocks on all cores: an uncompressed
-//! file is filled at each block's offset, a compressed file gets one
-//! independently compressed member per block. The blocks are those of
+//! file is filled at each block's offset, a compressed file gets each
+//! block compressed on its own and joined into one member or stream
+//! ([`crate::joined`]). The blocks are those of
 //! [`crate::parallel::ParallelCompressor`], so the file's bytes depend
 //! neither on the thread count nor on which writer made them, and nothing
 //! is held whole: each thread holds one block at a time.
@@ -14,7 +15,7 @@ use crate::cancel;
 use crate::compression::Compression;
 use crate::error::{Error, ErrorKind, Result};
 use crate::file_out::{set_direct, write_block, AlignedBuf};
-use crate::parallel::{compress_block, BLOCK_SIZE};
+use crate::joined::{compress_piece, Joiner, Piece as Compressed, BLOCK_SIZE};
 use arrow_buffer::{ArrowNativeType, ScalarBuffer};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -574,21 +575,26 @@ struct Pipeline {
     next_take: u64,
     /// Next block the writer needs.
     next_write: u64,
-    finished: BTreeMap<u64, Vec<u8>>,
+    finished: BTreeMap<u64, Compressed>,
     failure: Option<Error>,
 }
 
 /// Compressed: workers render and compress blocks (at most a window of
-/// blocks ahead of the writer); the calling thread writes them in order.
-fn write_compressed<W: Write>(
-    sink: &mut W,
+/// blocks ahead of the writer); the calling thread joins them in order
+/// ([`Joiner`]). The pieces are the full blocks, then the rest (possibly
+/// empty), which ends the stream: as [`crate::parallel::ParallelCompressor`]
+/// cuts them. A file that can be written again at its start gets the
+/// gzip index in its header.
+fn write_compressed(
+    sink: &mut crate::file_out::WritebackFile<'_>,
     layout: &Layout<'_>,
     compression: Compression,
     level: Option<u32>,
     threads: usize,
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
-    let blocks = block_count(layout).max(1);
+    let full = layout.len() / BLOCK_SIZE as u64;
+    let pieces = full + 1;
     let window = 2 * threads as u64 + 1;
     let state = Mutex::new(Pipeline {
         next_take: 0,
@@ -603,6 +609,7 @@ fn write_compressed<W: Write>(
         s.failure.get_or_insert(e);
         changed.notify_all();
     };
+    let mut joiner = Joiner::new(compression, level, sink.can_patch());
     let result = std::thread::scope(|scope| {
         let work = || {
             let mut buf = Vec::new();
@@ -610,12 +617,12 @@ fn write_compressed<W: Write>(
                 let idx = {
                     let mut s = lock();
                     while s.failure.is_none()
-                        && s.next_take < blocks
+                        && s.next_take < pieces
                         && s.next_take >= s.next_write + window
                     {
                         s = changed.wait(s).unwrap_or_else(|p| p.into_inner());
                     }
-                    if s.failure.is_some() || s.next_take >= blocks {
+                    if s.failure.is_some() || s.next_take >= pieces {
                         return;
                     }
                     s.next_take += 1;
@@ -624,23 +631,23 @@ fn write_compressed<W: Write>(
                 let (start, len) = block_range(layout, idx);
                 buf.resize(len, 0);
                 layout.render(start, &mut buf);
-                match compress_block(&buf, compression, level) {
-                    Ok(member) => {
+                match compress_piece(&buf, compression, level, idx == full) {
+                    Ok(piece) => {
                         let mut s = lock();
-                        s.finished.insert(idx, member);
+                        s.finished.insert(idx, piece);
                         changed.notify_all();
                     }
                     Err(e) => return fail(Error::io(&e, "cannot compress")),
                 }
             }
         };
-        let workers: Vec<_> = (0..threads.min(blocks as usize))
+        let workers: Vec<_> = (0..threads.min(pieces as usize))
             .map(|_| scope.spawn(work))
             .collect();
         let mut written = 0u64;
         let out = (|| -> Result<()> {
-            for idx in 0..blocks {
-                let member = {
+            for idx in 0..pieces {
+                let piece = {
                     let mut s = lock();
                     loop {
                         if let Some(e) = s.failure.take() {
@@ -663,7 +670,8 @@ fn write_compressed<W: Write>(
                         s = lock();
                     }
                 };
-                sink.write_all(&member)
+                joiner
+                    .push(sink, piece, idx == full)
                     .map_err(|e| Error::io(&e, "cannot write"))?;
                 let len = block_range(layout, idx).1 as u64;
                 written += len;
@@ -684,7 +692,14 @@ fn write_compressed<W: Write>(
         out
     });
     result?;
-    sink.flush().map_err(|e| Error::io(&e, "cannot write"))
+    let patch = joiner
+        .finish(sink)
+        .map_err(|e| Error::io(&e, "cannot write"))?;
+    sink.flush().map_err(|e| Error::io(&e, "cannot write"))?;
+    if let Some(p) = patch {
+        sink.patch(&p).map_err(|e| Error::io(&e, "cannot write"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -852,10 +867,16 @@ mod tests {
             Compression::Xz,
             Compression::Zstd,
         ] {
+            // a file gets the gzip index in its header, as the streaming
+            // writer's patch puts it there
             let mut streamed =
-                crate::parallel::ParallelCompressor::new(Vec::new(), kind, Some(1), 2).unwrap();
+                crate::parallel::ParallelCompressor::indexed(Vec::new(), kind, Some(1), 2).unwrap();
             streamed.write_all(&expected).unwrap();
-            let streamed = streamed.finish().unwrap();
+            let (mut streamed, patch) = streamed.finish_indexed().unwrap();
+            assert_eq!(patch.is_some(), kind == Compression::Gzip);
+            if let Some(p) = patch {
+                streamed[..p.bytes.len()].copy_from_slice(&p.bytes);
+            }
             for threads in [1, 2, 3] {
                 let path = dir.join(format!("out-{kind:?}-{threads}"));
                 let mut ticks = 0;
@@ -875,10 +896,18 @@ mod tests {
                     "{kind:?} with {threads} threads differs from the streaming writer"
                 );
                 if kind == Compression::Gzip {
+                    // one member, read by a single-member reader, and on
+                    // several cores through its index
                     let mut back = Vec::new();
-                    flate2::read::MultiGzDecoder::new(&bytes[..])
+                    flate2::read::GzDecoder::new(&bytes[..])
                         .read_to_end(&mut back)
                         .unwrap();
+                    assert!(back == expected);
+                    let f = std::fs::File::open(&path).unwrap();
+                    let mut r = crate::joined::IndexedGzipReader::open(f, bytes.len() as u64, 2)
+                        .expect("an index");
+                    let mut back = Vec::new();
+                    r.read_to_end(&mut back).unwrap();
                     assert!(back == expected);
                 }
             }

@@ -92,6 +92,7 @@ pub mod limits;
 pub mod many;
 pub mod object_path;
 pub mod output;
+pub mod joined;
 pub mod parallel;
 pub mod read;
 pub mod remote;
@@ -235,13 +236,9 @@ pub fn read_file_deferred(
         return Ok((doc, store));
     }
     // compressed, or a URL's stream: spilled as it is read
-    let (_, r) = compression::decompressor(opened.buffered())
-        .map_err(|e| Error::io(&e, "cannot start decompression"))?;
     // the spill is written by the parsing thread, which has time to spare,
-    // not by the decompressing one, which sets the pace
-    let piped = compression::PipelinedReader::new(r)
-        .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
-    let (tee, spill) = spill::Tee::new(Box::new(piped), spill_dir)?;
+    // not by the decompressing ones, which set the pace
+    let (tee, spill) = spill::Tee::new(opened.decompressed(kind)?, spill_dir)?;
     let spill = std::sync::Arc::new(spill);
     if inner.is_some() {
         let spill = spill.clone();

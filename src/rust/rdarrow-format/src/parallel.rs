@@ -1,88 +1,60 @@
-//! Compression on several cores: the stream is cut into fixed-size blocks,
-//! each compressed on its own into an independent gzip member, bzip2
-//! stream or xz stream, written in order. R reads such concatenations;
-//! the output depends on the block size only, never on the thread count.
+//! Compression on several cores, as a writer: the stream is cut into
+//! blocks of [`BLOCK_SIZE`] bytes, compressed by worker threads and joined
+//! in order into one gzip member, bzip2 stream or xz stream (see
+//! [`crate::joined`]). The output depends on the data and the level only,
+//! never on the thread count.
 
-use crate::compression::{Compression, Compressor};
+use crate::compression::Compression;
+pub use crate::joined::{HeaderPatch, BLOCK_SIZE};
+use crate::joined::{compress_piece, Joiner, Piece};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 
-/// Uncompressed bytes per independently compressed block.
-pub const BLOCK_SIZE: usize = 8 << 20;
-
 type Job = (u64, Vec<u8>);
-type Done = (u64, io::Result<Vec<u8>>);
+type Done = (u64, io::Result<Piece>);
 
 /// A writer that compresses blocks on `threads` worker threads.
 pub struct ParallelCompressor<W: Write> {
     sink: W,
     kind: Compression,
     level: Option<u32>,
+    joiner: Joiner,
     block: Vec<u8>,
     jobs: Option<SyncSender<Job>>,
     results: Receiver<Done>,
     workers: Vec<JoinHandle<()>>,
     next_submit: u64,
     next_write: u64,
-    pending: BTreeMap<u64, Vec<u8>>,
+    pending: BTreeMap<u64, Piece>,
     in_flight: usize,
     max_in_flight: usize,
-}
-
-/// One block as an independent gzip member, by libdeflate (whole-buffer
-/// compression, about twice zlib's speed at the same level).
-fn gzip_block(data: &[u8], level: u32) -> io::Result<Vec<u8>> {
-    let lvl = libdeflater::CompressionLvl::new(level.min(12) as i32)
-        .map_err(|e| io::Error::other(format!("{e:?}")))?;
-    let mut c = libdeflater::Compressor::new(lvl);
-    let mut out = vec![0u8; c.gzip_compress_bound(data.len())];
-    let n = c
-        .gzip_compress(data, &mut out)
-        .map_err(|e| io::Error::other(format!("cannot compress: {e:?}")))?;
-    out.truncate(n);
-    // held until written in order: not at the size of the bound
-    out.shrink_to_fit();
-    Ok(out)
-}
-
-pub(crate) fn compress_block(
-    data: &[u8],
-    kind: Compression,
-    level: Option<u32>,
-) -> io::Result<Vec<u8>> {
-    if kind == Compression::Gzip {
-        if crate::cancel::interrupted() {
-            return Err(io::Error::new(
-                io::ErrorKind::Interrupted,
-                "interrupted by the user",
-            ));
-        }
-        return gzip_block(data, level.unwrap_or(kind.default_level()));
-    }
-    let mut c = Compressor::for_input(
-        Vec::with_capacity(data.len() / 3),
-        kind,
-        level,
-        Some(data.len()),
-    )?;
-    // fed in pieces so an interrupt is seen quickly; the output is the same
-    for piece in data.chunks(1 << 18) {
-        if crate::cancel::interrupted() {
-            return Err(io::Error::new(
-                io::ErrorKind::Interrupted,
-                "interrupted by the user",
-            ));
-        }
-        c.write_all(piece)?;
-    }
-    c.finish()
 }
 
 impl<W: Write> ParallelCompressor<W> {
     /// A compressor of `kind` into `sink` on `threads` threads.
     pub fn new(sink: W, kind: Compression, level: Option<u32>, threads: usize) -> io::Result<Self> {
+        Self::indexed_if(sink, kind, level, threads, false)
+    }
+
+    /// As [`ParallelCompressor::new`], with room for a gzip index in the
+    /// header: [`ParallelCompressor::finish_indexed`] then gives the header
+    /// to write over the output's start (for outputs that can be written
+    /// again there, such as a file).
+    pub fn indexed(sink: W, kind: Compression, level: Option<u32>, threads: usize) -> io::Result<Self> {
+        Self::indexed_if(sink, kind, level, threads, true)
+    }
+
+    /// [`ParallelCompressor::indexed`] when `indexed`, else
+    /// [`ParallelCompressor::new`].
+    pub fn indexed_if(
+        sink: W,
+        kind: Compression,
+        level: Option<u32>,
+        threads: usize,
+        indexed: bool,
+    ) -> io::Result<Self> {
         let threads = threads.max(1);
         let (job_tx, job_rx) = sync_channel::<Job>(threads * 2);
         let (done_tx, done_rx): (Sender<Done>, Receiver<Done>) = channel();
@@ -99,7 +71,10 @@ impl<W: Write> ParallelCompressor<W> {
                             let job = { rx.lock().map(|r| r.recv()) };
                             match job {
                                 Ok(Ok((idx, data))) => {
-                                    if tx.send((idx, compress_block(&data, kind, level))).is_err() {
+                                    // blocks submitted while writing are full,
+                                    // never the last
+                                    let piece = compress_piece(&data, kind, level, false);
+                                    if tx.send((idx, piece)).is_err() {
                                         return;
                                     }
                                 }
@@ -113,6 +88,7 @@ impl<W: Write> ParallelCompressor<W> {
             sink,
             kind,
             level,
+            joiner: Joiner::new(kind, level, indexed),
             block: Vec::with_capacity(if kind == Compression::None {
                 0
             } else {
@@ -132,8 +108,8 @@ impl<W: Write> ParallelCompressor<W> {
     }
 
     fn write_ready(&mut self) -> io::Result<()> {
-        while let Some(b) = self.pending.remove(&self.next_write) {
-            self.sink.write_all(&b)?;
+        while let Some(p) = self.pending.remove(&self.next_write) {
+            self.joiner.push(&mut self.sink, p, false)?;
             self.next_write += 1;
         }
         Ok(())
@@ -150,9 +126,6 @@ impl<W: Write> ParallelCompressor<W> {
     }
 
     fn submit_block(&mut self) -> io::Result<()> {
-        if self.block.is_empty() {
-            return Ok(());
-        }
         while self.in_flight >= self.max_in_flight {
             self.collect_one()?;
         }
@@ -168,24 +141,30 @@ impl<W: Write> ParallelCompressor<W> {
     }
 
     /// Compress what is left, write everything, and return the sink.
-    pub fn finish(mut self) -> io::Result<W> {
+    pub fn finish(self) -> io::Result<W> {
+        self.finish_indexed().map(|(w, _)| w)
+    }
+
+    /// As [`ParallelCompressor::finish`], with the header to write over
+    /// the output's start when it was made [`ParallelCompressor::indexed`].
+    pub fn finish_indexed(mut self) -> io::Result<(W, Option<HeaderPatch>)> {
+        let mut patch = None;
         if self.kind != Compression::None {
-            // an empty stream still needs one valid (empty) member
-            if self.next_submit == 0 && self.block.is_empty() {
-                let empty = compress_block(&[], self.kind, self.level)?;
-                self.sink.write_all(&empty)?;
-            }
-            self.submit_block()?;
             while self.in_flight > 0 {
                 self.collect_one()?;
             }
+            // the rest (possibly nothing) is the last piece, compressed here
+            let last = compress_piece(&self.block, self.kind, self.level, true)?;
+            self.joiner.push(&mut self.sink, last, true)?;
+            let joiner = std::mem::replace(&mut self.joiner, Joiner::new(Compression::None, None, false));
+            patch = joiner.finish(&mut self.sink)?;
         }
         self.jobs = None;
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
         self.sink.flush()?;
-        Ok(self.sink)
+        Ok((self.sink, patch))
     }
 }
 
@@ -218,7 +197,7 @@ mod tests {
     use std::io::Read;
 
     #[test]
-    fn output_is_independent_of_threads_and_reads_back() {
+    fn output_is_one_stream_independent_of_threads_and_reads_back() {
         let data: Vec<u8> = (0..(BLOCK_SIZE * 2 + 12345))
             .map(|i| (i % 251) as u8 ^ (i / 7919) as u8)
             .collect();

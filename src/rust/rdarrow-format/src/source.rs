@@ -246,11 +246,8 @@ impl Source {
                 (kind, Input::sized(input::Source::Stream(r), len * 4))
             }
             (opened, _) => {
-                let (_, r) = compression::decompressor(opened.buffered())
-                    .map_err(|e| Error::io(&e, "cannot start decompression"))?;
-                let piped = compression::PipelinedReader::new(r)
-                    .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
-                (kind, Input::new(input::Source::Stream(Box::new(piped))))
+                let r = opened.decompressed(kind)?;
+                (kind, Input::new(input::Source::Stream(r)))
             }
         })
     }
@@ -410,6 +407,36 @@ impl Opened {
             }
         };
         BufReader::with_capacity(len.clamp(64, 1 << 16) as usize, r)
+    }
+
+    /// The decompressed bytes of a large source of compression `kind`,
+    /// decompressed while they are parsed: a gzip file with an index (as
+    /// rdarrow writes them) inflated on every core, an xz stream of many
+    /// blocks decoded on every core, anything else on a thread of its own.
+    pub(crate) fn decompressed(self, kind: Compression) -> Result<Box<dyn Read + Send>> {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        if let (Opened::File { file, len }, Compression::Gzip, true) = (&self, kind, cores > 1) {
+            let reader = file
+                .try_clone()
+                .ok()
+                .and_then(|f| crate::joined::IndexedGzipReader::open(f, *len, cores));
+            if let Some(r) = reader {
+                return Ok(Box::new(r));
+            }
+        }
+        let r: Box<dyn Read + Send> = if kind == Compression::Xz && cores > 1 {
+            Box::new(
+                crate::joined::XzMtReader::new(self.buffered(), cores, compression::LZMA_MEMLIMIT)
+                    .map_err(|e| Error::io(&e, "cannot start decompression"))?,
+            )
+        } else {
+            compression::decompressor(self.buffered())
+                .map_err(|e| Error::io(&e, "cannot start decompression"))?
+                .1
+        };
+        let piped = compression::PipelinedReader::new(r)
+            .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+        Ok(Box::new(piped))
     }
 }
 

@@ -496,14 +496,17 @@ fn compressed_file(
     fill: impl for<'a> FnOnce(FileCompressor<'a>) -> Result<FileCompressor<'a>>,
 ) -> Result<()> {
     crate::file_out::atomic_write(path, storage, |f| {
-        let c = crate::parallel::ParallelCompressor::new(
+        // a file (not an upload) gets the gzip index, written at the end
+        let indexed = f.can_patch();
+        let c = crate::parallel::ParallelCompressor::indexed_if(
             std::io::BufWriter::with_capacity(1 << 20, f as &mut dyn Write),
             compression,
             level,
             threads,
+            indexed,
         )
         .map_err(|e| Error::io(&e, "cannot start compression"))?;
-        let w = fill(c)?.finish().map_err(|e| {
+        let (w, patch) = fill(c)?.finish_indexed().map_err(|e| {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 Error::new(crate::ErrorKind::Interrupted, "interrupted by the user")
             } else {
@@ -511,8 +514,11 @@ fn compressed_file(
             }
         })?;
         w.into_inner()
-            .map_err(|e| Error::io(e.error(), "cannot write"))
-            .map(|_| ())
+            .map_err(|e| Error::io(e.error(), "cannot write"))?;
+        match patch {
+            Some(p) => f.patch(&p).map_err(|e| Error::io(&e, "cannot write")),
+            None => Ok(()),
+        }
     })
 }
 

@@ -839,6 +839,41 @@ fn object_to_rdata_impl(
     }
 }
 
+/// `write_rdata()`: the tagged pairlist `objects` (as `save()` makes it,
+/// or NULL for none) written as an `.RData` file.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn objects_to_rdata_impl(
+    objects: Robj,
+    file: &str,
+    compress: &str,
+    level: i32,
+    version: i32,
+    ascii: bool,
+    threads: i32,
+    writer_version: i32,
+    storage: Robj,
+) -> Robj {
+    if !objects.is_null() && !objects.is_pairlist() {
+        return error_value(&rdarrow_arrow::Error::internal("write_rdata() hands over a pairlist"));
+    }
+    match from_arrow::write_opts(
+        "data",
+        compress,
+        level,
+        version,
+        ascii,
+        threads,
+        false,
+        writer_version,
+        &storage,
+    ) {
+        Ok(o) => save_r::save_stream(objects, file, &o),
+        Err(e) => error_value(&e),
+    }
+}
+
 /// The stream `arrow_to_rdata()` writes for `x` without R's serializer
 /// (header included), or NULL when it would use R's serializer.
 /// @noRd
@@ -940,6 +975,7 @@ extendr_module! {
     fn arrow_to_rdata_impl;
     fn ipc_to_rdata_impl;
     fn object_to_rdata_impl;
+    fn objects_to_rdata_impl;
     fn serialize_native_impl;
     fn stream_to_df_impl;
     fn new_stream_impl;

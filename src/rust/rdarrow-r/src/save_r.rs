@@ -101,11 +101,14 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
     };
     crate::job::watch_interrupts();
     rdarrow_arrow::atomic_write(std::path::Path::new(file), &o.storage, |f| {
-        let out = ParallelCompressor::new(
-            BufWriter::with_capacity(1 << 20, f),
+        // a file (not an upload) gets the gzip index, written at the end
+        let indexed = f.can_patch();
+        let out = ParallelCompressor::indexed_if(
+            BufWriter::with_capacity(1 << 20, &mut *f),
             o.compression,
             o.level,
             o.threads,
+            indexed,
         )
         .map_err(|e| Error::io(&e, "cannot start compression"))?;
         let mut sink = Sink {
@@ -141,25 +144,49 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
             rdarrow_arrow::cancel::cancel();
         }
         if completed == Rboolean::FALSE {
-            return Err(
-                if rdarrow_arrow::cancel::interrupted() || sink.failure.is_none() {
-                    Error::new(ErrorKind::Interrupted, "interrupted by the user")
-                } else {
-                    io_error(sink.failure.take().expect("a failure"))
-                },
-            );
+            return Err(if rdarrow_arrow::cancel::interrupted() {
+                Error::new(ErrorKind::Interrupted, "interrupted by the user")
+            } else if let Some(e) = sink.failure.take() {
+                io_error(e)
+            } else {
+                // R's serializer stopped with an error of its own: R's words
+                Error::new(ErrorKind::Unsupported, r_error_message())
+            });
         }
         if let Some(e) = sink.failure.take() {
             return Err(io_error(e));
         }
         let Sink { out, progress, .. } = sink;
-        let w = out.finish().map_err(io_error);
+        let w = out.finish_indexed().map_err(io_error);
         progress.done();
-        let w = w?;
-        w.into_inner()
-            .map_err(|e| Error::io(e.error(), "cannot write"))
-            .map(|_| ())
+        let (w, patch) = w?;
+        let f = w
+            .into_inner()
+            .map_err(|e| Error::io(e.error(), "cannot write"))?;
+        match patch {
+            Some(p) => f.patch(&p).map_err(|e| Error::io(&e, "cannot write")),
+            None => Ok(()),
+        }
     })
+}
+
+/// The message of R's last error (as `geterrmessage()` gives it, without
+/// its "Error in ...:" prefix).
+fn r_error_message() -> String {
+    let text = eval_string("base::geterrmessage()")
+        .ok()
+        .and_then(|r| r.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let text = text.trim();
+    let text = text
+        .strip_prefix("Error")
+        .and_then(|t| t.split_once(": "))
+        .map_or(text, |(_, m)| m.trim());
+    if text.is_empty() {
+        "R's serializer stopped with an error".to_string()
+    } else {
+        format!("R cannot serialize the object: {text}")
+    }
 }
 
 /// R's own XDR serialization header for `version` (format, version,
@@ -243,6 +270,13 @@ pub fn save_object(x: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
     } else {
         Pairlist::from_pairs([(o.name.as_str(), x)]).into()
     };
+    save_stream(object, file, o)
+}
+
+/// Write `object` as the one item of a file: an `.rds`'s object, or the
+/// tagged pairlist of a `save()` file (`o.rds` false), as `saveRDS()` and
+/// `save()` write them.
+pub fn save_stream(object: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
     let native = if o.ascii {
         Ok(false)
     } else {

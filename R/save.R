@@ -1,0 +1,115 @@
+#' Save any R object on every core, as `saveRDS()` and `save()` do
+#'
+#' `write_rds()` writes one object as [saveRDS()] does and `write_rdata()`
+#' writes objects by name as [save()] does: the same arguments, the same
+#' defaults and, before compression, the same bytes, for every R object
+#' (lists, S4 objects, models with their formulas and environments,
+#' closures and byte code, external pointers and weak references, ALTREP
+#' vectors, long vectors, strings in every encoding). Only the
+#' compression differs: it runs on `threads` cores.
+#'
+#' Data (vectors, lists, data frames, S4 objects, attributes, the global
+#' environment) is laid out by rdarrow exactly as R's serializer writes it
+#' and written straight from R's memory; anything else (other
+#' environments, closures, ..., and `ascii = TRUE`) goes through R's own
+#' serializer, streamed into the compressor. The serialized stream is
+#' never held whole in memory.
+#'
+#' The file is one gzip member, bzip2 stream or xz stream, as R writes
+#' them, so every reader of R's files reads it: [readRDS()] and [load()]
+#' by path and through [gzcon()] and [url()], pyreadr, Python's rdata,
+#' rds2py, `gzip -t`, `bzip2 -t`, `xz -t`. The stream is cut into 8 MiB
+#' blocks compressed independently and joined: gzip blocks end on a byte
+#' boundary with one CRC and length for the whole (as pigz joins them),
+#' bzip2 blocks are joined bit by bit under one stream header (as lbzip2
+#' does), xz blocks form one stream with its index (as `xz -T0` writes).
+#' The bytes do not depend on the number of threads. A gzip file also
+#' records where its blocks start, in its header's extra field (which
+#' every gzip reader skips), so that rdarrow's readers inflate it on every
+#' core; an xz file is read on every core through its block index.
+#'
+#' The file is written beside `file` under a temporary name and renamed
+#' into place only when complete: on an error or an interrupt nothing is
+#' left behind and an existing file keeps its content. A long write shows
+#' a progress bar (see [rdarrow-package]).
+#'
+#' @param object The R object to save.
+#' @param file Path of the file to write, or an object store URL
+#'   (`s3://bucket/key.rds`, uploaded in parts, appearing only complete).
+#'   The format does not depend on the name's extension.
+#' @param compress `TRUE` (gzip), `FALSE` (none), or one of `"gzip"`,
+#'   `"bzip2"`, `"xz"`, `"none"`, as [saveRDS()] takes it.
+#' @param compression_level Compression level (`NULL`: 6 for gzip, 9 for
+#'   bzip2 and xz, R's defaults).
+#' @param version Serialization format version, 3 (R >= 3.5) or 2.
+#' @param ascii Write the ASCII format instead of XDR.
+#' @param threads Number of compression threads (default: all cores).
+#' @inheritParams rdata_objects
+#' @return `file`, invisibly.
+#' @seealso [read_rds()] and [read_rdata()] read the files back, on every
+#'   core.
+#' @examples
+#' f <- file.path(tempdir(), "fit.rds")
+#' fit <- lm(mpg ~ wt, data = mtcars)
+#' write_rds(fit, f)
+#' identical(readRDS(f), fit)
+#'
+#' g <- file.path(tempdir(), "cars.RData")
+#' cars2 <- head(mtcars)
+#' write_rdata(cars2, fit, file = g, compress = "xz")
+#' e <- new.env()
+#' load(g, e)
+#' identical(e$fit, fit)
+#' @export
+write_rds <- function(object, file, compress = "gzip", compression_level = NULL,
+                      version = 3L, ascii = FALSE, threads = NULL,
+                      storage_options = NULL) {
+  o <- write_options(file, "object", compress_arg(compress), compression_level,
+                     version, ascii, threads, storage_options)
+  check_engine(object_to_rdata_impl(object, o$file, o$name, o$compress, o$level, o$version,
+                                    o$ascii, o$threads, TRUE, o$writer, o$storage))
+  invisible(file)
+}
+
+#' @rdname write_rds
+#' @param ... The objects to save, as names or strings (as [save()] takes
+#'   them).
+#' @param list A character vector of further objects' names.
+#' @param envir The environment the objects are found in (and its
+#'   enclosures, as [save()] finds them).
+#' @export
+write_rdata <- function(..., list = character(), file, envir = parent.frame(),
+                        compress = !ascii, compression_level = NULL, version = 3L,
+                        ascii = FALSE, threads = NULL, storage_options = NULL) {
+  names <- as.character(substitute(list(...)))[-1L]
+  if (missing(list) && !length(names)) warning("nothing specified to be saved", call. = FALSE)
+  if (!is.character(list)) abort_usage("`list` must be a character vector of object names.")
+  list <- c(list, names)
+  if (!is.environment(envir)) abort_usage("`envir` must be an environment.")
+  found <- vapply(list, exists, logical(1), envir = envir)
+  if (!all(found)) {
+    missing_names <- list[!found]
+    abort_usage(sprintf("%s %s not found.", if (length(missing_names) == 1L) "object" else "objects",
+                        paste0("'", missing_names, "'", collapse = ", ")))
+  }
+  if (missing(file) || is.null(file)) abort_usage("`file` must be given.")
+  o <- write_options(file, "data", compress_arg(compress), compression_level, version, ascii,
+                     threads, storage_options)
+  # the pairlist save() writes: each object under its name, in order
+  objects <- as.pairlist(mget(list, envir = envir, inherits = TRUE))
+  check_engine(objects_to_rdata_impl(objects, o$file, o$compress, o$level, o$version, o$ascii,
+                                     o$threads, o$writer, o$storage))
+  invisible(file)
+}
+
+# `compress` as saveRDS() and save() take it: TRUE is gzip, FALSE none.
+compress_arg <- function(compress) {
+  if (is.logical(compress) && length(compress) == 1L && !is.na(compress)) {
+    return(if (compress) "gzip" else "none")
+  }
+  if (!is.character(compress) || length(compress) != 1L || is.na(compress) ||
+      !compress %in% c("gzip", "bzip2", "xz", "none")) {
+    abort_usage("`compress` must be TRUE, FALSE, \"gzip\", \"bzip2\", \"xz\" or \"none\".")
+  }
+  compress
+}
