@@ -1205,3 +1205,193 @@ impl<R: io::BufRead> Drop for XzMtReader<R> {
         unsafe { liblzma_sys::lzma_end(&mut self.strm) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::ParallelCompressor;
+
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| ((i % 251) as u8 ^ (i / 7919) as u8).wrapping_mul((i / 65_536 % 3) as u8 + 1))
+            .collect()
+    }
+
+    /// `data` compressed as a file would be (the gzip index patched in).
+    fn compressed(data: &[u8], kind: Compression) -> Vec<u8> {
+        let mut c = ParallelCompressor::indexed(Vec::new(), kind, Some(1), 2).unwrap();
+        c.write_all(data).unwrap();
+        let (mut out, patch) = c.finish_indexed().unwrap();
+        if let Some(p) = patch {
+            out[..p.bytes.len()].copy_from_slice(&p.bytes);
+        }
+        out
+    }
+
+    #[test]
+    fn one_member_or_stream_read_by_single_stream_readers() {
+        for len in [0, 1, 1000, BLOCK_SIZE, 2 * BLOCK_SIZE + 77] {
+            let data = sample(len);
+            let gz = compressed(&data, Compression::Gzip);
+            // a single-member reader reads all of it, and nothing follows
+            let mut d = flate2::read::GzDecoder::new(&gz[..]);
+            let mut back = Vec::new();
+            d.read_to_end(&mut back).unwrap();
+            assert!(back == data, "gzip, {len} bytes");
+            let bz = compressed(&data, Compression::Bzip2);
+            let mut back = Vec::new();
+            bzip2::read::BzDecoder::new(&bz[..]).read_to_end(&mut back).unwrap();
+            assert!(back == data, "bzip2, {len} bytes");
+            let xz = compressed(&data, Compression::Xz);
+            let mut back = Vec::new();
+            liblzma::read::XzDecoder::new(&xz[..]).read_to_end(&mut back).unwrap();
+            assert!(back == data, "xz, {len} bytes");
+        }
+    }
+
+    #[test]
+    fn gzip_index_records_block_starts_and_small_files_have_none() {
+        let small = compressed(&sample(1000), Compression::Gzip);
+        assert_eq!(small[3], 0, "one block: R's plain header");
+        let data = sample(3 * BLOCK_SIZE + 5);
+        let gz = compressed(&data, Compression::Gzip);
+        let head = parse_gzip_head(&gz).unwrap();
+        let index = head.index.expect("an index");
+        assert_eq!(index.stride, 1);
+        assert_eq!(index.starts.len(), 3);
+        for &s in &index.starts {
+            assert_eq!(&gz[s as usize - 4..s as usize], &[0, 0, 0xff, 0xff]);
+        }
+    }
+
+    fn read_file(bytes: &[u8], name: &str) -> Option<io::Result<Vec<u8>>> {
+        let path = std::env::temp_dir().join(format!("rdarrow-joined-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let r = IndexedGzipReader::open(f, bytes.len() as u64, 3);
+        let _ = std::fs::remove_file(&path);
+        r.map(|mut r| {
+            let mut out = Vec::new();
+            r.read_to_end(&mut out).map(|_| out)
+        })
+    }
+
+    #[test]
+    fn read_on_every_core_as_serially_and_mutated_offsets_never_read_wrongly() {
+        let data = sample(4 * BLOCK_SIZE + 1234);
+        let gz = compressed(&data, Compression::Gzip);
+        assert!(read_file(&gz, "intact").expect("indexed").unwrap() == data);
+        let head = parse_gzip_head(&gz).unwrap();
+        let index = head.index.unwrap();
+        // the offsets' place in the header
+        let first = 10 + 2 + INDEX_FIXED;
+        let starts = index.starts.clone();
+        let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+        for k in 0..starts.len() {
+            for v in [
+                starts[k] + 1,
+                starts[k] - 1,
+                starts[(k + 1) % starts.len()],
+                0,
+                u64::MAX,
+                gz.len() as u64 - 8,
+                starts[k] + 4,
+            ] {
+                let mut m = gz.clone();
+                m[first + 8 * k..first + 8 * k + 8].copy_from_slice(&v.to_le_bytes());
+                cases.push((format!("start {k} = {v}"), m));
+            }
+        }
+        for (what, byte, value) in [
+            ("stride", 10 + 2 + 6, 2u8),
+            ("count", 10 + 2 + 10, 9u8),
+            ("count", 10 + 2 + 10, 1u8),
+            ("version", 10 + 2 + 4, 7u8),
+        ] {
+            let mut m = gz.clone();
+            m[byte] = value;
+            cases.push((format!("{what} = {value}"), m));
+        }
+        // offsets that agree with the marks but not with the blocks: a
+        // block boundary recorded one stride too early
+        let mut m = gz.clone();
+        m[first..first + 8].copy_from_slice(&starts[1].to_le_bytes());
+        m[first + 8..first + 16].copy_from_slice(&starts[0].to_le_bytes());
+        cases.push(("swapped".into(), m));
+        for (what, bytes) in cases {
+            match read_file(&bytes, "mutated") {
+                None => {}
+                Some(Ok(out)) => assert!(out == data, "{what}: read wrongly"),
+                Some(Err(e)) => panic!("{what}: an intact file refused: {e}"),
+            }
+        }
+        // damaged data (not the index) is an error, never wrong data
+        let mut m = gz.clone();
+        let mid = starts[1] as usize + 1000;
+        m[mid] ^= 0x20;
+        if let Some(Ok(out)) = read_file(&m, "damaged") {
+            panic!("damaged data read as {} bytes", out.len());
+        }
+    }
+
+    #[test]
+    fn blocks_that_reach_back_are_read_serially_with_their_history() {
+        // as pigz writes by default: each block primed with the 32 KiB
+        // before it, so a block cannot be inflated on its own
+        let data: Vec<u8> = (0..3 * BLOCK_SIZE + 99)
+            .map(|i| ((i % 1000) as u8) ^ ((i / 3_000_000) as u8))
+            .collect();
+        let room = 4;
+        let mut body = Vec::new();
+        let mut starts = Vec::new();
+        let head_len = gzip_header(room, None).len() as u64;
+        let mut crc = flate2::Crc::new();
+        let pieces: Vec<&[u8]> = data.chunks(BLOCK_SIZE).collect();
+        for (k, piece) in pieces.iter().enumerate() {
+            if k > 0 {
+                starts.push(head_len + body.len() as u64);
+            }
+            let mut c = flate2::Compress::new(flate2::Compression::new(6), false);
+            if k > 0 {
+                let prev = pieces[k - 1];
+                c.set_dictionary(&prev[prev.len() - WINDOW..]).unwrap();
+            }
+            let last = k + 1 == pieces.len();
+            let mut out = Vec::with_capacity(piece.len() + 1024);
+            c.compress_vec(piece, &mut out, if last { flate2::FlushCompress::Finish } else { flate2::FlushCompress::Sync })
+                .unwrap();
+            body.extend(out);
+            crc.update(piece);
+        }
+        let index = GzipIndex { stride: 1, starts };
+        let mut gz = gzip_header(room, Some(&index));
+        gz.extend(body);
+        gz.extend(crc.sum().to_le_bytes());
+        gz.extend(crc.amount().to_le_bytes());
+        let mut back = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut back).unwrap();
+        assert!(back == data, "the file is valid gzip");
+        // the second block cannot be inflated alone: the reader falls back
+        let path = std::env::temp_dir().join(format!("rdarrow-joined-{}-hist", std::process::id()));
+        std::fs::write(&path, &gz).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let (chunks, _, _) = plan_chunks(&f, gz.len() as u64).unwrap();
+        assert!(inflate_chunk(&f, chunks[0], false).is_ok());
+        assert!(inflate_chunk(&f, chunks[1], false).is_err());
+        let _ = std::fs::remove_file(&path);
+        let got = read_file(&gz, "history").expect("its index agrees with its layout");
+        assert!(got.unwrap() == data);
+    }
+
+    #[test]
+    fn bzip2_parts_are_single_blocks_even_for_runs() {
+        // runs of 4 bytes expand most under bzip2's run-length stage
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i / 4) as u8).collect();
+        let piece = bzip2_piece(&data, 9).unwrap();
+        assert!(piece.count >= 4, "{} blocks", piece.count);
+        let bz = compressed(&data, Compression::Bzip2);
+        let mut back = Vec::new();
+        bzip2::read::BzDecoder::new(&bz[..]).read_to_end(&mut back).unwrap();
+        assert!(back == data);
+    }
+}

@@ -121,6 +121,13 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
             sink.out.write_all(&magic).map_err(io_error)?;
         }
         let mut stream = std::mem::MaybeUninit::<R_outpstream_st>::zeroed();
+        // R's own error, if its serializer stops with one, is raised by the
+        // caller as rdarrow's condition: not printed on the way as well
+        let shown = eval_string("base::isTRUE(base::getOption('show.error.messages', TRUE))")
+            .ok()
+            .and_then(|r| r.as_bool())
+            .unwrap_or(true);
+        let _ = eval_string("base::options(show.error.messages = FALSE)");
         let completed = unsafe {
             R_InitOutPStream(
                 stream.as_mut_ptr(),
@@ -138,13 +145,18 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
             };
             R_ToplevelExec(Some(serialize_job), &mut job as *mut Job as *mut c_void)
         };
+        let _ = eval_string(&format!(
+            "base::options(show.error.messages = {})",
+            if shown { "TRUE" } else { "FALSE" }
+        ));
+        let interrupted = rdarrow_arrow::cancel::interrupted();
         let failed = completed == Rboolean::FALSE || sink.failure.is_some();
         if failed {
             // compression threads still busy stop at their next check
             rdarrow_arrow::cancel::cancel();
         }
         if completed == Rboolean::FALSE {
-            return Err(if rdarrow_arrow::cancel::interrupted() {
+            return Err(if interrupted {
                 Error::new(ErrorKind::Interrupted, "interrupted by the user")
             } else if let Some(e) = sink.failure.take() {
                 io_error(e)
