@@ -15,9 +15,10 @@
 #' `ascii = TRUE` go through R's serializer, streamed into the compressor.
 #'
 #' Compression runs on `threads` cores: the stream is cut into 8 MiB blocks
-#' that are compressed independently (as concatenated gzip members, bzip2
-#' streams or xz streams, all of which R reads). The bytes written do not
-#' depend on the number of threads. Large uncompressed files are written
+#' that are compressed independently and joined into one gzip member,
+#' bzip2 stream or xz stream, as R writes them (see [write_rds()]), so that
+#' every reader of R's files reads them. The bytes written do not depend on
+#' the number of threads. Large uncompressed files are written
 #' around the page cache (direct I/O) where the file system allows it. The
 #' file is written beside `file` under a temporary name, made durable on
 #' disk (fsync) and renamed into place only when complete; on error or

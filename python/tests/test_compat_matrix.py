@@ -41,7 +41,7 @@ WRITERS = [
 FRAME_R = r"""
 make_frame <- function(n) {
   set.seed(46)
-  df <- data.frame(id = sample.int(1e6L, n, TRUE), x = round(rnorm(n), 3), y = runif(n))
+  df <- data.frame(id = sample.int(1e6L, n, TRUE), x = round(rnorm(n), 2), y = sample.int(400L, n, TRUE) / 4)
   # factors, logicals and strings in the small frame only (R-free readers
   # convert them one by one)
   if (n < 1000) {
@@ -82,7 +82,9 @@ def matrix(tmp_path_factory, run_r):
     for (size in names(c({sizes}))) {{
       n <- c({sizes})[[size]]
       df <- make_frame(n)
-      for (cmp in c("gzip", "bzip2", "xz")) {{
+      # R's own files: gzip, read by every reader, for the values; bzip2
+      # and xz (small) for which readers read them at all
+      for (cmp in if (size == "small") c("gzip", "bzip2", "xz") else "gzip") {{
         # xz at level 1, as rdarrow's xz files here
         con <- function() switch(cmp, gzip = gzfile, bzip2 = bzfile, xz = function(f, m) xzfile(f, m, compression = 1))
         ref <- con()(file.path(out, paste0("ref-", cmp, "-", size, ".rds")), "wb")
@@ -229,7 +231,7 @@ def test_python_readers_read_every_file_as_they_read_r_s_own(matrix):
     d, files = matrix
     readers = ["pyreadr", "rdata", "rds2py"]
     refs = [(r, c, s, ext, d / f"ref-{c}-{s}{ext}") for r in readers for c in COMPRESSIONS for s in SIZES
-            for ext in (".rds", ".RData")]
+            for ext in (".rds", ".RData") if c == "gzip" or s == "small"]
     ours = [(r, c, s, f.suffix, f) for r in readers for (w, c, s), f in files.items()]
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool:
@@ -241,12 +243,13 @@ def test_python_readers_read_every_file_as_they_read_r_s_own(matrix):
     assert all(want[(r, "gzip", s, ext)][0] for r in readers for s in SIZES for ext in (".rds", ".RData"))
     read_any = 0
     for (r, c, s, ext, f), (ok, value) in zip(ours, got):
-        want_ok, want_value = want[(r, c, s, ext)]
-        if not want_ok:
+        if not want[(r, c, "small", ext)][0]:
+            # a reader that does not read R's own file of this compression
             assert not ok, f"{r} reads {f.name} but not R's own {c} file"
             continue
         assert ok, f"{r} cannot read {f.name}: {value}"
-        assert value == want_value, f"{r} reads {f.name} otherwise than R's own file"
+        # the values of R's own file (the same stream, gzip-compressed)
+        assert value == want[(r, "gzip", s, ext)][1], f"{r} reads {f.name} otherwise than R's own file"
         read_any += 1
     assert read_any >= len(readers) * len(WRITERS) * len(SIZES)
 
