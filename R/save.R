@@ -39,8 +39,9 @@
 #'   The format does not depend on the name's extension.
 #' @param compress `TRUE` (gzip), `FALSE` (none), or one of `"gzip"`,
 #'   `"bzip2"`, `"xz"`, `"none"`, as [saveRDS()] takes it.
-#' @param compression_level Compression level (`NULL`: 6 for gzip, 9 for
-#'   bzip2 and xz, R's defaults).
+#' @param compression_level Compression level (`NULL`: R's default,
+#'   `saveRDS()`'s for `write_rds()`, 6 for gzip and xz and 9 for bzip2, and
+#'   `save()`'s for `write_rdata()`, 6 for gzip and 9 for bzip2 and xz).
 #' @param version Serialization format version, 3 (R >= 3.5) or 2.
 #' @param ascii Write the ASCII format instead of XDR.
 #' @param threads Number of compression threads (default: all cores).

@@ -50,8 +50,9 @@
 #' @param name Name of the object in the file; by default the expression
 #'   passed as `x`.
 #' @param compress `"gzip"`, `"bzip2"`, `"xz"` or `"none"`.
-#' @param compression_level Compression level (`NULL`: 6 for gzip, 9 for
-#'   bzip2 and xz, as R's defaults).
+#' @param compression_level Compression level (`NULL`: R's default, 6 for
+#'   gzip, 9 for bzip2, and for xz 6 in an `.rds` file as `saveRDS()` and 9
+#'   in an `.RData` file as `save()`).
 #' @param version Serialization format version, 3 (R >= 3.5) or 2.
 #' @param ascii Write the ASCII format instead of XDR.
 #' @param threads Number of compression threads (default: all cores).

@@ -1,6 +1,6 @@
 # Saving any R object: rdarrow's write_rds() against base R's saveRDS(),
 # every figure from the same run on this machine, with the same
-# compression and level as base R (gzip 6, bzip2 9, xz 9).
+# compression and level as base R (saveRDS()'s: gzip 6, bzip2 9, xz 6).
 #
 #   Rscript bench/save.R                         # every object, every compression
 #   Rscript bench/save.R --objects sce,strings   # some objects
@@ -22,9 +22,13 @@
 # readRDS() and read_rds() of saveRDS()'s gzip file and of write_rds()'s,
 # and the inflation alone (rdarrow's decompressor: serial for R's file, on
 # every core for rdarrow's), to say how close reading comes to the
-# inflation divided by the cores. qs2's qs_save()/qs_read() are timed too
+# inflation divided by the cores, and read_rds() of the uncompressed
+# stream (the floor: parsing and building R's objects alone). qs2's qs_save()/qs_read() are timed too
 # when qs2 is installed (it is not a dependency; bench/README.md says how
 # to build it from its sources).
+#
+# saveRDS() compresses xz at level 6 (xzfile()'s default), gzip at 6 and
+# bzip2 at 9, and so does write_rds() unless told otherwise.
 #
 # Targets (bench/README.md): gzip >= 4x faster than saveRDS(); xz and
 # bzip2 >= 1.8x; uncompressed no slower; sizes within 2 %; peak memory
@@ -140,6 +144,13 @@ for (what in objects_wanted) {
     print(rows[[length(rows)]], row.names = FALSE, digits = 3)
     if (cmp == "gzip") {
       # reading both gzip files: R's, and rdarrow's (inflated on every core)
+      # the floor: read_rds() of the uncompressed stream (parsing and
+      # building R's objects, no inflation)
+      plain <- file.path(dir, "plain.rds")
+      # (saveRDS(): in the page cache, as the other files are)
+      saveRDS(x, plain, compress = FALSE)
+      floor_s <- measure(function() read_rds(plain))[["time"]]
+      unlink(plain)
       inflate_r <- measure(function() rdarrow:::rdata_decompress_impl(r_file))[["time"]]
       inflate_ours <- measure(function() rdarrow:::rdata_decompress_impl(our_file))[["time"]]
       t <- c(
@@ -153,6 +164,7 @@ for (what in objects_wanted) {
         read_rds_of_saveRDS_s = t[["read_rds_r"]], read_rds_of_write_rds_s = t[["read_rds_ours"]],
         speedup = t[["read_rds_r"]] / t[["read_rds_ours"]],
         inflate_serial_s = inflate_r, inflate_parallel_s = inflate_ours,
+        read_rds_uncompressed_s = floor_s,
         read_vs_inflate_per_core = t[["read_rds_ours"]] / (inflate_r / cores)
       )
       print(reads[[length(reads)]], row.names = FALSE, digits = 3)

@@ -656,8 +656,11 @@ def write_rdata(
     an R data frame with the types of rdarrow's mapping (a dictionary of
     strings a factor, timestamps POSIXct, ...); a table read from an R
     file by rdarrow goes back as the object it was. ``compress`` is
-    ``"gzip"`` (R's default), ``"bzip2"``, ``"xz"`` or ``"none"``. The file
-    appears only when complete.
+    ``"gzip"`` (R's default), ``"bzip2"``, ``"xz"`` or ``"none"``;
+    ``compression_level`` None is R's default (``save()``'s: gzip 6,
+    bzip2 and xz 9; for :func:`write_rds`, ``saveRDS()``'s: xz 6). The file
+    is one gzip member, bzip2 stream or xz stream, compressed on every core,
+    that every reader of R's files reads, and appears only when complete.
     """
     p = _check_write(path, compress, compression_level, version)
     if isinstance(data, dict):

@@ -215,3 +215,50 @@ test_that("long vectors and any object R can serialize are written; R's own erro
   expect_error(write_rds(1, file.path(dir, "no", "such", "dir.rds")), class = "rdarrow_error_usage")
   expect_error(write_rds(1, f, compress = "lz4"), "compress", class = "rdarrow_error_usage")
 })
+
+# Self-contained (runs in a child R process, see lc_run_in_children()):
+# each file of `files` loaded as R loads it, then its objects written by
+# write_rdata() (gzip) and save() (uncompressed) in versions 2 and 3; the
+# rows say whether the decompressed bytes are the same.
+wr_corpus_child <- function(files, root, progress, helper) {
+  h <- new.env()
+  for (p in helper) sys.source(p, envir = h)
+  rows <- h$corpus_rows(root, progress)
+  ref <- tempfile(fileext = ".RData")
+  out <- tempfile(fileext = ".RData")
+  for (f in files) {
+    rows$flush()
+    opened <- h$corpus_open(f, progress)
+    if (is.null(opened$kind)) {
+      rows$add(f, NA_character_, NA_character_, "unloadable", "R cannot load() or readRDS() it")
+      next
+    }
+    names <- ls(opened$env, all.names = TRUE, sorted = TRUE)
+    for (ver in 2:3) {
+      st <- tryCatch({
+        save(list = names, envir = opened$env, file = ref, compress = FALSE, version = ver)
+        rdarrow::write_rdata(list = names, envir = opened$env, file = out, version = ver)
+        same <- identical(rdarrow:::rdata_decompressed_impl(out), readBin(ref, "raw", file.size(ref)))
+        if (same) c("identical", "") else c("different", "the decompressed bytes differ from save()'s")
+      }, error = function(e) c("error", conditionMessage(e)))
+      rows$add(f, paste(names, collapse = ","), paste0("v", ver), st[[1]], st[[2]])
+    }
+  }
+  rows$flush()
+  invisible(NULL)
+}
+
+test_that("every object of the peer corpus is written with save()'s bytes", {
+  skip_on_cran()
+  dir <- corpus_dir("write_rdata() of the peer corpus is not run")
+  skip_if_not_installed("callr")
+  root <- paste0(dir, "/")
+  files <- corpus_files(dir)
+  res <- lc_run_in_children(wr_corpus_child, files, root, list(helper = corpus_helper_file()))
+  expect_gt(sum(res$status == "identical"), 500L)
+  bad <- res[!res$status %in% c("identical", "unloadable"), , drop = FALSE]
+  expect(nrow(bad) == 0L, sprintf("%d of %d writes differ or fail, e.g. %s", nrow(bad), nrow(res),
+                                  paste(utils::head(sprintf("%s (%s): %s %s", bad$file, bad$route,
+                                                            bad$status, bad$message), 5),
+                                        collapse = "; ")))
+})

@@ -553,7 +553,7 @@ pub fn write_frame_file(
         path,
         &o.storage,
         o.compression,
-        o.level,
+        o.effective_level(),
         o.threads.max(1),
         |c| {
             let mut out = Output::new(c, header.format, header.ascii_hex);
@@ -639,6 +639,16 @@ impl Default for ObjectFileOptions {
 }
 
 impl ObjectFileOptions {
+    /// The compression level: the one asked for, else R's default for
+    /// the file: `saveRDS()` writes xz at level 6 (`xzfile()`'s default),
+    /// `save()` at 9; gzip 6 and bzip2 9 for both.
+    pub fn effective_level(&self) -> Option<u32> {
+        self.level.or_else(|| match (self.compression, self.rds) {
+            (Compression::Xz, true) => Some(6),
+            (c, _) => Some(c.default_level()),
+        })
+    }
+
     /// The serialization format these options write.
     pub fn format(&self) -> Format {
         if self.ascii {
@@ -727,7 +737,7 @@ pub fn write_objects_file(
         &root,
         &refs,
         o.compression,
-        o.level,
+        o.effective_level(),
         o.threads.max(1),
     )
 }

@@ -106,7 +106,7 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
         let out = ParallelCompressor::indexed_if(
             BufWriter::with_capacity(1 << 20, &mut *f),
             o.compression,
-            o.level,
+            o.effective_level(),
             o.threads,
             indexed,
         )
@@ -251,7 +251,7 @@ fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool
         &o.storage,
         &layout,
         o.compression,
-        o.level,
+        o.effective_level(),
         o.threads,
         &mut |done| progress.tick(done as f64),
     );
