@@ -212,6 +212,10 @@ test_that("long vectors and any object R can serialize are written; R's own erro
   expect_false(inherits(err, "rdarrow_error_interrupted"))
   expect_identical(readLines(f), "old")
   expect_identical(list.files(dir, pattern = "rdarrow"), character())
+  # the failure leaves nothing behind for the session's next calls
+  expect_identical(decompressed(f), charToRaw("old\n"))
+  write_rds(1:3, f)
+  expect_identical(readRDS(f), 1:3)
   expect_error(write_rds(1, file.path(dir, "no", "such", "dir.rds")), class = "rdarrow_error_usage")
   expect_error(write_rds(1, f, compress = "lz4"), "compress", class = "rdarrow_error_usage")
 })

@@ -100,7 +100,7 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
         R_pstream_format_t::R_pstream_xdr_format
     };
     crate::job::watch_interrupts();
-    rdarrow_arrow::atomic_write(std::path::Path::new(file), &o.storage, |f| {
+    let res = rdarrow_arrow::atomic_write(std::path::Path::new(file), &o.storage, |f| {
         // a file (not an upload) gets the gzip index, written at the end
         let indexed = f.can_patch();
         let out = ParallelCompressor::indexed_if(
@@ -179,7 +179,11 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
             Some(p) => f.patch(&p).map_err(|e| Error::io(&e, "cannot write")),
             None => Ok(()),
         }
-    })
+    });
+    // a failure stopped the compression threads through the cancel flag:
+    // cleared, so that the session's next call does not see it
+    rdarrow_arrow::cancel::reset();
+    res
 }
 
 /// The message of R's last error (as `geterrmessage()` gives it, without
