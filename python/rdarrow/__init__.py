@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import warnings
+import weakref
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Union
 
 from . import _rdarrow
@@ -542,7 +543,36 @@ def _pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame":
     # R's own row names (not 1..n) as the index
     if isinstance(row_names, list) and len(row_names) == len(df):
         df.index = pd.Index(row_names)
+    # the table's schema (R's types and attributes in its "r" metadata), for
+    # write_rds() to give back the data frame it was
+    _read_frames[id(df)] = (weakref.ref(df), table.schema, table.num_rows)
+    weakref.finalize(df, _read_frames.pop, id(df), None)
     return df
+
+
+# The DataFrames read from R files, by id: each one's Arrow schema (R's
+# types, with the "r" metadata) and row count, while the frame lives. Not
+# in ``DataFrame.attrs``, which pandas and pyarrow copy into every table.
+_read_frames: Dict[int, Any] = {}
+
+
+def _frame_table(df: Any) -> Any:
+    """A DataFrame read from R (unchanged in its columns and rows) as the
+    table of the data frame it was: its columns cast back to the types
+    they had, and the "r" metadata; ``None`` for any other."""
+    import pyarrow as pa
+
+    held = _read_frames.get(id(df))
+    if held is None or held[0]() is not df:
+        return None
+    _, schema, rows = held
+    if len(df) != rows or [str(c) for c in df.columns] != schema.names or len(set(schema.names)) != len(schema.names):
+        return None
+    try:
+        t = pa.Table.from_pandas(df, preserve_index=False)
+        return t.cast(schema).replace_schema_metadata(schema.metadata)
+    except (pa.ArrowException, ValueError, TypeError):
+        return None
 
 
 def to_parquet(
@@ -606,15 +636,18 @@ def _stream_of(data: Any) -> Any:
     ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, ...), or a pandas
     DataFrame (its index kept as a column unless it is the default
     0, 1, 2, ...)."""
-    if hasattr(data, "__arrow_c_stream__"):
-        return data.__arrow_c_stream__()
     import pyarrow as pa
 
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is optional
         pd = None
+    if hasattr(data, "__arrow_c_stream__") and not (pd is not None and isinstance(data, pd.DataFrame)):
+        return data.__arrow_c_stream__()
     if pd is not None and isinstance(data, pd.DataFrame):
+        table = _frame_table(data)
+        if table is not None:
+            return table.__arrow_c_stream__()
         keep_index = not isinstance(data.index, pd.RangeIndex)
         return pa.Table.from_pandas(data, preserve_index=keep_index).__arrow_c_stream__()
     if hasattr(data, "__arrow_c_array__"):
@@ -624,6 +657,23 @@ def _stream_of(data: Any) -> Any:
         "(a pyarrow Table or RecordBatchReader, a Polars DataFrame, a DuckDB result, "
         "an rdarrow RDataReader) or a pandas DataFrame"
     )
+
+
+def _value_of(value: Any, place: str) -> Any:
+    """What the engine writes of ``value``: a table's Arrow C stream, or
+    the node of any other value (``_values.to_r``: the mapping's table)."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        pd = None
+    if pd is not None and isinstance(value, pd.DataFrame) and not value.attrs.get("rdarrow.matrix"):
+        return _stream_of(value)
+    from . import _values
+
+    node = _values.to_r(value, place)
+    if isinstance(node, tuple) and node[0] == "frame" and not node[2]:
+        return node[1]  # a table: converted with the GIL released
+    return node
 
 
 def _check_write(path: PathLike, compress: str, compression_level: Optional[int], version: int) -> str:
@@ -647,15 +697,25 @@ def write_rdata(
     version: int = 3,
     storage_options: StorageOptions = None,
 ) -> None:
-    """Write tables as an ``.RData`` file that R's ``load()`` reads.
+    """Write Python values as an ``.RData`` file that R's ``load()`` reads.
 
-    ``data`` is one table (anything with ``__arrow_c_stream__``: a pyarrow
-    Table, a Polars DataFrame, a DuckDB result; or a pandas DataFrame),
-    saved under ``name`` (default: the file's name without extension), or
-    a dict of such tables, each saved under its key, in order. Each becomes
-    an R data frame with the types of rdarrow's mapping (a dictionary of
-    strings a factor, timestamps POSIXct, ...); a table read from an R
-    file by rdarrow goes back as the object it was. ``compress`` is
+    ``data`` is one value, saved under ``name`` (default: the file's name
+    without extension), or a dict of values, each saved under its key, in
+    order. A table (anything with ``__arrow_c_stream__``: a pyarrow Table,
+    a Polars DataFrame, a DuckDB result; or a pandas DataFrame) becomes an
+    R data frame with the types of rdarrow's mapping (a dictionary of
+    strings a factor, timestamps POSIXct, ...); a table or DataFrame read
+    from an R file by rdarrow goes back as the object it was. Any other
+    value becomes the R object of ``read_objects()``'s mapping read from
+    right to left (the table in ``rdarrow._values`` and the README): NumPy
+    arrays vectors, matrices and arrays (NumPy's memory as it is when it
+    is in R's column-major order), masked and pandas nullable arrays with
+    ``NA``, a Categorical a factor, datetime64 Date or POSIXct,
+    timedelta64 difftime, scipy.sparse matrices dgCMatrix, an
+    ``xarray.DataArray`` an array with dimnames, a dict a named list, a
+    list a list (a list of ``str``/``None`` a character vector), scalars
+    vectors of length 1, and what ``read_objects()`` read as it was. A
+    value of no R equivalent is a ``TypeError`` naming its place. ``compress`` is
     ``"gzip"`` (R's default), ``"bzip2"``, ``"xz"`` or ``"none"``;
     ``compression_level`` None is R's default (``save()``'s: gzip 6,
     bzip2 and xz 9; for :func:`write_rds`, ``saveRDS()``'s: xz 6). The file
@@ -675,7 +735,7 @@ def write_rdata(
     for key, value in items:
         if not isinstance(key, str) or not key:
             raise TypeError("object names must be non-empty strings")
-        objects.append((key, _stream_of(value)))
+        objects.append((key, _value_of(value, key)))
     _rdarrow.write_rdata(
         objects, p, rds=False, compress=compress, level=compression_level, version=version,
         storage=_storage(storage_options),
@@ -690,10 +750,11 @@ def write_rds(
     version: int = 3,
     storage_options: StorageOptions = None,
 ) -> None:
-    """Write one table as an ``.rds`` file that R's ``readRDS()`` reads (see
-    :func:`write_rdata` for the arguments)."""
+    """Write one value (a table, or any value of the mapping) as an ``.rds``
+    file that R's ``readRDS()`` reads (see :func:`write_rdata` for the
+    values and the arguments)."""
     p = _check_write(path, compress, compression_level, version)
     _rdarrow.write_rdata(
-        [("", _stream_of(data))], p, rds=True, compress=compress, level=compression_level, version=version,
+        [("", _value_of(data, ""))], p, rds=True, compress=compress, level=compression_level, version=version,
         storage=_storage(storage_options),
     )

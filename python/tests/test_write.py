@@ -113,7 +113,7 @@ def test_what_rdarrow_read_goes_back_as_itself(tmp_path, run_r, frame_files):
 
 def test_bad_arguments_and_sinks(tmp_path):
     with pytest.raises(TypeError):
-        rdarrow.write_rdata([1, 2, 3], tmp_path / "x.RData")
+        rdarrow.write_rdata({1, 2, 3}, tmp_path / "x.RData")
     with pytest.raises(ValueError):
         rdarrow.write_rdata(arrow_table(), tmp_path / "x.RData", compress="lz4")
     with pytest.raises(rdarrow.RDataIOError, match="no-such-folder"):

@@ -16,6 +16,7 @@ use rdarrow_arrow::{Error, ErrorKind, ReadOptions};
 use std::path::PathBuf;
 
 mod given;
+mod make;
 mod scan;
 mod values;
 
@@ -286,7 +287,9 @@ pub(crate) fn stream_capsule(
 /// The record batches of an Arrow C stream capsule (`__arrow_c_stream__`
 /// of pyarrow, Polars, DuckDB, ...), moved out of the capsule; read with
 /// the GIL held, as a stream made in Python may call back into it.
-fn import_stream(capsule: &Bound<'_, PyCapsule>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
+pub(crate) fn import_stream(
+    capsule: &Bound<'_, PyCapsule>,
+) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
     let name = capsule.name()?;
     // SAFETY: the name, when set, is a NUL-terminated string of the capsule's
     let named = name.is_some_and(|n| unsafe { n.as_cstr() } == c"arrow_array_stream");
@@ -308,16 +311,17 @@ fn import_stream(capsule: &Bound<'_, PyCapsule>) -> PyResult<(SchemaRef, Vec<Rec
     Ok((schema, batches))
 }
 
-/// Write Arrow streams as one R data file: each `(name, capsule)` becomes an
-/// R object (a data frame, or what the `"r"` metadata says it was), saved
-/// under its name as `save()` would (`rds`: the one object as `saveRDS()`
-/// would).
+/// Write Python values as one R data file: each `(name, value)` becomes an
+/// R object saved under its name as `save()` would (`rds`: the one object
+/// as `saveRDS()` would). A value is an Arrow C stream capsule (a table:
+/// a data frame, or what the `"r"` metadata says it was) or a node of the
+/// Python package's value table (see [`make`]).
 #[pyfunction]
 #[pyo3(signature = (objects, path, rds=false, compress="gzip", level=None, version=3, threads=None, storage=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_rdata(
     py: Python<'_>,
-    objects: Vec<(String, Bound<'_, PyCapsule>)>,
+    objects: Vec<(String, Bound<'_, PyAny>)>,
     path: PathBuf,
     rds: bool,
     compress: &str,
@@ -329,10 +333,30 @@ fn write_rdata(
     let compression = rdarrow_arrow::Compression::from_name(compress)
         .ok_or_else(|| py_err(Error::usage(format!("unknown compression '{compress}'"))))?;
     rdarrow_arrow::header::check_version(version).map_err(py_err)?;
-    let streams = objects
-        .iter()
-        .map(|(name, c)| import_stream(c).map(|s| (name.clone(), s)))
-        .collect::<PyResult<Vec<_>>>()?;
+    enum Given {
+        Table(SchemaRef, Vec<RecordBatch>),
+        Made(rdarrow_arrow::tree::RObject),
+    }
+    let mut m = rdarrow_arrow::build::ObjectMaker::default();
+    let mut given = Vec::with_capacity(objects.len());
+    for (name, value) in &objects {
+        let g = match value.cast::<PyCapsule>() {
+            Ok(c) => {
+                let (schema, batches) = import_stream(c)?;
+                Given::Table(schema, batches)
+            }
+            Err(_) => {
+                let obj = make::FromPython::new(&mut m)
+                    .object(value, 0)
+                    .map_err(|e| in_object_py(py, name, e))?;
+                rdarrow_arrow::validate::check_for_r(&obj, &m.refs)
+                    .map_err(|e| py_err(e.in_object(name)))?;
+                Given::Made(obj)
+            }
+        };
+        given.push((name.clone(), g));
+    }
+    drop(objects);
     let o = rdarrow_arrow::write::ObjectFileOptions {
         compression,
         level,
@@ -343,17 +367,33 @@ fn write_rdata(
         ..Default::default()
     };
     py.detach(|| {
-        let mut m = rdarrow_arrow::build::ObjectMaker::default();
-        let mut made = Vec::with_capacity(streams.len());
-        for (name, (schema, batches)) in streams {
-            let obj = rdarrow_arrow::arrow::from_arrow::object_with(&mut m, &schema, &batches)
-                .map_err(|e| e.in_object(&name))?;
-            drop(batches);
+        let mut made = Vec::with_capacity(given.len());
+        for (name, g) in given {
+            let obj = match g {
+                Given::Table(schema, batches) => {
+                    rdarrow_arrow::arrow::from_arrow::object_with(&mut m, &schema, &batches)
+                        .map_err(|e| e.in_object(&name))?
+                }
+                Given::Made(obj) => obj,
+            };
             made.push((name, obj));
         }
         rdarrow_arrow::write::write_objects_file(&path, made, m.refs, &o)
     })
     .map_err(|e| in_file(&path, e))
+}
+
+/// A Python error raised while object `name` was made, naming it.
+fn in_object_py(py: Python<'_>, name: &str, e: PyErr) -> PyErr {
+    if name.is_empty() {
+        return e;
+    }
+    let msg = format!("object '{name}': {}", e.value(py));
+    let kind = e.get_type(py);
+    match kind.call1((msg,)) {
+        Ok(v) => PyErr::from_value(v),
+        Err(_) => e,
+    }
 }
 
 /// Convert one object of an R data file to a Parquet or Arrow IPC file,

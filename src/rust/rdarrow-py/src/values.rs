@@ -161,6 +161,27 @@ pub struct ToPython<'a> {
     pub path: String,
 }
 
+/// A conversion that tracks where inside the object it is, as R code
+/// reaches it (`pbmc@assays$RNA@counts`), for its errors.
+pub trait Tracked: Sized {
+    fn path_mut(&mut self) -> &mut String;
+
+    /// `f` with `step` (`$name`, `@slot`, `[[k]]`) added to the path.
+    fn within<T>(&mut self, step: &str, f: impl FnOnce(&mut Self) -> T) -> T {
+        let len = self.path_mut().len();
+        self.path_mut().push_str(step);
+        let out = f(self);
+        self.path_mut().truncate(len);
+        out
+    }
+}
+
+impl Tracked for ToPython<'_> {
+    fn path_mut(&mut self) -> &mut String {
+        &mut self.path
+    }
+}
+
 impl<'a> ToPython<'a> {
     /// Plain values of objects whose references are `refs`.
     pub fn plain(refs: &'a RefTable) -> Self {
@@ -172,15 +193,6 @@ impl<'a> ToPython<'a> {
             doc: None,
             path: String::new(),
         }
-    }
-
-    /// `f` with `step` (`$name`, `@slot`, `[[k]]`) added to the path.
-    fn within<T>(&mut self, step: &str, f: impl FnOnce(&mut Self) -> T) -> T {
-        let len = self.path.len();
-        self.path.push_str(step);
-        let out = f(self);
-        self.path.truncate(len);
-        out
     }
 
     /// A structure check's error (the format crate's `structure`) at the
