@@ -46,6 +46,46 @@ S4 object               a sparse matrix of the Matrix package a
 
 Without pandas (or xarray) a labelled value is its array and an
 :class:`RDataWarning` says which labels were left out.
+
+Read from right to left, the table is what ``write_rds()`` and
+``write_rdata()`` make of Python values (``to_r``), and what they read
+goes back as it was; besides:
+
+======================  ==================================================
+Python                  R
+======================  ==================================================
+float16/32, int8/16,    double, integer
+uint8/16 arrays
+int64, uint32/64,       integer when every value fits (-2**31 is R's
+Python ``int``          ``NA``: it does not), else bit64's integer64;
+                        uint64 past 2**63 - 1 double (a warning where not
+                        exact); -2**63 an ``OverflowError``
+complex64               complex
+pandas nullable arrays  their ``NA`` as R's
+timedelta64             difftime (days for a day unit, else secs)
+datetime64 of a day     Date; of any other unit POSIXct (no ``tzone``;
+unit                    a zoned pandas array's zone as ``tzone``)
+NumPy str / bytes /     character
+object arrays of str
+``bytes``               raw
+a DataFrame             a data frame (one read from R and unchanged in its
+                        columns and rows with R's types and attributes);
+                        the DataFrame of a labelled matrix that matrix
+scipy csc / csr / coo   dgCMatrix (lgCMatrix for bool), ``dimnames`` kept;
+                        one read from R its own class (``r_class``,
+                        ``r_package``, ``r_slots``)
+``xarray.DataArray``    an array with dimnames (dims ``dim_0``, ... are
+                        no names)
+dict / list, tuple      a named list / a list (of ``str`` and ``None``:
+                        character)
+``None``, scalars       ``NULL``, vectors of length 1
+======================  ==================================================
+
+What NumPy and pandas do not hold does not come back (the README lists
+it): attributes beyond those above, pairlists, partial names of lists,
+``character(0)``, strings not in UTF-8, integer Dates, a factor matrix,
+a time matrix's zone, ``NaN`` of times, difftime's units, an integer64
+that fits.
 """
 
 from __future__ import annotations
