@@ -47,6 +47,8 @@ __all__ = [
     "to_parquet",
     "write_rdata",
     "write_rds",
+    "write_sce",
+    "write_seurat",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -337,6 +339,43 @@ def read_anndata(
     from . import anndata as _ad
 
     return _ad.read_anndata(path, object=object, assay=assay, storage_options=storage_options)
+
+
+def write_sce(
+    data: Any,
+    path: PathLike,
+    compress: str = "gzip",
+    compression_level: Optional[int] = None,
+    version: int = 3,
+    storage_options: StorageOptions = None,
+) -> None:
+    """Write an ``anndata.AnnData`` (or a ``mudata.MuData``: its other
+    modalities as ``altExps``) as a ``SingleCellExperiment`` that R's
+    ``readRDS()`` reads, without R; see :mod:`rdarrow.singlecell` for where
+    each part goes. ``compress``, ``compression_level`` and ``version`` as
+    :func:`write_rds`."""
+    from . import singlecell
+
+    singlecell.write_sce(data, path, compress, compression_level, version, storage_options)
+
+
+def write_seurat(
+    data: Any,
+    path: PathLike,
+    version: int = 5,
+    compress: str = "gzip",
+    compression_level: Optional[int] = None,
+    format_version: int = 3,
+    storage_options: StorageOptions = None,
+) -> None:
+    """Write an ``anndata.AnnData`` (or a ``mudata.MuData``: an assay per
+    modality) as a Seurat object that R's ``readRDS()`` reads, without R:
+    ``version=5`` SeuratObject 5's ``Assay5`` (layers), ``version=4`` its
+    ``Assay``; see :mod:`rdarrow.singlecell` for where each part goes.
+    ``format_version`` is R's serialization version (2 or 3)."""
+    from . import singlecell
+
+    singlecell.write_seurat(data, path, version, compress, compression_level, format_version, storage_options)
 
 
 def to_h5ad(

@@ -395,6 +395,31 @@ class MatrixFrame:  # the mark a labelled matrix's DataFrame carries
     key = "rdarrow.matrix"
 
 
+class Node:
+    """A node of the binding's value table made by the caller (a matrix
+    with its dimnames, for the single-cell writers), written as it is."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+
+def matrix(x: Any, rows: Optional[list] = None, cols: Optional[list] = None, place: str = "") -> Node:
+    """A 2-D NumPy array (or a scipy.sparse matrix) as an R matrix
+    (dgCMatrix) with these dimnames."""
+    mod = type(x).__module__
+    if mod.startswith("scipy.sparse"):
+        x.dimnames = [rows, cols]
+        return Node(_sparse_node(x, place))
+    mask = np.ma.getmaskarray(x) if isinstance(x, np.ma.MaskedArray) else None
+    node = _ndarray_node(np.ma.getdata(x) if mask is not None else np.asarray(x), mask, place)
+    if rows is not None or cols is not None:
+        parts = [None if d is None else _chr(list(d)) for d in (rows, cols)]
+        node[4].append(("dimnames", _vec("list", parts)))
+    return Node(node)
+
+
 def _vec(kind: str, data: Any, mask: Any = None, attrs: Optional[list] = None) -> tuple:
     return ("vector", kind, data, mask, attrs or [])
 
@@ -688,6 +713,8 @@ def to_r(value: Any, place: str = "") -> Any:
     pd = _pandas()
     if value is None:
         return None
+    if isinstance(value, Node):
+        return value.node
     if isinstance(value, RVector):
         return _rvector_node(value)
     if isinstance(value, RS4):

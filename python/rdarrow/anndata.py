@@ -233,8 +233,10 @@ def _hits(h: Dict[str, Any], n: int, where: str) -> Any:
     value = None
     if _is_s4(meta):
         lst = meta.get("listData") or {}
-        if isinstance(lst, dict) and "value" in lst:
-            value = np.ma.filled(np.ma.asarray(lst["value"]).astype("float64"), np.nan)
+        # a matrix made pairs by colPair<- has its values as "x"
+        key = "value" if isinstance(lst, dict) and "value" in lst else "x"
+        if isinstance(lst, dict) and key in lst:
+            value = np.ma.filled(np.ma.asarray(lst[key]).astype("float64"), np.nan)
     if value is None:
         value = np.ones(len(frm))
     if len(value) != len(frm):
