@@ -693,10 +693,19 @@ def _sparse_node(m: Any, place: str) -> tuple:
 
 
 def _s4_node(d: dict, place: str) -> tuple:
+    """An S4 object of its class, package and slots; with a ``.Data`` slot
+    (R's name for the data part) that vector, its slots its attributes."""
     cls, package = d.get("class"), d.get("package")
-    slots = [(k, to_r(v, f"{place}@{k}")) for k, v in d.items() if k not in ("class", "package")]
+    slots = [(k, to_r(v, f"{place}@{k}")) for k, v in d.items() if k not in ("class", "package", ".Data")]
     cattrs = [] if package is None else [("package", _chr([package]))]
     slots.append(("class", _chr([cls], cattrs)))
+    if ".Data" in d:
+        data = to_r(d[".Data"], f"{place}@.Data")
+        if not (isinstance(data, tuple) and data[0] == "vector"):
+            raise TypeError(f"cannot write {_place(place)}: the data part of an S4 object is not a vector")
+        names = {k for k, _ in slots}
+        attrs = [a for a in data[4] if a[0] not in names] + slots
+        return ("vector", data[1], data[2], data[3], attrs, True)
     return ("s4", slots)
 
 

@@ -55,7 +55,7 @@ __all__ = ["write_sce", "write_seurat"]
 # int_metadata), the release Debian 12 ships and the checks use.
 SCE_VERSION = (1, 20, 0)
 # SeuratObject's versions recorded in the objects written.
-SEURAT_VERSION = {5: (5, 0, 0), 4: (4, 1, 3)}
+SEURAT_VERSION = {5: (5, 3, 0), 4: (4, 1, 3)}
 
 
 def _note(text: str) -> None:
@@ -371,5 +371,311 @@ def write_sce(
     _write(sce_object(data), path, compress, compression_level, version, storage_options)
 
 
-def write_seurat(*args: Any, **kwargs: Any) -> None:  # defined below
-    raise NotImplementedError
+# ---------------------------------------------------------------------------
+# Seurat
+# ---------------------------------------------------------------------------
+
+# Seurat's keys of the reductions scanpy names X_pca, X_umap, X_tsne
+_KEYS = {"pca": "PC_", "umap": "UMAP_", "tsne": "tSNE_"}
+# uns entries read_anndata() makes of a Seurat object's own slots and of
+# its assays': not the object's misc
+_SEURAT_UNS = ("X", "assay", "key", "assay.orig", "default", "rdarrow_unplaced", "commands", "tools", "images", "project.name", "version", "misc")
+
+
+def _key(name: str) -> str:
+    """A Seurat key (letters and digits, then ``_``) for ``name``."""
+    import re
+
+    k = _KEYS.get(name.lower())
+    if k:
+        return k
+    k = re.sub(r"[^A-Za-z0-9]", "", name)
+    if not k or not k[0].isalpha():
+        k = "R" + k
+    return k + "_"
+
+
+def _frame(df: Any, rownames: Optional[List[str]], what: str) -> Any:
+    """A pandas DataFrame as an R data frame (the Arrow bridge's types) with
+    these row names (``None``: R's automatic ones)."""
+    import pyarrow as pa
+
+    from ._values import Node, _chr
+
+    for c in df.columns:
+        if not isinstance(c, str):
+            raise TypeError(f"{what}: column name {c!r} is not a str")
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    table = table.replace_schema_metadata(None)
+    attrs = [] if rownames is None else [("row.names", _chr(rownames))]
+    return Node(("frame", table.__arrow_c_stream__(), attrs))
+
+
+def _logmap(rows: List[str], layers: List[str], present: Optional[Dict[str, np.ndarray]] = None) -> S4Value:
+    """A SeuratObject ``LogMap``: which rows (cells or features) each layer
+    has."""
+    m = np.ones((len(rows), len(layers)), dtype=bool, order="F")
+    for j, name in enumerate(layers):
+        if present and name in present:
+            m[:, j] = present[name]
+    return _s4("LogMap", "SeuratObject", **{".Data": matrix(m, rows, layers)})
+
+
+def _empty_matrix() -> np.ndarray:
+    return np.zeros((0, 0), dtype=np.float64)
+
+
+def _assay_parts(a: Any, where: str) -> Dict[str, Any]:
+    """The matrices of one AnnData as Seurat's: counts, data and scale.data
+    (genes x cells), and the features scale.data covers."""
+    layers = dict(a.layers) if a.layers is not None else {}
+    out: Dict[str, Any] = {}
+    if "counts" in layers:
+        out["counts"] = layers.pop("counts")
+        if a.X is not None:
+            out["data"] = a.X
+    elif a.X is not None:
+        out["counts"] = a.X
+    if "data" in layers and "data" not in out:
+        out["data"] = layers.pop("data")
+    scale = layers.pop("scale.data", None)
+    scaled = None
+    if scale is None and a.obsm is not None and "scale.data" in a.obsm:
+        frame = a.obsm["scale.data"]
+        scaled = [str(c) for c in frame.columns] if hasattr(frame, "columns") else None
+        scale = np.asarray(frame, dtype=np.float64)
+    if scale is not None:
+        import scipy.sparse as sp
+
+        out["scale.data"] = np.asarray(scale.toarray() if sp.issparse(scale) else scale, dtype=np.float64)
+    return {"matrices": out, "others": layers, "scaled": scaled}
+
+
+def _counts_per_cell(m: Any) -> Tuple[np.ndarray, np.ndarray]:
+    """nCount and nFeature of a cells x genes matrix, as CreateSeuratObject
+    computes them."""
+    import scipy.sparse as sp
+
+    if sp.issparse(m):
+        c = sp.csr_matrix(m)
+        return np.asarray(c.sum(axis=1), dtype=np.float64).ravel(), np.diff(c.indptr).astype(np.int32)
+    x = np.asarray(m)
+    return x.sum(axis=1, dtype=np.float64), (x != 0).sum(axis=1).astype(np.int32)
+
+
+def _seurat_assay(a: Any, name: str, version: int, where: str) -> Tuple[S4Value, Any]:
+    """One AnnData as an ``Assay5`` (v5) or ``Assay`` (v4), and its counts."""
+    import pandas as pd
+
+    cells = _names(a.obs_names, f"{where}: obs")
+    features = _names(a.var_names, f"{where}: var")
+    parts = _assay_parts(a, where)
+    mats, scaled = parts["matrices"], parts["scaled"]
+    if not mats:
+        raise TypeError(f"{where}: an AnnData without X or layers has no matrix for an assay")
+    if parts["others"]:
+        if version == 5:
+            mats.update(parts["others"])
+        else:
+            _note(f"{where}: a v4 Assay holds counts, data and scale.data only: layers {', '.join(map(str, parts['others']))} were not written")
+    var = a.var.copy()
+    hv = var.pop("highly_variable") if "highly_variable" in var.columns else None
+    var_features = [f for f, h in zip(features, np.asarray(hv, dtype=bool)) if h] if hv is not None else []
+    key = f"{name.lower()}_" if name else "rna_"
+    key = _key(name) if not key[:-1].isalnum() else key
+    if version == 5:
+        layer_names = list(mats)
+        layers = {}
+        feature_rows: Dict[str, np.ndarray] = {}
+        for k, m in mats.items():
+            if k == "scale.data":
+                cover = scaled or features
+                rows = [features.index(f) for f in cover] if scaled else None
+                x = np.asarray(m, dtype=np.float64)
+                layers[k] = matrix(np.asfortranarray(x.T), None, None, f"{where}: scale.data")
+                if scaled:
+                    present = np.zeros(len(features), dtype=bool)
+                    present[rows] = True
+                    feature_rows[k] = present
+            else:
+                g = _genes_by_cells(m, None, None, f"{where}: {k}")
+                layers[str(k)] = g
+        rank = {f: i + 1 for i, f in enumerate(var_features)}
+        meta = pd.DataFrame({
+            "var.features": pd.array([f if f in rank else None for f in features], dtype="string"),
+            "var.features.rank": pd.array([rank.get(f) for f in features], dtype="Int32"),
+        })
+        for c in var.columns:
+            meta[c] = var[c].to_numpy() if not hasattr(var[c], "array") else var[c].array
+        assay = _s4(
+            "Assay5", "SeuratObject",
+            layers=layers,
+            cells=_logmap(cells, layer_names),
+            features=_logmap(features, layer_names, feature_rows),
+            default=1,
+            **{"assay.orig": _strs([])},
+            **{"meta.data": _frame(meta, None, f"{where}: var")},
+            misc={},
+            key=key,
+        )
+    else:
+        counts = mats.get("counts")
+        data = mats.get("data", counts)
+        scale = mats.get("scale.data")
+        if scale is not None:
+            scale = matrix(np.asfortranarray(np.asarray(scale).T), scaled or features, cells)
+        assay = _s4(
+            "Assay", "SeuratObject",
+            counts=_genes_by_cells(counts, features, cells, f"{where}: counts") if "data" in mats else None,
+            data=_genes_by_cells(data, features, cells, f"{where}: data"),
+            **{"scale.data": scale if scale is not None else _empty_matrix()},
+            key=key,
+            **{"assay.orig": None},
+            **{"var.features": _strs(var_features)},
+            **{"meta.features": _frame(var, features, f"{where}: var")},
+            misc=[],
+        )
+        if assay["counts"] is None:
+            assay["counts"] = assay["data"]
+    return assay, mats.get("counts")
+
+
+def _reductions(a: Any, assay: str, where: str) -> Dict[str, S4Value]:
+    cells = list(a.obs_names)
+    features = list(a.var_names)
+    uns = dict(a.uns or {})
+    out = {}
+    for k, v in (a.obsm or {}).items():
+        k = str(k)
+        if k == "scale.data":
+            continue
+        x = _dense(v, f"{where}: obsm[{k!r}]")
+        if x is None or x.shape[0] != len(cells):
+            _note(f"{where}: obsm[{k!r}] is not a numeric matrix of the cells: not written")
+            continue
+        name = k[2:] if k.startswith("X_") else k
+        info = uns.get(name) if isinstance(uns.get(name), dict) else {}
+        key = info.get("key") if isinstance(info.get("key"), str) else _key(name)
+        cols = [f"{key}{j + 1}" for j in range(x.shape[1])]
+        load = (a.varm or {}).get("PCs" if name == "pca" else f"{name}_loadings") if a.varm is not None else None
+        if load is not None:
+            load = np.asarray(load, dtype=np.float64)
+            load = matrix(np.asfortranarray(load), features, cols) if load.shape == (len(features), x.shape[1]) else None
+        stdev = info.get("stdev")
+        if stdev is None and info.get("variance") is not None:
+            stdev = np.sqrt(np.asarray(info["variance"], dtype=np.float64))
+        empty = _empty_matrix()
+        jack = _s4(
+            "JackStrawData", "SeuratObject",
+            **{"empirical.p.values": empty, "fake.reduction.scores": empty, "empirical.p.values.full": empty, "overall.p.values": empty},
+        )
+        out[name] = _s4(
+            "DimReduc", "SeuratObject",
+            **{"cell.embeddings": matrix(np.asfortranarray(x, dtype=np.float64), cells, cols)},
+            **{"feature.loadings": load if load is not None else empty},
+            **{"feature.loadings.projected": empty},
+            **{"assay.used": assay},
+            **{"global": bool(info.get("global", False)) if not isinstance(info.get("global"), np.ndarray) else bool(np.asarray(info["global"]).ravel()[0])},
+            stdev=np.zeros(0) if stdev is None else np.asarray(stdev, dtype=np.float64).ravel(),
+            jackstraw=jack,
+            misc=[],
+            key=key,
+        )
+    return out
+
+
+def _graph(m: Any, cells: List[str], assay: str, where: str) -> Any:
+    import scipy.sparse as sp
+
+    n = len(cells)
+    g = sp.csc_matrix(m, dtype=np.float64)
+    if g.shape != (n, n):
+        raise ValueError(f"{where}: {g.shape[0]} x {g.shape[1]}, not {n} x {n}")
+    g.sort_indices()
+    g.r_class, g.r_package = "Graph", "SeuratObject"
+    g.r_slots = {"factors": [], "assay.used": assay}
+    g.dimnames = [cells, cells]
+    return g
+
+
+def seurat_object(data: Any, version: int = 5) -> S4Value:
+    """The Seurat object of an AnnData (a MuData: an assay per modality,
+    ``rna`` first, as ``RNA`` when it is the only one named so)."""
+    import pandas as pd
+
+    if version not in (4, 5):
+        raise ValueError("version must be 5 (SeuratObject 5's Assay5) or 4 (Assay)")
+    _check_anndata(data)
+    mods, main = _modalities(data)
+    names = list(mods)
+    first = mods[names[0]]
+    cells = _names(first.obs_names, "obs")
+    assay_names = {k: ("RNA" if k in ("", "rna") else k) for k in names}
+    assays, reductions, graphs = {}, {}, {}
+    counts0 = None
+    for k in names:
+        a = mods[k]
+        an = assay_names[k]
+        where = k or "adata"
+        if list(a.obs_names) != cells:
+            raise ValueError(f"modality {k!r} has other cells than {names[0]!r}: the assays of a Seurat object share its cells")
+        assays[an], counts = _seurat_assay(a, an, version, where)
+        if counts0 is None:
+            counts0 = counts
+        reductions.update(_reductions(a, an, where))
+        for g, m in (a.obsp or {}).items():
+            graphs[str(g)] = _graph(m, cells, an, f"{where}: obsp[{g!r}]")
+        if a.varp is not None and len(a.varp):
+            _note(f"{where}: a Seurat object has no place for varp ({', '.join(map(str, a.varp))}): not written")
+    active = assay_names[names[0]]
+    obs = first.obs.copy()
+    ident = obs.pop("ident") if "ident" in obs.columns else None
+    meta = pd.DataFrame(index=obs.index)
+    meta["orig.ident"] = obs.pop("orig.ident") if "orig.ident" in obs.columns else pd.Categorical(["SeuratProject"] * len(cells))
+    if counts0 is not None:
+        n_count, n_feature = _counts_per_cell(counts0)
+        meta[f"nCount_{active}"] = obs.pop(f"nCount_{active}") if f"nCount_{active}" in obs.columns else n_count
+        meta[f"nFeature_{active}"] = obs.pop(f"nFeature_{active}") if f"nFeature_{active}" in obs.columns else n_feature
+    for c in obs.columns:
+        meta[c] = obs[c]
+    if ident is None:
+        ident = meta["orig.ident"]
+    ident = pd.Series(pd.Categorical(ident), index=pd.Index(cells, dtype=object))
+    uns = dict(first.uns or {})
+    misc = dict(uns["misc"]) if isinstance(uns.get("misc"), dict) else {}
+    for k, v in uns.items():
+        if k not in _SEURAT_UNS and k not in reductions:
+            misc[k] = v
+    misc = _uns(misc, "uns")
+    return _s4(
+        "Seurat", "SeuratObject",
+        assays=assays,
+        **{"meta.data": _frame(meta, cells, "obs")},
+        **{"active.assay": active},
+        **{"active.ident": ident},
+        graphs=graphs or [],
+        neighbors=[],
+        reductions=reductions or [],
+        images=[],
+        **{"project.name": "SeuratProject"},
+        misc=misc or [],
+        version=_version(SEURAT_VERSION[version]),
+        commands=[],
+        tools=[],
+    )
+
+
+def write_seurat(
+    data: Any,
+    path: Any,
+    version: int = 5,
+    compress: str = "gzip",
+    compression_level: Optional[int] = None,
+    format_version: int = 3,
+    storage_options: Optional[dict] = None,
+) -> None:
+    """Write an AnnData (or a MuData) as a Seurat object (``version=5``:
+    SeuratObject 5's ``Assay5`` with layers and LogMaps; ``4``: ``Assay``)
+    that R's ``readRDS()`` reads, without R (the module's table says where
+    each part goes)."""
+    _write(seurat_object(data, version), path, compress, compression_level, format_version, storage_options)

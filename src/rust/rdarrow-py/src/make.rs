@@ -9,7 +9,8 @@
 //!   `data` a contiguous NumPy array of the type's native numbers, taken
 //!   as it is, no copy; `mask` `None` or booleans, `True` where R's `NA`
 //!   goes), a character vector (`data` a list of `str`/`None`) or a list
-//!   (`data` a list of nodes);
+//!   (`data` a list of nodes); a sixth element `True` makes it the data
+//!   part of an S4 object (R's S4 bit);
 //! - `("s4", attrs)`: an S4 object without a data part, its slots the
 //!   attributes (a `None` slot kept as R keeps a slot's `NULL`);
 //! - `("frame", capsule, attrs)`: a table (an Arrow C stream) made an R
@@ -86,11 +87,18 @@ impl<'m> FromPython<'m> {
             .map_err(|_| self.here("not a node of the value table"))?;
         let tag: String = t.get_item(0)?.extract()?;
         match (tag.as_str(), t.len()) {
-            ("vector", 5) => {
+            ("vector", 5 | 6) => {
                 let kind: String = t.get_item(1)?.extract()?;
                 let data = self.data(&kind, &t.get_item(2)?, &t.get_item(3)?, depth)?;
                 let attrs = self.attributes(&t.get_item(4)?, depth)?;
-                Ok(self.vector(data, attrs))
+                let mut obj = self.vector(data, attrs);
+                // an S4 object whose data part is this vector
+                if t.len() == 6 && t.get_item(5)?.is_truthy()? {
+                    if let RObject::Vector(v) = &mut obj {
+                        v.flags.levels |= levels::S4_OBJECT;
+                    }
+                }
+                Ok(obj)
             }
             ("s4", 2) => {
                 let mut attrs = self.attributes(&t.get_item(1)?, depth)?;
