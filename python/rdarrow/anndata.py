@@ -54,7 +54,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["read_anndata", "to_h5ad"]
+__all__ = ["from_h5ad", "read_anndata", "to_h5ad"]
 
 _SEURAT = ("Seurat",)
 _EXPERIMENTS = ("SingleCellExperiment", "SummarizedExperiment", "RangedSummarizedExperiment")
@@ -551,6 +551,9 @@ def _assay_v3(a: Dict[str, Any], name: str, cells: List[str], leftover: Dict[str
     vf = _strings(a.get("var.features")) or []
     if vf:
         var["highly_variable"] = var.index.isin(vf)
+        # their order (Seurat's, by variance), as scanpy's rank column
+        rank = {f: i for i, f in enumerate(vf)}
+        var["highly_variable_rank"] = np.array([rank.get(f, np.nan) for f in var.index], dtype=np.float64)
     uns = {k: a.get(k) for k in ("key", "assay.orig", "misc") if a.get(k) is not None}
     for k, v in a.items():
         if k not in ("class", "package", "counts", "data", "scale.data", "meta.features", "var.features", "key", "assay.orig", "misc"):
@@ -1003,7 +1006,8 @@ def to_h5ad(
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m rdarrow to-h5ad in.rds -o out.h5ad``."""
+    """``python -m rdarrow to-h5ad in.rds -o out.h5ad`` and ``python -m
+    rdarrow from-h5ad in.h5ad -o out.rds --as seurat|sce``."""
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m rdarrow", description="R single-cell experiments as AnnData")
@@ -1014,12 +1018,44 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     h.add_argument("--object", help="the object of an .RData file")
     h.add_argument("--assay", help="the Seurat assay to write alone, or the experiment's assay for X")
     h.add_argument("--compression", choices=["gzip", "lzf"], help="HDF5 compression of the arrays")
+    f = sub.add_parser("from-h5ad", help="write an .h5ad (or .h5mu) file as a Seurat object or a SingleCellExperiment")
+    f.add_argument("input", help="an .h5ad file (.h5mu: a MuData)")
+    f.add_argument("-o", "--output", required=True, help="the .rds file to write (.RData: saved under its name)")
+    f.add_argument("--as", dest="kind", choices=["seurat", "sce"], default="seurat", help="the R object to write (default: seurat)")
+    f.add_argument("--seurat-version", type=int, choices=[4, 5], default=5, help="SeuratObject's assay class: 5 (Assay5, the default) or 4 (Assay)")
+    f.add_argument("--compress", choices=["gzip", "bzip2", "xz", "none"], default="gzip", help="the file's compression (default: gzip)")
     args = p.parse_args(argv)
     from . import RDataError
 
     try:
-        to_h5ad(args.input, args.output, object=args.object, assay=args.assay, compression=args.compression)
-    except (RDataError, OSError) as e:
+        if args.command == "to-h5ad":
+            to_h5ad(args.input, args.output, object=args.object, assay=args.assay, compression=args.compression)
+        else:
+            from_h5ad(args.input, args.output, kind=args.kind, seurat_version=args.seurat_version, compress=args.compress)
+    except (RDataError, OSError, TypeError, ValueError) as e:
         print(f"rdarrow: {e}", file=__import__("sys").stderr)
         return 1
     return 0
+
+
+def from_h5ad(path: Any, out: Any, kind: str = "seurat", seurat_version: int = 5, compress: str = "gzip") -> None:
+    """Write an ``.h5ad`` file (``.h5mu``: a MuData) as a Seurat object or a
+    SingleCellExperiment (:func:`rdarrow.write_seurat`,
+    :func:`rdarrow.write_sce`)."""
+    from . import write_sce, write_seurat
+
+    p = os.fspath(path)
+    if p.lower().endswith(".h5mu"):
+        try:
+            import mudata
+        except ImportError as e:
+            raise ValueError(f"{p}: reading .h5mu files needs mudata (pip install mudata)") from e
+        data = mudata.read_h5mu(p)
+    else:
+        import anndata
+
+        data = anndata.read_h5ad(p)
+    if kind == "sce":
+        write_sce(data, out, compress=compress)
+    else:
+        write_seurat(data, out, version=seurat_version, compress=compress)

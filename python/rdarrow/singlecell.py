@@ -481,6 +481,13 @@ def _seurat_assay(a: Any, name: str, version: int, where: str) -> Tuple[S4Value,
     var = a.var.copy()
     hv = var.pop("highly_variable") if "highly_variable" in var.columns else None
     var_features = [f for f, h in zip(features, np.asarray(hv, dtype=bool)) if h] if hv is not None else []
+    # in the order of their rank (scanpy's highly_variable_rank, or
+    # Seurat v5's var.features.rank), else the features' order
+    for col in ("highly_variable_rank", "var.features.rank"):
+        if col in var.columns:
+            rank = dict(zip(features, pd.to_numeric(var[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)))
+            var_features.sort(key=lambda f: (np.isnan(rank[f]), rank[f] if not np.isnan(rank[f]) else 0.0))
+            break
     key = f"{name.lower()}_" if name else "rna_"
     key = _key(name) if not key[:-1].isalnum() else key
     if version == 5:
