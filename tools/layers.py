@@ -29,7 +29,7 @@ FORMAT_LAYERS = [
 ]
 
 # Crates, bottom first: each may depend only on crates before it.
-CRATES = ["rdarrow-format", "rdarrow-arrow", "rdarrow-r", "rdarrow-py", "rdarrow-cli", "rdarrow-duckdb"]
+CRATES = ["rdarrow-format", "rdarrow-arrow", "rdarrow-r", "rdarrow-cli", "rdarrow-py", "rdarrow-duckdb"]
 FORBIDDEN_IN_FORMAT = ["arrow-array", "arrow-ipc", "arrow-schema", "arrow-select", "arrow-cast", "parquet"]
 
 

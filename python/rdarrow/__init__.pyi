@@ -116,3 +116,20 @@ def write_rds(
     version: int = ...,
     storage_options: StorageOptions = ...,
 ) -> None: ...
+def write_sce(
+    data: Any,
+    path: PathLike,
+    compress: str = ...,
+    compression_level: Optional[int] = ...,
+    version: int = ...,
+    storage_options: StorageOptions = ...,
+) -> None: ...
+def write_seurat(
+    data: Any,
+    path: PathLike,
+    version: int = ...,
+    compress: str = ...,
+    compression_level: Optional[int] = ...,
+    format_version: int = ...,
+    storage_options: StorageOptions = ...,
+) -> None: ...

@@ -1,8 +1,38 @@
-"""``python -m rdarrow to-h5ad in.rds -o out.h5ad``: see
-:func:`rdarrow.anndata.main`."""
+"""The ``rdarrow`` command (and ``python -m rdarrow``): the command line of
+the Rust crate ``rdarrow-cli`` (``ls``, ``to-arrow``, ``to-parquet``,
+``to-rdata``, ``to-dataset``: the same program, help, exit codes and
+progress bar as the cargo-installed binary), with the Python package's
+``to-h5ad`` and ``from-h5ad`` (see :func:`rdarrow.anndata.main`) in the
+same help."""
 
+import os
 import sys
+from typing import List, Optional
 
-from .anndata import main
+# the package's own commands: name and help line
+HOST = [
+    ("to-h5ad", "Write a Seurat object or a (Single Cell|Summarized)Experiment as .h5ad (.h5mu for several assays)"),
+    ("from-h5ad", "Write an .h5ad (or .h5mu) file as a Seurat object or a SingleCellExperiment"),
+]
 
-sys.exit(main())
+
+def main(argv: Optional[List[str]] = None) -> int:
+    from . import _rdarrow
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    sys.stdout.flush()
+    code, host = _rdarrow.command_line(["rdarrow", *args], HOST)
+    if host is None:
+        return code
+    from .anndata import main as single_cell
+
+    return single_cell(args[args.index(host):])
+
+
+def console() -> None:
+    """The entry point of the installed ``rdarrow`` command."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -79,6 +79,7 @@ def read_stream(
     time_unit: Optional[str] = None,
     storage: _Storage = None,
 ) -> Tuple[Any, str, List[str], List[List[int]], Optional[List[Any]]]: ...
+def command_line(argv: List[str], host: List[Tuple[str, str]]) -> Tuple[int, Optional[str]]: ...
 def write_rdata(
     objects: List[Tuple[str, Any]],
     path: str,

@@ -1010,7 +1010,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rdarrow from-h5ad in.h5ad -o out.rds --as seurat|sce``."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m rdarrow", description="R single-cell experiments as AnnData")
+    p = argparse.ArgumentParser(prog="rdarrow", description="R single-cell experiments as AnnData")
     sub = p.add_subparsers(dest="command", required=True)
     h = sub.add_parser("to-h5ad", help="write a Seurat object or a (Single Cell|Summarized)Experiment as .h5ad")
     h.add_argument("input", help="an .rds/.RData file, URL or glob")

@@ -383,6 +383,27 @@ fn write_rdata(
     .map_err(|e| in_file(&path, e))
 }
 
+/// The command line (the `rdarrow` program of the `rdarrow-cli` crate) run
+/// on `argv`, with the interpreter free: its exit status, or the name of a
+/// command of the Python package's (`host`: name and help line) for
+/// Python to run.
+#[pyfunction]
+fn command_line(py: Python<'_>, argv: Vec<String>, host: Vec<(String, String)>) -> (u8, Option<String>) {
+    // the help's lines live as long as the program (a handful, once per run)
+    let host: Vec<rdarrow_cli::HostCommand> = host
+        .into_iter()
+        .map(|(n, a)| rdarrow_cli::HostCommand {
+            name: Box::leak(n.into_boxed_str()),
+            about: Box::leak(a.into_boxed_str()),
+        })
+        .collect();
+    let args = argv.into_iter().map(std::ffi::OsString::from).collect();
+    match py.detach(|| rdarrow_cli::run(args, &host)) {
+        rdarrow_cli::Ran::Exit(code) => (code, None),
+        rdarrow_cli::Ran::Host(name) => (0, Some(name)),
+    }
+}
+
 /// A Python error raised while object `name` was made, naming it.
 fn in_object_py(py: Python<'_>, name: &str, e: PyErr) -> PyErr {
     if name.is_empty() {
@@ -574,6 +595,7 @@ fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::open_table, m)?)?;
     m.add_class::<scan::OpenedTable>()?;
     m.add_function(wrap_pyfunction!(write_rdata, m)?)?;
+    m.add_function(wrap_pyfunction!(command_line, m)?)?;
     m.add_function(wrap_pyfunction!(to_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(to_ipc, m)?)?;
     m.add_class::<values::Payload>()?;
