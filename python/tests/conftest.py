@@ -39,6 +39,22 @@ def run_r():
     return run
 
 
+def cargo_cli():
+    """The cargo-built ``rdarrow`` binary (RDARROW_CLI, else built into the
+    project's target directory)."""
+    exe = os.environ.get("RDARROW_CLI")
+    root = Path(__file__).resolve().parents[2]
+    if not exe:
+        target = os.environ.get("CARGO_TARGET_DIR", str(root / "src" / "rust" / "target"))
+        exe = str(Path(target) / "release" / "rdarrow")
+    if not Path(exe).exists():
+        subprocess.run(
+            ["cargo", "build", "--release", "-p", "rdarrow-cli", "--manifest-path", str(root / "src" / "rust" / "Cargo.toml")],
+            check=True,
+        )
+    return exe
+
+
 def need_single_cell_r(run_r):
     """Skip unless R has SeuratObject and SingleCellExperiment (the
     single-cell tests make their objects with them)."""

@@ -2,7 +2,6 @@
 command line (the same program as the cargo-built binary: its help, exit
 codes and output) with the package's to-h5ad and from-h5ad."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import rdarrow
+from conftest import cargo_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,16 +26,7 @@ def installed():
 
 
 def cargo_binary():
-    exe = os.environ.get("RDARROW_CLI")
-    if not exe:
-        target = os.environ.get("CARGO_TARGET_DIR", str(ROOT / "src" / "rust" / "target"))
-        exe = str(Path(target) / "release" / "rdarrow")
-    if not Path(exe).exists():
-        subprocess.run(
-            ["cargo", "build", "--release", "-p", "rdarrow-cli", "--manifest-path", str(ROOT / "src" / "rust" / "Cargo.toml")],
-            check=True,
-        )
-    return exe
+    return cargo_cli()
 
 
 def run(*args):

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import rdarrow
-from conftest import FRAME_R
+from conftest import FRAME_R, cargo_cli
 
 
 def read_plain(*args, **kwargs):
@@ -505,16 +505,7 @@ def test_duckdb_reads_from_the_bucket(files, s3, monkeypatch):
 
 
 def test_the_command_line_takes_storage_options(files, s3, tmp_path, monkeypatch):
-    exe = os.environ.get("RDARROW_CLI")
-    root = Path(__file__).resolve().parents[2]
-    if not exe:
-        target = os.environ.get("CARGO_TARGET_DIR", str(root / "src" / "rust" / "target"))
-        exe = str(Path(target) / "release" / "rdarrow")
-    if not Path(exe).exists():
-        subprocess.run(
-            ["cargo", "build", "--release", "-p", "rdarrow-cli", "--manifest-path", str(root / "src" / "rust" / "Cargo.toml")],
-            check=True,
-        )
+    exe = cargo_cli()
     for k in ["AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP"]:
         monkeypatch.delenv(k)
     so = ["--storage-option", f"endpoint_url={s3['endpoint']}", "--storage-option", "allow_http=true"]
