@@ -12,7 +12,17 @@ inflated in parallel: Python's zlib, and rdarrow's own inflate with the
 values skipped, list_objects()). Also:
 read_objects() of a 100,000 x 40 double matrix against read_table() of it.
 
-    python bench/anndata.py [--cells 30000] [--genes 20000] [--density 0.02]
+The way back (``--write``, also run by default): an AnnData of the same
+size made in Python (a float32 counts layer and normalised float32 X, 3 obs
+columns, a 50-component PCA) written as a SingleCellExperiment and as a
+Seurat object (v5 and v4) by rdarrow, against rds2py + BiocPy's
+SingleCellExperiment.from_anndata() and write_rds() (the one writer of R
+objects without R; it takes float64 matrices only, so its AnnData is cast
+to float64 before its clock starts), each in a fresh process: seconds, the
+peak resident memory above the AnnData, against the bytes of its
+matrices, the file's size, and R's readRDS() of the file written.
+
+    python bench/anndata.py [--cells 30000] [--genes 20000] [--density 0.02] [--only read|write]
 """
 
 import argparse
@@ -126,6 +136,101 @@ cat(t, sum(g[, 6]) * 1024^2, "\n")
 """
 
 
+# the way back: an AnnData made in the child, then the writer, timed; the
+# peak of the resident memory sampled while it runs, above the AnnData
+WRITE_RUN = r"""
+import json, sys, time, threading, gc
+import numpy as np, pandas as pd, scipy.sparse as sp, anndata as ad
+kind, path, genes, cells, density = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+rng = np.random.default_rng(1)
+per = int(round(genes * density))
+indptr = np.arange(0, (cells + 1) * per, per, dtype=np.int64)
+indices = np.concatenate([np.sort(rng.choice(genes, per, replace=False)) for _ in range(cells)]).astype(np.int32)
+counts = sp.csr_matrix(((rng.poisson(2, cells * per) + 1).astype(np.float32), indices, indptr.astype(np.int32)), shape=(cells, genes))
+X = counts.copy()
+X.data = np.log1p(X.data / np.repeat(np.asarray(counts.sum(axis=1)).ravel() / 1e4, per)).astype(np.float32)
+obs = pd.DataFrame({"group": pd.Categorical(rng.choice(["a", "b", "c"], cells)), "n_genes": np.full(cells, per, dtype=np.int32),
+                    "score": rng.random(cells)}, index=[f"cell{i}" for i in range(cells)])
+var = pd.DataFrame({"highly_variable": rng.random(genes) < 0.1}, index=[f"gene{j}" for j in range(genes)])
+a = ad.AnnData(X=X, obs=obs, var=var, layers={"counts": counts}, obsm={"X_pca": rng.standard_normal((cells, 50))})
+del X, counts
+if kind == "rds2py":
+    import rds2py, singlecellexperiment
+    a.X = a.X.astype(np.float64)  # rds2py writes float64 matrices only
+    a.layers["counts"] = a.layers["counts"].astype(np.float64)
+else:
+    import rdarrow
+mats = sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in [a.X] + list(a.layers.values()))
+def current():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+gc.collect()
+base = current()
+peak = [base]
+done = threading.Event()
+def sample():
+    while not done.is_set():
+        peak[0] = max(peak[0], current())
+        time.sleep(0.002)
+th = threading.Thread(target=sample, daemon=True)
+th.start()
+t = time.perf_counter()
+if kind == "sce":
+    rdarrow.write_sce(a, path)
+elif kind == "seurat5":
+    rdarrow.write_seurat(a, path, version=5)
+elif kind == "seurat4":
+    rdarrow.write_seurat(a, path, version=4)
+elif kind == "rds2py":
+    sce = singlecellexperiment.SingleCellExperiment.from_anndata(a)
+    rds2py.write_rds(sce, path)
+secs = time.perf_counter() - t
+done.set(); th.join()
+peak[0] = max(peak[0], current())
+print(json.dumps({"secs": secs, "peak": peak[0] - base, "matrices": mats}))
+"""
+
+R_READ = r"""
+f <- commandArgs(TRUE)[[1]]
+suppressMessages({library(Matrix); library(SeuratObject); library(SingleCellExperiment)})
+t <- system.time(x <- readRDS(f))[["elapsed"]]
+cat(t, "\n")
+"""
+
+
+def write_bench(a, d):
+    rows = []
+    for kind, name in (("sce", "rdarrow.write_sce()"), ("seurat5", "rdarrow.write_seurat() (v5)"),
+                       ("seurat4", "rdarrow.write_seurat(version=4)"),
+                       ("rds2py", "rds2py: SingleCellExperiment.from_anndata() + write_rds() (cast to float64)")):
+        path = os.path.join(d, f"written-{kind}.rds")
+        best = None
+        for _ in range(2):
+            res = subprocess.run([sys.executable, "-c", WRITE_RUN, kind, path, str(a.genes), str(a.cells), str(a.density)],
+                                 capture_output=True, text=True)
+            if res.returncode != 0:
+                best = {"error": res.stderr.strip().splitlines()[-1][:160]}
+                break
+            r = json.loads(res.stdout.strip().splitlines()[-1])
+            best = r if best is None or r["secs"] < best["secs"] else best
+        if "error" not in best:
+            env = dict(os.environ)
+            r_read = subprocess.run(["Rscript", "--vanilla", "-e", R_READ, path], capture_output=True, text=True, env=env)
+            best["read"] = float(r_read.stdout.split()[0]) if r_read.returncode == 0 else None
+            best["size"] = os.path.getsize(path) / 2**20
+        rows.append((name, best))
+    ref = rows[0][1]
+    print("| writer | seconds | x rdarrow.write_sce() | peak MiB above the AnnData | peak / matrices | file MiB | R readRDS() s |")
+    print("|---|---|---|---|---|---|---|")
+    for name, r in rows:
+        if "error" in r:
+            print(f"| {name} | failed: {r['error']} | | | | | |")
+            continue
+        read = f"{r['read']:.2f}" if r.get("read") is not None else "failed"
+        print(f"| {name} | {r['secs']:.2f} | {r['secs'] / ref['secs']:.2f} | {r['peak'] / 2**20:.0f} | "
+              f"{r['peak'] / r['matrices']:.2f} | {r['size']:.0f} | {read} |")
+
+
 def run(kind, path, repeat=3):
     best = None
     for _ in range(repeat):
@@ -155,9 +260,15 @@ def main():
     ap.add_argument("--genes", type=int, default=20000)
     ap.add_argument("--density", type=float, default=0.02)
     ap.add_argument("--dir", default=None, help="where the files are (made when missing)")
+    ap.add_argument("--only", choices=["read", "write"], help="run one half only")
     a = ap.parse_args()
     d = a.dir or os.path.join(tempfile.gettempdir(), f"rdarrow-bench-anndata-{a.genes}x{a.cells}")
     os.makedirs(d, exist_ok=True)
+    if a.only != "read":
+        write_bench(a, d)
+        if a.only == "write":
+            return
+        print()
     files = ("sce.rds", "seurat.rds", "seurat5.rds", "matrix.rds")
     if not all(os.path.exists(os.path.join(d, f)) for f in files):
         t = time.time()
