@@ -55,6 +55,19 @@ def cargo_cli():
     return exe
 
 
+def seurat5_lib():
+    """The library of the real SeuratObject 5 (RDARROW_SEURAT5_LIB, built by
+    tools/setup.sh into .seurat5); a skip when it is not built, a failure
+    where the suite requires it (RDARROW_REQUIRE_SEURAT5=1)."""
+    lib = os.environ.get("RDARROW_SEURAT5_LIB")
+    if lib and Path(lib).is_dir():
+        return lib
+    why = "SeuratObject 5 is not built (tools/setup.sh builds it from ../shared/seurat5 into .seurat5)"
+    if os.environ.get("RDARROW_REQUIRE_SEURAT5") == "1":
+        raise AssertionError(why)
+    pytest.skip(why)
+
+
 def need_single_cell_r(run_r):
     """Skip unless R has SeuratObject and SingleCellExperiment (the
     single-cell tests make their objects with them)."""

@@ -1,17 +1,15 @@
 """read_anndata() and to-h5ad against single-cell objects made by real R:
 SeuratObject's pbmc_small (a v4 Seurat object: PCA, tSNE, an SNN graph,
 factor metadata) with a second assay and a Neighbor object; a Seurat v5
-object whose Assay5 is built with SeuratObject 5's class definitions
-(defined in R with the slot names and types SeuratObject 5 gives them, in
-its package, so the file holds what SeuratObject 5 writes, beside Debian's
-SeuratObject 4; objects made by the real SeuratObject 5.3.0 are read in
-test_hostile_singlecell.py), its layers split in two and three;
+object made by the real SeuratObject 5.3.0 (built into a library of its
+own beside Debian's SeuratObject 4), its layers split in two and three;
 a SingleCellExperiment and a RangedSummarizedExperiment. Each is saved in
 format versions 2 and 3 and each compression; R dumps the reference values,
 and the written .h5ad is read back by anndata. Where the Python peers
 (rds2py, readseurat) read an object, rdarrow agrees with them."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -19,7 +17,7 @@ import numpy as np
 import pytest
 
 import rdarrow
-from conftest import need_single_cell_r
+from conftest import need_single_cell_r, seurat5_lib
 
 ad = pytest.importorskip("anndata", reason="anndata is not installed (tools/setup.sh installs it)")
 sp = pytest.importorskip("scipy.sparse")
@@ -37,42 +35,10 @@ nn <- new("Neighbor", nn.idx = matrix(c(2:80, 1L, 3:80, 1:2), 80, 2),
           alg.info = list(), cell.names = colnames(s4))
 s4@neighbors[["RNA.nn"]] <- nn
 
-# SeuratObject 5's classes, defined as SeuratObject 5 defines them
-setClass("LogMap", contains = "matrix", package = "SeuratObject")
-setClass("Assay5", package = "SeuratObject", slots = c(
-  layers = "list", cells = "LogMap", features = "LogMap", default = "integer",
-  assay.orig = "character", meta.data = "data.frame", misc = "list", key = "character"))
-logmap <- function(names, layers, member) {
-  m <- vapply(layers, function(l) names %in% member[[l]], logical(length(names)))
-  m <- matrix(m, length(names), dimnames = list(names, layers))
-  new("LogMap", m)
-}
 counts <- GetAssayData(pbmc_small, "counts")
 data <- GetAssayData(pbmc_small, "data")
 cells <- colnames(counts); feats <- rownames(counts)
-split2 <- list(cells[1:30], cells[31:80])
-split3 <- list(cells[c(5:20, 60:80)], cells[c(1:4, 21:40)], cells[41:59])
-layers <- c(
-  setNames(lapply(split2, function(cc) counts[, cc]), c("counts.1", "counts.2")),
-  setNames(lapply(split3, function(cc) data[, cc]), c("data.a", "data.b", "data.c")))
-members <- c(setNames(split2, c("counts.1", "counts.2")), setNames(split3, c("data.a", "data.b", "data.c")))
 vf <- VariableFeatures(pbmc_small)
-md <- data.frame(var.features = ifelse(feats %in% vf, feats, NA), row.names = feats)
-a5 <- new("Assay5", layers = layers,
-  cells = logmap(cells, names(layers), members),
-  features = logmap(feats, names(layers), setNames(rep(list(feats), 5), names(layers))),
-  default = 1L, assay.orig = character(0), meta.data = md, misc = list(), key = "rna_")
-s5 <- pbmc_small
-s5@assays <- list(RNA = a5)
-s5@version <- package_version("5.0.1")
-# layers whole (not split), for readseurat, which reads v5 objects only
-whole <- list(counts = counts, data = data)
-p5 <- s5
-p5@assays <- list(RNA = new("Assay5", layers = whole,
-  cells = logmap(cells, names(whole), list(counts = cells, data = cells)),
-  features = logmap(feats, names(whole), list(counts = feats, data = feats)),
-  default = 1L, assay.orig = character(0), meta.data = md, misc = list(), key = "rna_"))
-saveRDS(p5, file.path(out, "peer-seurat5.rds"))
 
 sce <- SingleCellExperiment(
   assays = list(counts = counts, logcounts = as.matrix(data)),
@@ -102,7 +68,7 @@ sct <- pbmc_small
 sct@assays$SCT <- a
 sct@active.assay <- "SCT"
 saveRDS(sct, file.path(out, "sct.rds"))
-objects <- list(seurat4 = s4, seurat5 = s5, sce = sce, rse = rse)
+objects <- list(seurat4 = s4, sce = sce, rse = rse)
 for (nm in names(objects)) {
   for (v in 2:3) for (cmp in c("gzip", "bzip2", "xz")) {
     if (v == 2 && cmp != "gzip") next
@@ -127,11 +93,44 @@ jsonlite::write_json(list(
 """
 
 
+# Seurat v5 objects, made by the real SeuratObject 5 (5.3.0, in its own
+# library): pbmc_small's RNA assay as an Assay5 whose counts are split in
+# two layers and data in three, by other cells; and one of whole layers
+# (for readseurat, which reads v5 objects only)
+MAKE_V5_R = r"""
+suppressMessages({library(SeuratObject); library(Matrix)})
+out <- "{out}"
+data("pbmc_small")
+counts <- GetAssayData(pbmc_small, layer = "counts")
+data <- GetAssayData(pbmc_small, layer = "data")
+cells <- colnames(counts)
+split2 <- list(cells[1:30], cells[31:80])
+split3 <- list(cells[c(5:20, 60:80)], cells[c(1:4, 21:40)], cells[41:59])
+a5 <- CreateAssay5Object(counts = list(counts.1 = counts[, split2[[1]]], counts.2 = counts[, split2[[2]]]))
+for (k in 1:3) LayerData(a5, layer = c("data.a", "data.b", "data.c")[k]) <- data[, split3[[k]]]
+VariableFeatures(a5) <- VariableFeatures(pbmc_small)
+Key(a5) <- "rna_"
+s5 <- pbmc_small
+suppressWarnings(s5[["RNA"]] <- a5)
+s5@version <- packageVersion("SeuratObject")
+stopifnot(validObject(s5), inherits(s5[["RNA"]], "Assay5"))
+p5 <- s5
+suppressWarnings(p5[["RNA"]] <- CreateAssay5Object(counts = counts, data = data))
+VariableFeatures(p5) <- VariableFeatures(pbmc_small)
+saveRDS(p5, file.path(out, "peer-seurat5.rds"))
+for (v in 2:3) for (cmp in c("gzip", "bzip2", "xz")) {
+  if (v == 2 && cmp != "gzip") next
+  saveRDS(s5, file.path(out, sprintf("seurat5-v%d-%s.rds", v, cmp)), version = v, compress = cmp)
+}
+"""
+
+
 @pytest.fixture(scope="module")
 def made(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("singlecell")
     need_single_cell_r(run_r)
     run_r(MAKE_R.replace("{out}", str(out)))
+    run_r(MAKE_V5_R.replace("{out}", str(out)), R_LIBS=f"{seurat5_lib()}:{os.environ.get('R_LIBS', '')}")
     return out, json.loads((out / "ref.json").read_text())
 
 

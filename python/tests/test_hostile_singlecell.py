@@ -40,15 +40,13 @@ import numpy as np
 import pytest
 
 import rdarrow
-from conftest import need_single_cell_r
+from conftest import need_single_cell_r, seurat5_lib
 
 ad = pytest.importorskip("anndata", reason="anndata is not installed (tools/setup.sh installs it)")
 pytest.importorskip("scipy.sparse")
 pl = pytest.importorskip("polars", reason="polars is not installed (tools/setup.sh installs it)")
 import rdarrow.polars  # noqa: E402
 
-SEURAT5_LIB = os.environ.get("RDARROW_SEURAT5_LIB")
-REQUIRE_SEURAT5 = os.environ.get("RDARROW_REQUIRE_SEURAT5") == "1"
 
 # how many damaged files per run, and how many of them Spark reads
 N_DAMAGED = int(os.environ.get("RDARROW_HOSTILE_CASES", "216"))
@@ -128,20 +126,11 @@ save(sce, md, file = file.path(out, "sce.RData"), compress = FALSE)
 """
 
 
-def _need_seurat5():
-    if SEURAT5_LIB and Path(SEURAT5_LIB).is_dir():
-        return SEURAT5_LIB
-    why = "SeuratObject 5 is not built (tools/setup.sh builds it from ../shared/seurat5 into .seurat5)"
-    if REQUIRE_SEURAT5:
-        raise AssertionError(why)
-    pytest.skip(why)
-
-
 @pytest.fixture(scope="module")
 def originals(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("hostile-originals")
     need_single_cell_r(run_r)
-    lib = _need_seurat5()
+    lib = seurat5_lib()
     run_r(MAKE_V4.replace("{out}", str(out)))
     run_r(MAKE_SCE.replace("{out}", str(out)))
     run_r(MAKE_V5.replace("{out}", str(out)), R_LIBS=lib)
@@ -472,7 +461,7 @@ def targeted(tmp_path_factory, run_r):
     out = tmp_path_factory.mktemp("hostile-targeted")
     need_single_cell_r(run_r)
     run_r(TARGETED_R.replace("{out}", str(out)))
-    run_r(MAKE_V5_TARGETED.replace("{out}", str(out)), R_LIBS=_need_seurat5())
+    run_r(MAKE_V5_TARGETED.replace("{out}", str(out)), R_LIBS=seurat5_lib())
     INT, STR, LEN2 = b"\x00\x00\x00\x0d", b"\x00\x00\x00\x10", b"\x00\x00\x00\x02"
     # dim 2 x 3 -> 2 x 4 (6 values)
     _patch(out / "dense_dim.rds", INT + LEN2 + struct.pack(">ii", 2, 3), INT + LEN2 + struct.pack(">ii", 2, 4))

@@ -18,24 +18,11 @@ import numpy as np
 import pytest
 
 import rdarrow
-from conftest import need_single_cell_r
+from conftest import need_single_cell_r, seurat5_lib
 
 ad = pytest.importorskip("anndata", reason="anndata is not installed (tools/setup.sh installs it)")
 pd = pytest.importorskip("pandas")
 sp = pytest.importorskip("scipy.sparse")
-
-SEURAT5_LIB = os.environ.get("RDARROW_SEURAT5_LIB")
-REQUIRE_SEURAT5 = os.environ.get("RDARROW_REQUIRE_SEURAT5") == "1"
-
-
-def _seurat5_lib():
-    if SEURAT5_LIB and Path(SEURAT5_LIB).is_dir():
-        return SEURAT5_LIB
-    why = "SeuratObject 5 is not built (tools/setup.sh builds it from ../shared/seurat5 into .seurat5)"
-    if REQUIRE_SEURAT5:
-        raise AssertionError(why)
-    pytest.skip(why)
-
 
 @pytest.fixture(scope="module")
 def r_single_cell(run_r):
@@ -45,7 +32,7 @@ def r_single_cell(run_r):
 
 def _r(run_r, code, v5=False):
     if v5:
-        lib = _seurat5_lib()
+        lib = seurat5_lib()
         return run_r(code, R_LIBS=f"{lib}:{os.environ.get('R_LIBS', '')}")
     return run_r(code)
 
