@@ -143,6 +143,8 @@ def _genes_by_cells(m: Any, features: List[str], cells: List[str], where: str) -
         return matrix(x, features, cells, where)
     if hasattr(m, "to_memory"):  # a backed (on-disk) AnnData's matrix
         return _genes_by_cells(m.to_memory(), features, cells, where)
+    if hasattr(m, "compute") and hasattr(m, "shape"):  # a Dask array
+        return _genes_by_cells(m.compute(), features, cells, where)
     raise TypeError(f"{where}: a {type(m).__module__}.{type(m).__name__}, neither a NumPy array nor a scipy.sparse matrix")
 
 
@@ -208,8 +210,6 @@ def _dense(x: Any, where: str) -> Optional[np.ndarray]:
 def _experiment(adata: Any, where: str, x_name: Optional[str] = None, single_cell: bool = True) -> S4Value:
     """One AnnData as a SingleCellExperiment (or, for an alternative
     experiment, a SummarizedExperiment)."""
-    import pandas as pd
-
     cells = _names(adata.obs_names, f"{where}: obs")
     features = _names(adata.var_names, f"{where}: var")
     n_obs, n_var = len(cells), len(features)

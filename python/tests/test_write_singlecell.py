@@ -426,6 +426,10 @@ def test_x_neither_dense_nor_sparse(tmp_path):
         warnings.simplefilter("ignore")
         with pytest.raises(TypeError, match="layers\\['bad'\\].*not numbers"):
             rdarrow.write_sce(a, tmp_path / "x.rds")
+        words = ad.AnnData(X=np.array([["a", "b"], ["c", "d"]], dtype=object))
+        for write in (rdarrow.write_sce, rdarrow.write_seurat):
+            with pytest.raises(TypeError, match="(X|counts): a matrix of NumPy dtype object"):
+                write(words, tmp_path / "x.rds")
     assert not (tmp_path / "x.rds").exists()
 
 
@@ -443,6 +447,21 @@ def test_from_h5ad_command(tmp_path, r_single_cell):
         cat(class(readRDS("{tmp_path}/sce.rds")), validObject(readRDS("{tmp_path}/sce.rds"), complete = TRUE))
         """
     ).split() == ["SingleCellExperiment", "TRUE"]
+    mudata = pytest.importorskip("mudata")
+    adt = ad.AnnData(X=np.ones((a.n_obs, 2)), obs=pd.DataFrame(index=a.obs_names))
+    adt.var_names = ["CD3", "CD4"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mudata.MuData({"rna": a, "adt": adt}).write(str(tmp_path / "in.h5mu"))
+    res = subprocess.run([sys.executable, "-m", "rdarrow", "from-h5ad", str(tmp_path / "in.h5mu"), "-o", str(tmp_path / "mu.rds"), "--seurat-version", "4"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert r_single_cell(
+        f"""
+        suppressMessages(library(SeuratObject))
+        s <- readRDS("{tmp_path}/mu.rds"); stopifnot(validObject(s, complete = TRUE))
+        cat(names(s@assays), sum(GetAssayData(s, assay = "adt", slot = "counts")))
+        """
+    ).split() == ["RNA", "adt", str(2 * a.n_obs)]
     res = subprocess.run([sys.executable, "-m", "rdarrow", "from-h5ad", str(tmp_path / "missing.h5ad"), "-o", str(tmp_path / "m.rds")], capture_output=True, text=True)
     assert res.returncode == 1 and "rdarrow:" in res.stderr
     assert not (tmp_path / "m.rds").exists()
