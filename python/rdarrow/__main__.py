@@ -5,7 +5,6 @@ progress bar as the cargo-installed binary), with the Python package's
 ``to-h5ad`` and ``from-h5ad`` (see :func:`rdarrow.anndata.main`) in the
 same help."""
 
-import os
 import sys
 from typing import List, Optional
 
@@ -30,9 +29,14 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def console() -> None:
-    """The entry point of the installed ``rdarrow`` command."""
+    """The entry point of the installed ``rdarrow`` command: Ctrl-C stops
+    it at once, as it stops the binary (the engine runs with the
+    interpreter free, where Python's own handler would wait for it)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.exit(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
