@@ -42,7 +42,8 @@
 #' @param object Name of the object to convert; `NULL` takes the file's
 #'   only data frame, else its only object that converts (a vector,
 #'   factor, matrix, ...); an error lists the candidates otherwise. An
-#'   object nested in lists is named by its path (`"lst$a"`, `"lst[[2]]"`)
+#'   object nested in lists or slots is named by its path (`"lst$a"`,
+#'   `"lst[[2]]"`, `"pbmc@meta.data"`)
 #'   or its parts (`c("lst", "a")`, `list("lst", 2)`); see
 #'   [rdata_objects()] with `recursive = TRUE`.
 #' @param col_select Column names or positions to keep, or `NULL` for all.

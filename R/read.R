@@ -32,8 +32,9 @@
 #'   `list(skip_signature = TRUE)` for anonymous access. Secrets never
 #'   appear in messages.
 #' @param recursive `TRUE` to list, after each plain list, what it holds
-#'   (data frames, vectors, lists, to any depth), each named by its object
-#'   path (`lst$a`, `lst[[2]]`), which [read_rdata()], [rdata_to_arrow()]
+#'   (data frames, vectors, lists, to any depth), and after each S4 object
+#'   its slots, each named by its object path (`lst$a`, `lst[[2]]`,
+#'   `pbmc@assays$RNA@counts`), which [read_rdata()], [rdata_to_arrow()]
 #'   and the other readers take as an object name. Nothing is decoded for
 #'   this either.
 #' @return A data frame with one row per object (one row for an `.rds`
@@ -107,8 +108,9 @@ list_files <- function(files, recursive, call, storage = character()) {
 #'   order); they are read on all cores at once.
 #' @param objects `NULL` (all objects) or a character vector of object
 #'   names to read; the others are skipped without being built. An object
-#'   nested in lists is named by its path, as R code reaches it: `"lst$a"`,
-#'   `"lst[[2]]"`, `"lst$a$b"` (or, in a list, by a path's parts:
+#'   nested in lists or in an S4 object's slots is named by its path, as R
+#'   code reaches it: `"lst$a"`, `"lst[[2]]"`, `"lst$a$b"`,
+#'   `"pbmc@assays$RNA@counts"` (or, in a list, by a path's parts:
 #'   `list(c("lst", "a"), list("lst", 2))`); see [rdata_objects()] with
 #'   `recursive = TRUE`. An unknown name is an error that lists the names
 #'   present (for a path, those at the deepest level that exists).

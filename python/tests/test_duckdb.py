@@ -366,3 +366,20 @@ def test_the_duckdb_command_line_runs_a_script(files, tmp_path):
     assert "16" in lines, res.stdout
     version = subprocess.run([cli, "-version"], capture_output=True, text=True).stdout
     assert version.strip()
+
+
+def test_slots_of_s4_objects_by_at_paths(con, run_r, tmp_path):
+    run_r(
+        f"""
+        setClass("Pt", representation(df = "data.frame", parts = "list"))
+        pt <- new("Pt", df = data.frame(a = 1:3, s = c("u", NA, "w")), parts = list(inner = data.frame(z = c(2.5, NA))))
+        save(pt, file = "{tmp_path}/pt.RData")
+        """
+    )
+    f = tmp_path / "pt.RData"
+    assert con.execute(f"SELECT * FROM read_rdata('{f}', object := 'pt@df')").fetchall() == [(1, "u"), (2, None), (3, "w")]
+    assert con.execute(f"SELECT z FROM read_rdata('{f}', object := 'pt@parts$inner')").fetchall() == [(2.5,), (None,)]
+    names = [n for (n,) in con.execute(f"SELECT name FROM rdata_objects('{f}', recursive := true)").fetchall()]
+    assert {"pt", "pt@df", "pt@parts", "pt@parts$inner"} <= set(names)
+    with pytest.raises(duckdb.Error, match="'pt@nope' not found"):
+        con.execute(f"SELECT * FROM read_rdata('{f}', object := 'pt@nope')")

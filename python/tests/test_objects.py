@@ -108,3 +108,27 @@ cat(identical(d$notes, x))
 """
     )
     assert got == "TRUE"
+
+
+def test_slots_of_s4_objects_by_at_paths(tmp_path, run_r):
+    """pbmc@assays$RNA@counts-style paths in read_objects(), read_table()
+    and list_objects(recursive=True), on an S4 object R made."""
+    run_r(
+        f"""
+        setClass("Pt", representation(x = "numeric", df = "data.frame", parts = "list"))
+        pt <- new("Pt", x = c(1.5, NA), df = data.frame(a = 1:3, s = c("u", NA, "w")),
+                  parts = list(m = matrix(1:4, 2)))
+        save(pt, file = "{tmp_path}/pt.RData")
+        """
+    )
+    f = tmp_path / "pt.RData"
+    got = rdarrow.read_objects(f, ["pt@x", "pt@parts$m"])
+    assert list(got) == ["pt@x", "pt@parts$m"]
+    assert got["pt@x"][0] == 1.5 and got["pt@x"].mask.tolist() == [False, True]
+    assert got["pt@parts$m"].tolist() == [[1, 3], [2, 4]]
+    t = rdarrow.read_table(f, object="pt@df")
+    assert t.column("a").to_pylist() == [1, 2, 3] and t.column("s").to_pylist() == ["u", None, "w"]
+    names = [o["name"] for o in rdarrow.list_objects(f, recursive=True)]
+    assert {"pt", "pt@x", "pt@df", "pt@parts", "pt@parts$m"} <= set(names)
+    with pytest.raises(rdarrow.UsageError, match="'pt@y' not found: 'pt' \\(class Pt\\) has the slots"):
+        rdarrow.read_objects(f, ["pt@y"])

@@ -186,3 +186,66 @@ test_that("a list of data frames is one dataset, partitioned by their names", {
   expect_error(rdata_to_dataset(f, out3, object = "by_year", names_to = "shop"),
                "has a column 'shop' already", class = "rdarrow_error")
 })
+
+test_that("object paths reach into S4 objects' slots with @, in every reader and the listing", {
+  pt_class <- setClass("rdarrowPt", representation(x = "numeric", lab = "character", df = "data.frame",
+                                                   parts = "list", extra = "ANY"))
+  withr::defer(removeClass("rdarrowPt"))
+  pt <- pt_class(x = c(1.5, NA), lab = "p", df = data.frame(a = 1:3, s = c("u", NA, "w")),
+                 parts = list(m = matrix(1:4, 2), inner = pt_class(x = 9)), extra = NULL)
+  f <- withr::local_tempfile(fileext = ".RData")
+  save(pt, file = f)
+  got <- read_rdata(f, objects = c("pt@x", "pt@df", "pt@parts$m", "pt@parts$inner@x", "pt@extra"))
+  expect_identical(got[["pt@x"]], pt@x)
+  expect_identical(got[["pt@df"]], pt@df)
+  expect_identical(got[["pt@parts$m"]], pt@parts$m)
+  expect_identical(got[["pt@parts$inner@x"]], 9)
+  expect_null(got[["pt@extra"]])
+  # the same inside an .rds's one object, named by the file
+  d <- withr::local_tempdir()
+  saveRDS(pt, file.path(d, "pt.rds"))
+  expect_identical(read_rdata(file.path(d, "pt.rds"), objects = "pt@df")[[1]], pt@df)
+  # a slot holding a data frame goes to Arrow as any object does
+  tab <- arrow::as_arrow_table(rdata_to_arrow(f, object = "pt@df"))
+  expect_identical(as.data.frame(tab), pt@df)
+  # the listing names every slot with its class and size
+  all <- rdata_objects(f, recursive = TRUE)
+  expect_true(all(c("pt@x", "pt@lab", "pt@df", "pt@parts", "pt@parts$m", "pt@parts$inner",
+                    "pt@parts$inner@x", "pt@extra") %in% all$name))
+  at <- function(n) all[all$name == n, ]
+  expect_identical(at("pt@df")$class, "data.frame")
+  expect_identical(c(at("pt@df")$nrow, at("pt@df")$ncol), c(3, 2))
+  expect_identical(at("pt@x")$length, 2)
+  expect_identical(at("pt@parts$inner")$class, "rdarrowPt")
+  expect_identical(at("pt@extra")$type, "NULL")
+  expect_false("pt@class" %in% all$name)
+  # clear errors: a missing slot names those there are; a list has no slots
+  expect_error(read_rdata(f, objects = "pt@nope"), "'pt@nope' not found: 'pt' \\(class rdarrowPt\\) has the slots 'x', 'lab'")
+  expect_error(read_rdata(f, objects = "pt@parts@x"), "'pt@parts' is not an S4 object")
+  expect_error(read_rdata(f, objects = "pt@"), "object 'pt@' not found in the file")
+})
+
+test_that("a Seurat object's counts are reached by pbmc@assays$RNA@counts", {
+  seurat <- "SeuratObject"
+  skip_if_not(requireNamespace(seurat, quietly = TRUE), "SeuratObject is not installed (tools/setup.sh installs it)")
+  e <- new.env()
+  utils::data("pbmc_small", package = seurat, envir = e)
+  pbmc <- e$pbmc_small
+  f <- withr::local_tempfile(fileext = ".RData")
+  save(pbmc, file = f)
+  got <- read_rdata(f, objects = c("pbmc@assays$RNA@counts", "pbmc@meta.data", "pbmc@reductions$pca@cell.embeddings"))
+  expect_identical(got[[1]], pbmc@assays$RNA@counts)
+  expect_identical(got[[2]], pbmc@meta.data)
+  expect_identical(got[[3]], pbmc@reductions$pca@cell.embeddings)
+  all <- rdata_objects(f, recursive = TRUE)
+  counts <- all[all$name == "pbmc@assays$RNA@counts", ]
+  expect_identical(counts$class, "dgCMatrix")
+  expect_true(all(paste0("pbmc@", methods::slotNames(pbmc)) %in% all$name))
+  # the command line lists and converts the same paths
+  out <- run_cli(c("ls", "--recursive", f))
+  expect_identical(out$status, 0L)
+  expect_true(any(grepl("^pbmc@assays\\$RNA@counts +dgCMatrix", out$stdout)))
+  pq <- withr::local_tempfile(fileext = ".parquet")
+  expect_identical(run_cli(c("to-parquet", f, "--object", "pbmc@meta.data", "-o", pq))$status, 0L)
+  expect_identical(nrow(arrow::read_parquet(pq)), nrow(pbmc@meta.data))
+})

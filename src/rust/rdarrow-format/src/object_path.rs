@@ -1,8 +1,8 @@
 //! Object paths: a place inside a file's objects, so that a data frame or
-//! vector nested in lists is reached as a top-level object is. Written as
-//! R users write it, `lst$a`, `lst[[2]]`, `lst$a$b`, `` `a b`$c ``,
-//! `lst[["a"]]`, or given as parts (`c("lst", "a")` in R, `("lst", 2)` in
-//! Python). A name that a top-level object has as it stands is that
+//! vector nested in lists or in S4 objects' slots is reached as a
+//! top-level object is. Written as R users write it, `lst$a`, `lst[[2]]`,
+//! `lst$a$b`, `` `a b`$c ``, `lst[["a"]]`, `pbmc@assays$RNA@counts`, or
+//! given as parts (`c("lst", "a")` in R, `("lst", 2)` in Python). A name that a top-level object has as it stands is that
 //! object, whatever characters it holds; otherwise it is read as a path.
 //! Positions count from 1, as in R.
 
@@ -16,6 +16,8 @@ pub enum Step {
     Name(String),
     /// `[[i]]` (from 1).
     Position(usize),
+    /// `@slot`: a slot of an S4 object.
+    Slot(String),
 }
 
 /// A top-level object and the steps into its nested lists.
@@ -37,7 +39,8 @@ impl ObjectPath {
     }
 
     /// Read `lst$a[[2]]`: names after `$` (in backticks when they are
-    /// not syntactic), positions or quoted names in `[[ ]]`.
+    /// not syntactic), positions or quoted names in `[[ ]]`, slots after
+    /// `@`.
     pub fn parse(s: &str) -> Result<ObjectPath> {
         let bad = |why: &str| Error::usage(format!("object path '{s}': {why}"));
         let mut rest = s;
@@ -48,6 +51,10 @@ impl ObjectPath {
                 rest = r;
                 let name = take_name(&mut rest).ok_or_else(|| bad("a name must follow '$'"))?;
                 steps.push(Step::Name(name));
+            } else if let Some(r) = rest.strip_prefix('@') {
+                rest = r;
+                let name = take_name(&mut rest).ok_or_else(|| bad("a slot's name must follow '@'"))?;
+                steps.push(Step::Slot(name));
             } else if let Some(r) = rest.strip_prefix("[[") {
                 let end = r.find("]]").ok_or_else(|| bad("'[[' without ']]'"))?;
                 let inner = r[..end].trim();
@@ -70,7 +77,7 @@ impl ObjectPath {
                 };
                 steps.push(step);
             } else {
-                return Err(bad("expected '$' or '[[' after a name"));
+                return Err(bad("expected '$', '@' or '[[' after a name"));
             }
         }
         Ok(ObjectPath { top, steps })
@@ -92,6 +99,10 @@ impl ObjectPath {
                     s.push_str(&quote_name(n));
                 }
                 Step::Position(i) => s.push_str(&format!("[[{i}]]")),
+                Step::Slot(n) => {
+                    s.push('@');
+                    s.push_str(&quote_name(n));
+                }
             }
         }
         s
@@ -103,6 +114,11 @@ impl ObjectPath {
         let mut cur = obj;
         let mut at = ObjectPath::top(&self.top);
         for step in &self.steps {
+            if let Step::Slot(n) = step {
+                cur = slot(cur, n, &at, refs)?;
+                at.steps.push(step.clone());
+                continue;
+            }
             if !matches!(cur, RObject::Vector(v) if matches!(v.data, VectorData::List(_))) {
                 return Err(not_a_list(&at, cur, refs));
             }
@@ -120,6 +136,7 @@ impl ObjectPath {
                     }
                     i - 1
                 }
+                Step::Slot(_) => unreachable!("slots are taken above"),
                 Step::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
                     let mut missing = at.clone();
                     missing.steps.push(step.clone());
@@ -136,6 +153,68 @@ impl ObjectPath {
         }
         Ok(cur)
     }
+}
+
+/// A slot's `NULL` (R keeps it as a symbol of that name).
+static NULL_SLOT: RObject = RObject::Null;
+
+/// The slots of an S4 object (its attributes but its class), `None` for
+/// an object that is not one.
+pub fn slots<'o>(obj: &'o RObject, refs: &RefTable) -> Option<Vec<(String, &'o RObject)>> {
+    let attrs = match obj {
+        RObject::S4(s) => s.attributes.as_ref(),
+        RObject::Vector(v) if v.flags.levels & crate::tree::levels::S4_OBJECT != 0 => {
+            v.attributes.as_ref()
+        }
+        _ => return None,
+    };
+    let Some(RObject::Pairlist(p)) = attrs else {
+        return Some(Vec::new());
+    };
+    Some(
+        p.cells
+            .iter()
+            .filter_map(|c| {
+                let Some(RObject::Ref(id)) = &c.tag else {
+                    return None;
+                };
+                let name = refs.symbol_name(*id)?;
+                if name == b"class" {
+                    return None;
+                }
+                let null = matches!(&c.car, RObject::Ref(v)
+                    if refs.symbol_name(*v) == Some(crate::tree::S4_NULL));
+                Some((
+                    String::from_utf8_lossy(name).into_owned(),
+                    if null { &NULL_SLOT } else { &c.car },
+                ))
+            })
+            .collect(),
+    )
+}
+
+/// Slot `name` of the S4 object `obj` (at `at`).
+fn slot<'o>(obj: &'o RObject, name: &str, at: &ObjectPath, refs: &RefTable) -> Result<&'o RObject> {
+    let Some(all) = slots(obj, refs) else {
+        let class = obj.class(refs).join("/");
+        return Err(Error::usage(format!(
+            "'{}' is not an S4 object (its class is {class}): it has no slots",
+            at.display()
+        )));
+    };
+    if let Some((_, v)) = all.iter().find(|(n, _)| n == name) {
+        return Ok(v);
+    }
+    let mut missing = at.clone();
+    missing.steps.push(Step::Slot(name.to_string()));
+    let names: Vec<String> = all.iter().map(|(n, _)| format!("'{n}'")).collect();
+    Err(Error::usage(format!(
+        "'{}' not found: '{}' (class {}) has the slots {}",
+        missing.display(),
+        at.display(),
+        obj.class(refs).join("/"),
+        names.join(", ")
+    )))
 }
 
 /// The error for a step into something that is not a list.
@@ -174,7 +253,7 @@ fn take_name(rest: &mut &str) -> Option<String> {
         *rest = &r[end + 1..];
         return Some(name);
     }
-    let end = rest.find(|c| c == '$' || c == '[').unwrap_or(rest.len());
+    let end = rest.find(['$', '[', '@']).unwrap_or(rest.len());
     if end == 0 {
         return None;
     }
@@ -233,5 +312,56 @@ mod tests {
             let e = ObjectPath::parse(bad).unwrap_err();
             assert!(e.message.contains("object path"), "{bad}: {}", e.message);
         }
+    }
+
+    /// `new("Pt", x = list(a = 1:2), lab = NULL)` as R writes it: slots as
+    /// attributes, a NULL slot as R's symbol, the class with its package.
+    fn s4_point() -> (RObject, RefTable) {
+        use crate::build::{ints, strings, ObjectMaker};
+        use crate::tree::{levels, AttrOnly, Flags};
+        let mut m = ObjectMaker::default();
+        let x = m.named_list(&["a"], vec![ints(vec![1, 2])]);
+        let null = m.symbol(&String::from_utf8_lossy(crate::tree::S4_NULL));
+        let mut cls = strings([Some(&b"Pt"[..])]);
+        if let RObject::Vector(v) = &mut cls {
+            v.attributes = m.tagged_pairlist(vec![("package", strings([Some(&b".GlobalEnv"[..])]))]);
+        }
+        let attrs = m.tagged_pairlist(vec![("x", x), ("lab", null), ("class", cls)]);
+        let obj = RObject::S4(Box::new(AttrOnly {
+            flags: Flags {
+                levels: levels::S4_OBJECT,
+                object: true,
+            },
+            attributes: attrs,
+        }));
+        (obj, m.refs)
+    }
+
+    #[test]
+    fn slots_are_reached_with_at() {
+        let p = ObjectPath::parse("pbmc@assays$RNA@`counts x`").unwrap();
+        assert_eq!(
+            p.steps,
+            vec![
+                Step::Slot("assays".into()),
+                Step::Name("RNA".into()),
+                Step::Slot("counts x".into())
+            ]
+        );
+        assert_eq!(ObjectPath::parse(&p.display()).unwrap(), p);
+        assert!(ObjectPath::parse("pt@").is_err());
+        let (obj, refs) = s4_point();
+        let a = ObjectPath::parse("pt@x$a").unwrap().find(&obj, &refs).unwrap();
+        assert!(matches!(a, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x.to_vec() == vec![1, 2])));
+        // a NULL slot is NULL, not R's placeholder symbol
+        let lab = ObjectPath::parse("pt@lab").unwrap().find(&obj, &refs).unwrap();
+        assert!(matches!(lab, RObject::Null));
+        let e = ObjectPath::parse("pt@y").unwrap().find(&obj, &refs).unwrap_err();
+        assert!(e.message.contains("'pt@y' not found") && e.message.contains("'x', 'lab'"), "{}", e.message);
+        assert!(!e.message.contains("'class'"));
+        let e = ObjectPath::parse("pt@x@a").unwrap().find(&obj, &refs).unwrap_err();
+        assert!(e.message.contains("'pt@x' is not an S4 object"), "{}", e.message);
+        let e = ObjectPath::parse("pt$x").unwrap().find(&obj, &refs).unwrap_err();
+        assert!(e.message.contains("is not a list"), "{}", e.message);
     }
 }

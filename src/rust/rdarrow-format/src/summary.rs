@@ -64,7 +64,8 @@ pub fn describe_nested(doc: &Document, names: &[String]) -> Vec<ObjectInfo> {
     out
 }
 
-/// The elements of `obj`, if it is a plain list, and theirs.
+/// The elements of `obj`, if it is a plain list, or its slots, if it is
+/// an S4 object, and theirs.
 fn nested(
     obj: &RObject,
     refs: &RefTable,
@@ -72,6 +73,15 @@ fn nested(
     out: &mut Vec<ObjectInfo>,
 ) {
     use crate::object_path::Step;
+    if let Some(slots) = crate::object_path::slots(obj, refs) {
+        for (name, value) in slots {
+            let mut p = path.clone();
+            p.steps.push(Step::Slot(name));
+            out.push(info(p.display(), value, refs, None));
+            nested(value, refs, p, out);
+        }
+        return;
+    }
     let RObject::Vector(v) = obj else { return };
     let VectorData::List(items) = &v.data else {
         return;
