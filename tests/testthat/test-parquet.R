@@ -226,3 +226,21 @@ test_that("the command line writes Parquet and reads it back by its magic bytes"
   expect_false(res$status == 0L)
   expect_match(paste(res$stderr, collapse = "\n"), "to-arrow")
 })
+
+test_that("a factor without levels comes back without levels, through Parquet as through IPC", {
+  df <- data.frame(f = factor(c(NA, NA), levels = character(0)), o = factor(c(NA, NA), levels = character(0), ordered = TRUE),
+                   g = factor(c("a", NA)), x = 1:2)
+  f <- save_rda(df = df)
+  pq <- tempfile(fileext = ".parquet")
+  rdata_to_parquet(f, pq)
+  out <- tempfile(fileext = ".rds")
+  parquet_to_rdata(pq, out)
+  expect_identical(readRDS(out), df)
+  ipc <- tempfile(fileext = ".arrow")
+  rdata_to_ipc(f, ipc)
+  out2 <- tempfile(fileext = ".rds")
+  ipc_to_rdata(ipc, out2)
+  expect_identical(readRDS(out2), df)
+  # arrow R reads the file's factor as it is
+  expect_identical(levels(as.data.frame(arrow::read_parquet(pq))$f), character(0))
+})
