@@ -356,7 +356,7 @@ def write_sce(
     :func:`write_rds`."""
     from . import singlecell
 
-    singlecell.write_sce(data, path, compress, compression_level, version, storage_options)
+    _write_experiment(singlecell.sce_object(data), path, compress, compression_level, version, storage_options)
 
 
 def write_seurat(
@@ -375,7 +375,34 @@ def write_seurat(
     ``format_version`` is R's serialization version (2 or 3)."""
     from . import singlecell
 
-    singlecell.write_seurat(data, path, version, compress, compression_level, format_version, storage_options)
+    _write_experiment(
+        singlecell.seurat_object(data, version), path, compress, compression_level, format_version, storage_options
+    )
+
+
+def _name_of_file(path: str) -> str:
+    """The name an object saved without one takes: the file's, without its
+    extension."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def _write_experiment(
+    obj: Any,
+    path: PathLike,
+    compress: str,
+    compression_level: Optional[int],
+    version: int,
+    storage_options: StorageOptions,
+) -> None:
+    """A single-cell object written as :func:`write_rds` writes; to an
+    ``.RData``/``.rda`` path as :func:`write_rdata` writes, under the
+    file's name."""
+    kw = dict(compress=compress, compression_level=compression_level, version=version, storage_options=storage_options)
+    p = _path(path)
+    if p.lower().endswith((".rdata", ".rda")):
+        write_rdata({_name_of_file(p): obj}, p, **kw)  # the object is an S4Value, a dict
+    else:
+        write_rds(obj, p, **kw)
 
 
 def to_h5ad(
@@ -767,9 +794,7 @@ def write_rdata(
             raise ValueError("data is an empty dict: nothing to save")
         items = list(data.items())
     else:
-        if name is None:
-            name = os.path.splitext(os.path.basename(p))[0]
-        items = [(name, data)]
+        items = [(_name_of_file(p) if name is None else name, data)]
     objects = []
     for key, value in items:
         if not isinstance(key, str) or not key:

@@ -442,9 +442,10 @@ def _unsupported(value: Any, place: str) -> TypeError:
 
 
 def _flat(x: np.ndarray) -> np.ndarray:
-    """``x``'s values in R's (column-major) order: a view when ``x`` is
-    Fortran-ordered or has at most one dimension."""
-    return x.reshape(-1, order="F") if x.ndim > 1 else x.reshape(-1)
+    """``x``'s values in R's (column-major) order, contiguous: a view when
+    ``x`` already lies so (Fortran-ordered, or a contiguous vector), else a
+    copy laid out so."""
+    return np.ravel(x, order="F")
 
 
 def _dim_attrs(shape: tuple) -> list:
@@ -758,9 +759,7 @@ def to_r(value: Any, place: str = "") -> Any:
     if pd is not None:
         if isinstance(value, pd.DataFrame):
             if value.attrs.get(MatrixFrame.key):
-                node = _matrix_frame_node(value, place)
-                if node is not None:
-                    return node
+                return _matrix_frame_node(value, place)
             return _frame_node(value)
         if isinstance(value, pd.Series):
             return _series_node(value, place)

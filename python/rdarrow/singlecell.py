@@ -1,6 +1,7 @@
 """AnnData and MuData as R's single-cell objects, written without R.
 
-``write_sce()`` and ``write_seurat()`` are ``read_anndata()`` (the module
+``sce_object()`` and ``seurat_object()`` (written by ``rdarrow.write_sce()``
+and ``rdarrow.write_seurat()``) are ``read_anndata()`` (the module
 ``rdarrow.anndata``) read from right to left: each part of an AnnData goes
 where R's packages keep it, as R's own constructors lay it out, and the
 object is written by the engine's writer as any value is (the mapping of
@@ -41,7 +42,6 @@ never dropped silently.
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -49,7 +49,7 @@ import numpy as np
 
 from ._values import S4Value, matrix
 
-__all__ = ["write_sce", "write_seurat"]
+__all__ = ["sce_object", "seurat_object"]
 
 # SingleCellExperiment's version recorded in the objects written (its
 # int_metadata), the release Debian 12 ships and the checks use.
@@ -345,32 +345,6 @@ def sce_object(data: Any) -> S4Value:
     return sce
 
 
-def _write(obj: Any, path: Any, compress: str, compression_level: Optional[int], version: int, storage_options: Any) -> None:
-    from . import write_rdata, write_rds
-
-    p = os.fspath(path) if not isinstance(path, str) else path
-    if p.lower().endswith((".rdata", ".rda")):
-        name = os.path.splitext(os.path.basename(p))[0]
-        write_rdata({name: obj}, p, compress=compress, compression_level=compression_level, version=version, storage_options=storage_options)
-    else:
-        write_rds(obj, p, compress=compress, compression_level=compression_level, version=version, storage_options=storage_options)
-
-
-def write_sce(
-    data: Any,
-    path: Any,
-    compress: str = "gzip",
-    compression_level: Optional[int] = None,
-    version: int = 3,
-    storage_options: Optional[dict] = None,
-) -> None:
-    """Write an AnnData (or a MuData) as a ``SingleCellExperiment`` in an
-    ``.rds`` file (``.RData``/``.rda``: saved under the file's name) that
-    R's ``readRDS()`` reads, without R (the module's table says where each
-    part goes). Compressed on every core, as :func:`rdarrow.write_rds`."""
-    _write(sce_object(data), path, compress, compression_level, version, storage_options)
-
-
 # ---------------------------------------------------------------------------
 # Seurat
 # ---------------------------------------------------------------------------
@@ -488,8 +462,7 @@ def _seurat_assay(a: Any, name: str, version: int, where: str) -> Tuple[S4Value,
             rank = dict(zip(features, pd.to_numeric(var[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)))
             var_features.sort(key=lambda f: (np.isnan(rank[f]), rank[f] if not np.isnan(rank[f]) else 0.0))
             break
-    key = f"{name.lower()}_" if name else "rna_"
-    key = _key(name) if not key[:-1].isalnum() else key
+    key = f"{name.lower()}_" if name.isalnum() else _key(name)
     if version == 5:
         layer_names = list(mats)
         layers = {}
@@ -670,19 +643,3 @@ def seurat_object(data: Any, version: int = 5) -> S4Value:
         commands=[],
         tools=[],
     )
-
-
-def write_seurat(
-    data: Any,
-    path: Any,
-    version: int = 5,
-    compress: str = "gzip",
-    compression_level: Optional[int] = None,
-    format_version: int = 3,
-    storage_options: Optional[dict] = None,
-) -> None:
-    """Write an AnnData (or a MuData) as a Seurat object (``version=5``:
-    SeuratObject 5's ``Assay5`` with layers and LogMaps; ``4``: ``Assay``)
-    that R's ``readRDS()`` reads, without R (the module's table says where
-    each part goes)."""
-    _write(seurat_object(data, version), path, compress, compression_level, format_version, storage_options)

@@ -437,6 +437,11 @@ def test_from_h5ad_command(tmp_path, r_single_cell):
     a = rich_anndata()
     h5 = tmp_path / "in.h5ad"
     a.write_h5ad(h5)
+    # an .RData file holds the object under the file's name
+    rdarrow.write_seurat(small_anndata(), tmp_path / "pbmc.RData", version=4)
+    assert r_single_cell(
+        f'e <- new.env(); cat(load("{tmp_path}/pbmc.RData", e), class(e$pbmc), validObject(e$pbmc, complete = TRUE))'
+    ).split() == ["pbmc", "Seurat", "TRUE"]
     for kind in ("seurat", "sce"):
         out = tmp_path / f"{kind}.rds"
         res = subprocess.run([sys.executable, "-m", "rdarrow", "from-h5ad", str(h5), "-o", str(out), "--as", kind], capture_output=True, text=True)

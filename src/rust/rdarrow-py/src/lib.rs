@@ -388,7 +388,11 @@ fn write_rdata(
 /// command of the Python package's (`host`: name and help line) for
 /// Python to run.
 #[pyfunction]
-fn command_line(py: Python<'_>, argv: Vec<String>, host: Vec<(String, String)>) -> (u8, Option<String>) {
+fn command_line(
+    py: Python<'_>,
+    argv: Vec<String>,
+    host: Vec<(String, String)>,
+) -> (u8, Option<String>) {
     // the help's lines live as long as the program (a handful, once per run)
     let host: Vec<rdarrow_cli::HostCommand> = host
         .into_iter()

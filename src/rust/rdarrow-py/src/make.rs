@@ -160,12 +160,14 @@ impl<'m> FromPython<'m> {
     }
 
     fn vector(&mut self, data: VectorData, attrs: Vec<(String, RObject)>) -> RObject {
-        let attrs = attrs.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+        let (names, values): (Vec<String>, Vec<RObject>) = attrs.into_iter().unzip();
+        let attrs = names.iter().map(String::as_str).zip(values).collect();
         self.maker.vector(data, attrs)
     }
 
     fn pairlist(&mut self, attrs: Vec<(String, RObject)>) -> Option<RObject> {
-        let items = attrs.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+        let (names, values): (Vec<String>, Vec<RObject>) = attrs.into_iter().unzip();
+        let items = names.iter().map(String::as_str).zip(values).collect();
         self.maker.tagged_pairlist(items)
     }
 
@@ -205,7 +207,12 @@ impl<'m> FromPython<'m> {
         let mask: Option<Vec<bool>> = if mask.is_none() {
             None
         } else {
-            Some(bools(mask)?)
+            Some(
+                self.numbers(mask, "b", 1)?
+                    .iter()
+                    .map(|&b| b != 0)
+                    .collect(),
+            )
         };
         let n_mask = mask.as_ref().map(Vec::len);
         let fit = |me: &Self, n: usize| -> PyResult<()> {
@@ -391,13 +398,4 @@ fn masked<T: arrow_buffer::ArrowNativeType>(
             .collect(),
         None => v,
     }
-}
-
-fn bools(mask: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
-    let iface = mask.getattr("__array_interface__")?;
-    let typestr: String = iface.get_item("typestr")?.extract()?;
-    if typestr != "|b1" {
-        return Err(usage(format!("a mask of NumPy type {typestr}, not bool")));
-    }
-    mask.call_method0("tolist")?.extract()
 }
