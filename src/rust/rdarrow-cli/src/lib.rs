@@ -20,8 +20,8 @@ use rdarrow_arrow::arrow::ipc::{
 use rdarrow_arrow::arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
 use rdarrow_arrow::{Compression, Error, ReadOptions};
-use std::io::{IsTerminal, Read, Write};
 use std::ffi::OsString;
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]

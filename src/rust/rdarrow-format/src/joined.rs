@@ -457,9 +457,8 @@ fn bzip2_piece(data: &[u8], level: u32) -> io::Result<Piece> {
             }
             out.reserve(out.capacity().max(1 << 16));
         }
-        let (start, end, block_crc) = bzip2_block_bits(&out).ok_or_else(|| {
-            io::Error::other("bzip2 made a stream of other than one block")
-        })?;
+        let (start, end, block_crc) = bzip2_block_bits(&out)
+            .ok_or_else(|| io::Error::other("bzip2 made a stream of other than one block"))?;
         w.put_range(&out, start, end);
         crc = crc.rotate_left(1) ^ block_crc;
         count += 1;
@@ -636,8 +635,7 @@ impl Joiner {
                 let mut h = vec![0u8; 12];
                 let flags = xz_stream_flags(0);
                 // SAFETY: a 12-byte buffer, as liblzma writes
-                let rc =
-                    unsafe { liblzma_sys::lzma_stream_header_encode(&flags, h.as_mut_ptr()) };
+                let rc = unsafe { liblzma_sys::lzma_stream_header_encode(&flags, h.as_mut_ptr()) };
                 if rc != liblzma_sys::LZMA_OK {
                     return Err(io::Error::other("xz cannot write its header"));
                 }
@@ -694,7 +692,12 @@ impl Joiner {
                 // every `stride`-th start, the room's worth
                 let inner = &self.starts[1..];
                 let stride = inner.len().div_ceil(self.room).max(1);
-                let starts: Vec<u64> = inner.iter().skip(stride - 1).step_by(stride).copied().collect();
+                let starts: Vec<u64> = inner
+                    .iter()
+                    .skip(stride - 1)
+                    .step_by(stride)
+                    .copied()
+                    .collect();
                 let index = GzipIndex {
                     stride: stride as u32,
                     starts,
@@ -914,7 +917,12 @@ fn plan_chunks(file: &std::fs::File, len: u64) -> Option<(Vec<Chunk>, u32, u32)>
 /// not end the member is closed by a final empty stored block (valid only
 /// where the chunk ends between blocks, on a byte boundary).
 fn inflate_chunk(file: &std::fs::File, c: Chunk, last: bool) -> Inflated {
-    let bad = || io::Error::new(io::ErrorKind::InvalidData, "a block disagrees with the index");
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a block disagrees with the index",
+        )
+    };
     let len = (c.end - c.start) as usize;
     let mut input = vec![0u8; len + 5];
     read_exact_at(file, &mut input[..len], c.start)?;
@@ -973,7 +981,8 @@ impl IndexedGzipReader {
         let file = std::sync::Arc::new(file);
         let (tx, rx) = std::sync::mpsc::channel();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let allowed = std::sync::Arc::new((std::sync::Mutex::new(ahead), std::sync::Condvar::new()));
+        let allowed =
+            std::sync::Arc::new((std::sync::Mutex::new(ahead), std::sync::Condvar::new()));
         let next_take = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let mut workers = Vec::new();
         for i in 0..threads {
@@ -1211,7 +1220,9 @@ impl<R: io::BufRead> XzMtReader<R> {
             mt.memlimit_stop = memlimit;
             let rc = liblzma_sys::lzma_stream_decoder_mt(&mut strm, &mt);
             if rc != liblzma_sys::LZMA_OK {
-                return Err(io::Error::other(format!("xz cannot start its decoder (code {rc})")));
+                return Err(io::Error::other(format!(
+                    "xz cannot start its decoder (code {rc})"
+                )));
             }
             Ok(XzMtReader {
                 input,
@@ -1250,7 +1261,9 @@ impl<R: io::BufRead> Read for XzMtReader<R> {
                     return Ok(produced);
                 }
                 liblzma_sys::LZMA_MEMLIMIT_ERROR | liblzma_sys::LZMA_MEM_ERROR => {
-                    return Err(io::Error::other("xz: the stream needs more memory than allowed"))
+                    return Err(io::Error::other(
+                        "xz: the stream needs more memory than allowed",
+                    ))
                 }
                 liblzma_sys::LZMA_BUF_ERROR => {
                     return Err(io::Error::new(
@@ -1313,11 +1326,15 @@ mod tests {
             assert!(back == data, "gzip, {len} bytes");
             let bz = compressed(&data, Compression::Bzip2);
             let mut back = Vec::new();
-            bzip2::read::BzDecoder::new(&bz[..]).read_to_end(&mut back).unwrap();
+            bzip2::read::BzDecoder::new(&bz[..])
+                .read_to_end(&mut back)
+                .unwrap();
             assert!(back == data, "bzip2, {len} bytes");
             let xz = compressed(&data, Compression::Xz);
             let mut back = Vec::new();
-            liblzma::read::XzDecoder::new(&xz[..]).read_to_end(&mut back).unwrap();
+            liblzma::read::XzDecoder::new(&xz[..])
+                .read_to_end(&mut back)
+                .unwrap();
             assert!(back == data, "xz, {len} bytes");
         }
     }
@@ -1338,7 +1355,8 @@ mod tests {
     }
 
     fn read_file(bytes: &[u8], name: &str) -> Option<io::Result<Vec<u8>>> {
-        let path = std::env::temp_dir().join(format!("rdarrow-joined-{}-{name}", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("rdarrow-joined-{}-{name}", std::process::id()));
         std::fs::write(&path, bytes).unwrap();
         let f = std::fs::File::open(&path).unwrap();
         let r = IndexedGzipReader::open(f, bytes.len() as u64, 3);
@@ -1431,8 +1449,16 @@ mod tests {
             }
             let last = k + 1 == pieces.len();
             let mut out = Vec::with_capacity(piece.len() + 1024);
-            c.compress_vec(piece, &mut out, if last { flate2::FlushCompress::Finish } else { flate2::FlushCompress::Sync })
-                .unwrap();
+            c.compress_vec(
+                piece,
+                &mut out,
+                if last {
+                    flate2::FlushCompress::Finish
+                } else {
+                    flate2::FlushCompress::Sync
+                },
+            )
+            .unwrap();
             body.extend(out);
             crc.update(piece);
         }
@@ -1442,7 +1468,9 @@ mod tests {
         gz.extend(crc.sum().to_le_bytes());
         gz.extend(crc.amount().to_le_bytes());
         let mut back = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut back).unwrap();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut back)
+            .unwrap();
         assert!(back == data, "the file is valid gzip");
         // the second block cannot be inflated alone: the reader falls back
         let path = std::env::temp_dir().join(format!("rdarrow-joined-{}-hist", std::process::id()));
@@ -1463,7 +1491,9 @@ mod tests {
         let mut seed = 7u64;
         let random: Vec<u8> = (0..200_000)
             .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (seed >> 33) as u8
             })
             .collect();
@@ -1476,8 +1506,15 @@ mod tests {
                 closed.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
                 let mut d = flate2::Decompress::new(false);
                 let mut out = vec![0u8; data.len() + 16];
-                let status = d.decompress(&closed, &mut out, flate2::FlushDecompress::Finish).unwrap();
-                assert_eq!(status, flate2::Status::StreamEnd, "{} bytes, level {level}", data.len());
+                let status = d
+                    .decompress(&closed, &mut out, flate2::FlushDecompress::Finish)
+                    .unwrap();
+                assert_eq!(
+                    status,
+                    flate2::Status::StreamEnd,
+                    "{} bytes, level {level}",
+                    data.len()
+                );
                 assert_eq!(d.total_in() as usize, closed.len());
                 assert!(out[..d.total_out() as usize] == data[..]);
             }
@@ -1492,7 +1529,9 @@ mod tests {
         assert!(piece.count >= 4, "{} blocks", piece.count);
         let bz = compressed(&data, Compression::Bzip2);
         let mut back = Vec::new();
-        bzip2::read::BzDecoder::new(&bz[..]).read_to_end(&mut back).unwrap();
+        bzip2::read::BzDecoder::new(&bz[..])
+            .read_to_end(&mut back)
+            .unwrap();
         assert!(back == data);
     }
 }

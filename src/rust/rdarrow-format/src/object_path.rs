@@ -53,7 +53,8 @@ impl ObjectPath {
                 steps.push(Step::Name(name));
             } else if let Some(r) = rest.strip_prefix('@') {
                 rest = r;
-                let name = take_name(&mut rest).ok_or_else(|| bad("a slot's name must follow '@'"))?;
+                let name =
+                    take_name(&mut rest).ok_or_else(|| bad("a slot's name must follow '@'"))?;
                 steps.push(Step::Slot(name));
             } else if let Some(r) = rest.strip_prefix("[[") {
                 let end = r.find("]]").ok_or_else(|| bad("'[[' without ']]'"))?;
@@ -324,7 +325,8 @@ mod tests {
         let null = m.symbol(&String::from_utf8_lossy(crate::tree::S4_NULL));
         let mut cls = strings([Some(&b"Pt"[..])]);
         if let RObject::Vector(v) = &mut cls {
-            v.attributes = m.tagged_pairlist(vec![("package", strings([Some(&b".GlobalEnv"[..])]))]);
+            v.attributes =
+                m.tagged_pairlist(vec![("package", strings([Some(&b".GlobalEnv"[..])]))]);
         }
         let attrs = m.tagged_pairlist(vec![("x", x), ("lab", null), ("class", cls)]);
         let obj = RObject::S4(Box::new(AttrOnly {
@@ -351,17 +353,42 @@ mod tests {
         assert_eq!(ObjectPath::parse(&p.display()).unwrap(), p);
         assert!(ObjectPath::parse("pt@").is_err());
         let (obj, refs) = s4_point();
-        let a = ObjectPath::parse("pt@x$a").unwrap().find(&obj, &refs).unwrap();
-        assert!(matches!(a, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x.to_vec() == vec![1, 2])));
+        let a = ObjectPath::parse("pt@x$a")
+            .unwrap()
+            .find(&obj, &refs)
+            .unwrap();
+        assert!(
+            matches!(a, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x.to_vec() == vec![1, 2]))
+        );
         // a NULL slot is NULL, not R's placeholder symbol
-        let lab = ObjectPath::parse("pt@lab").unwrap().find(&obj, &refs).unwrap();
+        let lab = ObjectPath::parse("pt@lab")
+            .unwrap()
+            .find(&obj, &refs)
+            .unwrap();
         assert!(matches!(lab, RObject::Null));
-        let e = ObjectPath::parse("pt@y").unwrap().find(&obj, &refs).unwrap_err();
-        assert!(e.message.contains("'pt@y' not found") && e.message.contains("'x', 'lab'"), "{}", e.message);
+        let e = ObjectPath::parse("pt@y")
+            .unwrap()
+            .find(&obj, &refs)
+            .unwrap_err();
+        assert!(
+            e.message.contains("'pt@y' not found") && e.message.contains("'x', 'lab'"),
+            "{}",
+            e.message
+        );
         assert!(!e.message.contains("'class'"));
-        let e = ObjectPath::parse("pt@x@a").unwrap().find(&obj, &refs).unwrap_err();
-        assert!(e.message.contains("'pt@x' is not an S4 object"), "{}", e.message);
-        let e = ObjectPath::parse("pt$x").unwrap().find(&obj, &refs).unwrap_err();
+        let e = ObjectPath::parse("pt@x@a")
+            .unwrap()
+            .find(&obj, &refs)
+            .unwrap_err();
+        assert!(
+            e.message.contains("'pt@x' is not an S4 object"),
+            "{}",
+            e.message
+        );
+        let e = ObjectPath::parse("pt$x")
+            .unwrap()
+            .find(&obj, &refs)
+            .unwrap_err();
         assert!(e.message.contains("is not a list"), "{}", e.message);
     }
 }

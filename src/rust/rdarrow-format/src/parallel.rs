@@ -5,8 +5,8 @@
 //! never on the thread count.
 
 use crate::compression::Compression;
-pub use crate::joined::{HeaderPatch, BLOCK_SIZE};
 use crate::joined::{compress_piece, Joiner, Piece};
+pub use crate::joined::{HeaderPatch, BLOCK_SIZE};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -42,7 +42,12 @@ impl<W: Write> ParallelCompressor<W> {
     /// header: [`ParallelCompressor::finish_indexed`] then gives the header
     /// to write over the output's start (for outputs that can be written
     /// again there, such as a file).
-    pub fn indexed(sink: W, kind: Compression, level: Option<u32>, threads: usize) -> io::Result<Self> {
+    pub fn indexed(
+        sink: W,
+        kind: Compression,
+        level: Option<u32>,
+        threads: usize,
+    ) -> io::Result<Self> {
         Self::indexed_if(sink, kind, level, threads, true)
     }
 
@@ -156,7 +161,10 @@ impl<W: Write> ParallelCompressor<W> {
             // the rest (possibly nothing) is the last piece, compressed here
             let last = compress_piece(&self.block, self.kind, self.level, true)?;
             self.joiner.push(&mut self.sink, last, true)?;
-            let joiner = std::mem::replace(&mut self.joiner, Joiner::new(Compression::None, None, false));
+            let joiner = std::mem::replace(
+                &mut self.joiner,
+                Joiner::new(Compression::None, None, false),
+            );
             patch = joiner.finish(&mut self.sink)?;
         }
         self.jobs = None;

@@ -483,11 +483,9 @@ impl ColumnMeta {
             // levels with attributes of their own (names) travel whole:
             // the dictionary holds only their strings; so do no levels at
             // all (Parquet's readers give an empty dictionary one level)
-            let plain_levels = self
-                .attribute("levels")
-                .is_none_or(|l| {
-                    l.attributes().is_none() && !matches!(l, RObject::Vector(v) if v.data.is_empty())
-                });
+            let plain_levels = self.attribute("levels").is_none_or(|l| {
+                l.attributes().is_none() && !matches!(l, RObject::Vector(v) if v.data.is_empty())
+            });
             match (canonical, plain_levels) {
                 // inside a list the factor's class says ordered or not
                 // (the list's one dictionary cannot), its levels travel
