@@ -702,6 +702,49 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
                 }
                 m.vector(VectorData::List(items), vec![])
             }
+            // a list whose elements differ in type: each slot's value is
+            // its child's (a `list<T>` child's slot is the element itself;
+            // another child's value a vector of length 1)
+            DataType::Union(fields, _) => {
+                let u = a.as_union();
+                let mut items = Vec::with_capacity(a.len());
+                for i in 0..a.len() {
+                    let id = u.type_id(i);
+                    let off = u.value_offset(i);
+                    let Some((_, f)) = fields.iter().find(|(t, _)| *t == id) else {
+                        return Err(Error::corrupt(format!(
+                            "column '{name}': a union slot of type id {id}, which the union does not have"
+                        )));
+                    };
+                    let child = u.child(id);
+                    if off >= child.len() {
+                        return Err(Error::corrupt(format!(
+                            "column '{name}': a union slot at offset {off} past its child's {} values",
+                            child.len()
+                        )));
+                    }
+                    let one = child.slice(off, 1);
+                    let v = column(m, f, one.as_ref())?;
+                    let item = match (f.data_type(), v) {
+                        (
+                            DataType::List(_)
+                            | DataType::LargeList(_)
+                            | DataType::FixedSizeList(..)
+                            | DataType::ListView(_)
+                            | DataType::LargeListView(_),
+                            RObject::Vector(mut l),
+                        ) => match &mut l.data {
+                            VectorData::List(one) if one.len() == 1 => {
+                                one.pop().unwrap_or(RObject::Null)
+                            }
+                            _ => RObject::Vector(l),
+                        },
+                        (_, v) => v,
+                    };
+                    items.push(item);
+                }
+                m.vector(VectorData::List(items), vec![])
+            }
             DataType::Map(_, _) => {
                 let mp = a.as_map();
                 let entries = mp.entries();

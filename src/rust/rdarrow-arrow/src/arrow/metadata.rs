@@ -129,6 +129,9 @@ pub struct ColumnMeta {
     /// An integer64 inside a list: it comes back as one (Arrow's int64
     /// comes back as integer where the values fit).
     integer64_item: bool,
+    /// An S4 object whose type is a vector (`ScalarInteger`): the S4 bit
+    /// comes back on the vector.
+    s4_vector: bool,
 }
 
 /// A character vector node of `s`, without attributes.
@@ -239,9 +242,13 @@ impl ColumnMeta {
     /// its columns or elements).
     pub fn own(obj: &RObject, refs: &RefTable, cx: MetaContext<'_>) -> ColumnMeta {
         let native = cx.native;
+        let s4 = matches!(obj, RObject::S4(_));
         let attrs = match obj.attributes() {
+            // an S4 object's slots are its struct's fields: its class
+            // alone travels here
             Some(a) => pairlist_entries(a, refs)
                 .into_iter()
+                .filter(|(n, _)| !s4 || *n == Some(b"class".as_slice()))
                 .filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), v.clone())))
                 .collect(),
             None => Vec::new(),
@@ -264,6 +271,7 @@ impl ColumnMeta {
             attrs,
             strings,
             posixlt,
+            s4_vector: crate::arrow::to_arrow::is_s4(obj),
             ..Default::default()
         }
     }
@@ -335,18 +343,30 @@ impl ColumnMeta {
                         }
                     })
                     .collect();
-                let numeric = |x: u8| matches!(x, sxp::LGL | sxp::INT | sxp::REAL);
                 let first = t.iter().copied().find(|&x| x != sxp::NIL);
-                let mixed = t.iter().all(|&x| x == sxp::NIL || numeric(x))
-                    && t.iter().any(|&x| x != sxp::NIL && Some(x) != first);
+                let mixed = t.iter().any(|&x| x != sxp::NIL && Some(x) != first);
                 mixed.then_some(t)
             }
             _ => None,
         };
-        let items = match (kind, items) {
-            (Some(RKind::List), Some(items)) => {
+        let slots: Option<Vec<&RObject>> = match obj {
+            RObject::S4(s) => Some(match &s.attributes {
+                Some(a) => pairlist_entries(a, refs)
+                    .into_iter()
+                    .filter(|(n, _)| *n != Some(b"class".as_slice()))
+                    .map(|(_, v)| v)
+                    .collect(),
+                None => Vec::new(),
+            }),
+            _ => match (kind, items) {
+                (Some(RKind::List), Some(items)) => Some(items.iter().collect()),
+                _ => None,
+            },
+        };
+        let items = match slots {
+            Some(items) => {
                 let metas: Vec<ColumnMeta> = items
-                    .iter()
+                    .into_iter()
                     .map(|it| {
                         if !crate::arrow::to_arrow::has_arrow_value(it) {
                             return ColumnMeta {
@@ -424,6 +444,21 @@ impl ColumnMeta {
             && self.item_levels.is_none()
             && !self.integer64_item
             && self.item_types.is_none()
+            && !self.s4_vector
+            && self.sxptype != sxp::S4
+    }
+
+    /// What a struct made of this value holds, for the way back: `"S4"`
+    /// (an S4 object's slots), `"list"` (a named list whose elements
+    /// differ in type); None for a data frame (or anything else).
+    fn struct_of(&self, dt: Option<&DataType>) -> Option<&'static str> {
+        if self.sxptype == sxp::S4 {
+            return Some("S4");
+        }
+        match (self.kind(), dt) {
+            (Some(RKind::List), Some(DataType::Struct(_))) => Some("list"),
+            _ => None,
+        }
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -588,7 +623,9 @@ impl ColumnMeta {
             || self.stored.is_some()
             || self.item_levels.is_some()
             || self.integer64_item
-            || self.item_types.is_some();
+            || self.item_types.is_some()
+            || self.s4_vector
+            || self.struct_of(dt).is_some();
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
@@ -616,13 +653,13 @@ impl ColumnMeta {
             }
             None => match &self.items {
                 Some(items) => {
-                    let item_type = match dt {
-                        Some(DataType::List(f) | DataType::LargeList(f)) => Some(f.data_type()),
-                        _ => None,
-                    };
                     let nodes: Vec<RObject> = items
                         .iter()
-                        .map(|it| it.r_node(m, item_type).unwrap_or(RObject::Null))
+                        .enumerate()
+                        .map(|(i, it)| {
+                            let t = item_type(dt, i, it.kind());
+                            it.r_node(m, t.as_ref()).unwrap_or(RObject::Null)
+                        })
                         .collect();
                     m.vector(VectorData::List(nodes), vec![])
                 }
@@ -633,6 +670,16 @@ impl ColumnMeta {
         let attributes = attr_list(m, kept);
         let mut names = vec![];
         let mut values = vec![];
+        // first: the struct becomes the list (or S4 object) its
+        // attributes and elements' nodes go on
+        if let Some(what) = self.struct_of(dt) {
+            names.push("struct");
+            values.push(crate::build::strings([Some(what.as_bytes())]));
+        }
+        if self.s4_vector {
+            names.push("s4");
+            values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
+        }
         if let Some(v) = &self.stored {
             // the element itself: arrow R ignores it
             names.push("value");
@@ -669,6 +716,43 @@ impl ColumnMeta {
             }
         }
         Some(m.named_list(&names, values))
+    }
+}
+
+/// The Arrow type element `i` of a list (or slot `i` of an S4 object)
+/// became, in a list of type `dt`: `list<T>`'s `T`, a struct's field `i`'s
+/// `T`; in a dense union, the child whose type says the element's kind
+/// (a Date, time or duration without one became float64); None when not
+/// known.
+fn item_type(dt: Option<&DataType>, i: usize, kind: Option<RKind>) -> Option<DataType> {
+    let inner = |t: &DataType| match t {
+        DataType::List(f) | DataType::LargeList(f) => Some(f.data_type().clone()),
+        _ => None,
+    };
+    match dt? {
+        DataType::List(f) | DataType::LargeList(f) => Some(f.data_type().clone()),
+        DataType::Struct(fields) => inner(fields.get(i)?.data_type()),
+        DataType::Union(fields, _) => {
+            let kind = kind?;
+            if !matches!(
+                kind,
+                RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms
+            ) {
+                return None;
+            }
+            let temporal = |t: &DataType| match kind {
+                RKind::Date => matches!(t, DataType::Date32 | DataType::Date64),
+                RKind::PosixCt => matches!(t, DataType::Timestamp(..)),
+                RKind::Difftime => matches!(t, DataType::Duration(_)),
+                _ => matches!(t, DataType::Time32(_) | DataType::Time64(_)),
+            };
+            fields
+                .iter()
+                .filter_map(|(_, f)| inner(f.data_type()))
+                .find(|t| temporal(t))
+                .or(Some(DataType::Float64))
+        }
+        _ => None,
     }
 }
 
@@ -869,6 +953,7 @@ pub(crate) fn set_vector_attribute(
     let tag = m.symbol(name);
     let (attrs, flags) = match target {
         RObject::Vector(v) => (&mut v.attributes, &mut v.flags),
+        RObject::S4(s) => (&mut s.attributes, &mut s.flags),
         _ => return,
     };
     if matches!(value, RObject::Null) {
@@ -894,8 +979,16 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                     set_vector_attribute(m, target, &name, value.clone());
                 }
             }
-            // a list column's elements, by position (arrow R's row-level
-            // metadata)
+            // a struct made of a named list or of an S4 object's slots
+            "struct" => struct_back(m, target, part),
+            // an S4 object whose type is a vector
+            "s4" => {
+                if let RObject::Vector(v) = target {
+                    v.flags.levels |= levels::S4_OBJECT;
+                }
+            }
+            // a list column's elements (an S4 object's slots), by position
+            // (arrow R's row-level metadata)
             "columns" if !target.inherits(&m.refs, "data.frame") => {
                 let subs: Vec<&RObject> = match part {
                     RObject::Vector(v) => match &v.data {
@@ -904,14 +997,26 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                     },
                     _ => Vec::new(),
                 };
-                if let RObject::Vector(v) = target {
-                    if let VectorData::List(items) = &mut v.data {
-                        for (item, sub) in items.iter_mut().zip(subs) {
-                            if !matches!(sub, RObject::Null) {
-                                apply(m, item, sub);
+                match target {
+                    RObject::Vector(v) => {
+                        if let VectorData::List(items) = &mut v.data {
+                            for (item, sub) in items.iter_mut().zip(subs) {
+                                if !matches!(sub, RObject::Null) {
+                                    apply(m, item, sub);
+                                }
                             }
                         }
                     }
+                    RObject::S4(s) => {
+                        if let Some(RObject::Pairlist(p)) = s.attributes.as_mut() {
+                            for (cell, sub) in p.cells.iter_mut().zip(subs) {
+                                if !matches!(sub, RObject::Null) {
+                                    apply(m, &mut cell.car, sub);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
             // a list element without an Arrow value: itself
@@ -977,6 +1082,49 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             _ => {}
         }
     }
+}
+
+/// A struct made of a named list (`what` "list") or of an S4 object's
+/// slots (`"S4"`), which came back as a data frame of one row whose
+/// columns are lists of one element: the list of those elements (its
+/// names and attributes go on next), or the S4 object with them as its
+/// slots, in order (its class goes on next).
+fn struct_back(m: &mut ObjectMaker, target: &mut RObject, what: &RObject) {
+    let refs = m.refs.clone();
+    let names: Vec<String> = crate::arrow::to_arrow::strings_in(target.attribute(&refs, "names"), &refs);
+    let RObject::Vector(v) = target else { return };
+    let VectorData::List(cols) = &mut v.data else {
+        return;
+    };
+    let items: Vec<RObject> = std::mem::take(cols)
+        .into_iter()
+        .map(|c| match c {
+            RObject::Vector(mut l) => match &mut l.data {
+                VectorData::List(one) if one.len() == 1 => one.pop().unwrap_or(RObject::Null),
+                _ => RObject::Vector(l),
+            },
+            other => other,
+        })
+        .collect();
+    let s4 = what
+        .as_strings()
+        .is_some_and(|s| s.get(0) == Some(b"S4".as_slice()));
+    *target = if s4 {
+        let slots: Vec<(&str, RObject)> = names
+            .iter()
+            .map(String::as_str)
+            .zip(items)
+            .collect();
+        RObject::S4(Box::new(AttrOnly {
+            flags: Flags {
+                levels: levels::S4_OBJECT,
+                object: true,
+            },
+            attributes: m.tagged_pairlist(slots),
+        }))
+    } else {
+        m.vector(VectorData::List(items), vec![])
+    };
 }
 
 /// A list element that was logical or integer (`code`) and came back as

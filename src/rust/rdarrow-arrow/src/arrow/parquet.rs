@@ -159,9 +159,254 @@ pub(super) fn stored_type(dt: &DataType) -> DataType {
         DataType::Time32(TimeUnit::Second) => DataType::Time32(TimeUnit::Millisecond),
         DataType::List(f) => DataType::List(field(f)),
         DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
+        // Parquet has no unions: a struct of the type ids and one field
+        // per child, null where the slot is another child's
+        DataType::Union(fs, _) => {
+            let ids: Vec<String> = fs.iter().map(|(t, _)| t.to_string()).collect();
+            let tag = Field::new(UNION_TYPE_FIELD, DataType::Int8, false).with_metadata(
+                std::collections::HashMap::from([(UNION_IDS_KEY.to_string(), ids.join(","))]),
+            );
+            DataType::Struct(
+                std::iter::once(std::sync::Arc::new(tag))
+                    .chain(fs.iter().map(|(_, f)| field(f)))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
+/// The first field of the struct a union is stored as in Parquet (which
+/// has no unions): each slot's type id; the other fields are the union's
+/// children, each as long as the union, valid where the slot is theirs.
+/// Lossless: the way back makes the dense union again ([`restored_array`]).
+pub const UNION_TYPE_FIELD: &str = "__union_type";
+
+/// The type field's metadata key listing the union's type ids in the
+/// order of its children (`0,1,2`).
+const UNION_IDS_KEY: &str = "rdarrow.union_type_ids";
+
+/// Whether `dt` holds a union at any depth.
+fn has_union(dt: &DataType) -> bool {
+    match dt {
+        DataType::Union(..) => true,
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => has_union(f.data_type()),
+        DataType::Struct(fs) => fs.iter().any(|f| has_union(f.data_type())),
+        _ => false,
+    }
+}
+
+/// Whether `dt` is a union stored as a struct ([`UNION_TYPE_FIELD`]).
+fn is_stored_union(dt: &DataType) -> bool {
+    matches!(dt, DataType::Struct(fs) if fs.first().is_some_and(|f| f.name() == UNION_TYPE_FIELD && *f.data_type() == DataType::Int8))
+}
+
+/// A column as Parquet keeps it: its unions (at any depth) as structs
+/// ([`stored_type`]), a complex column's NA parts as nulls
+/// ([`stored_complex`]).
+pub(super) fn stored_array(array: ArrayRef) -> Result<ArrayRef> {
+    let array = if has_union(array.data_type()) {
+        unions_as_structs(array)?
+    } else {
+        array
+    };
+    Ok(stored_complex(array))
+}
+
+fn nested_err(e: arrow_schema::ArrowError) -> Error {
+    Error::corrupt(format!("cannot lay out a union for Parquet: {e}"))
+}
+
+/// Rebuild a nested array around new children (a list's values, a
+/// struct's columns), each field's type taken from its new child.
+fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Result<ArrayRef> {
+    use arrow_array::{FixedSizeListArray, LargeListArray, ListArray, StructArray};
+    use std::sync::Arc;
+    let retyped = |field: &arrow_schema::FieldRef, child: &ArrayRef| {
+        Arc::new(
+            field
+                .as_ref()
+                .clone()
+                .with_data_type(child.data_type().clone()),
+        )
+    };
+    Ok(match a.data_type() {
+        DataType::List(field) => {
+            let l = a.as_list::<i32>();
+            let v = f(l.values().clone())?;
+            Arc::new(
+                ListArray::try_new(retyped(field, &v), l.offsets().clone(), v, l.nulls().cloned())
+                    .map_err(nested_err)?,
+            )
+        }
+        DataType::LargeList(field) => {
+            let l = a.as_list::<i64>();
+            let v = f(l.values().clone())?;
+            Arc::new(
+                LargeListArray::try_new(
+                    retyped(field, &v),
+                    l.offsets().clone(),
+                    v,
+                    l.nulls().cloned(),
+                )
+                .map_err(nested_err)?,
+            )
+        }
+        DataType::FixedSizeList(field, n) => {
+            let l = a.as_fixed_size_list();
+            let v = f(l.values().clone())?;
+            Arc::new(
+                FixedSizeListArray::try_new(retyped(field, &v), *n, v, l.nulls().cloned())
+                    .map_err(nested_err)?,
+            )
+        }
+        DataType::Struct(fields) => {
+            let s = a.as_struct();
+            let cols: Vec<ArrayRef> = s
+                .columns()
+                .iter()
+                .map(|c| f(c.clone()))
+                .collect::<Result<_>>()?;
+            let fields: arrow_schema::Fields = fields
+                .iter()
+                .zip(&cols)
+                .map(|(fd, c)| retyped(fd, c))
+                .collect();
+            Arc::new(
+                StructArray::try_new_with_length(fields, cols, s.nulls().cloned(), s.len())
+                    .map_err(nested_err)?,
+            )
+        }
+        _ => a.clone(),
+    })
+}
+
+/// Every union in `a` as the struct Parquet keeps ([`UNION_TYPE_FIELD`]).
+fn unions_as_structs(a: ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::{Int8Array, StructArray, UInt32Array};
+    use std::sync::Arc;
+    if !has_union(a.data_type()) {
+        return Ok(a);
+    }
+    let DataType::Union(fields, _) = a.data_type() else {
+        return with_children(&a, &unions_as_structs);
+    };
+    let u = a.as_union();
+    let ids: Vec<i8> = (0..a.len()).map(|i| u.type_id(i)).collect();
+    let DataType::Struct(stored_fields) = stored_type(a.data_type()) else {
+        return Err(Error::internal("a union is not stored as a struct"));
+    };
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int8Array::from(ids.clone()))];
+    for (t, _) in fields.iter() {
+        let child = unions_as_structs(u.child(t).clone())?;
+        let at: UInt32Array = (0..a.len())
+            .map(|i| (ids[i] == t).then(|| u.value_offset(i) as u32))
+            .collect();
+        cols.push(arrow_select::take::take(child.as_ref(), &at, None).map_err(nested_err)?);
+    }
+    let fields: arrow_schema::Fields = stored_fields
+        .iter()
+        .zip(&cols)
+        .map(|(f, c)| Arc::new(f.as_ref().clone().with_data_type(c.data_type().clone())))
+        .collect();
+    Ok(Arc::new(
+        StructArray::try_new_with_length(fields, cols, None, a.len()).map_err(nested_err)?,
+    ))
+}
+
+/// The type a Parquet column read back has: a struct that holds a union
+/// ([`UNION_TYPE_FIELD`]) the dense union again, at any depth.
+pub(super) fn restored_type(dt: &DataType) -> DataType {
+    use arrow_schema::Field;
+    let field = |f: &arrow_schema::FieldRef| {
+        std::sync::Arc::new(Field::clone(f).with_data_type(restored_type(f.data_type())))
+    };
+    match dt {
+        DataType::Struct(fs) if is_stored_union(dt) => {
+            let ids = union_ids(&fs[0], fs.len() - 1);
+            let children: Vec<Field> = fs[1..].iter().map(|f| field(f).as_ref().clone()).collect();
+            match arrow_schema::UnionFields::try_new(ids, children) {
+                Ok(u) => DataType::Union(u, arrow_schema::UnionMode::Dense),
+                Err(_) => dt.clone(),
+            }
+        }
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
         DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
         other => other.clone(),
     }
+}
+
+/// The type ids a stored union's type field lists (else 0, 1, ...).
+fn union_ids(tag: &arrow_schema::Field, n: usize) -> Vec<i8> {
+    let listed: Option<Vec<i8>> = tag
+        .metadata()
+        .get(UNION_IDS_KEY)
+        .and_then(|s| s.split(',').map(|x| x.trim().parse().ok()).collect());
+    match listed {
+        Some(ids) if ids.len() == n => ids,
+        _ => (0..n as i8).collect(),
+    }
+}
+
+/// A Parquet column read back with its unions made again
+/// ([`restored_type`]); a type id that names no child is a corrupt file.
+pub(super) fn restored_array(a: ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::UnionArray;
+    use std::sync::Arc;
+    let want = restored_type(a.data_type());
+    if &want == a.data_type() {
+        return Ok(a);
+    }
+    let DataType::Union(fields, _) = &want else {
+        return with_children(&a, &restored_array);
+    };
+    let s = a.as_struct();
+    let tags = s.column(0).as_primitive::<arrow_array::types::Int8Type>();
+    let ids: Vec<i8> = fields.iter().map(|(t, _)| t).collect();
+    let mut counts = vec![0i32; ids.len()];
+    let mut type_ids = Vec::with_capacity(a.len());
+    let mut offsets = Vec::with_capacity(a.len());
+    for i in 0..a.len() {
+        let t = if tags.is_null(i) { ids[0] } else { tags.value(i) };
+        let Some(k) = ids.iter().position(|&x| x == t) else {
+            return Err(Error::corrupt(format!(
+                "a union stored in Parquet names type id {t}, which it does not have"
+            )));
+        };
+        type_ids.push(t);
+        offsets.push(counts[k]);
+        counts[k] += 1;
+    }
+    let mut children = Vec::with_capacity(ids.len());
+    for (k, &t) in ids.iter().enumerate() {
+        let child = restored_array(s.column(k + 1).clone())?;
+        let mine = arrow_array::BooleanArray::from(
+            type_ids.iter().map(|&x| x == t).collect::<Vec<bool>>(),
+        );
+        children.push(arrow_select::filter::filter(child.as_ref(), &mine).map_err(nested_err)?);
+    }
+    let fields: Vec<arrow_schema::Field> = fields
+        .iter()
+        .zip(&children)
+        .map(|((_, f), c)| f.as_ref().clone().with_data_type(c.data_type().clone()))
+        .collect();
+    let fields = arrow_schema::UnionFields::try_new(ids, fields).map_err(nested_err)?;
+    Ok(Arc::new(
+        UnionArray::try_new(
+            fields,
+            type_ids.into(),
+            Some(offsets.into()),
+            children,
+        )
+        .map_err(nested_err)?,
+    ))
 }
 
 /// A complex column (the struct of its `re` and `im` parts) as Parquet can
@@ -364,11 +609,14 @@ pub fn write_parquet_with<W: Write + Send>(
         }
         let mut array = src.column(j, start, len)?;
         let name = fields[j].name();
+        if has_union(array.data_type()) {
+            array = unions_as_structs(array)?;
+        }
         if array.data_type() != fields[j].data_type() {
             array = arrow_cast::cast(&array, fields[j].data_type())
                 .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
         }
-        let array = stored_complex(array);
+        let array = stored_array(array)?;
         let what = format!("column '{name}'");
         let ws = std::mem::take(&mut *writers[j].lock().unwrap_or_else(|e| e.into_inner()));
         if let Some(chunk) =
@@ -699,8 +947,21 @@ impl ParquetFile {
         })
     }
 
+    /// The file's schema, its unions (stored as structs) made again.
     pub fn schema(&self) -> SchemaRef {
-        self.builder_schema.clone()
+        let s = &self.builder_schema;
+        if !s.fields().iter().any(|f| restored_type(f.data_type()) != *f.data_type()) {
+            return s.clone();
+        }
+        let fields: Vec<arrow_schema::Field> = s
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_data_type(restored_type(f.data_type())))
+            .collect();
+        std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+            fields,
+            s.metadata().clone(),
+        ))
     }
 
     pub fn num_rows(&self) -> usize {
@@ -769,7 +1030,7 @@ impl ParquetFile {
                 let b: RecordBatch = b.map_err(|e| {
                     Error::corrupt(format!("cannot read the Parquet file {what}: {e}"))
                 })?;
-                each(b.column(0).clone())?;
+                each(restored_array(b.column(0).clone())?)?;
             }
         }
         Ok(())

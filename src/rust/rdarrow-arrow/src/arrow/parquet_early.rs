@@ -25,7 +25,7 @@
 //! for byte the one the writer makes alone.
 
 use super::parquet::{
-    chunk_props, dictionary_chunk, leaf_count, pq_err, stored_complex, stored_type,
+    chunk_props, dictionary_chunk, leaf_count, pq_err, stored_array, stored_type,
     wants_dictionary, Chunk, ParquetOptions,
 };
 use super::rows::row_groups;
@@ -283,12 +283,13 @@ impl Shared {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut array: ArrayRef = col.rows(start, len)?;
-            if array.data_type() != &stored {
-                array =
-                    arrow_cast::cast(&array, &stored).map_err(|e| Error::corrupt(e.to_string()))?;
-            }
-            let array = stored_complex(array);
+            let array: ArrayRef = col.rows(start, len)?;
+            let array = stored_array(array)?;
+            let array = if array.data_type() != &stored {
+                arrow_cast::cast(&array, &stored).map_err(|e| Error::corrupt(e.to_string()))?
+            } else {
+                array
+            };
             let encoded =
                 match dictionary_chunk(&descr, array.as_ref(), codec).map_err(pq_err("column"))? {
                     Some(Chunk::Dictionary(bytes, close)) => {

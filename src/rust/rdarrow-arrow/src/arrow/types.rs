@@ -352,8 +352,64 @@ pub fn r_kind(dt: &DataType, ordered: bool) -> Option<ToR> {
         | D::LargeListView(_)
         | D::Map(..) => ToR::Kind(RKind::List),
         D::Struct(_) => ToR::Kind(RKind::DataFrame),
+        // a list whose elements differ in type, one element per slot
+        D::Union(..) => ToR::Kind(RKind::List),
         _ => return None,
     })
+}
+
+/// The names of a dense union's children (R to Arrow: a list whose
+/// elements differ in type), by the R kind of each child's items (each
+/// child is `list<T>`): `double`, `character`, `factor`, `list`,
+/// `data.frame`, ...; a name given twice gets its position (`double_2`).
+pub fn union_member_names(children: &[DataType]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(children.len());
+    for (i, c) in children.iter().enumerate() {
+        let item = match c {
+            DataType::List(f) | DataType::LargeList(f) => f.data_type(),
+            other => other,
+        };
+        let base = match item {
+            DataType::Struct(_) => "struct".to_string(),
+            DataType::FixedSizeList(..) => "matrix".to_string(),
+            DataType::Union(..) => "union".to_string(),
+            DataType::Null => "null".to_string(),
+            dt => match r_kind(dt, false) {
+                Some(ToR::Kind(k)) => format!("{k:?}").to_lowercase(),
+                Some(ToR::IntegerOrInteger64) => "integer64".to_string(),
+                _ => format!("t{i}"),
+            },
+        };
+        let name = if out.contains(&base) {
+            format!("{base}_{}", i + 1)
+        } else {
+            base
+        };
+        out.push(name);
+    }
+    out
+}
+
+/// The field names of a struct made from a named list (R to Arrow): its
+/// names, an empty, `NA` or repeated one replaced by `V<position>` (the
+/// names themselves travel in the `"r"` metadata).
+pub fn struct_field_names(names: &[String], n: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(n);
+    for j in 0..n {
+        let given = names.get(j).map(String::as_str).unwrap_or("");
+        let taken = |s: &str| out.iter().any(|o| o == s);
+        let name = if given.is_empty() || given == "NA" || taken(given) {
+            let mut k = format!("V{}", j + 1);
+            while taken(&k) {
+                k.push('_');
+            }
+            k
+        } else {
+            given.to_string()
+        };
+        out.push(name);
+    }
+    out
 }
 
 /// Units of `u` in a second: R's seconds are multiplied by it on the way

@@ -99,13 +99,14 @@ pub(super) fn strings_of(obj: Option<&RObject>) -> Vec<String> {
 }
 
 /// Whether a list element has an Arrow value: a vector (not an expression
-/// vector or an S4 object), or a sparse matrix. Others (calls, functions,
-/// environments, S4 objects) are null in Arrow, their R serialization in
-/// the metadata ([`crate::arrow::metadata`]).
+/// vector; an S4 object whose type is a vector as that vector), an S4
+/// object (a struct of its slots). Others (calls, functions, environments)
+/// are null in Arrow, their R serialization in the metadata
+/// ([`crate::arrow::metadata`]).
 pub(crate) fn has_arrow_value(obj: &RObject) -> bool {
     match obj {
-        RObject::Null | RObject::Altrep(_) => true,
-        RObject::Vector(v) => !matches!(v.data, VectorData::Expression(_)) && !is_s4(obj),
+        RObject::Null | RObject::Altrep(_) | RObject::S4(_) => true,
+        RObject::Vector(v) => !matches!(v.data, VectorData::Expression(_)),
         _ => false,
     }
 }
@@ -127,14 +128,16 @@ pub(crate) fn matrix_dims(obj: &RObject, refs: &RefTable) -> Option<(usize, usiz
     }
 }
 
-/// Whether `obj` is an S4 object (a vector with the S4 bit: its class
-/// and slots have no Arrow equivalent).
+/// Whether `obj` is an S4 object whose type is a vector (it converts as
+/// the vector, its S4 bit kept in the metadata).
 pub(crate) fn is_s4(obj: &RObject) -> bool {
     matches!(obj, RObject::Vector(v) if v.flags.levels & levels::S4_OBJECT != 0)
 }
 
-/// Whether `obj` converts to a table: a kind the type mapping knows
-/// ([`RKind`]), `NULL` and S4 objects aside. The Arrow bridge's rule for
+/// Whether a file's object is one to convert when none is named: a kind
+/// the type mapping knows ([`RKind`]), `NULL` and S4 objects aside, or a
+/// sparse matrix. (Any object named converts; an S4 object as a struct of
+/// its slots.) The Arrow bridge's rule for
 /// [`Document::choose_table_object`].
 pub fn converts(obj: &RObject, refs: &RefTable) -> bool {
     (!is_s4(obj)
@@ -319,8 +322,19 @@ impl<'d> Converter<'d> {
             }
         }
         let refs = self.refs;
-        if is_s4(obj) {
-            return Err(not_convertible("the value", obj, refs));
+        // an S4 object without a data part: a struct of its slots (one
+        // whose type is a vector converts as that vector)
+        if let RObject::S4(s) = obj {
+            let slots: Vec<(String, &RObject)> = match &s.attributes {
+                Some(a) => pairlist_entries(a, refs)
+                    .into_iter()
+                    .filter(|(n, _)| *n != Some(b"class".as_slice()))
+                    .map(|(n, v)| (String::from_utf8_lossy(n.unwrap_or(b"")).into_owned(), v))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let (names, items): (Vec<String>, Vec<&RObject>) = slots.into_iter().unzip();
+            return self.struct_of(&items, &names, name);
         }
         let classes = obj.class_attr(refs);
         if RKind::of(&classes, obj.sxptype(refs)) == Some(RKind::DataFrame) {
@@ -376,7 +390,7 @@ impl<'d> Converter<'d> {
                     .unwrap_or_else(|| "secs".into());
                 temporal::duration(v.data, &units, self.time_choice)
             }
-            _ => self.plain(&v.data, name),
+            _ => self.plain(&v.data, v.attrs, name),
         }
     }
 
@@ -433,7 +447,12 @@ impl<'d> Converter<'d> {
     }
 
     /// A vector without a class the mapping knows, by its type.
-    fn plain(&self, data: &VectorData, name: &str) -> Result<(DataType, ArrayRef)> {
+    fn plain(
+        &self,
+        data: &VectorData,
+        attrs: Option<&RObject>,
+        name: &str,
+    ) -> Result<(DataType, ArrayRef)> {
         Ok(match data {
             VectorData::Logical(x) => (plain_type(RKind::Logical), Arc::new(logical_array(x))),
             VectorData::Integer(x) => (
@@ -453,7 +472,10 @@ impl<'d> Converter<'d> {
             ),
             VectorData::Character(s) => self.strings(s)?,
             VectorData::Complex(x) => complex(x)?,
-            VectorData::List(items) => self.list(items, name)?,
+            VectorData::List(items) => {
+                let names = attr(attrs, self.refs, "names").map(|n| strings_in(Some(n), self.refs));
+                self.list(items, names, name)?
+            }
             VectorData::Expression(_) => {
                 return Err(Error::unsupported(
                     "an expression vector has no Arrow equivalent",
@@ -643,7 +665,20 @@ impl<'d> Converter<'d> {
         Ok((dt, Arc::new(StructArray::from(batch))))
     }
 
-    fn list(&self, items: &[RObject], name: &str) -> Result<(DataType, ArrayRef)> {
+    /// A list: its elements' values (a list element with no Arrow value,
+    /// a call, a function, an environment, is null here; it travels in
+    /// the column's node of the metadata). Elements of one type (after
+    /// R's coercion of logical < integer < double, and factors' levels
+    /// made one dictionary) make `list<T>`, one slot per element; else a
+    /// named list (`names`) makes a struct of one row, one field per
+    /// element, and an unnamed one a dense union of one `list<T>` child
+    /// per type, one slot per element ([`types`]' rule for lists).
+    fn list(
+        &self,
+        items: &[RObject],
+        names: Option<Vec<String>>,
+        name: &str,
+    ) -> Result<(DataType, ArrayRef)> {
         let is_raw = |o: &RObject| matches!(o, RObject::Vector(v) if matches!(v.data, VectorData::Raw(_)) && v.attributes.is_none());
         if !items.is_empty()
             && items
@@ -677,93 +712,226 @@ impl<'d> Converter<'d> {
             };
             return Ok((dt, arr));
         }
-        let mut children: Vec<ArrayRef> = Vec::new();
-        let mut child_type: Option<DataType> = None;
-        let mut offsets: Vec<i32> = vec![0];
-        let mut valid = Vec::with_capacity(items.len());
+        let values = self.elements(items, name)?;
+        // the elements' types, those that meet made one
+        let mut groups: Vec<DataType> = Vec::new();
+        let mut group_of: Vec<Option<usize>> = Vec::with_capacity(values.len());
+        for v in &values {
+            let Some((dt, _)) = v else {
+                group_of.push(None);
+                continue;
+            };
+            match groups.iter().position(|g| meet(g, dt).is_some()) {
+                Some(g) => {
+                    groups[g] = meet(&groups[g], dt).expect("met");
+                    group_of.push(Some(g));
+                }
+                None => {
+                    groups.push(dt.clone());
+                    group_of.push(Some(groups.len() - 1));
+                }
+            }
+        }
+        if groups.len() <= 1 {
+            let slots: Vec<Option<ArrayRef>> =
+                values.into_iter().map(|v| v.map(|(_, a)| a)).collect();
+            return slots_list(slots, groups.pop());
+        }
+        match names {
+            Some(names) => {
+                let items: Vec<Option<ArrayRef>> =
+                    values.into_iter().map(|v| v.map(|(_, a)| a)).collect();
+                struct_of_values(items, &names)
+            }
+            None => {
+                if groups.len() > i8::MAX as usize {
+                    return Err(Error::limit(format!(
+                        "a list's elements have {} types; an Arrow union holds at most {}",
+                        groups.len(),
+                        i8::MAX
+                    )));
+                }
+                let mut members: Vec<Vec<Option<ArrayRef>>> = vec![Vec::new(); groups.len()];
+                let mut type_ids: Vec<i8> = Vec::with_capacity(values.len());
+                let mut offsets: Vec<i32> = Vec::with_capacity(values.len());
+                for (v, g) in values.into_iter().zip(group_of) {
+                    // a NULL element: a null slot of the first child
+                    let g = g.unwrap_or(0);
+                    type_ids.push(g as i8);
+                    offsets.push(members[g].len() as i32);
+                    members[g].push(v.map(|(_, a)| a));
+                }
+                let mut children = Vec::with_capacity(groups.len());
+                for (slots, dt) in members.into_iter().zip(groups) {
+                    children.push(slots_list(slots, Some(dt))?.1);
+                }
+                let fields: Vec<arrow_schema::Field> = types::union_member_names(
+                    &children.iter().map(|c| c.data_type().clone()).collect::<Vec<_>>(),
+                )
+                .into_iter()
+                .zip(&children)
+                .map(|(n, c)| arrow_schema::Field::new(n, c.data_type().clone(), true))
+                .collect();
+                let fields = arrow_schema::UnionFields::try_new(0..fields.len() as i8, fields)
+                    .map_err(|e| Error::corrupt(format!("cannot assemble a list's union: {e}")))?;
+                let arr = UnionArray::try_new(
+                    fields.clone(),
+                    ScalarBuffer::from(type_ids),
+                    Some(ScalarBuffer::from(offsets)),
+                    children,
+                )
+                .map_err(|e| Error::corrupt(format!("cannot assemble a list's union: {e}")))?;
+                Ok((
+                    DataType::Union(fields, arrow_schema::UnionMode::Dense),
+                    Arc::new(arr),
+                ))
+            }
+        }
+    }
+
+    /// Each element's Arrow value (`None`: `NULL`, or no Arrow value).
+    fn elements(&self, items: &[RObject], name: &str) -> Result<Vec<Option<(DataType, ArrayRef)>>> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| {
+                if matches!(it, RObject::Null) || !has_arrow_value(it) {
+                    return Ok(None);
+                }
+                self.value(it, None, name, true)
+                    .map(Some)
+                    .map_err(|e| Error {
+                        message: format!("element {}: {}", i + 1, e.message),
+                        ..e
+                    })
+            })
+            .collect()
+    }
+
+    /// A struct of one row, a field per item (an S4 object's slots).
+    fn struct_of(
+        &self,
+        items: &[&RObject],
+        names: &[String],
+        name: &str,
+    ) -> Result<(DataType, ArrayRef)> {
+        let mut values = Vec::with_capacity(items.len());
         for (i, it) in items.iter().enumerate() {
-            // an element without an Arrow value (a call, a function, an
-            // environment, an S4 object) is null here; it travels in the
-            // column's node of the metadata
             if matches!(it, RObject::Null) || !has_arrow_value(it) {
-                valid.push(false);
-                offsets.push(*offsets.last().unwrap());
+                values.push(None);
                 continue;
             }
-            let (dt, arr) = self.value(it, None, name, true).map_err(|e| Error {
-                message: format!("element {}: {}", i + 1, e.message),
+            let (_, arr) = self.value(it, None, name, true).map_err(|e| Error {
+                message: format!("slot '{}': {}", names[i], e.message),
                 ..e
             })?;
-            match &child_type {
-                None => child_type = Some(dt),
-                Some(t) if *t == dt => {}
-                // factors of other numbers of levels: one dictionary
-                Some(t) if wide_keys(t) == wide_keys(&dt) => child_type = Some(wide_keys(t)),
-                // logical, integer and double elements go to their common
-                // type, as R coerces them
-                Some(t) if numeric_rank(t).is_some() && numeric_rank(&dt).is_some() => {
-                    if numeric_rank(&dt) > numeric_rank(t) {
-                        child_type = Some(dt);
-                    }
-                }
-                Some(t) => {
-                    return Err(Error::unsupported(format!(
-                        "list elements have different types ({t} and, at element {}, {dt}); a list column needs one element type",
-                        i + 1
-                    )))
-                }
-            }
-            let end = *offsets.last().unwrap() as i64 + arr.len() as i64;
-            if end > i32::MAX as i64 {
-                return Err(Error::limit("a list column holds more than 2^31 values"));
-            }
-            offsets.push(end as i32);
-            valid.push(true);
-            children.push(arr);
+            values.push(Some(arr));
         }
-        let dt = types::arrow_type(
-            RKind::List,
-            &Facts {
-                item: child_type,
-                ..Default::default()
-            },
-        );
-        let DataType::List(field) = &dt else {
-            return Err(Error::usage(format!("internal: a list cannot become {dt}")));
-        };
-        let values: ArrayRef = if children.is_empty() {
-            arrow_array::new_empty_array(field.data_type())
-        } else {
-            for c in children
-                .iter_mut()
-                .filter(|c| c.data_type() != field.data_type())
-            {
-                *c = arrow_cast::cast(c, field.data_type())
-                    .map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
-            }
-            let children = one_dictionary(children)?;
-            let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs)
-                .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
-        };
-        // the elements' dictionaries became one
-        let field = Arc::new(
-            field
-                .as_ref()
-                .clone()
-                .with_data_type(values.data_type().clone()),
-        );
-        let dt = DataType::List(field.clone());
-        let nulls = nulls_from(valid.len(), |i| valid[i]);
-        let arr = ListArray::try_new(
-            field.clone(),
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            values,
-            nulls,
-        )
-        .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
-        Ok((dt, Arc::new(arr)))
+        struct_of_values(values, names)
     }
+}
+
+/// Whether two element types meet in one: equal, factors (dictionaries)
+/// of other numbers of levels (one dictionary, int32 keys), logical,
+/// integer and double (their common type, as R coerces them).
+fn meet(t: &DataType, dt: &DataType) -> Option<DataType> {
+    if t == dt {
+        return Some(t.clone());
+    }
+    if wide_keys(t) == wide_keys(dt) {
+        return Some(wide_keys(t));
+    }
+    match (numeric_rank(t), numeric_rank(dt)) {
+        (Some(a), Some(b)) => Some(if b > a { dt.clone() } else { t.clone() }),
+        _ => None,
+    }
+}
+
+/// `list<T>`, one slot per element (`None`: a null slot), the elements
+/// widened to `item` (their common type) and their dictionaries made one.
+fn slots_list(slots: Vec<Option<ArrayRef>>, item: Option<DataType>) -> Result<(DataType, ArrayRef)> {
+    let dt = types::arrow_type(
+        RKind::List,
+        &Facts {
+            item,
+            ..Default::default()
+        },
+    );
+    let DataType::List(field) = &dt else {
+        return Err(Error::usage(format!("internal: a list cannot become {dt}")));
+    };
+    let mut offsets: Vec<i32> = vec![0];
+    let mut valid = Vec::with_capacity(slots.len());
+    let mut children: Vec<ArrayRef> = Vec::new();
+    for s in slots {
+        match s {
+            None => {
+                valid.push(false);
+                offsets.push(*offsets.last().unwrap());
+            }
+            Some(arr) => {
+                let end = *offsets.last().unwrap() as i64 + arr.len() as i64;
+                if end > i32::MAX as i64 {
+                    return Err(Error::limit("a list column holds more than 2^31 values"));
+                }
+                offsets.push(end as i32);
+                valid.push(true);
+                children.push(arr);
+            }
+        }
+    }
+    let values: ArrayRef = if children.is_empty() {
+        arrow_array::new_empty_array(field.data_type())
+    } else {
+        for c in children
+            .iter_mut()
+            .filter(|c| c.data_type() != field.data_type())
+        {
+            *c = arrow_cast::cast(c, field.data_type())
+                .map_err(|e| Error::corrupt(format!("cannot widen a list element: {e}")))?;
+        }
+        let children = one_dictionary(children)?;
+        let refs: Vec<&dyn Array> = children.iter().map(|a| a.as_ref()).collect();
+        arrow_select::concat::concat(&refs)
+            .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?
+    };
+    // the elements' dictionaries became one
+    let field = Arc::new(
+        field
+            .as_ref()
+            .clone()
+            .with_data_type(values.data_type().clone()),
+    );
+    let dt = DataType::List(field.clone());
+    let nulls = nulls_from(valid.len(), |i| valid[i]);
+    let arr = ListArray::try_new(
+        field.clone(),
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        values,
+        nulls,
+    )
+    .map_err(|e| Error::corrupt(format!("cannot assemble a list column: {e}")))?;
+    Ok((dt, Arc::new(arr)))
+}
+
+/// A struct of one row, field `j` the `list<T>` of one slot holding
+/// value `j` (null for `None`), named by `names` (an empty, `NA` or
+/// repeated name by its position, `V<j>`: the names travel in the
+/// metadata).
+fn struct_of_values(values: Vec<Option<ArrayRef>>, names: &[String]) -> Result<(DataType, ArrayRef)> {
+    let field_names = types::struct_field_names(names, values.len());
+    let mut fields = Vec::with_capacity(values.len());
+    let mut columns = Vec::with_capacity(values.len());
+    for (v, n) in values.into_iter().zip(field_names) {
+        let item = v.as_ref().map(|a| a.data_type().clone());
+        let (dt, arr) = slots_list(vec![v], item)?;
+        fields.push(arrow_schema::Field::new(n, dt, true));
+        columns.push(arr);
+    }
+    let fields = arrow_schema::Fields::from(fields);
+    let arr = StructArray::try_new_with_length(fields.clone(), columns, None, 1)
+        .map_err(|e| Error::corrupt(format!("cannot assemble a struct: {e}")))?;
+    Ok((DataType::Struct(fields), Arc::new(arr)))
 }
 
 /// `dt` with the index of every dictionary in it int32: the type in which

@@ -125,9 +125,6 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         native: doc.header.native_encoding.as_deref(),
         default_tz: opts.default_tz.as_deref(),
     };
-    if super::column::is_s4(obj) {
-        return Err(not_convertible("the object", obj, refs));
-    }
     let (names, nrow, matrix_columns): (Vec<String>, usize, Option<Vec<RObject>>);
     let mut warnings = Vec::new();
     let shape;
@@ -222,6 +219,19 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         let len = match view(obj, refs)? {
             _ if crate::arrow::posixlt::is_posixlt(&obj.class_attr(refs), obj.sxptype(refs)) => {
                 crate::arrow::posixlt::length(obj, refs)
+            }
+            // a struct of its slots
+            None if matches!(obj, RObject::S4(_)) => 1,
+            // a named list whose elements differ in type is a struct of
+            // one row (known once its elements convert)
+            Some(v)
+                if matches!(*v.data, VectorData::List(_))
+                    && obj.attribute(refs, "names").is_some() =>
+            {
+                Converter::for_table(doc, opts)
+                    .column(obj, &opts.object_name)?
+                    .1
+                    .len()
             }
             Some(v) => v.data.len() as usize,
             None if matches!(obj, RObject::Null) => 0,
