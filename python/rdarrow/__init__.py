@@ -215,6 +215,33 @@ def _table_schema(table: Any) -> "pyarrow.Schema":  # noqa: F821
     return pa.schema(_Capsule(table.schema()))
 
 
+def _has_union(t: Any) -> bool:
+    """Whether Arrow type ``t`` holds a union at any depth."""
+    import pyarrow as pa
+
+    if pa.types.is_union(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_union(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_has_union(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
+def _refuse_unions(schema: Any, consumer: str, hint: str = "") -> None:
+    """Raise for the columns of ``schema`` a consumer without union types
+    (Polars, Spark) cannot take: lists whose elements differ in type,
+    which rdarrow makes dense unions. Never a silently changed value."""
+    bad = [f.name for f in schema if _has_union(f.type)]
+    if bad:
+        names = ", ".join(f"'{b}'" for b in bad)
+        raise TypeError(
+            f"column{'s' if len(bad) > 1 else ''} {names} hold{'' if len(bad) > 1 else 's'} lists whose "
+            f"elements differ in type, an Arrow dense union, which {consumer} has no type for; "
+            f"{hint}read it with rdarrow.read_table() (pyarrow) or DuckDB"
+        )
+
+
 def _files_of(
     paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
     storage_options: Optional[dict] = None,

@@ -43,7 +43,9 @@ def _opened(path: Any, object: Optional[str], storage_options: Optional[dict]) -
 def _schema_of(t: Any) -> Dict[str, Any]:
     import polars as pl
 
-    return dict(pl.from_arrow(rdarrow._table_schema(t).empty_table()).schema)
+    schema = rdarrow._table_schema(t)
+    rdarrow._refuse_unions(schema, "Polars")
+    return dict(pl.from_arrow(schema.empty_table()).schema)
 
 
 def scan_rdata(

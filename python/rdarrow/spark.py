@@ -278,9 +278,12 @@ class RDataSource(DataSource):
         return [x.strip() for x in c.split(",") if x.strip()] if c else None
 
     def schema(self) -> Any:
-        from . import _table_schema
+        from . import _refuse_unions, _table_schema
 
-        schemas = [_plain_schema(_table_schema(_open(f, self.options, self._columns())[0])) for f in _files(self.options)]
+        schemas = [_table_schema(_open(f, self.options, self._columns())[0]) for f in _files(self.options)]
+        for s in schemas:
+            _refuse_unions(s, "Spark", "leave it out (option columns), or ")
+        schemas = [_plain_schema(s) for s in schemas]
         return _spark_schema(_union(schemas))
 
     def reader(self, schema: Any) -> DataSourceReader:

@@ -363,7 +363,9 @@ lc_check_route <- function(route, f, o, ref, dir, cli = NULL) {
     }),
     error = function(e) e)
   wtxt <- if (length(warns)) paste0(" [warnings: ", paste(unique(warns), collapse = "; "), "]") else ""
-  if (inherits(got, "error")) {
+  # (not inherits() on an S4 object: that looks its class up, which fails
+  # where the class's package is not installed)
+  if (!isS4(got) && inherits(got, "error")) {
     return(list(status = "error",
                 message = paste0(class(got)[[1]], ": ", conditionMessage(got), wtxt)))
   }

@@ -72,7 +72,10 @@ pub fn logical_type(t: &DataType, levels: Option<&ArrayRef>) -> Result<LogicalTy
                 .iter()
                 .map(|f| logical_type(f.data_type(), None))
                 .collect::<Result<Vec<_>, _>>()?;
-            let names: Vec<CString> = fields.iter().map(|f| c_string(f.name())).collect();
+            let names: Vec<CString> = member_names(fields.iter().map(|f| f.name().as_str()))
+                .iter()
+                .map(|n| c_string(n))
+                .collect();
             let mut types: Vec<duckdb_logical_type> = children.iter().map(|c| c.0).collect();
             let mut name_ptrs: Vec<*const std::os::raw::c_char> =
                 names.iter().map(|n| n.as_ptr()).collect();
@@ -85,8 +88,49 @@ pub fn logical_type(t: &DataType, levels: Option<&ArrayRef>) -> Result<LogicalTy
                 )
             }))
         }
+        // a list whose elements differ in type: a UNION of its children
+        DataType::Union(fields, _) => {
+            let children = fields
+                .iter()
+                .map(|(_, f)| logical_type(f.data_type(), None))
+                .collect::<Result<Vec<_>, _>>()?;
+            let names: Vec<CString> = member_names(fields.iter().map(|(_, f)| f.name().as_str()))
+                .iter()
+                .map(|n| c_string(n))
+                .collect();
+            let mut types: Vec<duckdb_logical_type> = children.iter().map(|c| c.0).collect();
+            let mut name_ptrs: Vec<*const std::os::raw::c_char> =
+                names.iter().map(|n| n.as_ptr()).collect();
+            // SAFETY: arrays of `fields.len()` valid types and names; copied
+            Ok(LogicalType(unsafe {
+                duckdb_create_union_type(
+                    types.as_mut_ptr(),
+                    name_ptrs.as_mut_ptr(),
+                    children.len() as idx_t,
+                )
+            }))
+        }
         other => Err(format!("no DuckDB type for Arrow type {other}")),
     }
+}
+
+/// A STRUCT's or UNION's member names as DuckDB takes them: distinct
+/// regardless of case (a name met again gets `_<position>`).
+fn member_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    names
+        .enumerate()
+        .map(|(i, n)| {
+            let mut name = n.to_string();
+            while !seen.insert(name.to_lowercase()) {
+                name = format!("{n}_{}", i + 1);
+                if seen.contains(&name.to_lowercase()) {
+                    name.push('_');
+                }
+            }
+            name
+        })
+        .collect()
 }
 
 /// A name as DuckDB takes it (an interior NUL, which R names cannot hold

@@ -197,6 +197,25 @@ pub unsafe fn write(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) -> Resu
                 )?;
             }
         }
+        // a UNION vector is a struct: the tag (the member's position),
+        // then each member, valid in the rows that are its
+        DataType::Union(fields, _) => {
+            let u = arr.as_union();
+            let ids: Vec<i8> = fields.iter().map(|(t, _)| t).collect();
+            let tags: Vec<u8> = (0..n)
+                .map(|i| ids.iter().position(|&t| t == u.type_id(i)).unwrap_or(0) as u8)
+                .collect();
+            let tag = arrow_array::UInt8Array::from(tags.clone());
+            write(&tag, ffi::duckdb_struct_vector_get_child(vec, 0), at)?;
+            let members = rdarrow_arrow::arrow::union_members(u).map_err(|e| e.message)?;
+            for (k, member) in members.iter().enumerate() {
+                write(
+                    member.as_ref(),
+                    ffi::duckdb_struct_vector_get_child(vec, (k + 1) as ffi::idx_t),
+                    at,
+                )?;
+            }
+        }
         other => return Err(format!("no DuckDB vector for Arrow type {other}")),
     }
     Ok(())
@@ -205,10 +224,14 @@ pub unsafe fn write(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) -> Resu
 /// Mark the null rows of `arr` invalid in `vec`.
 unsafe fn set_nulls(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) {
     let nulls = match arr.data_type() {
-        DataType::Null => None,
+        // a union's slots are valid; its members say their own nulls
+        DataType::Null | DataType::Union(..) => None,
         _ => arr.logical_nulls(),
     };
     let all_null = matches!(arr.data_type(), DataType::Null);
+    if matches!(arr.data_type(), DataType::Union(..)) {
+        return;
+    }
     if !all_null && nulls.as_ref().is_none_or(|b| b.null_count() == 0) {
         return;
     }

@@ -626,6 +626,19 @@ impl ColumnMeta {
             || self.item_types.is_some()
             || self.s4_vector
             || self.struct_of(dt).is_some();
+        // a data frame inside a list or a column: its attributes' order
+        // (the table's own frame has its order in the fidelity notes)
+        let order = self.has("data.frame").then(|| {
+            let names: Vec<&str> = self
+                .attrs
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .filter(|n| *n != ".internal.selfref")
+                .collect();
+            frame_order(&names).map(|_| names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        });
+        let order = order.flatten();
+        let extra = extra || order.is_some();
         let columns = match &self.columns {
             Some(cols) => {
                 let child_types: Vec<Option<&DataType>> = match dt {
@@ -705,10 +718,13 @@ impl ColumnMeta {
         }
         names.extend(["attributes", "columns"]);
         values.extend([attributes, columns]);
+        let order = order.map(|o| crate::build::strings(o.iter().map(|n| Some(n.as_bytes()))));
         for (name, value) in [
             ("strings", strings),
             ("matrix", matrix),
             ("posixlt", posixlt),
+            // last: the attributes in their order
+            ("order", order),
         ] {
             if let Some(v) = value {
                 names.push(name);
@@ -981,6 +997,12 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             }
             // a struct made of a named list or of an S4 object's slots
             "struct" => struct_back(m, target, part),
+            // a data frame's attributes in their order
+            "order" => {
+                let order = crate::arrow::to_arrow::strings_in(Some(part), &m.refs);
+                let order: Vec<&str> = order.iter().map(String::as_str).collect();
+                reorder_attributes(target, &order, &m.refs);
+            }
             // an S4 object whose type is a vector
             "s4" => {
                 if let RObject::Vector(v) = target {

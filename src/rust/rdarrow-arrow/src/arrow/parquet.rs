@@ -288,26 +288,22 @@ fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Resu
 
 /// Every union in `a` as the struct Parquet keeps ([`UNION_TYPE_FIELD`]).
 fn unions_as_structs(a: ArrayRef) -> Result<ArrayRef> {
-    use arrow_array::{Int8Array, StructArray, UInt32Array};
+    use arrow_array::{Int8Array, StructArray};
     use std::sync::Arc;
     if !has_union(a.data_type()) {
         return Ok(a);
     }
-    let DataType::Union(fields, _) = a.data_type() else {
+    if !matches!(a.data_type(), DataType::Union(..)) {
         return with_children(&a, &unions_as_structs);
-    };
+    }
     let u = a.as_union();
     let ids: Vec<i8> = (0..a.len()).map(|i| u.type_id(i)).collect();
     let DataType::Struct(stored_fields) = stored_type(a.data_type()) else {
         return Err(Error::internal("a union is not stored as a struct"));
     };
-    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int8Array::from(ids.clone()))];
-    for (t, _) in fields.iter() {
-        let child = unions_as_structs(u.child(t).clone())?;
-        let at: UInt32Array = (0..a.len())
-            .map(|i| (ids[i] == t).then(|| u.value_offset(i) as u32))
-            .collect();
-        cols.push(arrow_select::take::take(child.as_ref(), &at, None).map_err(nested_err)?);
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int8Array::from(ids))];
+    for member in super::union_members(u)? {
+        cols.push(unions_as_structs(member)?);
     }
     let fields: arrow_schema::Fields = stored_fields
         .iter()

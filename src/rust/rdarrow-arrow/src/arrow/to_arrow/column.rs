@@ -148,7 +148,7 @@ pub fn converts(obj: &RObject, refs: &RefTable) -> bool {
 /// The error for an R value with no Arrow equivalent.
 pub(super) fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
     Error::unsupported(format!(
-        "{what} is {} (type {}), which has no Arrow equivalent; data frames, atomic vectors, factors, dates, times, matrices and lists of those convert",
+        "{what} is {} (type {}), which has no Arrow equivalent (it is not data: functions, calls, formulas and environments stay in R); data frames, atomic vectors, factors, dates, times, matrices, lists and S4 objects of those convert",
         obj.class(refs).join("/"),
         sxp::type_name(obj.sxptype(refs))
     ))
