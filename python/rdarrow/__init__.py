@@ -568,6 +568,14 @@ def _pandas_column(column: Any) -> Any:
         return pd.arrays.BooleanArray(col.fill_null(False).to_numpy(zero_copy_only=False), _mask(col))
     if t == pa.string():
         return pd.array(col.to_numpy(zero_copy_only=False), dtype=pd.StringDtype())
+    # a list column whose rows differ in type (a dense union, which pandas
+    # has no block for): each row's Python value
+    if _has_union(t):
+        import numpy as np
+
+        out = np.empty(len(col), dtype=object)
+        out[:] = col.to_pylist()
+        return out
     if pa.types.is_dictionary(t) and t.value_type == pa.string():
         return pd.Categorical.from_codes(
             col.indices.fill_null(-1).to_numpy(zero_copy_only=False),

@@ -195,7 +195,50 @@ lc_objects <- function(n = 50L) {
   v <- runif(4)
   comment(v) <- "a comment"
   o$vec_comment <- v
+
+  # --- lists whose elements differ in type, S4 objects --------------------
+  o$list_mixed_result <- list(coef = c(a = 1.5, b = -2), n = 10L, method = "ols",
+                              converged = TRUE, resid = round(rnorm(5), 3),
+                              when = as.Date("2020-01-01") + 0:1, note = NULL)
+  o$list_mixed_unnamed <- list(1:3, "a", c(2.5, NA), NULL, list(1, "b"),
+                               factor(c("q", NA)), TRUE, 4.5)
+  df <- data.frame(id = 1:4)
+  df$l <- list(1:2, "a", NULL, list(x = 1, y = "z"))
+  o$df_list_mixed <- df
+  o$list_matrix_factor <- list(m = matrix(1:6, 2L, dimnames = list(c("r1", "r2"), NULL)),
+                               f = factor(c("u", "v", "u"), levels = c("v", "u")))
+  o$list_nested_frames <- list(df = data.frame(x = 1:3, y = c("a", "b", NA)),
+                               v = c(1.5, 2.5),
+                               inner = list(d = data.frame(z = TRUE), w = "q",
+                                            k = list(1L, "x", list(NULL, 2.5))))
+  # (a function of the global environment: one made here would hold this
+  # function's frame, all of these objects)
+  o$list_with_function <- list(a = 1, f = eval(quote(function(x) x + 1), globalenv()),
+                               e = quote(a + b), s = "x")
+  lc_classes()
+  o$s4_slots <- methods::new("lcRecord", num = c(1, NA, 3), chr = c("z", NA),
+                             lst = list(1L, "a", NULL), mat = matrix(c(1.5, 2.5, 3.5, 4.5), 2L),
+                             fac = factor(c("p", "q")))
+  o$s4_integer <- methods::new("lcCount", c(1L, NA, 3L), note = "counts")
+  o$s4_numeric <- methods::new("lcAmount", c(0.5, -1))
+  o$s4_nested <- list(a = methods::new("lcCount", 1:2, note = "n"), b = "x")
+  if (requireNamespace("Matrix", quietly = TRUE)) {
+    o$s4_dgeMatrix <- methods::new("dgeMatrix", Dim = c(2L, 3L), x = as.numeric(1:6),
+                                   Dimnames = list(c("a", "b"), NULL))
+  }
   o
+}
+
+# The S4 classes of lc_objects(), defined in the global environment (where
+# a saved object's class is looked up).
+lc_classes <- function() {
+  methods::setClass("lcRecord", representation(num = "numeric", chr = "character",
+                                               lst = "list", mat = "matrix", fac = "factor"),
+                    where = globalenv())
+  methods::setClass("lcCount", contains = "integer", representation(note = "character"),
+                    where = globalenv())
+  methods::setClass("lcAmount", contains = "numeric", where = globalenv())
+  invisible()
 }
 
 # The objects of the multi-threaded case: a few hundred thousand rows.

@@ -450,13 +450,16 @@ impl ColumnMeta {
 
     /// What a struct made of this value holds, for the way back: `"S4"`
     /// (an S4 object's slots), `"list"` (a named list whose elements
-    /// differ in type); None for a data frame (or anything else).
+    /// differ in type: its type a struct, or not known, as in a union,
+    /// where the way back sees whether it came back as a data frame);
+    /// None for a data frame (or anything else).
     fn struct_of(&self, dt: Option<&DataType>) -> Option<&'static str> {
         if self.sxptype == sxp::S4 {
             return Some("S4");
         }
         match (self.kind(), dt) {
             (Some(RKind::List), Some(DataType::Struct(_))) => Some("list"),
+            (Some(RKind::List), None) if self.attribute("names").is_some() => Some("list"),
             _ => None,
         }
     }
@@ -1113,6 +1116,10 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
 /// slots, in order (its class goes on next).
 fn struct_back(m: &mut ObjectMaker, target: &mut RObject, what: &RObject) {
     let refs = m.refs.clone();
+    if !target.inherits(&refs, "data.frame") {
+        // a named list whose elements had one type: a list already
+        return;
+    }
     let names: Vec<String> = crate::arrow::to_arrow::strings_in(target.attribute(&refs, "names"), &refs);
     let RObject::Vector(v) = target else { return };
     let VectorData::List(cols) = &mut v.data else {

@@ -160,6 +160,11 @@ pub(super) fn stored_type(dt: &DataType) -> DataType {
         DataType::List(f) => DataType::List(field(f)),
         DataType::LargeList(f) => DataType::LargeList(field(f)),
         DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        // Parquet has no struct without fields (an S4 object without
+        // slots): one placeholder field, all null
+        DataType::Struct(fs) if fs.is_empty() => DataType::Struct(
+            vec![Field::new(EMPTY_STRUCT_FIELD, DataType::Boolean, true)].into(),
+        ),
         DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
         // Parquet has no unions: a struct of the type ids and one field
         // per child, null where the slot is another child's
@@ -184,14 +189,19 @@ pub(super) fn stored_type(dt: &DataType) -> DataType {
 /// Lossless: the way back makes the dense union again ([`restored_array`]).
 pub const UNION_TYPE_FIELD: &str = "__union_type";
 
+/// The one field of the struct a struct without fields is stored as.
+pub const EMPTY_STRUCT_FIELD: &str = "__empty_struct";
+
 /// The type field's metadata key listing the union's type ids in the
 /// order of its children (`0,1,2`).
 const UNION_IDS_KEY: &str = "rdarrow.union_type_ids";
 
-/// Whether `dt` holds a union at any depth.
+/// Whether `dt` holds a union (or a struct without fields) at any depth:
+/// a type Parquet stores in a layout of its own.
 fn has_union(dt: &DataType) -> bool {
     match dt {
         DataType::Union(..) => true,
+        DataType::Struct(fs) if fs.is_empty() => true,
         DataType::List(f)
         | DataType::LargeList(f)
         | DataType::FixedSizeList(f, _)
@@ -293,6 +303,16 @@ fn unions_as_structs(a: ArrayRef) -> Result<ArrayRef> {
     if !has_union(a.data_type()) {
         return Ok(a);
     }
+    if matches!(a.data_type(), DataType::Struct(fs) if fs.is_empty()) {
+        let DataType::Struct(fields) = stored_type(a.data_type()) else {
+            return Err(Error::internal("a struct is not stored as a struct"));
+        };
+        let none: ArrayRef = Arc::new(arrow_array::BooleanArray::new_null(a.len()));
+        return Ok(Arc::new(
+            StructArray::try_new_with_length(fields, vec![none], a.nulls().cloned(), a.len())
+                .map_err(nested_err)?,
+        ));
+    }
     if !matches!(a.data_type(), DataType::Union(..)) {
         return with_children(&a, &unions_as_structs);
     }
@@ -331,6 +351,9 @@ pub(super) fn restored_type(dt: &DataType) -> DataType {
                 Err(_) => dt.clone(),
             }
         }
+        DataType::Struct(fs) if fs.len() == 1 && fs[0].name() == EMPTY_STRUCT_FIELD => {
+            DataType::Struct(arrow_schema::Fields::empty())
+        }
         DataType::List(f) => DataType::List(field(f)),
         DataType::LargeList(f) => DataType::LargeList(field(f)),
         DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
@@ -359,6 +382,12 @@ pub(super) fn restored_array(a: ArrayRef) -> Result<ArrayRef> {
     let want = restored_type(a.data_type());
     if &want == a.data_type() {
         return Ok(a);
+    }
+    if matches!(&want, DataType::Struct(fs) if fs.is_empty()) {
+        return Ok(Arc::new(arrow_array::StructArray::new_empty_fields(
+            a.len(),
+            a.nulls().cloned(),
+        )));
     }
     let DataType::Union(fields, _) = &want else {
         return with_children(&a, &restored_array);
