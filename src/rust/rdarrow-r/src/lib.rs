@@ -856,7 +856,9 @@ fn objects_to_rdata_impl(
     storage: Robj,
 ) -> Robj {
     if !objects.is_null() && !objects.is_pairlist() {
-        return error_value(&rdarrow_arrow::Error::internal("write_rdata() hands over a pairlist"));
+        return error_value(&rdarrow_arrow::Error::internal(
+            "write_rdata() hands over a pairlist",
+        ));
     }
     match from_arrow::write_opts(
         "data",

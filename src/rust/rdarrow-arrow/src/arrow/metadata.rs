@@ -1120,7 +1120,8 @@ fn struct_back(m: &mut ObjectMaker, target: &mut RObject, what: &RObject) {
         // a named list whose elements had one type: a list already
         return;
     }
-    let names: Vec<String> = crate::arrow::to_arrow::strings_in(target.attribute(&refs, "names"), &refs);
+    let names: Vec<String> =
+        crate::arrow::to_arrow::strings_in(target.attribute(&refs, "names"), &refs);
     let RObject::Vector(v) = target else { return };
     let VectorData::List(cols) = &mut v.data else {
         return;
@@ -1139,11 +1140,7 @@ fn struct_back(m: &mut ObjectMaker, target: &mut RObject, what: &RObject) {
         .as_strings()
         .is_some_and(|s| s.get(0) == Some(b"S4".as_slice()));
     *target = if s4 {
-        let slots: Vec<(&str, RObject)> = names
-            .iter()
-            .map(String::as_str)
-            .zip(items)
-            .collect();
+        let slots: Vec<(&str, RObject)> = names.iter().map(String::as_str).zip(items).collect();
         RObject::S4(Box::new(AttrOnly {
             flags: Flags {
                 levels: levels::S4_OBJECT,

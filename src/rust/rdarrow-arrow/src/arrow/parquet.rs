@@ -162,9 +162,9 @@ pub(super) fn stored_type(dt: &DataType) -> DataType {
         DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
         // Parquet has no struct without fields (an S4 object without
         // slots): one placeholder field, all null
-        DataType::Struct(fs) if fs.is_empty() => DataType::Struct(
-            vec![Field::new(EMPTY_STRUCT_FIELD, DataType::Boolean, true)].into(),
-        ),
+        DataType::Struct(fs) if fs.is_empty() => {
+            DataType::Struct(vec![Field::new(EMPTY_STRUCT_FIELD, DataType::Boolean, true)].into())
+        }
         DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
         // Parquet has no unions: a struct of the type ids and one field
         // per child, null where the slot is another child's
@@ -250,8 +250,13 @@ fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Resu
             let l = a.as_list::<i32>();
             let v = f(l.values().clone())?;
             Arc::new(
-                ListArray::try_new(retyped(field, &v), l.offsets().clone(), v, l.nulls().cloned())
-                    .map_err(nested_err)?,
+                ListArray::try_new(
+                    retyped(field, &v),
+                    l.offsets().clone(),
+                    v,
+                    l.nulls().cloned(),
+                )
+                .map_err(nested_err)?,
             )
         }
         DataType::LargeList(field) => {
@@ -399,7 +404,11 @@ pub(super) fn restored_array(a: ArrayRef) -> Result<ArrayRef> {
     let mut type_ids = Vec::with_capacity(a.len());
     let mut offsets = Vec::with_capacity(a.len());
     for i in 0..a.len() {
-        let t = if tags.is_null(i) { ids[0] } else { tags.value(i) };
+        let t = if tags.is_null(i) {
+            ids[0]
+        } else {
+            tags.value(i)
+        };
         let Some(k) = ids.iter().position(|&x| x == t) else {
             return Err(Error::corrupt(format!(
                 "a union stored in Parquet names type id {t}, which it does not have"
@@ -424,13 +433,8 @@ pub(super) fn restored_array(a: ArrayRef) -> Result<ArrayRef> {
         .collect();
     let fields = arrow_schema::UnionFields::try_new(ids, fields).map_err(nested_err)?;
     Ok(Arc::new(
-        UnionArray::try_new(
-            fields,
-            type_ids.into(),
-            Some(offsets.into()),
-            children,
-        )
-        .map_err(nested_err)?,
+        UnionArray::try_new(fields, type_ids.into(), Some(offsets.into()), children)
+            .map_err(nested_err)?,
     ))
 }
 
@@ -975,13 +979,21 @@ impl ParquetFile {
     /// The file's schema, its unions (stored as structs) made again.
     pub fn schema(&self) -> SchemaRef {
         let s = &self.builder_schema;
-        if !s.fields().iter().any(|f| restored_type(f.data_type()) != *f.data_type()) {
+        if !s
+            .fields()
+            .iter()
+            .any(|f| restored_type(f.data_type()) != *f.data_type())
+        {
             return s.clone();
         }
         let fields: Vec<arrow_schema::Field> = s
             .fields()
             .iter()
-            .map(|f| f.as_ref().clone().with_data_type(restored_type(f.data_type())))
+            .map(|f| {
+                f.as_ref()
+                    .clone()
+                    .with_data_type(restored_type(f.data_type()))
+            })
             .collect();
         std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
             fields,

@@ -25,8 +25,8 @@
 //! for byte the one the writer makes alone.
 
 use super::parquet::{
-    chunk_props, dictionary_chunk, leaf_count, pq_err, stored_array, stored_type,
-    wants_dictionary, Chunk, ParquetOptions,
+    chunk_props, dictionary_chunk, leaf_count, pq_err, stored_array, stored_type, wants_dictionary,
+    Chunk, ParquetOptions,
 };
 use super::rows::row_groups;
 use super::to_arrow::{element_bytes, rows_for, ColumnSoFar, TableOptions};

@@ -766,7 +766,10 @@ impl<'d> Converter<'d> {
                     children.push(slots_list(slots, Some(dt))?.1);
                 }
                 let fields: Vec<arrow_schema::Field> = types::union_member_names(
-                    &children.iter().map(|c| c.data_type().clone()).collect::<Vec<_>>(),
+                    &children
+                        .iter()
+                        .map(|c| c.data_type().clone())
+                        .collect::<Vec<_>>(),
                 )
                 .into_iter()
                 .zip(&children)
@@ -849,7 +852,10 @@ fn meet(t: &DataType, dt: &DataType) -> Option<DataType> {
 
 /// `list<T>`, one slot per element (`None`: a null slot), the elements
 /// widened to `item` (their common type) and their dictionaries made one.
-fn slots_list(slots: Vec<Option<ArrayRef>>, item: Option<DataType>) -> Result<(DataType, ArrayRef)> {
+fn slots_list(
+    slots: Vec<Option<ArrayRef>>,
+    item: Option<DataType>,
+) -> Result<(DataType, ArrayRef)> {
     let dt = types::arrow_type(
         RKind::List,
         &Facts {
@@ -918,7 +924,10 @@ fn slots_list(slots: Vec<Option<ArrayRef>>, item: Option<DataType>) -> Result<(D
 /// value `j` (null for `None`), named by `names` (an empty, `NA` or
 /// repeated name by its position, `V<j>`: the names travel in the
 /// metadata).
-fn struct_of_values(values: Vec<Option<ArrayRef>>, names: &[String]) -> Result<(DataType, ArrayRef)> {
+fn struct_of_values(
+    values: Vec<Option<ArrayRef>>,
+    names: &[String],
+) -> Result<(DataType, ArrayRef)> {
     let field_names = types::struct_field_names(names, values.len());
     let mut fields = Vec::with_capacity(values.len());
     let mut columns = Vec::with_capacity(values.len());
