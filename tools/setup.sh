@@ -38,6 +38,9 @@ apt_packages=(
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
   r-cran-withr r-cran-callr r-cran-jsonlite r-cran-waldo r-cran-matrix
   r-cran-nlme
+  # lme4's fits and profiles (S4 objects, closures in their formulas'
+  # environments) for the Arrow circle of every object with data
+  r-cran-lme4
   # single-cell objects for read_anndata()'s tests and bench/anndata.py:
   # SeuratObject 4.1 (with pbmc_small), SingleCellExperiment and
   # SummarizedExperiment

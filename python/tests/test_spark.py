@@ -131,3 +131,24 @@ def test_a_hostile_file_and_a_missing_object_fail_with_the_message(spark, made, 
         spark.read.format("rdata").load(str(bad)).count()
     with pytest.raises(Exception, match="nope"):
         spark.read.format("rdata").option("object", "nope").load(str(made / "two.RData")).count()
+
+
+SLOTS_R = r"""
+setClass("Holder", representation(df = "data.frame", note = "character"))
+h <- new("Holder", df = data.frame(i = 1:3, s = c("a", NA, "c")), note = "n")
+mixed <- data.frame(id = 1:3)
+mixed$l <- list(1:2, "a", NULL)
+save(h, mixed, file = file.path(Sys.getenv("OUT"), "slots.RData"))
+"""
+
+
+def test_an_at_path_reads_a_slot_and_a_union_column_is_named(spark, tmp_path, run_r):
+    run_r(SLOTS_R, OUT=str(tmp_path))
+    f = str(tmp_path / "slots.RData")
+    rows = spark.read.format("rdata").option("object", "h@df").load(f).orderBy("i").collect()
+    assert [(r.i, r.s) for r in rows] == [(1, "a"), (2, None), (3, "c")]
+    # Spark has no union type: the column is named, never changed
+    with pytest.raises(Exception, match="column 'l' holds lists whose elements differ in type"):
+        spark.read.format("rdata").option("object", "mixed").load(f).count()
+    ids = spark.read.format("rdata").option("object", "mixed").option("columns", "id").load(f)
+    assert sorted(r.id for r in ids.collect()) == [1, 2, 3]
