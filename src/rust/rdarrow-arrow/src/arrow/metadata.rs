@@ -132,6 +132,10 @@ pub struct ColumnMeta {
     /// An S4 object whose type is a vector (`ScalarInteger`): the S4 bit
     /// comes back on the vector.
     s4_vector: bool,
+    /// The vector's other general-purpose bits (R's levels: a vector
+    /// grown by `[<-` is marked growable), which R writes with it: they
+    /// come back, so that the file is written with the bytes R writes.
+    gp: u16,
 }
 
 /// A character vector node of `s`, without attributes.
@@ -272,6 +276,10 @@ impl ColumnMeta {
             strings,
             posixlt,
             s4_vector: crate::arrow::to_arrow::is_s4(obj),
+            gp: match obj {
+                RObject::Vector(v) => v.flags.levels & !levels::S4_OBJECT,
+                _ => 0,
+            },
             ..Default::default()
         }
     }
@@ -446,6 +454,7 @@ impl ColumnMeta {
             && self.item_types.is_none()
             && !self.s4_vector
             && self.sxptype != sxp::S4
+            && self.gp == 0
     }
 
     /// What a struct made of this value holds, for the way back: `"S4"`
@@ -628,6 +637,7 @@ impl ColumnMeta {
             || self.integer64_item
             || self.item_types.is_some()
             || self.s4_vector
+            || self.gp != 0
             || self.struct_of(dt).is_some();
         // a data frame inside a list or a column: its attributes' order
         // (the table's own frame has its order in the fidelity notes)
@@ -695,6 +705,10 @@ impl ColumnMeta {
         if self.s4_vector {
             names.push("s4");
             values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
+        }
+        if self.gp != 0 {
+            names.push("gp");
+            values.push(crate::build::ints(vec![self.gp as i32]));
         }
         if let Some(v) = &self.stored {
             // the element itself: arrow R ignores it
@@ -1006,6 +1020,12 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                 let order: Vec<&str> = order.iter().map(String::as_str).collect();
                 reorder_attributes(target, &order, &m.refs);
             }
+            // the vector's general-purpose bits, as R wrote them
+            "gp" => {
+                if let (RObject::Vector(v), Some(gp)) = (&mut *target, first_int(part)) {
+                    v.flags.levels |= gp as u16;
+                }
+            }
             // an S4 object whose type is a vector
             "s4" => {
                 if let RObject::Vector(v) = target {
@@ -1106,6 +1126,17 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             }
             _ => {}
         }
+    }
+}
+
+/// The first number of an integer vector.
+fn first_int(obj: &RObject) -> Option<i32> {
+    match obj {
+        RObject::Vector(v) => match &v.data {
+            VectorData::Integer(x) => x.first().copied(),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

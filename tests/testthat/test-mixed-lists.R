@@ -1,0 +1,137 @@
+# Every object with data into Arrow: lists whose elements differ in type
+# (a named list a struct of one row, an unnamed one a dense union), S4
+# objects (a struct of their slots), S4 vectors (their vector); what arrow
+# R makes of them; lme4's fits and profiles back with the bytes R writes;
+# slots read by @ paths in a SingleCellExperiment; what stays refused.
+# (Every route of the circle for these objects: test-lossless-circle.R,
+# whose objects include them; Python, DuckDB, Polars and Spark:
+# python/tests/test_mixed_lists.py.)
+
+mixed_file <- function(dir) {
+  lc_classes()
+  f <- file.path(dir, "mixed.RData")
+  res <- list(coef = c(a = 1.5, b = -2), n = 10L, method = "ols", ok = TRUE)
+  unnamed <- list(1:3, "a", c(2.5, NA), NULL, list(1, "b"))
+  df <- data.frame(id = 1:3)
+  df$l <- list(1:2, "a", NULL)
+  rec <- methods::new("lcRecord", num = c(1, 2), chr = "z", lst = list(1L, "a"),
+                      mat = matrix(c(1.5, 2.5, 3.5, 4.5), 2L), fac = factor("p"))
+  cnt <- methods::new("lcCount", 1:3, note = "n")
+  fun <- function(x) x + 1
+  frm <- y ~ x
+  env <- new.env()
+  save(res, unnamed, df, rec, cnt, fun, frm, env, file = f)
+  f
+}
+
+test_that("a named list of mixed types is a struct, an unnamed one and a list column a dense union", {
+  f <- mixed_file(local_tempdir())
+  s <- nanoarrow::infer_nanoarrow_schema(rdata_to_arrow(f, object = "res"))
+  expect_identical(s$children$res$format, "+s")
+  expect_identical(names(s$children$res$children), c("coef", "n", "method", "ok"))
+  s <- nanoarrow::infer_nanoarrow_schema(rdata_to_arrow(f, object = "unnamed"))
+  expect_match(s$children$unnamed$format, "^\\+ud:")
+  s <- nanoarrow::infer_nanoarrow_schema(rdata_to_arrow(f, object = "df"))
+  expect_match(s$children$l$format, "^\\+ud:")
+  s <- nanoarrow::infer_nanoarrow_schema(rdata_to_arrow(f, object = "rec"))
+  expect_identical(names(s$children$rec$children), c("num", "chr", "lst", "mat", "fac"))
+  s <- nanoarrow::infer_nanoarrow_schema(rdata_to_arrow(f, object = "cnt"))
+  expect_identical(s$children$cnt$format, "i")
+})
+
+test_that("arrow R takes what rdata_to_arrow() gives and validates it", {
+  skip_if_not_installed("arrow")
+  f <- mixed_file(local_tempdir())
+  for (o in c("res", "unnamed", "df", "rec", "cnt")) {
+    tab <- arrow::as_arrow_table(rdata_to_arrow(f, object = o))
+    expect_true(tab$Validate(), label = o)
+    expect_gt(tab$num_rows, 0L)
+    out <- file.path(local_tempdir(), "back.rds")
+    arrow_to_rdata(tab, out)
+    e <- new.env()
+    load(f, e)
+    expect_true(identical(readRDS(out), get(o, e)), label = o)
+  }
+  # the struct's values as arrow R reads them
+  tab <- arrow::as_arrow_table(rdata_to_arrow(f, object = "res"))
+  coef <- tab$res$chunk(0)$field(0)$as_vector()
+  expect_identical(as.numeric(unlist(coef)), c(1.5, -2))
+})
+
+test_that("functions, formulas and environments stay refused, naming the object and why", {
+  f <- mixed_file(local_tempdir())
+  for (o in c("fun", "env")) {
+    err <- expect_error(rdata_to_arrow(f, object = o), class = "rdarrow_error")
+    expect_match(conditionMessage(err), o, fixed = TRUE)
+    expect_match(conditionMessage(err), "no Arrow equivalent (it is not data", fixed = TRUE)
+  }
+  err <- expect_error(rdata_to_arrow(f, object = "frm"), class = "rdarrow_error")
+  expect_match(conditionMessage(err), "formula")
+  # the file's own choice is unchanged: S4 objects are converted when named
+  g <- file.path(local_tempdir(), "two.RData")
+  v <- 1:3
+  rec <- methods::new("lcRecord", num = 1, chr = "a", lst = list(), mat = matrix(1), fac = factor("x"))
+  save(v, rec, file = g)
+  expect_identical(nanoarrow::infer_nanoarrow_schema(rdata_to_arrow(g))$children$v$format, "i")
+})
+
+test_that("lme4's fits and profiles come back with the bytes R's save() and load() give", {
+  # (CI installs lme4 with the set-up; skipped loudly where it is missing)
+  skip_if_not_installed("lme4")
+  dir <- local_tempdir()
+  # in a child R process: lme4 attaches methods this session need not hold
+  res <- callr::r(function(dir, lib) {
+    .libPaths(c(lib, .libPaths()))
+    suppressMessages({ library(lme4); library(rdarrow) })
+    fm1 <- lmer(Reaction ~ Days + (Days | Subject), sleepstudy)
+    gm1 <- glmer(cbind(incidence, size - incidence) ~ period + (1 | herd), data = cbpp,
+                 family = binomial)
+    pr1 <- profile(fm1, which = "beta_")
+    f <- file.path(dir, "lme4.RData")
+    save(fm1, gm1, pr1, file = f)
+    e <- new.env()
+    load(f, e)
+    out <- character()
+    for (o in c("fm1", "gm1", "pr1")) for (route in c("ipc", "parquet")) {
+      x <- file.path(dir, paste0(o, ".", route))
+      back <- file.path(dir, paste0(o, "-", route, ".rds"))
+      if (route == "ipc") {
+        rdata_to_ipc(f, x, object = o)
+        ipc_to_rdata(x, back)
+      } else {
+        rdata_to_parquet(f, x, object = o)
+        parquet_to_rdata(x, back)
+      }
+      same <- identical(serialize(readRDS(back), NULL, version = 2L),
+                        serialize(get(o, e), NULL, version = 2L))
+      out[[paste(o, route)]] <- if (same) "same bytes" else "different"
+    }
+    out
+  }, args = list(dir = dir, lib = .libPaths()[[1]]))
+  expect_identical(unname(res), rep("same bytes", 6L), info = paste(names(res), res, collapse = "; "))
+})
+
+test_that("@ paths reach into a SingleCellExperiment's slots", {
+  pkg <- "SingleCellExperiment"
+  skip_if_not_installed(pkg)
+  dir <- local_tempdir()
+  f <- file.path(dir, "sce.rds")
+  ref <- callr::r(function(f, pkg) {
+    suppressMessages(library(pkg, character.only = TRUE))
+    counts <- matrix(c(0L, 3L, 1L, 0L, 5L, 2L), 2L, dimnames = list(c("g1", "g2"), paste0("c", 1:3)))
+    sce <- SingleCellExperiment(assays = list(counts = counts),
+                                colData = S4Vectors::DataFrame(group = c("a", "b", "a")))
+    saveRDS(sce, f)
+    list(counts = sce@assays@data@listData$counts, group = sce@colData@listData$group,
+         rownames = sce@colData@rownames)
+  }, args = list(f = f, pkg = pkg))
+  got <- read_rdata(f, objects = c("sce@assays@data@listData$counts", "sce@colData@listData$group"))
+  expect_identical(got[[1]], ref$counts)
+  expect_identical(got[[2]], ref$group)
+  # the same through Arrow: the matrix as a table of its columns
+  tab <- rdata_to_arrow(f, object = "sce@colData")
+  expect_identical(names(nanoarrow::infer_nanoarrow_schema(tab)$children), "sce@colData")
+  listing <- rdata_objects(f, recursive = TRUE)
+  expect_true(all(c("sce@assays", "sce@colData", "sce@colData@listData$group") %in% listing$name))
+  expect_identical(listing$class[listing$name == "sce@colData"], "DFrame")
+})
