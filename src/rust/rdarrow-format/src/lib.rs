@@ -329,6 +329,8 @@ pub fn read_paths(
     wanted: &[String],
     stream_name: &str,
 ) -> Result<(Document, Vec<(String, RObject)>)> {
+    // the caller's consumer gives the memory of the parts taken
+    let given = opts.consumer.clone();
     let opts = ReadOptions {
         consumer: Some(std::sync::Arc::new(Placement::DeferNested)),
         ..opts.clone()
@@ -341,7 +343,9 @@ pub fn read_paths(
     )?;
     let mut taken = doc.take_paths(wanted, stream_name)?;
     for (name, obj) in &mut taken {
-        store.materialize(obj).map_err(|e| e.in_object(name))?;
+        store
+            .materialize_into(obj, given.as_ref())
+            .map_err(|e| e.in_object(name))?;
     }
     Ok((doc, taken))
 }

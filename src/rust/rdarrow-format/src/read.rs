@@ -131,12 +131,21 @@ impl Allocation {
 
     /// The memory, as `n` elements of `T`, if it has room for them and is
     /// aligned for them.
-    fn slice<T: Copy>(&mut self, n: usize) -> Option<&mut [T]> {
+    pub(crate) fn slice<T: Copy>(&mut self, n: usize) -> Option<&mut [T]> {
         let fits = n.checked_mul(std::mem::size_of::<T>()) == Some(self.bytes)
             && (self.ptr.as_ptr() as usize) % std::mem::align_of::<T>() == 0;
         // SAFETY: valid, exclusive and aligned memory of exactly that size
         // (the contract of `new`); T is a plain number type
         fits.then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, n) })
+    }
+
+    /// The tree's payload of type `t` and `len` elements decoded into
+    /// this memory.
+    ///
+    /// # Safety
+    /// The payload was decoded into the whole of the memory.
+    pub(crate) unsafe fn into_consumed(self, t: u8, len: u64) -> Consumed {
+        Consumed::placed(t, len, self.value, self.ptr, self.bytes, self.owner)
     }
 }
 
@@ -306,6 +315,9 @@ pub(crate) struct Parser<'a> {
     /// or with `defer_nested` of a list nested in one, at `list_depth`.
     in_columns: bool,
     list_depth: usize,
+    /// Reading an ALTREP node's class or state (kept whole: it expands
+    /// from them).
+    in_altrep: u32,
 }
 
 fn is_pairlist_type(t: u8) -> bool {
@@ -333,6 +345,7 @@ impl<'a> Parser<'a> {
             defer_nested: opts.placement() == Placement::DeferNested,
             in_columns: false,
             list_depth: 0,
+            in_altrep: 0,
         }
     }
 
@@ -495,9 +508,11 @@ impl<'a> Parser<'a> {
                 // class info and (small) states are always kept: listing
                 // needs them for the type and length
                 self.in_attr += 1;
+                self.in_altrep += 1;
                 let info = self.item();
                 let state = info.is_ok().then(|| self.item());
                 self.in_attr -= 1;
+                self.in_altrep -= 1;
                 let info = info?;
                 let state = state.unwrap()?;
                 let attributes = self.attributes()?;
@@ -608,17 +623,28 @@ impl<'a> Parser<'a> {
     fn vector(&mut self, t: u8, fl: Flags, has_attr: bool) -> Result<RObject> {
         let len = self.length()?;
         let skip = self.skip_payload(len) && !matches!(t, sxp::VEC | sxp::EXPR);
-        let defer = self.defer_columns
-            && self.in_columns
+        let atomic = matches!(
+            t,
+            sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::RAW
+        );
+        let column = self.in_columns
             && self.depth == self.list_depth + 1
-            && self.in_attr == 0
+            && self.in_attr == 0;
+        // reading parts of objects by path: any large payload (an S4
+        // object's slot, an element deep in lists) stays in the stream
+        // until the part that holds it is taken; not the names an object
+        // path looks up, nor an ALTREP node's state
+        let large_part = self.defer_nested
+            && len > KEEP_IN_ATTR
+            && self.in_altrep == 0
+            && !(t == sxp::STR && self.in_attr > 0);
+        let defer = self.defer_columns
+            && (column || large_part)
             && self.in_env == 0
+            && self.in_code == 0
             && !self.skipping
             && self.inp.format != crate::Format::Ascii
-            && matches!(
-                t,
-                sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::RAW
-            );
+            && atomic;
         if defer {
             let data = self.deferred(t, len)?;
             let attributes = self.opt_attributes(has_attr)?;

@@ -172,20 +172,98 @@ impl PayloadStore {
 }
 
 impl PayloadStore {
+    /// A whole atomic payload decoded into the consumer's memory; `None`
+    /// where the consumer gives none (or for strings).
+    fn read_placed(
+        &self,
+        d: &Deferred,
+        consumer: &dyn crate::read::Consumer,
+    ) -> Result<Option<VectorData>> {
+        use crate::tree::sxp;
+        let width: u64 = match d.sxptype {
+            sxp::LGL | sxp::INT => 4,
+            sxp::REAL => 8,
+            sxp::CPLX => 16,
+            sxp::RAW => 1,
+            _ => return Ok(None),
+        };
+        let Ok(n) = usize::try_from(d.len) else {
+            return Ok(None);
+        };
+        let Some(mut mem) = consumer.allocate(d.sxptype, d.len) else {
+            return Ok(None);
+        };
+        let mut inp = self.input(d.start, d.start + d.len * width);
+        let done = match d.sxptype {
+            sxp::LGL | sxp::INT => mem.slice::<i32>(n).map(|out| inp.read_ints_into(out)),
+            sxp::REAL => mem.slice::<f64>(n).map(|out| inp.read_doubles_into(out)),
+            sxp::CPLX => n
+                .checked_mul(2)
+                .and_then(|n2| mem.slice::<f64>(n2))
+                .map(|out| inp.read_doubles_into(out)),
+            _ => mem.slice::<u8>(n).map(|out| inp.read_raw_into(out)),
+        };
+        match done {
+            None => return Ok(None),
+            Some(r) => r?,
+        }
+        // SAFETY: the payload is decoded into the memory, which stays
+        // valid while its owner lives (`Allocation::new`)
+        Ok(Some(VectorData::Consumed(unsafe {
+            mem.into_consumed(d.sxptype, d.len)
+        })))
+    }
+
     /// Decode the payloads of `obj` left in the stream: its own, and
     /// those of the elements of its lists, to any depth.
     pub fn materialize(&self, obj: &mut crate::tree::RObject) -> Result<()> {
+        self.materialize_into(obj, None)
+    }
+
+    /// [`Self::materialize`], each atomic payload decoded into memory the
+    /// consumer gives where it gives it ([`crate::read::Consumer::allocate`]):
+    /// once, into the memory the result lives in.
+    pub fn materialize_into(
+        &self,
+        obj: &mut crate::tree::RObject,
+        consumer: Option<&Arc<dyn crate::read::Consumer>>,
+    ) -> Result<()> {
         use crate::tree::RObject;
         let mut todo: Vec<&mut RObject> = vec![obj];
         while let Some(o) = todo.pop() {
-            let RObject::Vector(v) = o else { continue };
-            if let VectorData::Deferred(d) = &v.data {
-                let d = d.clone();
-                v.data = self.read(&d, 0, d.len)?;
-                continue;
-            }
-            if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data {
-                todo.extend(items.iter_mut());
+            // the payloads of elements and of attributes (an S4 object's
+            // slots)
+            let attrs = match o {
+                RObject::Vector(v) => {
+                    if let VectorData::Deferred(d) = &v.data {
+                        let d = d.clone();
+                        v.data = match consumer.and_then(|c| self.read_placed(&d, c.as_ref()).transpose()) {
+                            Some(placed) => placed?,
+                            None => self.read(&d, 0, d.len)?,
+                        };
+                    }
+                    if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data
+                    {
+                        todo.extend(items.iter_mut());
+                    }
+                    v.attributes.as_mut()
+                }
+                RObject::S4(s) => s.attributes.as_mut(),
+                RObject::Pairlist(p) => {
+                    for c in &mut p.cells {
+                        todo.push(&mut c.car);
+                        if let Some(a) = c.attributes.as_mut() {
+                            todo.push(a);
+                        }
+                    }
+                    todo.push(&mut p.tail);
+                    None
+                }
+                RObject::Altrep(a) => Some(&mut a.attributes),
+                _ => None,
+            };
+            if let Some(a) = attrs {
+                todo.push(a);
             }
         }
         Ok(())
