@@ -627,9 +627,7 @@ impl<'a> Parser<'a> {
             t,
             sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::STR | sxp::RAW
         );
-        let column = self.in_columns
-            && self.depth == self.list_depth + 1
-            && self.in_attr == 0;
+        let column = self.in_columns && self.depth == self.list_depth + 1 && self.in_attr == 0;
         // reading parts of objects by path: any large payload (an S4
         // object's slot, an element deep in lists) stays in the stream
         // until the part that holds it is taken; not the names an object

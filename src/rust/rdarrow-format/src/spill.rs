@@ -237,13 +237,14 @@ impl PayloadStore {
                 RObject::Vector(v) => {
                     if let VectorData::Deferred(d) = &v.data {
                         let d = d.clone();
-                        v.data = match consumer.and_then(|c| self.read_placed(&d, c.as_ref()).transpose()) {
+                        v.data = match consumer
+                            .and_then(|c| self.read_placed(&d, c.as_ref()).transpose())
+                        {
                             Some(placed) => placed?,
                             None => self.read(&d, 0, d.len)?,
                         };
                     }
-                    if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data
-                    {
+                    if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data {
                         todo.extend(items.iter_mut());
                     }
                     v.attributes.as_mut()

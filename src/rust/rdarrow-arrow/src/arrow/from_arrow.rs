@@ -1273,4 +1273,166 @@ mod tests {
         let err = column(&mut m, &Field::new("when", ty, true), arr.as_ref()).unwrap_err();
         assert!(err.message.contains("'when'"), "{err}");
     }
+
+    /// R's bytes of `obj` (its symbols in `refs`).
+    fn bytes_of(obj: &RObject, refs: &RefTable) -> Vec<u8> {
+        let header = crate::StreamHeader::utf8_v3(crate::Format::Xdr);
+        crate::write::write_stream(Vec::new(), crate::Container::Stream, &header, obj, refs)
+            .unwrap()
+    }
+
+    /// A named list of mixed types, an unnamed one (with NULL, a nested
+    /// list and logical, integer and double elements) and an S4 object
+    /// of slots: their Arrow layout, and their way back (through the
+    /// batches, and through Parquet) to the same bytes.
+    #[test]
+    fn mixed_lists_and_s4_objects_go_to_arrow_and_back() {
+        let strs = |v: &[&str]| build::strings(v.iter().map(|s| Some(s.as_bytes())));
+        let objects = |m: &mut ObjectMaker| -> Vec<RObject> {
+            let inner = m.vector(
+                VectorData::List(vec![build::reals(vec![1.0]), strs(&["b"])]),
+                vec![],
+            );
+            let named = m.named_list(
+                &["coef", "n", "method", "none"],
+                vec![
+                    build::reals(vec![1.5, -2.0]),
+                    build::ints(vec![10]),
+                    strs(&["ols"]),
+                    RObject::Null,
+                ],
+            );
+            let flag = m.vector(VectorData::Logical(vec![1].into()), vec![]);
+            let unnamed = m.vector(
+                VectorData::List(vec![
+                    build::ints(vec![1, 2, 3]),
+                    strs(&["a"]),
+                    RObject::Null,
+                    inner,
+                    build::reals(vec![2.5, build::na_real()]),
+                    flag,
+                ]),
+                vec![],
+            );
+            let mut class = strs(&["Rec"]);
+            let package = m.tagged_pairlist(vec![("package", strs(&[".GlobalEnv"]))]);
+            if let RObject::Vector(v) = &mut class {
+                v.attributes = package;
+            }
+            let slots = m.tagged_pairlist(vec![
+                ("num", build::reals(vec![1.0, 2.0])),
+                ("chr", strs(&["z"])),
+                ("class", class),
+            ]);
+            let s4 = RObject::S4(Box::new(AttrOnly {
+                flags: Flags {
+                    levels: levels::S4_OBJECT,
+                    object: true,
+                },
+                attributes: slots,
+            }));
+            vec![named, unnamed, s4]
+        };
+        let mut m = ObjectMaker::default();
+        let objs = objects(&mut m);
+        for (k, obj) in objs.into_iter().enumerate() {
+            let doc = doc_with(obj, m.refs.clone());
+            let t = table_from_object(
+                &doc,
+                &doc.root,
+                &TableOptions {
+                    object_name: "x".into(),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let dt = t.schema.field(0).data_type().clone();
+            match k {
+                0 | 2 => {
+                    assert!(matches!(dt, DataType::Struct(_)), "{dt}");
+                    assert_eq!(t.num_rows(), 1);
+                }
+                _ => {
+                    let DataType::Union(fields, arrow_schema::UnionMode::Dense) = &dt else {
+                        panic!("{dt}")
+                    };
+                    // logical, integer and double meet in double
+                    let names: Vec<&str> = fields.iter().map(|(_, f)| f.name().as_str()).collect();
+                    assert_eq!(names, ["double", "character", "union"]);
+                    assert_eq!(t.num_rows(), 6);
+                }
+            }
+            for b in &t.batches {
+                b.column(0).to_data().validate_full().unwrap();
+            }
+            let want = bytes_of(&doc.root, &doc.refs);
+            let back = object_from_batches(&t.schema, &t.batches).unwrap();
+            assert_eq!(bytes_of(&back.object, &back.refs), want, "object {k}");
+            // Parquet: the union as a struct of its type ids and children
+            let pq = bytes::Bytes::from(
+                super::super::parquet::write_parquet(&t, Vec::new(), &Default::default()).unwrap(),
+            );
+            let dir = std::env::temp_dir()
+                .join(format!("rdarrow-mixed-{}-{k}.parquet", std::process::id()));
+            std::fs::write(&dir, &pq).unwrap();
+            let (schema, batches) =
+                super::super::parquet::read_parquet_file(&dir, u64::MAX).unwrap();
+            let _ = std::fs::remove_file(&dir);
+            assert_eq!(schema.field(0).data_type(), &dt);
+            let back = object_from_batches(&schema, &batches).unwrap();
+            assert_eq!(
+                bytes_of(&back.object, &back.refs),
+                want,
+                "object {k} through Parquet"
+            );
+        }
+    }
+
+    #[test]
+    fn a_union_slot_naming_no_child_is_refused() {
+        let mut m = ObjectMaker::default();
+        let fields = arrow_schema::UnionFields::try_new(
+            [0, 1],
+            [
+                Field::new("a", DataType::Int32, true),
+                Field::new("b", DataType::Utf8, true),
+            ],
+        )
+        .unwrap();
+        let u = UnionArray::try_new(
+            fields.clone(),
+            vec![0i8, 1].into(),
+            Some(vec![0i32, 5].into()),
+            vec![
+                Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+                Arc::new(StringArray::from(vec!["x"])),
+            ],
+        );
+        // arrow refuses an offset past its child; a valid one converts
+        assert!(u.is_err());
+        let u = UnionArray::try_new(
+            fields.clone(),
+            vec![0i8, 1].into(),
+            Some(vec![0i32, 0].into()),
+            vec![
+                Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+                Arc::new(StringArray::from(vec!["x"])),
+            ],
+        )
+        .unwrap();
+        let f = Field::new(
+            "u",
+            DataType::Union(fields, arrow_schema::UnionMode::Dense),
+            true,
+        );
+        let got = column(&mut m, &f, &u).unwrap();
+        let RObject::Vector(v) = got else { panic!() };
+        let VectorData::List(items) = &v.data else {
+            panic!()
+        };
+        assert_eq!(items.len(), 2);
+        assert!(
+            matches!(&items[1], RObject::Vector(x) if matches!(&x.data, VectorData::Character(s) if s.get(0) == Some(&b"x"[..])))
+        );
+    }
 }
