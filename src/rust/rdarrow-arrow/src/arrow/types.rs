@@ -22,6 +22,10 @@
 //! | raw | uint8 | zero-copy |
 //! | complex | struct<re: float64, im: float64> | `NA` in either part -> a null slot; the parts keep their bits |
 //! | list | list<T> | T the elements' common type (logical < integer < double, as R coerces); NULL -> null |
+//! | named list whose elements differ in type | struct of one row, a field per element, each `list<T>` of the element's values | an empty, `NA` or repeated name: `V<position>` ([`struct_field_names`]); the names in `"r"`, whose node says `struct = "list"` |
+//! | unnamed list (a list column) whose elements differ in type | dense_union of one `list<T>` child per type, one slot per element | children named by the R kind of their values ([`union_member_names`]); NULL -> a null slot of the first child; the same rule at the top level and in columns; Parquet keeps it as a struct of `__union_type` and the children |
+//! | S4 object (S4SXP) | struct of one row, a field per slot | the class (with its package) in `"r"`, whose node says `struct = "S4"` |
+//! | S4 object whose type is a vector (contains `"integer"`, ...) | that vector's type | the S4 bit (`s4`) and slots in `"r"` |
 //! | list of raw vectors | binary (large_binary beyond 2 GiB) | as arrow R maps it |
 //! | data.frame column | struct | |
 //! | matrix column (a column with two `dim`) | fixed_size_list<T>[ncol] | one list of the row's values per row (pyarrow FixedSizeList, Polars Array, DuckDB ARRAY); `dim` and `dimnames` in the column's node; a matrix inside a list keeps its values as one vector |
@@ -68,7 +72,8 @@
 //! | dictionary of other values, run-end encoded | the decoded values, mapped by their own type | |
 //! | list, large_list, fixed_size_list, list_view, large_list_view | list | null -> NULL; a fixed_size_list whose node records a matrix: the matrix |
 //! | map | list of key/value data frames | |
-//! | struct | data.frame column | |
+//! | struct | data.frame column | a struct whose node says `struct`: the named list or S4 object it was |
+//! | dense_union, sparse_union | list | each slot's value: a `list<T>` child's element itself, another child's value a vector of length 1 |
 //! | union, interval and the rest | an error naming the column | |
 //!
 //! The `"r"` and `"rdarrow"` metadata then restore what the Arrow type
