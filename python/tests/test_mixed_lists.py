@@ -203,3 +203,52 @@ def test_polars_names_the_union_column_it_cannot_take(mixed):
 
     with pytest.raises(TypeError, match="column 'l' holds lists whose elements differ in type"):
         rdarrow.polars.scan_rdata(mixed, object="df")
+
+
+def test_an_s4_object_without_slots_is_an_empty_struct_everywhere(tmp_path, run_r):
+    from rdarrow._values import S4Value
+
+    f = tmp_path / "empty.rds"
+    rdarrow.write_rds(S4Value({"class": "Empty", "package": ".GlobalEnv"}), f)
+    t = rdarrow.read_table(f)
+    assert t.schema.field(0).type == pa.struct([]) and t.num_rows == 1
+    import subprocess
+
+    import pyarrow.parquet as pq
+    from conftest import cargo_cli
+
+    cli = cargo_cli()
+    subprocess.run([cli, "to-parquet", str(f), "-o", str(tmp_path / "e.parquet")], check=True)
+    assert pq.read_table(tmp_path / "e.parquet").schema.field(0).type == pa.struct([("__empty_struct", pa.bool_())])
+    subprocess.run([cli, "to-rdata", str(tmp_path / "e.parquet"), "-o", str(tmp_path / "back.rds")], check=True)
+    out = run_r(
+        f"""
+        x <- readRDS("{f}"); y <- readRDS("{tmp_path / 'back.rds'}")
+        cat(isS4(x), identical(x, y), class(x))
+        """
+    )
+    assert out.split() == ["TRUE", "TRUE", "Empty"]
+    duckdb = pytest.importorskip("duckdb")
+    from test_duckdb import connect
+
+    assert connect().execute(f"SELECT count(*) FROM read_rds('{f}')").fetchall() == [(1,)]
+
+
+def test_a_damaged_union_layout_in_parquet_is_a_clear_error(tmp_path):
+    import subprocess
+
+    import pyarrow.parquet as pq
+    from conftest import cargo_cli
+
+    # a type id (7) that names no child
+    st = pa.StructArray.from_arrays(
+        [pa.array([0, 7], pa.int8()), pa.array([[1.0], None], pa.list_(pa.float64()))],
+        names=["__union_type", "double"],
+    )
+    pq.write_table(pa.table({"u": st}), tmp_path / "bad.parquet")
+    r = subprocess.run([cargo_cli(), "to-rdata", str(tmp_path / "bad.parquet"), "-o", str(tmp_path / "bad.rds")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "a union stored in Parquet names type id 7, which it does not have" in r.stderr
+    assert "panicked" not in r.stderr
+    assert not (tmp_path / "bad.rds").exists()

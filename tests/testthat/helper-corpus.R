@@ -67,3 +67,15 @@ corpus_rows <- function(root, progress) {
     }
   )
 }
+
+# The Arrow schema of a stream as one line: each field's name and format
+# string, its children in <>, at any depth (what "the same schema" means
+# for tests/testthat/peer-schemas.tsv).
+schema_signature <- function(schema) {
+  sig <- function(s) {
+    kids <- s$children
+    paste0(s$name, ":", s$format,
+           if (length(kids)) paste0("<", paste(vapply(kids, sig, ""), collapse = ","), ">") else "")
+  }
+  paste(vapply(schema$children, sig, ""), collapse = ";")
+}

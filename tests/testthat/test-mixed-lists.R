@@ -135,3 +135,69 @@ test_that("@ paths reach into a SingleCellExperiment's slots", {
   expect_true(all(c("sce@assays", "sce@colData", "sce@colData@listData$group") %in% listing$name))
   expect_identical(listing$class[listing$name == "sce@colData"], "DFrame")
 })
+
+test_that("every peer-corpus object that converted before converts with the same schema", {
+  dir <- corpus_dir("the peer corpus's schemas are not compared")
+  # peer-schemas.tsv: each object that converted before lists and S4
+  # objects did, with its schema then (schema_signature())
+  want <- read.delim(test_path("peer-schemas.tsv"), quote = "\"", colClasses = "character",
+                     na.strings = character(), comment.char = "")
+  expect_gt(nrow(want), 500L)
+  got <- vapply(seq_len(nrow(want)), function(k) {
+    f <- file.path(dir, want$file[[k]])
+    tryCatch({
+      s <- suppressWarnings(rdata_to_arrow(f, object = want$object[[k]]))
+      on.exit(s$release())
+      schema_signature(nanoarrow::infer_nanoarrow_schema(s))
+    }, error = function(e) paste("error:", conditionMessage(e)))
+  }, "")
+  bad <- which(got != want$schema)
+  expect(length(bad) == 0L, sprintf("%d objects changed schema:\n%s", length(bad),
+    paste(sprintf("  %s [%s]: was %s, now %s", want$file[bad], want$object[bad],
+                  want$schema[bad], got[bad]), collapse = "\n")))
+  # and more convert now: count the file's objects that convert
+  files <- corpus_files(dir)
+  n <- 0L
+  for (f in files) {
+    objs <- tryCatch(rdata_objects(f)$name, error = function(e) character())
+    for (o in objs) {
+      ok <- tryCatch({
+        s <- suppressWarnings(rdata_to_arrow(f, object = o))
+        s$release()
+        TRUE
+      }, error = function(e) FALSE)
+      n <- n + ok
+    }
+  }
+  cat(sprintf("\npeer corpus: %d objects converted before, %d now\n", nrow(want), n))
+  expect_gt(n, nrow(want) + 100L)
+})
+
+test_that("a slot read alone is built alone, and a damaged file gives a clear error", {
+  lc_classes()
+  dir <- local_tempdir()
+  f <- file.path(dir, "big.rds")
+  # two large slots: the one asked for is decoded, the other stays in the
+  # stream (a payload of more than 4096 elements)
+  rec <- methods::new("lcRecord", num = as.numeric(1:10000), chr = "a",
+                      lst = list(big = seq(0.5, 5000, by = 0.5)), mat = matrix(1:4, 2L),
+                      fac = factor("p"))
+  saveRDS(rec, f, compress = FALSE)
+  expect_identical(read_rdata(f, objects = "big@num")[[1]], rec@num)
+  expect_identical(read_rdata(f, objects = "big@lst$big")[[1]], rec@lst$big)
+  expect_identical(read_rdata(f, objects = "big@lst")[[1]], rec@lst)
+  for (comp in c("gzip", "xz")) {
+    g <- file.path(local_tempdir(), "big.rds")
+    saveRDS(rec, g, compress = comp)
+    expect_identical(read_rdata(g, objects = "big@mat")[[1]], rec@mat)
+    expect_identical(read_rdata(g, objects = "big@num")[[1]], rec@num)
+  }
+  # cut inside the first large slot, and inside the last
+  bytes <- readBin(f, "raw", file.size(f))
+  for (keep in c(2000L, length(bytes) - 100L)) {
+    cut <- file.path(dir, sprintf("cut-%d.rds", keep))
+    writeBin(bytes[seq_len(keep)], cut)
+    err <- expect_error(read_rdata(cut, objects = "cut@num"), class = "rdarrow_error")
+    expect_match(conditionMessage(err), "truncated|ends|unexpected end|only [0-9]+ remain", ignore.case = TRUE)
+  }
+})
