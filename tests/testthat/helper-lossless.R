@@ -205,6 +205,10 @@ lc_objects <- function(n = 50L) {
   df <- data.frame(id = 1:4)
   df$l <- list(1:2, "a", NULL, list(x = 1, y = "z"))
   o$df_list_mixed <- df
+  # (a list column's names name its rows: a union still, never a struct)
+  df <- data.frame(id = 1:3)
+  df$l <- list(a = 1:2, b = "a", c = list(x = 1, y = "z"))
+  o$df_list_named_mixed <- df
   o$list_matrix_factor <- list(m = matrix(1:6, 2L, dimnames = list(c("r1", "r2"), NULL)),
                                f = factor(c("u", "v", "u"), levels = c("v", "u")))
   o$list_nested_frames <- list(df = data.frame(x = 1:3, y = c("a", "b", NA)),

@@ -1388,6 +1388,32 @@ mod tests {
         }
     }
 
+    /// A data frame's list column whose elements are named and differ in
+    /// type: a union, one slot per row (its names name rows), and back.
+    #[test]
+    fn a_named_list_column_of_mixed_types_is_a_union() {
+        let mut m = ObjectMaker::default();
+        let strs = |v: &[&str]| build::strings(v.iter().map(|s| Some(s.as_bytes())));
+        let col = m.named_list(&["a", "b"], vec![build::ints(vec![1, 2]), strs(&["x"])]);
+        let df = m.vector(
+            VectorData::List(vec![build::ints(vec![1, 2]), col]),
+            vec![
+                ("names", strs(&["id", "l"])),
+                ("class", strs(&["data.frame"])),
+                ("row.names", build::ints(vec![i32::MIN, -2])),
+            ],
+        );
+        let doc = doc_with(df, m.refs);
+        let t = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
+        assert!(matches!(t.schema.field(1).data_type(), DataType::Union(..)));
+        assert_eq!(t.num_rows(), 2);
+        let back = object_from_batches(&t.schema, &t.batches).unwrap();
+        assert_eq!(
+            bytes_of(&back.object, &back.refs),
+            bytes_of(&doc.root, &doc.refs)
+        );
+    }
+
     #[test]
     fn a_union_slot_naming_no_child_is_refused() {
         let mut m = ObjectMaker::default();

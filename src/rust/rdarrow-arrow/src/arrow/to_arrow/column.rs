@@ -230,6 +230,10 @@ pub(super) struct Converter<'d> {
     pub time_unit: Option<arrow_schema::TimeUnit>,
     /// A time column's type chosen beforehand (a table read by row range).
     pub time_choice: Option<TimeChoice>,
+    /// The columns converted are a data frame's: a list column is one
+    /// slot per row (a union where the rows differ in type), whatever its
+    /// names, never a struct of one row.
+    pub frame_columns: bool,
 }
 
 impl<'d> Converter<'d> {
@@ -241,6 +245,7 @@ impl<'d> Converter<'d> {
             default_tz: opts.default_tz.as_deref(),
             time_unit: opts.time_unit,
             time_choice: None,
+            frame_columns: false,
         }
     }
 
@@ -259,6 +264,7 @@ impl<'d> Converter<'d> {
             default_tz,
             time_unit,
             time_choice: None,
+            frame_columns: false,
         }
     }
 
@@ -390,6 +396,8 @@ impl<'d> Converter<'d> {
                     .unwrap_or_else(|| "secs".into());
                 temporal::duration(v.data, &units, self.time_choice)
             }
+            // (a data frame's list column: its names name rows, not fields)
+            _ if !element && self.frame_columns => self.plain(&v.data, None, name),
             _ => self.plain(&v.data, v.attrs, name),
         }
     }

@@ -383,7 +383,8 @@ impl StreamedTable {
                     plan.keep_strings(i, kept);
                 }
             }
-            let conv = Converter::for_table(&doc, &opts);
+            let mut conv = Converter::for_table(&doc, &opts);
+            conv.frame_columns = true;
             if !is_deferred {
                 let (_, arr) = conv
                     .column_cow(Cow::Owned(node), &name)

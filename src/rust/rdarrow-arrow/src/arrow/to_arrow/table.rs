@@ -463,8 +463,9 @@ fn threads_for(plan: &TablePlan) -> usize {
 
 /// The table made from one R object.
 pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<ArrowTable> {
-    let conv = Converter::for_table(doc, opts);
+    let mut conv = Converter::for_table(doc, opts);
     let mut plan = plan_table(doc, obj, opts)?;
+    conv.frame_columns = plan.is_df;
     let matrix_columns = plan.matrix_columns.take();
     let distinct = distinct_positions(&plan.idx);
     let columns: Vec<Cow<'_, RObject>> = match (&matrix_columns, plan.is_df) {
@@ -564,8 +565,9 @@ pub fn table_from_owned(
     mut obj: RObject,
     opts: &TableOptions,
 ) -> Result<ArrowTable> {
-    let conv = Converter::for_table(doc, opts);
+    let mut conv = Converter::for_table(doc, opts);
     let mut plan = plan_table(doc, &obj, opts)?;
+    conv.frame_columns = plan.is_df;
     let distinct = distinct_positions(&plan.idx);
     let columns: Vec<Cow<'_, RObject>> = match (plan.matrix_columns.take(), plan.is_df, &mut obj) {
         (Some(mut m), _, _) => take_selected(&mut m, &distinct),
