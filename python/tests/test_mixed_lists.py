@@ -252,3 +252,46 @@ def test_a_damaged_union_layout_in_parquet_is_a_clear_error(tmp_path):
     assert "a union stored in Parquet names type id 7, which it does not have" in r.stderr
     assert "panicked" not in r.stderr
     assert not (tmp_path / "bad.rds").exists()
+
+
+def test_at_paths_into_a_single_cell_experiment(tmp_path, run_r):
+    """An SCE made by SingleCellExperiment: its counts and colData by @
+    paths in read_objects(), read_table() and the command line, equal to
+    what R gives for the same slots, and every slot listed."""
+    import subprocess
+
+    from conftest import cargo_cli, need_single_cell_r
+
+    need_single_cell_r(run_r)
+    f = tmp_path / "sce.rds"
+    said = json.loads(
+        run_r(
+            f"""
+            suppressMessages(library(SingleCellExperiment))
+            counts <- matrix(c(0L, 3L, 1L, 0L, 5L, 2L), 2L, dimnames = list(c("g1", "g2"), paste0("c", 1:3)))
+            sce <- SingleCellExperiment(assays = list(counts = counts),
+                                        colData = S4Vectors::DataFrame(group = c("a", "b", "a")))
+            saveRDS(sce, "{f}")
+            cat(jsonlite::toJSON(list(counts = sce@assays@data@listData$counts,
+                                      group = sce@colData@listData$group,
+                                      cls = class(sce@colData)[[1]])))
+            """
+        )
+    )
+    got = rdarrow.read_objects(f, ["sce@assays@data@listData$counts", "sce@colData@listData$group"])
+    assert got["sce@assays@data@listData$counts"].to_numpy().tolist() == said["counts"]
+    assert got["sce@colData@listData$group"] == said["group"]
+    t = rdarrow.read_table(f, object="sce@colData")
+    t.validate(full=True)
+    # (listData: a named list of one element, list<T> as any list of one type)
+    assert t.column(0).to_pylist()[0]["listData"] == [said["group"]]
+    names = {o["name"]: o for o in rdarrow.list_objects(f, recursive=True)}
+    assert names["sce@colData"]["class"] == said["cls"]
+    cli = cargo_cli()
+    out = subprocess.run([cli, "ls", str(f), "--recursive"], capture_output=True, text=True, check=True).stdout
+    assert "sce@colData@listData$group" in out
+    pq = tmp_path / "group.parquet"
+    subprocess.run([cli, "to-parquet", str(f), "--object", "sce@colData@listData$group", "-o", str(pq)], check=True)
+    import pyarrow.parquet as pq_
+
+    assert pq_.read_table(pq).column(0).to_pylist() == said["group"]
