@@ -120,8 +120,9 @@ def test_bad_arguments_and_sinks(tmp_path):
         rdarrow.write_rdata(arrow_table(), tmp_path / "no-such-folder" / "x.RData")
     old = tmp_path / "old.RData"
     old.write_bytes(b"keep me")
-    union = pa.table({"u": pa.UnionArray.from_sparse(pa.array([0, 0], pa.int8()), [pa.array([1, 2])])})
+    # an interval of months, days and nanoseconds: R has no type for it
+    interval = pa.table({"u": pa.array([(1, 2, 3), None], pa.month_day_nano_interval())})
     with pytest.raises(rdarrow.UnsupportedError, match="'u'"):
-        rdarrow.write_rdata(union, old)
+        rdarrow.write_rdata(interval, old)
     assert old.read_bytes() == b"keep me"
     assert [p.name for p in tmp_path.iterdir()] == ["old.RData"]

@@ -389,6 +389,15 @@ impl StreamedTable {
                 let (_, arr) = conv
                     .column_cow(Cow::Owned(node), &name)
                     .map_err(|e| in_column(&name, e))?;
+                // (a damaged file's column of another length is an error
+                // here, not a slice past its end later)
+                if arr.len() != plan.nrow {
+                    return Err(Error::corrupt(format!(
+                        "column '{name}' has {} values but the table has {} rows",
+                        arr.len(),
+                        plan.nrow
+                    )));
+                }
                 cols.push(Column::Whole(arr));
                 continue;
             }
