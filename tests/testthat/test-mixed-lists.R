@@ -126,7 +126,7 @@ test_that("@ paths reach into a SingleCellExperiment's slots", {
     suppressMessages(library(pkg, character.only = TRUE))
     counts <- matrix(c(0L, 3L, 1L, 0L, 5L, 2L), 2L, dimnames = list(c("g1", "g2"), paste0("c", 1:3)))
     sce <- SingleCellExperiment(assays = list(counts = counts),
-                                colData = S4Vectors::DataFrame(group = c("a", "b", "a")))
+                                colData = DataFrame(group = c("a", "b", "a")))
     saveRDS(sce, f)
     list(counts = sce@assays@data@listData$counts, group = sce@colData@listData$group,
          rownames = sce@colData@rownames)
