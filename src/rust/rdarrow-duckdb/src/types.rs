@@ -68,50 +68,48 @@ pub fn logical_type(t: &DataType, levels: Option<&ArrayRef>) -> Result<LogicalTy
             }))
         }
         DataType::Struct(fields) => {
-            let children = fields
-                .iter()
-                .map(|f| logical_type(f.data_type(), None))
-                .collect::<Result<Vec<_>, _>>()?;
-            let names: Vec<CString> = member_names(fields.iter().map(|f| f.name().as_str()))
-                .iter()
-                .map(|n| c_string(n))
-                .collect();
-            let mut types: Vec<duckdb_logical_type> = children.iter().map(|c| c.0).collect();
-            let mut name_ptrs: Vec<*const std::os::raw::c_char> =
-                names.iter().map(|n| n.as_ptr()).collect();
-            // SAFETY: arrays of `fields.len()` valid types and names; copied
-            Ok(LogicalType(unsafe {
-                duckdb_create_struct_type(
-                    types.as_mut_ptr(),
-                    name_ptrs.as_mut_ptr(),
-                    fields.len() as idx_t,
-                )
-            }))
+            let fields: Vec<&arrow_schema::Field> = fields.iter().map(|f| f.as_ref()).collect();
+            members(&fields, duckdb_create_struct_type)
         }
         // a list whose elements differ in type: a UNION of its children
         DataType::Union(fields, _) => {
-            let children = fields
-                .iter()
-                .map(|(_, f)| logical_type(f.data_type(), None))
-                .collect::<Result<Vec<_>, _>>()?;
-            let names: Vec<CString> = member_names(fields.iter().map(|(_, f)| f.name().as_str()))
-                .iter()
-                .map(|n| c_string(n))
-                .collect();
-            let mut types: Vec<duckdb_logical_type> = children.iter().map(|c| c.0).collect();
-            let mut name_ptrs: Vec<*const std::os::raw::c_char> =
-                names.iter().map(|n| n.as_ptr()).collect();
-            // SAFETY: arrays of `fields.len()` valid types and names; copied
-            Ok(LogicalType(unsafe {
-                duckdb_create_union_type(
-                    types.as_mut_ptr(),
-                    name_ptrs.as_mut_ptr(),
-                    children.len() as idx_t,
-                )
-            }))
+            let fields: Vec<&arrow_schema::Field> =
+                fields.iter().map(|(_, f)| f.as_ref()).collect();
+            members(&fields, duckdb_create_union_type)
         }
         other => Err(format!("no DuckDB type for Arrow type {other}")),
     }
+}
+
+/// A STRUCT or UNION (`create`) of `fields`, each member typed by
+/// [`logical_type`] and named by [`member_names`].
+fn members(
+    fields: &[&arrow_schema::Field],
+    create: unsafe fn(
+        *mut ffi::duckdb_logical_type,
+        *mut *const std::os::raw::c_char,
+        ffi::idx_t,
+    ) -> ffi::duckdb_logical_type,
+) -> Result<LogicalType, String> {
+    let children = fields
+        .iter()
+        .map(|f| logical_type(f.data_type(), None))
+        .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<CString> = member_names(fields.iter().map(|f| f.name().as_str()))
+        .iter()
+        .map(|n| c_string(n))
+        .collect();
+    let mut types: Vec<ffi::duckdb_logical_type> = children.iter().map(|c| c.0).collect();
+    let mut name_ptrs: Vec<*const std::os::raw::c_char> =
+        names.iter().map(|n| n.as_ptr()).collect();
+    // SAFETY: arrays of `children.len()` valid types and names; copied
+    Ok(LogicalType(unsafe {
+        create(
+            types.as_mut_ptr(),
+            name_ptrs.as_mut_ptr(),
+            children.len() as ffi::idx_t,
+        )
+    }))
 }
 
 /// A STRUCT's or UNION's member names as DuckDB takes them: distinct
