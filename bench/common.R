@@ -42,6 +42,39 @@ time_once <- function(f) {
   system.time(f(), gcFirst = FALSE)[["elapsed"]]
 }
 
+# Write the child script `path` that measures one read, run as
+# `Rscript path <method> <file>`: it loads `libraries`, takes the call
+# named `<method>` among `calls` ("name = function() ..." lines, the file
+# is `f`, `setup` lines before them), runs gc(), resets VmHWM through
+# /proc/self/clear_refs, runs the call once and prints the peak above its
+# baseline (VmHWM less VmRSS before) and the seconds, and with
+# `result_size` the result's object.size(). Linux only (/proc).
+write_peak_child <- function(path, libraries, calls, setup = character(), result_size = FALSE) {
+  writeLines(c(
+    sprintf("suppressPackageStartupMessages({%s})",
+            paste0("library(", libraries, ")", collapse = "; ")),
+    "status_kb <- function(key) {",
+    "  l <- grep(paste0('^', key, ':'), readLines('/proc/self/status'), value = TRUE)",
+    "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
+    "}",
+    "args <- commandArgs(trailingOnly = TRUE)",
+    "f <- args[[2]]",
+    setup,
+    "call <- switch(args[[1]],",
+    paste0("  ", calls, c(rep(",", length(calls) - 1L), ")")),
+    "invisible(gc(full = TRUE))",
+    "rss0 <- status_kb('VmRSS')",
+    "writeLines('5', '/proc/self/clear_refs')",
+    "t <- system.time(x <- call())[['elapsed']]",
+    if (result_size) {
+      "cat(sprintf('%.0f %.3f %.0f\\n', status_kb('VmHWM') - rss0, t, as.numeric(object.size(x))))"
+    } else {
+      "cat(sprintf('%.0f %.3f\\n', status_kb('VmHWM') - rss0, t))"
+    }
+  ), path)
+  invisible(path)
+}
+
 load_avg <- function() {
   tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
            error = function(e) "unknown")

@@ -62,26 +62,11 @@ local({
 })
 invisible(gc())
 
-child <- file.path(dir, "child.R")
-writeLines(c(
-  "suppressPackageStartupMessages(library(rdarrow))",
-  "status_kb <- function(key) {",
-  "  l <- grep(paste0('^', key, ':'), readLines('/proc/self/status'), value = TRUE)",
-  "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
-  "}",
-  "args <- commandArgs(trailingOnly = TRUE)",
-  "f <- args[[2]]",
-  "call <- switch(args[[1]],",
-  "  load = function() load(f, envir = new.env()),",
-  "  readRDS = function() readRDS(f),",
-  "  read_rdata = function() read_rdata(f),",
-  "  read_rds = function() read_rds(f))",
-  "invisible(gc(full = TRUE))",
-  "rss0 <- status_kb('VmRSS')",
-  "writeLines('5', '/proc/self/clear_refs')",
-  "t <- system.time(x <- call())[['elapsed']]",
-  "cat(sprintf('%.0f %.3f\\n', status_kb('VmHWM') - rss0, t))"
-), child)
+child <- write_peak_child(file.path(dir, "child.R"), "rdarrow", c(
+  "load = function() load(f, envir = new.env())",
+  "readRDS = function() readRDS(f)",
+  "read_rdata = function() read_rdata(f)",
+  "read_rds = function() read_rds(f)"))
 
 measure <- function(method, f) {
   out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", child, method, f),

@@ -46,27 +46,15 @@ local({
 })
 invisible(gc())
 
-child <- file.path(dir, "child.R")
-writeLines(c(
-  "suppressPackageStartupMessages({library(rdarrow); library(Matrix); library(SeuratObject)})",
-  "status_kb <- function(key) {",
-  "  l <- grep(paste0('^', key, ':'), readLines('/proc/self/status'), value = TRUE)",
-  "  as.numeric(gsub('[^0-9]', '', l)) * 1024",
-  "}",
-  "args <- commandArgs(trailingOnly = TRUE)",
-  "f <- args[[2]]",
-  "path <- 'seurat@assays$RNA@counts'",
-  "call <- switch(args[[1]],",
-  "  readRDS = function() readRDS(f),",
-  "  slot_of_readRDS = function() readRDS(f)@assays$RNA@counts,",
-  "  read_rdata = function() read_rdata(f, objects = path)[[1]],",
-  "  rdata_to_arrow = function() nanoarrow::convert_array_stream(rdata_to_arrow(f, object = path)))",
-  "invisible(gc(full = TRUE))",
-  "rss0 <- status_kb('VmRSS')",
-  "writeLines('5', '/proc/self/clear_refs')",
-  "t <- system.time(x <- call())[['elapsed']]",
-  "cat(sprintf('%.0f %.3f %.0f\\n', status_kb('VmHWM') - rss0, t, as.numeric(object.size(x))))"
-), child)
+child <- write_peak_child(
+  file.path(dir, "child.R"), c("rdarrow", "Matrix", "SeuratObject"),
+  setup = "path <- 'seurat@assays$RNA@counts'",
+  calls = c(
+    "readRDS = function() readRDS(f)",
+    "slot_of_readRDS = function() readRDS(f)@assays$RNA@counts",
+    "read_rdata = function() read_rdata(f, objects = path)[[1]]",
+    "rdata_to_arrow = function() nanoarrow::convert_array_stream(rdata_to_arrow(f, object = path))"),
+  result_size = TRUE)
 
 measure <- function(method) {
   best <- NULL
