@@ -235,7 +235,7 @@ fn nested_err(e: arrow_schema::ArrowError) -> Error {
 /// Rebuild a nested array around new children (a list's values, a
 /// struct's columns), each field's type taken from its new child.
 fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Result<ArrayRef> {
-    use arrow_array::{FixedSizeListArray, LargeListArray, ListArray, StructArray};
+    use arrow_array::{FixedSizeListArray, StructArray};
     use std::sync::Arc;
     let retyped = |field: &arrow_schema::FieldRef, child: &ArrayRef| {
         Arc::new(
@@ -246,32 +246,8 @@ fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Resu
         )
     };
     Ok(match a.data_type() {
-        DataType::List(field) => {
-            let l = a.as_list::<i32>();
-            let v = f(l.values().clone())?;
-            Arc::new(
-                ListArray::try_new(
-                    retyped(field, &v),
-                    l.offsets().clone(),
-                    v,
-                    l.nulls().cloned(),
-                )
-                .map_err(nested_err)?,
-            )
-        }
-        DataType::LargeList(field) => {
-            let l = a.as_list::<i64>();
-            let v = f(l.values().clone())?;
-            Arc::new(
-                LargeListArray::try_new(
-                    retyped(field, &v),
-                    l.offsets().clone(),
-                    v,
-                    l.nulls().cloned(),
-                )
-                .map_err(nested_err)?,
-            )
-        }
+        DataType::List(field) => relist(a.as_list::<i32>(), field, f)?,
+        DataType::LargeList(field) => relist(a.as_list::<i64>(), field, f)?,
         DataType::FixedSizeList(field, n) => {
             let l = a.as_fixed_size_list();
             let v = f(l.values().clone())?;
@@ -299,6 +275,26 @@ fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Resu
         }
         _ => a.clone(),
     })
+}
+
+/// A list (of either offset width) around its values made anew by `f`,
+/// its field typed by them.
+fn relist<O: arrow_array::OffsetSizeTrait>(
+    l: &arrow_array::GenericListArray<O>,
+    field: &arrow_schema::FieldRef,
+    f: &dyn Fn(ArrayRef) -> Result<ArrayRef>,
+) -> Result<ArrayRef> {
+    let v = f(l.values().clone())?;
+    let field = std::sync::Arc::new(field.as_ref().clone().with_data_type(v.data_type().clone()));
+    Ok(std::sync::Arc::new(
+        arrow_array::GenericListArray::<O>::try_new(
+            field,
+            l.offsets().clone(),
+            v,
+            l.nulls().cloned(),
+        )
+        .map_err(nested_err)?,
+    ))
 }
 
 /// Every union in `a` as the struct Parquet keeps ([`UNION_TYPE_FIELD`]).
