@@ -720,7 +720,8 @@ impl<'d> Converter<'d> {
             };
             return Ok((dt, arr));
         }
-        let values = self.elements(items, name)?;
+        let items: Vec<&RObject> = items.iter().collect();
+        let values = self.values_of(&items, name, &|i| format!("element {}", i + 1))?;
         // the elements' types, those that meet made one
         let mut groups: Vec<DataType> = Vec::new();
         let mut group_of: Vec<Option<usize>> = Vec::with_capacity(values.len());
@@ -729,9 +730,13 @@ impl<'d> Converter<'d> {
                 group_of.push(None);
                 continue;
             };
-            match groups.iter().position(|g| meet(g, dt).is_some()) {
-                Some(g) => {
-                    groups[g] = meet(&groups[g], dt).expect("met");
+            let met = groups
+                .iter()
+                .enumerate()
+                .find_map(|(g, t)| meet(t, dt).map(|m| (g, m)));
+            match met {
+                Some((g, m)) => {
+                    groups[g] = m;
                     group_of.push(Some(g));
                 }
                 None => {
@@ -800,8 +805,14 @@ impl<'d> Converter<'d> {
         }
     }
 
-    /// Each element's Arrow value (`None`: `NULL`, or no Arrow value).
-    fn elements(&self, items: &[RObject], name: &str) -> Result<Vec<Option<(DataType, ArrayRef)>>> {
+    /// Each item's Arrow value (`None`: `NULL`, or no Arrow value), an
+    /// error naming the item by `label` (its position).
+    fn values_of(
+        &self,
+        items: &[&RObject],
+        name: &str,
+        label: &dyn Fn(usize) -> String,
+    ) -> Result<Vec<Option<(DataType, ArrayRef)>>> {
         items
             .iter()
             .enumerate()
@@ -812,7 +823,7 @@ impl<'d> Converter<'d> {
                 self.value(it, None, name, true)
                     .map(Some)
                     .map_err(|e| Error {
-                        message: format!("element {}: {}", i + 1, e.message),
+                        message: format!("{}: {}", label(i), e.message),
                         ..e
                     })
             })
@@ -826,19 +837,11 @@ impl<'d> Converter<'d> {
         names: &[String],
         name: &str,
     ) -> Result<(DataType, ArrayRef)> {
-        let mut values = Vec::with_capacity(items.len());
-        for (i, it) in items.iter().enumerate() {
-            if matches!(it, RObject::Null) || !has_arrow_value(it) {
-                values.push(None);
-                continue;
-            }
-            let (_, arr) = self.value(it, None, name, true).map_err(|e| Error {
-                message: format!("slot '{}': {}", names[i], e.message),
-                ..e
-            })?;
-            values.push(Some(arr));
-        }
-        struct_of_values(values, names)
+        let values = self.values_of(items, name, &|i| format!("slot '{}'", names[i]))?;
+        struct_of_values(
+            values.into_iter().map(|v| v.map(|(_, a)| a)).collect(),
+            names,
+        )
     }
 }
 
