@@ -83,6 +83,9 @@ pub(super) struct TablePlan {
     pub warnings: Vec<String>,
     /// A matrix's columns (the object's own columns otherwise).
     matrix_columns: Option<Vec<RObject>>,
+    /// The object's one column, converted already (a named list, whose
+    /// rows are known once it converts).
+    converted: Option<Converted>,
 }
 
 impl TablePlan {
@@ -126,6 +129,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         default_tz: opts.default_tz.as_deref(),
     };
     let (names, nrow, matrix_columns): (Vec<String>, usize, Option<Vec<RObject>>);
+    let mut converted = None;
     let mut warnings = Vec::new();
     let shape;
     let is_df = obj.inherits(refs, "data.frame");
@@ -223,15 +227,16 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
             // a struct of its slots
             None if matches!(obj, RObject::S4(_)) => 1,
             // a named list whose elements differ in type is a struct of
-            // one row (known once its elements convert)
+            // one row (known once its elements convert: converted here,
+            // once)
             Some(v)
                 if matches!(*v.data, VectorData::List(_))
                     && obj.attribute(refs, "names").is_some() =>
             {
-                Converter::for_table(doc, opts)
-                    .column(obj, &opts.object_name)?
-                    .1
-                    .len()
+                let done = Converter::for_table(doc, opts).column(obj, &opts.object_name)?;
+                let rows = done.1.len();
+                converted = Some(done);
+                rows
             }
             Some(v) => v.data.len() as usize,
             None if matches!(obj, RObject::Null) => 0,
@@ -307,6 +312,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         col_meta,
         warnings,
         matrix_columns,
+        converted,
     })
 }
 
@@ -592,7 +598,7 @@ pub(super) fn distinct_positions(idx: &[usize]) -> Vec<usize> {
 /// and lay them out in the order of the selection.
 fn convert_and_assemble(
     conv: &Converter,
-    plan: TablePlan,
+    mut plan: TablePlan,
     distinct: &[usize],
     columns: Vec<Cow<'_, RObject>>,
     opts: &TableOptions,
@@ -603,7 +609,11 @@ fn convert_and_assemble(
         .iter()
         .map(|d| plan.idx.iter().position(|i| i == d).expect("selected"))
         .collect();
-    let converted = convert_columns(conv, &plan, &first_use, columns, threads)?;
+    let converted = match plan.converted.take() {
+        // the object's one column, converted while planning
+        Some(done) => vec![done; distinct.len()],
+        None => convert_columns(conv, &plan, &first_use, columns, threads)?,
+    };
     let ordered = plan
         .idx
         .iter()
