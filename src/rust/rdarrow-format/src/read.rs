@@ -131,7 +131,7 @@ impl Allocation {
 
     /// The memory, as `n` elements of `T`, if it has room for them and is
     /// aligned for them.
-    pub(crate) fn slice<T: Copy>(&mut self, n: usize) -> Option<&mut [T]> {
+    fn slice<T: Copy>(&mut self, n: usize) -> Option<&mut [T]> {
         let fits = n.checked_mul(std::mem::size_of::<T>()) == Some(self.bytes)
             && (self.ptr.as_ptr() as usize) % std::mem::align_of::<T>() == 0;
         // SAFETY: valid, exclusive and aligned memory of exactly that size
@@ -144,9 +144,50 @@ impl Allocation {
     ///
     /// # Safety
     /// The payload was decoded into the whole of the memory.
-    pub(crate) unsafe fn into_consumed(self, t: u8, len: u64) -> Consumed {
+    unsafe fn into_consumed(self, t: u8, len: u64) -> Consumed {
         Consumed::placed(t, len, self.value, self.ptr, self.bytes, self.owner)
     }
+}
+
+/// An atomic payload of type `t` (logical, integer, double, complex,
+/// raw) and `len` elements decoded from `inp` into memory `consumer`
+/// gives ([`Consumer::allocate`]): once, where the result lives (the
+/// parser's payloads, and those a [`crate::spill::PayloadStore`] reads
+/// back). `None` where it gives none, or memory of another size: the
+/// caller decodes as usual.
+pub(crate) fn decode_placed(
+    inp: &mut Input,
+    consumer: &dyn Consumer,
+    t: u8,
+    len: u64,
+) -> Result<Option<VectorData>> {
+    if !matches!(t, sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW) {
+        return Ok(None);
+    }
+    let Ok(n) = usize::try_from(len) else {
+        return Ok(None);
+    };
+    let Some(mut mem) = consumer.allocate(t, len) else {
+        return Ok(None);
+    };
+    let decoded = match t {
+        sxp::LGL | sxp::INT => mem.slice::<i32>(n).map(|out| inp.read_ints_into(out)),
+        sxp::REAL => mem.slice::<f64>(n).map(|out| inp.read_doubles_into(out)),
+        sxp::CPLX => n
+            .checked_mul(2)
+            .and_then(|n2| mem.slice::<f64>(n2))
+            .map(|out| inp.read_doubles_into(out)),
+        _ => mem.slice::<u8>(n).map(|out| inp.read_raw_into(out)),
+    };
+    match decoded {
+        None => return Ok(None),
+        Some(r) => r?,
+    }
+    // SAFETY: the payload is decoded into the whole memory, which stays
+    // valid while its owner lives (`Allocation::new`)
+    Ok(Some(VectorData::Consumed(unsafe {
+        mem.into_consumed(t, len)
+    })))
 }
 
 /// A consumer with its columns' payloads placed as `placement` says.
@@ -753,39 +794,7 @@ impl<'a> Parser<'a> {
         if !self.in_consumer_places() {
             return Ok(None);
         }
-        if !matches!(t, sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW) {
-            return Ok(None);
-        }
-        let Ok(n) = usize::try_from(len) else {
-            return Ok(None);
-        };
-        let Some(mut mem) = allocator.allocate(t, len) else {
-            return Ok(None);
-        };
-        let decoded = match t {
-            sxp::LGL | sxp::INT => match mem.slice::<i32>(n) {
-                Some(out) => Some(self.inp.read_ints_into(out)),
-                None => None,
-            },
-            sxp::REAL => mem
-                .slice::<f64>(n)
-                .map(|out| self.inp.read_doubles_into(out)),
-            sxp::CPLX => n
-                .checked_mul(2)
-                .and_then(|n2| mem.slice::<f64>(n2))
-                .map(|out| self.inp.read_doubles_into(out)),
-            _ => mem.slice::<u8>(n).map(|out| self.inp.read_raw_into(out)),
-        };
-        match decoded {
-            // the consumer gave memory of another size: decode as usual
-            None => return Ok(None),
-            Some(r) => r.map_err(|e| self.err(e))?,
-        }
-        // SAFETY: the payload is decoded into the memory, which stays
-        // valid while its owner lives (`Allocation::new`)
-        Ok(Some(VectorData::Consumed(unsafe {
-            Consumed::placed(t, len, mem.value, mem.ptr, mem.bytes, mem.owner)
-        })))
+        decode_placed(self.inp, allocator.as_ref(), t, len).map_err(|e| self.err(e))
     }
 
     /// A character vector's strings handed to the consumer's sink as they

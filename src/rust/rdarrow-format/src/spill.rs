@@ -179,39 +179,11 @@ impl PayloadStore {
         d: &Deferred,
         consumer: &dyn crate::read::Consumer,
     ) -> Result<Option<VectorData>> {
-        use crate::tree::sxp;
-        let width: u64 = match d.sxptype {
-            sxp::LGL | sxp::INT => 4,
-            sxp::REAL => 8,
-            sxp::CPLX => 16,
-            sxp::RAW => 1,
-            _ => return Ok(None),
-        };
-        let Ok(n) = usize::try_from(d.len) else {
+        let Some(width) = crate::tree::sxp::atomic_width(d.sxptype) else {
             return Ok(None);
         };
-        let Some(mut mem) = consumer.allocate(d.sxptype, d.len) else {
-            return Ok(None);
-        };
-        let mut inp = self.input(d.start, d.start + d.len * width);
-        let done = match d.sxptype {
-            sxp::LGL | sxp::INT => mem.slice::<i32>(n).map(|out| inp.read_ints_into(out)),
-            sxp::REAL => mem.slice::<f64>(n).map(|out| inp.read_doubles_into(out)),
-            sxp::CPLX => n
-                .checked_mul(2)
-                .and_then(|n2| mem.slice::<f64>(n2))
-                .map(|out| inp.read_doubles_into(out)),
-            _ => mem.slice::<u8>(n).map(|out| inp.read_raw_into(out)),
-        };
-        match done {
-            None => return Ok(None),
-            Some(r) => r?,
-        }
-        // SAFETY: the payload is decoded into the memory, which stays
-        // valid while its owner lives (`Allocation::new`)
-        Ok(Some(VectorData::Consumed(unsafe {
-            mem.into_consumed(d.sxptype, d.len)
-        })))
+        let mut inp = self.input(d.start, d.start + d.len.saturating_mul(width));
+        crate::read::decode_placed(&mut inp, consumer, d.sxptype, d.len)
     }
 
     /// Decode the payloads of `obj` left in the stream: its own, and
