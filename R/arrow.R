@@ -15,7 +15,14 @@
 #'   session's zone when missing, as arrow R does); difftime -> duration;
 #'   hms -> time32/time64; integer64 -> int64; raw -> uint8; complex ->
 #'   struct of re/im; list -> list of the elements' common type;
-#'   data-frame columns -> struct.
+#'   data-frame columns -> struct. A list whose elements differ in type:
+#'   a named one -> a struct of one row (a field per element), an unnamed
+#'   one (or a list column whose rows differ) -> a dense union of one
+#'   list child per type. An S4 object -> a struct of its slots (one whose
+#'   type is a vector -> that vector), converted when named in `object`.
+#'   Parquet keeps a union as a struct of its type ids (`__union_type`)
+#'   and its children. Functions, calls, formulas and environments are
+#'   refused as objects, and travel in the metadata inside data.
 #'
 #'   Every value keeps its bits: a time takes the coarsest unit (seconds,
 #'   milli-, micro-, nanoseconds) at which every value comes back exactly,

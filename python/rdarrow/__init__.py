@@ -531,7 +531,9 @@ def read_table(
     """One object of an R data file as a ``pyarrow.Table`` (see
     :class:`RDataReader` for the arguments). The table's schema carries
     rdarrow's ``"r"`` metadata, as arrow R's does, so that the object goes
-    back to R as itself."""
+    back to R as itself. A named list whose elements differ in type is a
+    struct of one row, an unnamed one (or a list column whose rows differ)
+    a dense union, an S4 object a struct of its slots."""
     import pyarrow as pa
 
     reader = RDataReader(
