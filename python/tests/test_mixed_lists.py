@@ -166,6 +166,12 @@ def test_parquet_keeps_the_union_as_a_struct_and_comes_back(mixed, run_r, tmp_pa
     assert pa.types.is_struct(t) and t.field(0).name == "__union_type" and t.field(0).type == pa.int8()
     rows = pq.read_table(tmp_path / "unnamed.parquet").column("unnamed").to_pylist()
     assert rows[1] == {"__union_type": 1, "double": None, "character": ["a"], "union": None, "factor": None}
+    # Polars and DuckDB read the layout as the struct it is
+    pl = pytest.importorskip("polars")
+    assert pl.read_parquet(tmp_path / "unnamed.parquet")["unnamed"].to_list()[1]["character"] == ["a"]
+    duckdb = pytest.importorskip("duckdb")
+    got = duckdb.sql(f"SELECT l.__union_type, l.character FROM '{tmp_path / 'df.parquet'}' ORDER BY id").fetchall()
+    assert got == [(0, None), (1, ["a"]), (0, None), (2, None)]
     out = run_r(
         CLASSES_R
         + f"""
