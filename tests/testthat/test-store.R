@@ -17,20 +17,34 @@ local_s3 <- function(env = parent.frame()) {
     }
     skip("moto_server is not installed (RETICULATE_PYTHON's environment): the object store tests need it")
   }
-  port <- httpuv_free_port()
-  server <- processx::process$new(moto, c("-H", "127.0.0.1", "-p", port),
-                                  stdout = NULL, stderr = NULL, cleanup = TRUE)
-  withr::defer(server$kill(), envir = env)
-  endpoint <- sprintf("http://127.0.0.1:%d", port)
-  for (i in 1:300) {
-    ok <- tryCatch({
-      con <- socketConnection("127.0.0.1", port, open = "r+b", timeout = 1)
-      close(con)
-      TRUE
-    }, error = function(e) FALSE, warning = function(w) FALSE)
-    if (ok) break
-    Sys.sleep(0.1)
+  # A port found free can be taken before the server binds it, and a cold
+  # start of the server can be slow on a loaded machine: a server that
+  # exits is started again on another port, and one that never answers
+  # stops the test with what it printed.
+  log <- withr::local_tempfile(.local_envir = env, fileext = ".log")
+  for (attempt in 1:3) {
+    port <- free_port(py)
+    server <- processx::process$new(moto, c("-H", "127.0.0.1", "-p", port),
+                                    stdout = log, stderr = "2>&1", cleanup = TRUE)
+    withr::defer(server$kill(), envir = env)
+    deadline <- Sys.time() + 90
+    up <- FALSE
+    while (server$is_alive() && Sys.time() < deadline) {
+      up <- tryCatch({
+        con <- socketConnection("127.0.0.1", port, open = "r+b", timeout = 1)
+        close(con)
+        TRUE
+      }, error = function(e) FALSE, warning = function(w) FALSE)
+      if (up) break
+      Sys.sleep(0.1)
+    }
+    if (up) break
+    server$kill()
   }
+  if (!up) {
+    stop("moto_server did not start: ", paste(readLines(log, warn = FALSE), collapse = "\n"))
+  }
+  endpoint <- sprintf("http://127.0.0.1:%d", port)
   withr::local_envvar(c(
     AWS_ACCESS_KEY_ID = "testing", AWS_SECRET_ACCESS_KEY = "topsecretvalue",
     AWS_REGION = "us-east-1", AWS_DEFAULT_REGION = "us-east-1",
@@ -53,15 +67,13 @@ local_s3 <- function(env = parent.frame()) {
 
 py_str <- function(x) paste0("'", gsub("'", "\\\\'", x), "'")
 
-httpuv_free_port <- function() {
-  for (i in 1:50) {
-    p <- sample(20000:60000, 1)
-    con <- tryCatch(suppressWarnings(socketConnection("127.0.0.1", p, open = "r+b", timeout = 0.2)),
-                    error = function(e) NULL)
-    if (is.null(con)) return(p)
-    close(con)
-  }
-  stop("no free port")
+# A port the kernel gives as free (bound to port 0 and let go), so the
+# choice does not follow the tests' set.seed().
+free_port <- function(py) {
+  as.integer(system2(py, c("-c", shQuote(paste0(
+    "import socket\n", "s = socket.socket()\n", "s.bind(('127.0.0.1', 0))\n",
+    "print(s.getsockname()[1])"
+  ))), stdout = TRUE))
 }
 
 test_that("the readers read from a bucket what load() and readRDS() read from disk", {
