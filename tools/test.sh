@@ -9,7 +9,8 @@
 #      (tools/testthat.R);
 #   4. build and install the Python package (tools/python-wheel.sh) and the
 #      DuckDB extension (tools/duckdb-extension.sh), and run the pytest
-#      suite in python/tests (the extension's tests too).
+#      suite in python/tests (the extension's tests too), its files shared
+#      among RDARROW_TEST_JOBS processes (pytest-xdist).
 # Prints `testthat: N passed, N failed, N skipped` and `pytest: passed` (or
 # failed), and exits non-zero if anything failed.
 #
@@ -105,8 +106,11 @@ if [ -x "$root/.venv/bin/maturin" ]; then
     step_done "DuckDB extension"
   fi
   if [ "$py_status" -eq 0 ]; then
-    echo "==> pytest (python/tests)"
-    "$root/.venv/bin/python" -m pytest python/tests -q -rs -p no:cacheprovider --durations=15 || py_status=$?
+    # its files shared among as many processes as testthat's (a file's
+    # tests stay together, so that its fixtures are made once)
+    echo "==> pytest (python/tests, ${RDARROW_TEST_JOBS:-2} processes)"
+    "$root/.venv/bin/python" -m pytest python/tests -q -rs -p no:cacheprovider --durations=15 \
+      -n "${RDARROW_TEST_JOBS:-2}" --dist loadfile || py_status=$?
   fi
   step_done "pytest"
 else

@@ -93,20 +93,34 @@ r_ascii_copy <- function(objs, kind, ver) {
   }
 }
 
-# Rewrite `src` to every target and check each against R's objects for
-# `src` (read afresh for each target: identical() expands R's compact
-# sequences, which version-3 comparisons must still see compact).
+# Rewrite `src` to every format and version, uncompressed, and to each
+# compression once (compressing is a layer over the stream, whatever its
+# format: each compression goes with another format and version for each
+# `rotate`), and check each against R's objects for `src` (read afresh for
+# each target: identical() expands R's compact sequences, which version-3
+# comparisons must still see compact).
 expect_rewrites_load <- function(src, src_version, label,
                                  formats = c("xdr", "ascii", "binary"),
                                  versions = c(2L, 3L),
-                                 compress = c("none", "gzip", "bzip2", "xz")) {
+                                 compress = c("none", "gzip", "bzip2", "xz"),
+                                 rotate = 0L) {
   kind <- file_kind(src)
   ext <- tools::file_ext(src)
   dir <- local_tempdir()
   magic <- list(gzip = as.raw(c(0x1f, 0x8b)), bzip2 = charToRaw("BZh"),
                 xz = as.raw(c(0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00)))
   fmt_char <- c(xdr = "X", ascii = "A", binary = "B")
-  for (fmt in formats) for (ver in versions) for (comp in compress) {
+  pairs <- expand.grid(ver = versions, fmt = formats, stringsAsFactors = FALSE)
+  packed <- setdiff(compress, "none")
+  at <- (seq_along(packed) - 1L + rotate) %% nrow(pairs) + 1L
+  grid <- rbind(
+    if ("none" %in% compress) data.frame(pairs, comp = rep("none", nrow(pairs))),
+    if (length(packed)) data.frame(pairs[at, , drop = FALSE], comp = packed)
+  )
+  for (g in seq_len(nrow(grid))) {
+    fmt <- grid$fmt[[g]]
+    ver <- grid$ver[[g]]
+    comp <- grid$comp[[g]]
     lab <- sprintf("%s -> %s/v%d/%s", label, fmt, ver, comp)
     out <- file.path(dir, sprintf("%s-%d-%s.%s", fmt, ver, comp, ext))
     res <- rewrite(src, out, fmt, ver, comp)
@@ -180,7 +194,8 @@ test_that("rewriting an .RData to every format, version and compression loads ba
   for (i in seq_len(nrow(srcs))) {
     # R's objects, loaded fresh for each comparison (identical() expands
     # compact sequences, which version-3 comparisons must not see).
-    expect_rewrites_load(srcs$file[[i]], srcs$version[[i]], label = srcs$label[[i]])
+    expect_rewrites_load(srcs$file[[i]], srcs$version[[i]], label = srcs$label[[i]],
+                         rotate = 3L * (i - 1L))
   }
 })
 
@@ -197,7 +212,7 @@ test_that("rewriting an .rds or a serialize() stream keeps its kind and loads ba
   )
   for (i in seq_len(nrow(srcs))) {
     expect_rewrites_load(srcs$file[[i]], srcs$version[[i]], label = srcs$label[[i]],
-                         compress = c("none", if (i %% 2L) "gzip" else "bzip2"))
+                         compress = c("none", if (i %% 2L) "gzip" else "bzip2"), rotate = i)
   }
 })
 
