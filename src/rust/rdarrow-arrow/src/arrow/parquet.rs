@@ -237,14 +237,6 @@ fn nested_err(e: arrow_schema::ArrowError) -> Error {
 fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Result<ArrayRef> {
     use arrow_array::{FixedSizeListArray, StructArray};
     use std::sync::Arc;
-    let retyped = |field: &arrow_schema::FieldRef, child: &ArrayRef| {
-        Arc::new(
-            field
-                .as_ref()
-                .clone()
-                .with_data_type(child.data_type().clone()),
-        )
-    };
     Ok(match a.data_type() {
         DataType::List(field) => relist(a.as_list::<i32>(), field, f)?,
         DataType::LargeList(field) => relist(a.as_list::<i64>(), field, f)?,
@@ -277,6 +269,16 @@ fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Resu
     })
 }
 
+/// `field` with the type of its new `child`.
+fn retyped(field: &arrow_schema::FieldRef, child: &ArrayRef) -> arrow_schema::FieldRef {
+    std::sync::Arc::new(
+        field
+            .as_ref()
+            .clone()
+            .with_data_type(child.data_type().clone()),
+    )
+}
+
 /// A list (of either offset width) around its values made anew by `f`,
 /// its field typed by them.
 fn relist<O: arrow_array::OffsetSizeTrait>(
@@ -285,10 +287,9 @@ fn relist<O: arrow_array::OffsetSizeTrait>(
     f: &dyn Fn(ArrayRef) -> Result<ArrayRef>,
 ) -> Result<ArrayRef> {
     let v = f(l.values().clone())?;
-    let field = std::sync::Arc::new(field.as_ref().clone().with_data_type(v.data_type().clone()));
     Ok(std::sync::Arc::new(
         arrow_array::GenericListArray::<O>::try_new(
-            field,
+            retyped(field, &v),
             l.offsets().clone(),
             v,
             l.nulls().cloned(),
