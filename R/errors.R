@@ -176,8 +176,21 @@ check_file <- function(file) {
 
 # The engine's read settings: the nesting limit (option rdarrow.max_depth)
 # and an object store's options (`storage_arg()`).
-read_args <- function(storage = character()) {
+read_args <- function(storage = character(), trusted = TRUE) {
+  if (isFALSE(trusted)) {
+    # data only: what the session already has is all a file may refer to
+    return(list(max_depth = max_depth(), storage = storage, trusted = FALSE,
+                namespaces = loadedNamespaces(), attached = search()))
+  }
   list(max_depth = max_depth(), storage = storage)
+}
+
+# `trusted` as given, or the option rdarrow.trusted: TRUE or FALSE.
+trusted_arg <- function(trusted) {
+  if (!isTRUE(trusted) && !isFALSE(trusted)) {
+    abort_usage("`trusted` (or the option rdarrow.trusted) must be TRUE or FALSE.")
+  }
+  trusted
 }
 
 # `storage_options` as the engine takes them: a named character vector

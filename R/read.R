@@ -114,6 +114,9 @@ list_files <- function(files, recursive, call, storage = character()) {
 #'   `list(c("lst", "a"), list("lst", 2))`); see [rdata_objects()] with
 #'   `recursive = TRUE`. An unknown name is an error that lists the names
 #'   present (for a path, those at the deepest level that exists).
+#' @param trusted `TRUE` (the default, or the option `rdarrow.trusted`) to
+#'   read objects as R gives them, or `FALSE` to read a file from a stranger
+#'   as data only; see the section "Reading files from strangers".
 #' @return A named list of the objects. For an `.rds` file, a list of one
 #'   element named after the file's base name. For several files, a list
 #'   named by the files (the paths as given, or as found in the directory),
@@ -127,6 +130,40 @@ list_files <- function(files, recursive, call, storage = character()) {
 #'   physical memory), so that a corrupt or hostile file that declares huge
 #'   vectors, or a small file that inflates to a huge one, ends in an error
 #'   instead of exhausting memory.
+#' @section Reading files from strangers: R's format can carry code that
+#'   runs without being called. A *promise* (an unevaluated argument) runs
+#'   its code as soon as its value is used, so a crafted file whose object,
+#'   list element, attribute, slot or `.RData` binding is a promise runs the
+#'   file's code when a script merely prints what it read
+#'   (CVE-2024-27322). R 4.4 refuses a promise at the top of `readRDS()`;
+#'   rdarrow refuses a promise anywhere R does not keep one, on every R
+#'   version, with an error of class `rdarrow_error_unsafe` naming its
+#'   place (`lst[[2]]`, `attr(x, "foo")`). R keeps promises only in
+#'   environments' frames, where it saves a closure's unevaluated arguments
+#'   (`function(n) function(x) x + n`): those read as [readRDS()] reads
+#'   them. Every reader of R files refuses such files alike:
+#'   [rdata_to_arrow()], [rdata_to_parquet()], Python, the command line and
+#'   DuckDB; [rdata_objects()] still lists them, running nothing.
+#'
+#'   `trusted = FALSE` (or `options(rdarrow.trusted = FALSE)`, say in a
+#'   Shiny app that takes uploads) reads data only. It refuses, naming the
+#'   place, anything that runs code or changes the session by being read or
+#'   used: promises anywhere, active bindings, functions and byte code,
+#'   references to namespaces that are not loaded and to package
+#'   environments that are not attached (rebuilding them loads the package,
+#'   running its code), ALTREP objects of classes outside base R (their
+#'   package's code rebuilds them) and persistent references (a hook's code
+#'   rebuilds them). Data reads [identical()] to [readRDS()] as before:
+#'   vectors, factors, data frames, matrices, lists, S4 objects of data
+#'   (such as a `dgCMatrix`), calls and formulas (inert until evaluated),
+#'   `lm()` fits whose environment is the global environment, environments
+#'   holding only such data, null external pointers (a data.table's), and
+#'   references to loaded namespaces and attached packages.
+#'
+#'   No reader is a sandbox for code the user calls later: a function read
+#'   from a trusted file is still code from the file, and an S4 object's
+#'   methods or a class's print method are the session's code, run when
+#'   the object is used.
 #' @seealso [rdata_objects()] to list a file's objects first.
 #' @examples
 #' f <- file.path(tempdir(), "example.RData")
@@ -138,6 +175,8 @@ list_files <- function(files, recursive, call, storage = character()) {
 #' lst <- list(a = head(mtcars), b = head(iris))
 #' save(lst, file = f)
 #' read_rdata(f, objects = "lst$b")
+#' # a file from a stranger: data only
+#' read_rdata(f, trusted = FALSE)
 #' # several files at once: a list named by the files
 #' d <- file.path(tempdir(), "several")
 #' dir.create(d, showWarnings = FALSE)
@@ -146,7 +185,9 @@ list_files <- function(files, recursive, call, storage = character()) {
 #' str(read_rdata(d), max.level = 2)
 #' @inheritParams rdata_objects
 #' @export
-read_rdata <- function(file, objects = NULL, storage_options = NULL) {
+read_rdata <- function(file, objects = NULL, storage_options = NULL,
+                       trusted = getOption("rdarrow.trusted", TRUE)) {
+  trusted <- trusted_arg(trusted)
   if (is.list(objects)) {
     objects <- vapply(objects, object_arg, "", what = "each of `objects`")
   }
@@ -156,21 +197,23 @@ read_rdata <- function(file, objects = NULL, storage_options = NULL) {
   storage <- storage_arg(storage_options)
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(read_files(src$files, objects, sys.call(), storage))
-  read_values(src$path, objects, src$name, sys.call(), storage)
+  if (!is.null(src$files)) return(read_files(src$files, objects, sys.call(), storage, trusted))
+  read_values(src$path, objects, src$name, sys.call(), storage, trusted)
 }
 
 # The objects `objects` (NULL: all) of the file at `path`, as a named list;
 # `call` for errors.
-read_values <- function(path, objects, name, call, storage = character()) {
-  values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage)), call = call), call)
+read_values <- function(path, objects, name, call, storage = character(), trusted = TRUE) {
+  values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage, trusted)), call = call),
+            call)
 }
 
 # The objects of each of several `files`, read at once: a list named by
 # the files, each element the named list of that file's objects.
-read_files <- function(files, objects, call, storage = character()) {
+read_files <- function(files, objects, call, storage = character(), trusted = TRUE) {
   src <- files_source(files)
-  res <- check_engine(rdata_read_files_impl(src$paths, src$labels, objects, src$names, read_args(storage)),
+  res <- check_engine(rdata_read_files_impl(src$paths, src$labels, objects, src$names,
+                                            read_args(storage, trusted)),
                       call = call)
   out <- lapply(res, values_of, call = call)
   names(out) <- src$labels
@@ -223,17 +266,18 @@ values_of <- function(res, call) {
 #' read_rds(f)
 #' read_rds(serialize(letters, NULL))
 #' @export
-read_rds <- function(file, storage_options = NULL) {
+read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.trusted", TRUE)) {
+  trusted <- trusted_arg(trusted)
   storage <- storage_arg(storage_options)
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage))
-  the_one(read_values(src$path, NULL, src$name, sys.call(), storage), call = sys.call())
+  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage, trusted))
+  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted), call = sys.call())
 }
 
 # The one object of each of several files, in a list named by the files.
-read_rds_files <- function(files, call, storage = character()) {
-  values <- read_files(files, NULL, call, storage)
+read_rds_files <- function(files, call, storage = character(), trusted = TRUE) {
+  values <- read_files(files, NULL, call, storage, trusted)
   out <- vector("list", length(values))
   for (i in seq_along(values)) out[i] <- list(the_one(values[[i]], names(values)[[i]], call))
   names(out) <- names(values)

@@ -22,7 +22,7 @@ FORMAT_LAYERS = [
     ["tree", "altrep", "encoding", "envir"],          # the object tree: node codes, flags, NA, ALTREP nodes; string encodings; hashed environments
     ["compression", "remote", "store", "file_out", "joined", "parallel"],  # bytes in and out: codecs, one member from many blocks, URLs, object stores, atomic files
     ["input", "output", "header"],                    # primitives and the header, read and written
-    ["read", "validate", "object_path", "build", "spill", "structure"],  # items to the tree and back to R's rules; structures checked for consumers
+    ["read", "validate", "trust", "object_path", "build", "spill", "structure"],  # items to the tree and back to R's rules; what may be handed on; structures checked for consumers
     ["layout", "write"],                              # the tree to bytes
     ["document", "summary"],                          # a parsed stream, its objects and listing
     ["source", "lazyload", "many"],                   # where R data comes from; many inputs at once

@@ -21,6 +21,7 @@ from ._rdarrow import (
     NotRDataError,
     RDataError,
     RDataIOError,
+    UnsafeError,
     UnsupportedError,
     UsageError,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "RDataIOError",
     "RDataReader",
     "RDataWarning",
+    "UnsafeError",
     "UnsupportedError",
     "UsageError",
     "list_objects",

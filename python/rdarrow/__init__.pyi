@@ -9,6 +9,7 @@ from ._rdarrow import (
     NotRDataError as NotRDataError,
     RDataError as RDataError,
     RDataIOError as RDataIOError,
+    UnsafeError as UnsafeError,
     UnsupportedError as UnsupportedError,
     UsageError as UsageError,
 )

@@ -10,6 +10,7 @@ use crate::input::{Format, Input};
 use crate::object_path;
 use crate::read::{self, ObjectFilter, ObjectSpan, ReadOptions};
 use crate::tree::{self, RObject, RefTable};
+use crate::trust;
 use std::path::Path;
 
 /// A parsed file or stream.
@@ -29,6 +30,9 @@ pub struct Document {
     pub spans: Vec<ObjectSpan>,
     /// Size of the decompressed stream in bytes.
     pub stream_len: u64,
+    /// What the objects taken from it may hold (the read's
+    /// [`ReadOptions::trust`]), checked over the whole file when any is taken.
+    pub trust: trust::Trust,
 }
 
 impl Document {
@@ -159,6 +163,7 @@ impl Document {
         wanted: &[String],
         stream_name: &str,
     ) -> Result<Vec<(String, RObject)>> {
+        self.check_trust(stream_name)?;
         let names = self.object_names(stream_name);
         // every missing top-level object at once, as find_objects tells them
         let unknown: Vec<String> = wanted
@@ -257,7 +262,7 @@ impl Document {
         }
         let (name, at) = self.choose_table_object(object, stream_name, converts)?;
         let obj = self
-            .take_objects_at(&[at], stream_name)
+            .take_objects_at(&[at], stream_name)?
             .pop()
             .map(|(_, o)| o)
             .unwrap_or(RObject::Null);
@@ -306,14 +311,15 @@ impl Document {
         &mut self,
         positions: &[usize],
         stream_name: &str,
-    ) -> Vec<(String, RObject)> {
+    ) -> Result<Vec<(String, RObject)>> {
+        self.check_trust(stream_name)?;
         let names = self.object_names(stream_name);
         let mut objs: Vec<Option<RObject>> = self
             .take_objects()
             .into_iter()
             .map(|(_, o)| Some(o))
             .collect();
-        positions
+        Ok(positions
             .iter()
             .filter_map(|&i| {
                 Some((
@@ -321,7 +327,20 @@ impl Document {
                     objs.get_mut(i)?.take().unwrap_or(RObject::Null),
                 ))
             })
-            .collect()
+            .collect())
+    }
+
+    /// Whether every object of the file may be handed on as the read
+    /// trusts it ([`trust`]): the whole file, whichever objects are taken,
+    /// so that a file holding code where R keeps none is refused as such.
+    pub fn check_trust(&self, stream_name: &str) -> Result<()> {
+        trust::check_root(
+            &self.root,
+            &self.refs,
+            &self.trust,
+            self.is_rds(),
+            stream_name,
+        )
     }
 }
 
@@ -449,5 +468,6 @@ fn parse_here(
         refs,
         spans,
         stream_len,
+        trust: opts.trust.clone(),
     })
 }

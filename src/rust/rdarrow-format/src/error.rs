@@ -21,6 +21,9 @@ pub enum ErrorKind {
     Unsupported,
     /// The caller asked for something that is not there (unknown object name).
     Usage,
+    /// The file holds what would run code when read or used, beyond what
+    /// the read trusts (see `trust`).
+    Unsafe,
     /// The user interrupted the work.
     Interrupted,
     /// A broken invariant of rdarrow itself (a bug, not the input's fault).
@@ -48,6 +51,7 @@ impl ErrorKind {
             ErrorKind::Limit => "limit",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Usage => "usage",
+            ErrorKind::Unsafe => "unsafe",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Internal => "internal",
         }

@@ -355,6 +355,7 @@ impl LazyDb {
             refs,
             spans,
             stream_len: at,
+            trust: opts.trust.clone(),
         })
     }
 }

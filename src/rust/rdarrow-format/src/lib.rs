@@ -102,6 +102,7 @@ pub mod store;
 pub mod structure;
 pub mod summary;
 pub mod tree;
+pub mod trust;
 pub mod validate;
 pub mod write;
 
@@ -369,7 +370,7 @@ pub fn read_for_r(
                 Some(w) => doc.take_paths(w, stream_name)?,
                 None => {
                     let all: Vec<usize> = (0..doc.objects().len()).collect();
-                    doc.take_objects_at(&all, stream_name)
+                    doc.take_objects_at(&all, stream_name)?
                 }
             };
             (doc, taken)

@@ -250,6 +250,9 @@ pub struct ReadOptions {
     /// a thread of its own with a deep stack (`false`: the safe choice for
     /// any caller and any depth, at the cost of starting a thread).
     pub parse_here: bool,
+    /// What the objects handed on may hold ([`crate::trust`]): checked
+    /// when a consumer takes them from the document.
+    pub trust: crate::trust::Trust,
 }
 
 /// The stack one level of nesting may take while parsing: twice what it
@@ -266,6 +269,7 @@ impl Default for ReadOptions {
             timeout: None,
             storage: Default::default(),
             parse_here: false,
+            trust: Default::default(),
         }
     }
 }

@@ -340,5 +340,7 @@ pub fn check_for_r(obj: &RObject, refs: &RefTable) -> Result<()> {
 
 /// As [`check_for_r`], within a read's memory limit.
 pub fn check_for_r_within(obj: &RObject, refs: &RefTable, max_memory: u64) -> Result<()> {
-    Validator::new(refs, max_memory).object(obj)
+    Validator::new(refs, max_memory).object(obj)?;
+    // and no promise where R keeps none, whoever made the object
+    crate::trust::check(obj, refs, &crate::trust::Trust::Code, "")
 }

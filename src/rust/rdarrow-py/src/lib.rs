@@ -64,6 +64,12 @@ create_exception!(
     RDataError,
     "The call asked for something that is not there."
 );
+create_exception!(
+    _rdarrow,
+    UnsafeError,
+    RDataError,
+    "The file holds code where R keeps none (a promise outside an environment's frame)."
+);
 
 /// The Python exception of an engine error: its class says what kind of
 /// failure it is, its message what went wrong and where.
@@ -76,6 +82,7 @@ pub(crate) fn py_err(e: Error) -> PyErr {
         ErrorKind::Unsupported => UnsupportedError::new_err(msg),
         ErrorKind::Limit => LimitError::new_err(msg),
         ErrorKind::Usage => UsageError::new_err(msg),
+        ErrorKind::Unsafe => UnsafeError::new_err(msg),
         ErrorKind::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(msg),
         ErrorKind::Internal => RDataError::new_err(msg),
     }
@@ -613,6 +620,7 @@ fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("LimitError", py.get_type::<LimitError>())?;
     m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("UnsafeError", py.get_type::<UnsafeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -153,9 +153,11 @@ pub fn stream_to_df(x: &Robj) -> Robj {
     match unsafe { builder.build(&mut obj) } {
         Ok(sexp) => unsafe { Robj::from_sexp(sexp) },
         Err(BuildError::Engine(e)) => error_value(&e),
-        Err(BuildError::Fallback) => {
-            error_value(&Error::limit("the data is nested too deeply to build"))
-        }
+        // what only R's unserializer rebuilds (functions, environments)
+        // is never handed to it from Arrow data
+        Err(BuildError::Fallback) => error_value(&Error::unsupported(
+            "the data holds objects that only R's unserializer rebuilds (functions, environments, byte code), or nests too deeply to build",
+        )),
     }
 }
 

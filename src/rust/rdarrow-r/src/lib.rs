@@ -27,13 +27,24 @@ use to_r::{BuildError, RBuilder};
 /// read may decode; unset = the machine's memory) and `timeout`. Main
 /// thread only: it asks R.
 pub(crate) fn options(settings: &Robj) -> ReadOptions {
+    use rdarrow_arrow::trust::{Host, Trust};
     let mut max_depth = 10_000;
     let mut storage = Vec::new();
+    let mut data_only = false;
+    let mut host = Host::default();
+    let strings = |x: &Robj| -> Vec<String> {
+        x.as_str_vector()
+            .map(|v| v.into_iter().map(str::to_string).collect())
+            .unwrap_or_default()
+    };
     if let Some(list) = settings.as_list() {
         for (name, value) in list.iter() {
             match name {
                 "max_depth" => max_depth = depth_of(&value).unwrap_or(max_depth),
                 "storage" => storage = storage_of(&value),
+                "trusted" => data_only = value.as_bool() == Some(false),
+                "namespaces" => host.namespaces = strings(&value),
+                "attached" => host.attached = strings(&value),
                 _ => {}
             }
         }
@@ -45,6 +56,11 @@ pub(crate) fn options(settings: &Robj) -> ReadOptions {
         max_memory: memory_option(),
         timeout: timeout_option(),
         storage: rdarrow_arrow::StorageOptions::new(storage),
+        trust: if data_only {
+            Trust::DataOnly(host)
+        } else {
+            Trust::Code
+        },
         ..Default::default()
     }
 }

@@ -516,7 +516,7 @@ fn select_objects(
         return doc.take_paths(&[w.to_string()], stream_name);
     }
     let at = doc.choose_frames(wanted, stream_name)?;
-    Ok(doc.take_objects_at(&at, stream_name))
+    doc.take_objects_at(&at, stream_name)
 }
 
 /// A list of data frames (not itself a data frame) taken as one object

@@ -997,6 +997,7 @@ mod tests {
             refs,
             spans: Vec::new(),
             stream_len: 0,
+            trust: Default::default(),
         }
     }
 

@@ -147,6 +147,13 @@ pub fn converts(obj: &RObject, refs: &RefTable) -> bool {
 
 /// The error for an R value with no Arrow equivalent.
 pub(super) fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
+    if obj.sxptype(refs) == sxp::PROM {
+        // the one rule's words (a promise is code, not a value to convert)
+        return Error::new(
+            crate::ErrorKind::Unsafe,
+            crate::trust::promise_message(what),
+        );
+    }
     Error::unsupported(format!(
         "{what} is {} (type {}), which has no Arrow equivalent (it is not data: functions, calls, formulas and environments stay in R); data frames, atomic vectors, factors, dates, times, matrices, lists and S4 objects of those convert",
         obj.class(refs).join("/"),

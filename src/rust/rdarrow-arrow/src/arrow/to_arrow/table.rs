@@ -723,6 +723,7 @@ pub(super) mod tests {
             refs: m.refs,
             spans: Vec::new(),
             stream_len: 0,
+            trust: Default::default(),
         }
     }
 
