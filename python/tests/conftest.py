@@ -357,3 +357,34 @@ def spark():
     rdarrow.spark.register(s)
     yield s
     s.stop()
+
+
+# Where each crafted file's promise is, as the error must name it.
+CRAFTED_PLACES = {
+    "top.rds": "'top'",
+    "element.rds": "'element[[2]]'",
+    "attribute.rds": "'attr(attribute, \"foo\")'",
+    "slot.rds": "'slot@foo'",
+    "binding.RData": "'x'",
+}
+
+
+@pytest.fixture(scope="session")
+def crafted(tmp_path_factory, run_r):
+    """Files holding a promise where R keeps none, crafted byte by byte by
+    the R tests' own helper (tests/testthat/helper-crafted.R): at the top
+    level, as a list element, an attribute, an S4 slot and an .RData
+    binding, gzip-compressed. Their code would create the file
+    ``ran`` beside them. Returns (folder, {file name: place})."""
+    d = tmp_path_factory.mktemp("crafted")
+    helper = Path(__file__).resolve().parents[2] / "tests" / "testthat" / "helper-crafted.R"
+    run_r(
+        f'source("{helper}"); d <- "{d}"; cases <- promise_cases(file.path(d, "ran"))\n'
+        "for (n in names(cases)) {\n"
+        "  cs <- cases[[n]]\n"
+        '  f <- file.path(d, paste0(n, if (cs$rdata) ".RData" else ".rds"))\n'
+        "  craft_file(craft_bytes(cs$node, rdata = cs$rdata), f, gzip = TRUE)\n"
+        "}\n"
+    )
+    assert sorted(p.name for p in d.iterdir()) == sorted(CRAFTED_PLACES)
+    return d, CRAFTED_PLACES

@@ -6,6 +6,7 @@ replacement scans, listings and errors (hostile files included)."""
 
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -288,6 +289,19 @@ def test_errors_say_what_and_where(files, con, tmp_path):
     with pytest.raises(duckdb.Error, match="nothing"):
         con.execute(f"SELECT * FROM read_rdata('{d}/lists.RData', object := 'nothing')")
 
+
+
+def test_a_promise_is_refused_by_every_table_function(crafted, con):
+    """DuckDB never runs R code: a file holding a promise where R keeps
+    none is the engine's error, naming its place; listing still works."""
+    d, places = crafted
+    for name, place in places.items():
+        f = d / name
+        for fn in ("read_rdata", "read_rds") if name.endswith(".rds") else ("read_rdata",):
+            with pytest.raises(duckdb.Error, match=re.escape(place) + " is a promise"):
+                con.execute(f"SELECT * FROM {fn}('{f}')").fetchall()
+        assert con.execute(f"SELECT count(*) FROM rdata_objects('{f}')").fetchone()[0] >= 1
+    assert not (d / "ran").exists()
 
 SWEEP = r"""
 import duckdb, random, sys

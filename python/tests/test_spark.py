@@ -7,6 +7,8 @@ read back by R (identical() to the frame R builds from the same rows); a
 hostile file and a missing object fail with rdarrow's message. Spark starts
 once for the module."""
 
+import re
+
 import pyarrow as pa
 import pytest
 
@@ -132,6 +134,16 @@ def test_a_hostile_file_and_a_missing_object_fail_with_the_message(spark, made, 
     with pytest.raises(Exception, match="nope"):
         spark.read.format("rdata").option("object", "nope").load(str(made / "two.RData")).count()
 
+
+
+def test_a_promise_is_refused_with_the_message(spark, crafted):
+    """Spark never runs R code: a file holding a promise where R keeps
+    none fails the read with the engine's message."""
+    d, places = crafted
+    for name in ("element.rds", "binding.RData"):
+        with pytest.raises(Exception, match=re.escape(places[name]) + " is a promise"):
+            spark.read.format("rdata").load(str(d / name)).count()
+    assert not (d / "ran").exists()
 
 SLOTS_R = r"""
 setClass("Holder", representation(df = "data.frame", note = "character"))

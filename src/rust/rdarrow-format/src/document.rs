@@ -213,6 +213,9 @@ impl Document {
         stream_name: &str,
         converts: &dyn Fn(&RObject, &RefTable) -> bool,
     ) -> Result<(String, usize)> {
+        // a file holding code where R keeps none is refused as such, not
+        // for holding nothing to convert
+        self.check_trust(stream_name)?;
         if let Some(name) = object {
             let at = self.locate(name, stream_name)?.0;
             return Ok((name.to_string(), at));
@@ -273,6 +276,7 @@ impl Document {
     /// object (whatever `object` says: a dataset's files are named
     /// after their contents), the one named `object`, else every data frame.
     pub fn choose_frames(&self, object: Option<&str>, stream_name: &str) -> Result<Vec<usize>> {
+        self.check_trust(stream_name)?;
         if self.is_rds() {
             return Ok(vec![0]);
         }
