@@ -107,6 +107,17 @@ test_that("the readers read from a bucket what load() and readRDS() read from di
   # an object that is not there: a usage error naming the URL
   expect_error(read_rds("s3://lab/r/none.rds"), "s3://lab/r/none.rds': no such object \\(HTTP 404\\)",
                class = "rdarrow_error_usage")
+  # a file holding a promise where R keeps none runs nothing from a store
+  # either (crafted byte by byte: helper-crafted.R)
+  marker <- file.path(dir, "ran")
+  p <- promise_cases(marker)$slot
+  craft_file(craft_bytes(p$node), file.path(dir, "x.rds"), gzip = TRUE)
+  srv$put(file.path(dir, "x.rds"), "r/x.rds")
+  err <- expect_error(read_rds("s3://lab/r/x.rds"), class = "rdarrow_error_unsafe")
+  expect_match(conditionMessage(err), "'x@foo' is a promise", fixed = TRUE)
+  expect_error(read_rds("s3://lab/r/x.rds", trusted = FALSE), class = "rdarrow_error_unsafe")
+  expect_error(rdata_to_arrow("s3://lab/r/x.rds"), class = "rdarrow_error_unsafe")
+  expect_false(file.exists(marker))
 })
 
 test_that("R data goes from a bucket to Parquet, IPC and back into a bucket", {

@@ -301,9 +301,14 @@ impl Walk<'_> {
         // `...` bound in a frame holds the promises of its arguments (a
         // DOTSXP cell, then pairlist cells)
         let dots = binding && p.cells.first().is_some_and(|c| c.sxptype == sxp::DOT);
+        // a promise bound in a frame may hold promises as its value or its
+        // code (R's method dispatch makes promises of promises): they are
+        // the bound promise's own, kept as R keeps them
+        let mut kept = binding;
         for (k, c) in p.cells.iter().enumerate() {
+            kept = kept && c.sxptype == sxp::PROM;
             match c.sxptype {
-                sxp::PROM => self.promise_here(binding && k == 0)?,
+                sxp::PROM => self.promise_here(kept)?,
                 sxp::CLO => self.refuse_code("a function, which is code from the file")?,
                 _ => {}
             }
@@ -324,7 +329,7 @@ impl Walk<'_> {
                         w.object(t, false)?;
                     }
                 }
-                w.object(&c.car, dots)
+                w.object(&c.car, dots || kept)
             })?;
         }
         self.object(&p.tail, false)
@@ -639,6 +644,22 @@ mod tests {
         ]
         .concat();
         assert!(take(stream(env(&[("...", dots, 0)]), false), Trust::Code).is_ok());
+        // a bound promise whose value and code are promises (as method
+        // dispatch makes them) is R's own too; the same nested anywhere else
+        // is not
+        let nested = [
+            flags(5, false, true, false, 0),
+            int(253),
+            promise(),
+            promise(),
+        ]
+        .concat();
+        assert!(take(stream(env(&[("p", nested.clone(), 0)]), false), Trust::Code).is_ok());
+        refused(
+            stream(list(&[nested]), false),
+            Trust::Code,
+            "'x[[1]]' is a promise",
+        );
     }
 
     #[test]
