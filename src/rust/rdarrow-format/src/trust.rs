@@ -66,6 +66,7 @@ pub fn check(obj: &RObject, refs: &RefTable, trust: &Trust, name: &str) -> Resul
         trust,
         seen: vec![false; refs.entries.len()],
         path: Vec::new(),
+        in_kept: false,
     };
     w.object(obj, false)
         .map_err(|why| why.error(name, &w.path).in_object(name))
@@ -186,6 +187,10 @@ struct Walk<'r> {
     trust: &'r Trust,
     seen: Vec<bool>,
     path: Vec<Step>,
+    /// Inside a promise R keeps (its value and code): R's own, and run only
+    /// as R runs the promise, so the promises it holds are kept too (method
+    /// dispatch puts promises in promises' values and calls).
+    in_kept: bool,
 }
 
 type Walked = std::result::Result<(), Refused>;
@@ -290,7 +295,7 @@ impl Walk<'_> {
     }
 
     fn promise_here(&self, binding: bool) -> Walked {
-        if binding && self.data_only().is_none() {
+        if (binding || self.in_kept) && self.data_only().is_none() {
             Ok(())
         } else {
             Err(Refused::Promise)
@@ -301,14 +306,20 @@ impl Walk<'_> {
         // `...` bound in a frame holds the promises of its arguments (a
         // DOTSXP cell, then pairlist cells)
         let dots = binding && p.cells.first().is_some_and(|c| c.sxptype == sxp::DOT);
-        // a promise bound in a frame may hold promises as its value or its
-        // code (R's method dispatch makes promises of promises): they are
-        // the bound promise's own, kept as R keeps them
-        let mut kept = binding;
+        // a promise bound in a frame (or held by one) is kept, and with it
+        // everything it holds: its value, and its code to the chain's end
+        let kept = (binding || self.in_kept)
+            && p.cells.first().is_some_and(|c| c.sxptype == sxp::PROM)
+            && self.data_only().is_none();
+        if kept && !self.in_kept {
+            self.in_kept = true;
+            let walked = self.pairlist(p, binding);
+            self.in_kept = false;
+            return walked;
+        }
         for (k, c) in p.cells.iter().enumerate() {
-            kept = kept && c.sxptype == sxp::PROM;
             match c.sxptype {
-                sxp::PROM => self.promise_here(kept)?,
+                sxp::PROM => self.promise_here(binding && k == 0)?,
                 sxp::CLO => self.refuse_code("a function, which is code from the file")?,
                 _ => {}
             }
@@ -329,7 +340,7 @@ impl Walk<'_> {
                         w.object(t, false)?;
                     }
                 }
-                w.object(&c.car, dots || kept)
+                w.object(&c.car, dots)
             })?;
         }
         self.object(&p.tail, false)
@@ -341,6 +352,14 @@ impl Walk<'_> {
             return Ok(());
         }
         self.seen[slot] = true;
+        let outer = std::mem::replace(&mut self.in_kept, false);
+        let walked = self.referenced(id);
+        self.in_kept = outer;
+        walked
+    }
+
+    /// What a reference leads to, walked once (see [`Walk::reference`]).
+    fn referenced(&mut self, id: RefId) -> Walked {
         match self.refs.get(id) {
             Some(RefEntry::Environment(e)) => {
                 self.frame(&e.frame)?;
@@ -657,6 +676,29 @@ mod tests {
         assert!(take(stream(env(&[("p", nested.clone(), 0)]), false), Trust::Code).is_ok());
         refused(
             stream(list(&[nested]), false),
+            Trust::Code,
+            "'x[[1]]' is a promise",
+        );
+        // and a call holding a promise, as a bound promise's code
+        let in_call = [
+            flags(5, false, true, false, 0),
+            int(253),
+            int(252),
+            flags(6, false, false, false, 0),
+            sym("f"),
+            flags(2, false, true, false, 0),
+            sym(".Object"),
+            promise(),
+            nil(),
+        ]
+        .concat();
+        assert!(take(
+            stream(env(&[("p", in_call.clone(), 0)]), false),
+            Trust::Code
+        )
+        .is_ok());
+        refused(
+            stream(list(&[in_call]), false),
             Trust::Code,
             "'x[[1]]' is a promise",
         );
