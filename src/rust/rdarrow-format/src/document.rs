@@ -33,6 +33,9 @@ pub struct Document {
     /// What the objects taken from it may hold (the read's
     /// [`ReadOptions::trust`]), checked over the whole file when any is taken.
     pub trust: trust::Trust,
+    /// The kinds of node the trust rule looks at that the parse met
+    /// (`None`: not known, so the check walks the objects).
+    pub seen: Option<trust::Seen>,
 }
 
 impl Document {
@@ -338,6 +341,10 @@ impl Document {
     /// trusts it ([`trust`]): the whole file, whichever objects are taken,
     /// so that a file holding code where R keeps none is refused as such.
     pub fn check_trust(&self, stream_name: &str) -> Result<()> {
+        if self.seen.is_some_and(|s| !s.may_refuse(&self.trust)) {
+            // nothing the rule looks at: no walk
+            return Ok(());
+        }
         trust::check_root(
             &self.root,
             &self.refs,
@@ -457,7 +464,7 @@ fn parse_here(
     filter: &mut (dyn ObjectFilter + Send),
 ) -> Result<Document> {
     let (container, mut header) = header::read_header(&mut inp)?;
-    let (root, refs, spans) = read::read_body(&mut inp, container, &header, opts, filter)?;
+    let (root, refs, spans, seen) = read::read_body(&mut inp, container, &header, opts, filter)?;
     header.ascii_hex = inp.saw_hex_double;
     if header.format == Format::Ascii {
         // the line end after the last token belongs to the stream
@@ -473,5 +480,6 @@ fn parse_here(
         spans,
         stream_len,
         trust: opts.trust.clone(),
+        seen: Some(seen),
     })
 }

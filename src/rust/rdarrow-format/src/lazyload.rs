@@ -356,6 +356,7 @@ impl LazyDb {
             spans,
             stream_len: at,
             trust: opts.trust.clone(),
+            seen: None,
         })
     }
 }

@@ -378,7 +378,8 @@ pub fn read_for_r(
     };
     for (name, obj) in &taken {
         check_name_for_r(name)?;
-        validate::check_for_r_within(obj, &doc.refs, opts.memory_limit())
+        // the trust rule was checked over the whole file as it was taken
+        validate::check_well_formed_within(obj, &doc.refs, opts.memory_limit())
             .map_err(|e| e.in_object(name))?;
     }
     Ok((doc, taken))

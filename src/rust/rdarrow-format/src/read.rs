@@ -363,6 +363,8 @@ pub(crate) struct Parser<'a> {
     /// Reading an ALTREP node's class or state (kept whole: it expands
     /// from them).
     in_altrep: u32,
+    /// The kinds of node the trust rule looks at, met so far.
+    seen: crate::trust::Seen,
 }
 
 fn is_pairlist_type(t: u8) -> bool {
@@ -391,6 +393,7 @@ impl<'a> Parser<'a> {
             in_columns: false,
             list_depth: 0,
             in_altrep: 0,
+            seen: Default::default(),
         }
     }
 
@@ -455,6 +458,7 @@ impl<'a> Parser<'a> {
         if let Some(special) = SpecialValue::from_code(t) {
             return Ok(RObject::Special(special));
         }
+        self.seen.note(t, fl.levels);
         match t {
             sxp::NILVALUE => Ok(RObject::Null),
             sxp::REFSXP => {
@@ -645,6 +649,7 @@ impl<'a> Parser<'a> {
                 has_attr,
                 has_tag,
             } = unpack(flags);
+            self.seen.note(t, fl.levels);
             let attributes = self.opt_attributes(has_attr)?;
             let tag = if has_tag { Some(self.item()?) } else { None };
             let car = self.item()?;
@@ -1072,7 +1077,7 @@ pub(crate) fn read_body(
     header: &StreamHeader,
     opts: &ReadOptions,
     filter: &mut dyn ObjectFilter,
-) -> Result<(RObject, RefTable, Vec<ObjectSpan>)> {
+) -> Result<(RObject, RefTable, Vec<ObjectSpan>, crate::trust::Seen)> {
     let mut p = Parser::new(inp, opts);
     p.consumer = opts
         .consumer
@@ -1097,6 +1102,7 @@ pub(crate) fn read_body(
                 has_attr,
                 has_tag,
             } = unpack(flags);
+            p.seen.note(t, fl.levels);
             let attributes = p.opt_attributes(has_attr)?;
             let tag = if has_tag { Some(p.item()?) } else { None };
             let name: Vec<u8> = match &tag {
@@ -1145,7 +1151,7 @@ pub(crate) fn read_body(
         });
         root
     };
-    Ok((root, p.refs, spans))
+    Ok((root, p.refs, spans, p.seen))
 }
 
 #[cfg(test)]

@@ -57,57 +57,87 @@ pub struct Host {
     pub attached: Vec<String>,
 }
 
+/// The kinds of node the rule looks at that a parse met ([`Seen::note`]
+/// for each node's type): a document without any needs no walk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seen(u8);
+
+impl Seen {
+    const PROMISE: u8 = 1;
+    /// Functions, byte code, active bindings.
+    const CODE: u8 = 2;
+    /// Namespaces, package environments, persistent references.
+    const NAMED: u8 = 4;
+    const ALTREP: u8 = 8;
+
+    /// Note a node of type `sxptype` (a binding cell's `levels` too).
+    #[inline]
+    pub fn note(&mut self, sxptype: u8, levels: u16) {
+        self.0 |= match sxptype {
+            sxp::PROM => Self::PROMISE,
+            sxp::CLO | sxp::BCODE => Self::CODE,
+            sxp::LIST if levels & crate::tree::levels::ACTIVE_BINDING != 0 => Self::CODE,
+            sxp::NAMESPACE | sxp::PACKAGE | sxp::PERSIST => Self::NAMED,
+            sxp::ALTREP => Self::ALTREP,
+            _ => 0,
+        };
+    }
+
+    /// What two parses met.
+    pub fn and(self, other: Seen) -> Seen {
+        Seen(self.0 | other.0)
+    }
+
+    /// Whether a file whose parse met these may hold what `trust` refuses
+    /// (else it holds nothing the rule looks at).
+    pub fn may_refuse(self, trust: &Trust) -> bool {
+        match trust {
+            Trust::Code => self.0 & Self::PROMISE != 0,
+            Trust::DataOnly(_) => self.0 != 0,
+        }
+    }
+}
+
 /// Check `obj`, the object a read hands on under the name `name` (a
 /// top-level name or an object path), against `trust`; the error names
 /// the place of the first refused node as R code reaches it.
-pub fn check(obj: &RObject, refs: &RefTable, trust: &Trust, name: &str) -> Result<()> {
-    let mut w = Walk {
-        refs,
-        trust,
-        seen: vec![false; refs.entries.len()],
-        path: Vec::new(),
-        in_kept: false,
-    };
-    w.object(obj, false)
-        .map_err(|why| why.error(name, &w.path).in_object(name))
+pub fn check<'a>(obj: &'a RObject, refs: &'a RefTable, trust: &'a Trust, name: &str) -> Result<()> {
+    Walk::new(refs, trust).top(obj, name)
 }
 
 /// Check every object of a document's root as [`check`] does: the objects
 /// of a `save()` file (named by their bindings), or the one object of a
-/// stream (named `stream_name`).
-pub fn check_root(
-    root: &RObject,
-    refs: &RefTable,
-    trust: &Trust,
+/// stream (named `stream_name`). What the objects share is walked once.
+pub fn check_root<'a>(
+    root: &'a RObject,
+    refs: &'a RefTable,
+    trust: &'a Trust,
     is_rds: bool,
     stream_name: &str,
 ) -> Result<()> {
-    if is_rds {
-        return check(root, refs, trust, stream_name);
-    }
+    let mut w = Walk::new(refs, trust);
     match root {
         // the bindings of a save() file: each value is an object of its own
-        RObject::Pairlist(p) if p.cells.iter().all(|c| c.sxptype == sxp::LIST) => {
+        RObject::Pairlist(p) if !is_rds && p.cells.iter().all(|c| c.sxptype == sxp::LIST) => {
             for c in &p.cells {
-                let name = tag_name(c.tag.as_ref(), refs);
-                check(&c.car, refs, trust, &name)?;
+                let name = String::from_utf8_lossy(tag_name(c.tag.as_ref(), refs));
+                w.top(&c.car, &name)?;
                 if let Some(a) = &c.attributes {
-                    check(a, refs, trust, &name)?;
+                    w.top(a, &name)?;
                 }
             }
-            check(&p.tail, refs, trust, stream_name)
+            w.top(&p.tail, stream_name)
         }
-        _ => check(root, refs, trust, stream_name),
+        _ => w.top(root, stream_name),
     }
 }
 
 /// The name a cell's tag gives it (empty when none).
-fn tag_name(tag: Option<&RObject>, refs: &RefTable) -> String {
+fn tag_name<'a>(tag: Option<&RObject>, refs: &'a RefTable) -> &'a [u8] {
     match tag {
         Some(RObject::Ref(id)) => refs.symbol_name(*id),
         _ => None,
     }
-    .map(|n| String::from_utf8_lossy(n).into_owned())
     .unwrap_or_default()
 }
 
@@ -120,17 +150,18 @@ pub fn promise_message(place: &str) -> String {
     )
 }
 
-/// One step from an object into what it holds, for naming a place.
+/// One step from an object into what it holds, for naming a place (the
+/// names borrowed from the tree: only an error makes text of them).
 #[derive(Debug, Clone)]
-enum Step {
+enum Step<'a> {
     /// `$name`.
-    Name(String),
+    Name(&'a [u8]),
     /// `[[i]]` (from 1).
     Position(usize),
     /// `@slot`.
-    Slot(String),
+    Slot(&'a [u8]),
     /// `attr(, "name")`.
-    Attribute(String),
+    Attribute(&'a [u8]),
     /// `environment()` of a function or promise.
     Environment,
     /// `parent.env()`.
@@ -146,7 +177,7 @@ enum Refused {
 }
 
 impl Refused {
-    fn error(&self, top: &str, path: &[Step]) -> Error {
+    fn error(&self, top: &str, path: &[Step<'_>]) -> Error {
         let place = display(top, path);
         match self {
             Refused::Promise => Error::new(ErrorKind::Unsafe, promise_message(&format!("'{place}'"))),
@@ -161,7 +192,8 @@ impl Refused {
 }
 
 /// The place `path` leads to from `top`, as R code reaches it.
-fn display(top: &str, path: &[Step]) -> String {
+fn display(top: &str, path: &[Step<'_>]) -> String {
+    let text = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
     let mut s = if top.is_empty() {
         "the object".to_string()
     } else {
@@ -169,10 +201,10 @@ fn display(top: &str, path: &[Step]) -> String {
     };
     for step in path {
         match step {
-            Step::Name(n) => s = format!("{s}${}", quote_name(n)),
+            Step::Name(n) => s = format!("{s}${}", quote_name(&text(n))),
             Step::Position(i) => s.push_str(&format!("[[{i}]]")),
-            Step::Slot(n) => s = format!("{s}@{}", quote_name(n)),
-            Step::Attribute(n) => s = format!("attr({s}, \"{n}\")"),
+            Step::Slot(n) => s = format!("{s}@{}", quote_name(&text(n))),
+            Step::Attribute(n) => s = format!("attr({s}, \"{}\")", text(n)),
             Step::Environment => s = format!("environment({s})"),
             Step::Parent => s = format!("parent.env({s})"),
             // a node inside a call, function or promise: named by it
@@ -186,7 +218,7 @@ struct Walk<'r> {
     refs: &'r RefTable,
     trust: &'r Trust,
     seen: Vec<bool>,
-    path: Vec<Step>,
+    path: Vec<Step<'r>>,
     /// Inside a promise R keeps (its value and code): R's own, and run only
     /// as R runs the promise, so the promises it holds are kept too (method
     /// dispatch puts promises in promises' values and calls).
@@ -195,7 +227,24 @@ struct Walk<'r> {
 
 type Walked = std::result::Result<(), Refused>;
 
-impl Walk<'_> {
+impl<'r> Walk<'r> {
+    fn new(refs: &'r RefTable, trust: &'r Trust) -> Self {
+        Walk {
+            refs,
+            trust,
+            seen: vec![false; refs.entries.len()],
+            path: Vec::new(),
+            in_kept: false,
+        }
+    }
+
+    /// A top-level object (or object path) `name`.
+    fn top(&mut self, obj: &'r RObject, name: &str) -> Result<()> {
+        self.path.clear();
+        self.object(obj, false)
+            .map_err(|why| why.error(name, &self.path).in_object(name))
+    }
+
     fn data_only(&self) -> Option<&Host> {
         match self.trust {
             Trust::DataOnly(h) => Some(h),
@@ -210,7 +259,7 @@ impl Walk<'_> {
         }
     }
 
-    fn within(&mut self, step: Step, f: impl FnOnce(&mut Self) -> Walked) -> Walked {
+    fn within(&mut self, step: Step<'r>, f: impl FnOnce(&mut Self) -> Walked) -> Walked {
         self.path.push(step);
         f(self)?;
         self.path.pop();
@@ -219,7 +268,7 @@ impl Walk<'_> {
 
     /// An object; `binding`: it is the value of a binding in an
     /// environment's frame (where R keeps promises).
-    fn object(&mut self, o: &RObject, binding: bool) -> Walked {
+    fn object(&mut self, o: &'r RObject, binding: bool) -> Walked {
         match o {
             RObject::Null | RObject::Special(_) | RObject::Char(_) | RObject::Taken(_) => Ok(()),
             RObject::Primitive(p) => self.attributes(p.attributes.as_ref(), false),
@@ -230,9 +279,7 @@ impl Walk<'_> {
                     let names = o.attribute(self.refs, "names").and_then(|n| n.as_strings());
                     for (i, it) in items.iter().enumerate() {
                         let step = match names.and_then(|n| n.get(i)) {
-                            Some(n) if !n.is_empty() => {
-                                Step::Name(String::from_utf8_lossy(n).into_owned())
-                            }
+                            Some(n) if !n.is_empty() => Step::Name(n),
                             _ => Step::Position(i + 1),
                         };
                         self.within(step, |w| w.object(it, false))?;
@@ -269,7 +316,7 @@ impl Walk<'_> {
         }
     }
 
-    fn attributes(&mut self, a: Option<&RObject>, slots: bool) -> Walked {
+    fn attributes(&mut self, a: Option<&'r RObject>, slots: bool) -> Walked {
         let Some(a) = a else { return Ok(()) };
         match a {
             RObject::Pairlist(p) => {
@@ -278,7 +325,7 @@ impl Walk<'_> {
                         return self.promise_here(false);
                     }
                     let name = tag_name(c.tag.as_ref(), self.refs);
-                    let step = if slots && name != "class" {
+                    let step = if slots && name != b"class" {
                         Step::Slot(name)
                     } else {
                         Step::Attribute(name)
@@ -302,7 +349,7 @@ impl Walk<'_> {
         }
     }
 
-    fn pairlist(&mut self, p: &Pairlist, binding: bool) -> Walked {
+    fn pairlist(&mut self, p: &'r Pairlist, binding: bool) -> Walked {
         // `...` bound in a frame holds the promises of its arguments (a
         // DOTSXP cell, then pairlist cells)
         let dots = binding && p.cells.first().is_some_and(|c| c.sxptype == sxp::DOT);
@@ -326,7 +373,7 @@ impl Walk<'_> {
             let step = match (&c.tag, c.sxptype) {
                 (_, sxp::CLO | sxp::PROM | sxp::LANG | sxp::BCODE) => Step::Code,
                 (Some(RObject::Ref(id)), _) => match self.refs.symbol_name(*id) {
-                    Some(n) => Step::Name(String::from_utf8_lossy(n).into_owned()),
+                    Some(n) => Step::Name(n),
                     None => Step::Position(k + 1),
                 },
                 _ => Step::Position(k + 1),
@@ -416,14 +463,14 @@ impl Walk<'_> {
 
     /// An environment's frame (or a bucket of its hash table): bindings,
     /// whose values may be promises.
-    fn frame(&mut self, f: &RObject) -> Walked {
+    fn frame(&mut self, f: &'r RObject) -> Walked {
         let RObject::Pairlist(p) = f else {
             return self.object(f, false);
         };
         for c in &p.cells {
             let name = tag_name(c.tag.as_ref(), self.refs);
             if c.flags.levels & levels::ACTIVE_BINDING != 0 {
-                self.within(Step::Name(name.clone()), |w| {
+                self.within(Step::Name(name), |w| {
                     w.refuse_code(
                         "an active binding, which runs code from the file when it is read",
                     )
@@ -437,7 +484,7 @@ impl Walk<'_> {
         self.object(&p.tail, false)
     }
 
-    fn bytecode(&mut self, b: &Bytecode) -> Walked {
+    fn bytecode(&mut self, b: &'r Bytecode) -> Walked {
         self.within(Step::Code, |w| {
             w.object(&b.code, false)?;
             for c in &b.consts {
@@ -451,7 +498,7 @@ impl Walk<'_> {
         })
     }
 
-    fn bc_lang(&mut self, l: &BcLang) -> Walked {
+    fn bc_lang(&mut self, l: &'r BcLang) -> Walked {
         match l {
             BcLang::Ref(_) => Ok(()),
             BcLang::Item { value, .. } => self.object(value, false),

@@ -338,9 +338,16 @@ pub fn check_for_r(obj: &RObject, refs: &RefTable) -> Result<()> {
     check_for_r_within(obj, refs, crate::limits::physical_memory())
 }
 
+/// As [`check_for_r`], within a read's memory limit, without the trust
+/// rule: for objects a document handed on, which checked the whole file
+/// (`Document::check_trust`).
+pub fn check_well_formed_within(obj: &RObject, refs: &RefTable, max_memory: u64) -> Result<()> {
+    Validator::new(refs, max_memory).object(obj)
+}
+
 /// As [`check_for_r`], within a read's memory limit.
 pub fn check_for_r_within(obj: &RObject, refs: &RefTable, max_memory: u64) -> Result<()> {
-    Validator::new(refs, max_memory).object(obj)?;
+    check_well_formed_within(obj, refs, max_memory)?;
     // and no promise where R keeps none, whoever made the object
     crate::trust::check(obj, refs, &crate::trust::Trust::Code, "")
 }

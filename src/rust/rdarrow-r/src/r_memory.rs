@@ -110,7 +110,14 @@ impl Consumer for RAllocator {
         // error reported then): the rest is built with its object, or by
         // R's unserializer
         if !builder.plain_within(column.object, EARLY_MAX_DEPTH)
-            || rdarrow_arrow::validate::check_for_r(column.object, column.refs).is_err()
+            // (plain objects hold no promise: the trust rule is the
+            // document's, checked over the whole file when it is taken)
+            || rdarrow_arrow::validate::check_well_formed_within(
+                column.object,
+                column.refs,
+                rdarrow_arrow::limits::physical_memory(),
+            )
+            .is_err()
         {
             return;
         }

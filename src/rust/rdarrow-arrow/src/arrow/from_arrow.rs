@@ -998,6 +998,7 @@ mod tests {
             spans: Vec::new(),
             stream_len: 0,
             trust: Default::default(),
+            seen: None,
         }
     }
 

@@ -724,6 +724,7 @@ pub(super) mod tests {
             spans: Vec::new(),
             stream_len: 0,
             trust: Default::default(),
+            seen: None,
         }
     }
 
