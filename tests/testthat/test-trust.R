@@ -52,6 +52,8 @@ test_that("a promise outside an environment is refused by every reader, in every
         expect_unsafe(rdata_to_arrow(f, object = "x"), cs$place)
         expect_unsafe(rdata_to_parquet(f, file.path(dir, "x.parquet"), object = "x"), cs$place)
         expect_false(file.exists(file.path(dir, "x.parquet")), info = what)
+        expect_unsafe(rdata_to_ipc(f, file.path(dir, "x.arrow"), object = "x"), cs$place)
+        expect_false(file.exists(file.path(dir, "x.arrow")), info = what)
         expect_false(file.exists(marker), info = what)
         n <- n + 1L
       }
@@ -84,6 +86,8 @@ test_that("a promise is refused from lazy-load bases, URLs and several files at 
   expect_unsafe(use_value(read_rds(gzcon(url(paste0(url, "/attribute.rds"))))), "'attr(attribute, \"foo\")'")
   expect_unsafe(use_value(read_rdata(web)), "promise")
   expect_unsafe(use_value(read_rds(file.path(web, c("top.rds", "slot.rds")))), "'top'")
+  expect_unsafe(rdata_to_dataset(file.path(web, "slot.rds"), file.path(dir, "lake")), "'slot@foo'")
+  expect_false(dir.exists(file.path(dir, "lake")) && length(list.files(file.path(dir, "lake"))) > 0)
   expect_false(file.exists(marker))
 })
 
