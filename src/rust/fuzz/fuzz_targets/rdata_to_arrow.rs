@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     drop(doc);
 
     let early = EarlyColumns::new(Some("UTC".into()));
-    let opts = ReadOptions { max_depth: 500, max_memory: Some(1 << 30), consumer: Some(early.consumer()) };
+    let opts = ReadOptions { max_depth: 500, max_memory: Some(1 << 30), consumer: Some(early.consumer()), ..Default::default() };
     let Ok(mut doc) = read_bytes(data.to_vec(), &opts) else { return };
     let names: Vec<String> = doc.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
     let first = names.first().filter(|n| !n.is_empty()).cloned();
