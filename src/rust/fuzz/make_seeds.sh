@@ -12,6 +12,9 @@
 #     uncompressed so that mutations reach their slots.
 #   ipc_to_rdata: Arrow IPC files and streams from seedgen/make_ipc_seeds.py
 #     (pyarrow), including arrow R "r" schema metadata.
+#   trust_rule: the uncompressed R files above, and files holding promises,
+#     closures, active bindings, byte code and namespace references
+#     (seedgen/make_trust_seeds.R, crafted by the R tests' own helper).
 # Usage: sh make_seeds.sh [PEERS_DIR] [PYTHON]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +25,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$seeds"
-mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata" "$seeds/structure_checks"
+mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata" "$seeds/structure_checks" "$seeds/trust_rule"
 
 # peer fixtures (data files only), flattened to unique names
 if [ -d "$peers" ]; then
@@ -50,9 +53,12 @@ cp "$seeds"/rdata_parse/* "$seeds/rdata_to_arrow/"
 cp "$tmp"/r/*_none.rd? "$seeds/structure_checks/"
 Rscript "$here/seedgen/make_structure_seeds.R" "$seeds/structure_checks" >/dev/null 2>&1
 
+cp "$tmp"/r/*_none.rd? "$seeds/trust_rule/"
+Rscript "$here/seedgen/make_trust_seeds.R" "$seeds/trust_rule" >/dev/null 2>&1
+
 # Arrow IPC
 "$python" "$here/seedgen/make_ipc_seeds.py" "$seeds/ipc_to_rdata" "$tmp/r_metadata_ascii.txt" "$tmp/r_metadata_gz.txt" >/dev/null
 
-for t in rdata_parse rdata_to_arrow ipc_to_rdata structure_checks; do
+for t in rdata_parse rdata_to_arrow ipc_to_rdata structure_checks trust_rule; do
   echo "$t: $(ls "$seeds/$t" | wc -l) files, $(du -sk "$seeds/$t" | cut -f1) KiB"
 done
