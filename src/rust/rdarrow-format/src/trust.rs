@@ -121,6 +121,9 @@ pub fn check_root<'a>(
         RObject::Pairlist(p) if !is_rds && p.cells.iter().all(|c| c.sxptype == sxp::LIST) => {
             for c in &p.cells {
                 let name = String::from_utf8_lossy(tag_name(c.tag.as_ref(), refs));
+                if let Some(t) = &c.tag {
+                    w.top(t, &name)?;
+                }
                 w.top(&c.car, &name)?;
                 if let Some(a) = &c.attributes {
                     w.top(a, &name)?;
@@ -321,9 +324,6 @@ impl<'r> Walk<'r> {
         match a {
             RObject::Pairlist(p) => {
                 for c in &p.cells {
-                    if c.sxptype == sxp::PROM {
-                        return self.promise_here(false);
-                    }
                     let name = tag_name(c.tag.as_ref(), self.refs);
                     let step = if slots && name != b"class" {
                         Step::Slot(name)
@@ -331,7 +331,7 @@ impl<'r> Walk<'r> {
                         Step::Attribute(name)
                     };
                     self.within(step, |w| {
-                        w.attributes(c.attributes.as_ref(), false)?;
+                        w.named_cell(c)?;
                         w.object(&c.car, false)
                     })?;
                 }
@@ -410,12 +410,17 @@ impl<'r> Walk<'r> {
         match self.refs.get(id) {
             Some(RefEntry::Environment(e)) => {
                 self.frame(&e.frame)?;
-                if let RObject::Vector(v) = &e.hashtab {
-                    if let VectorData::List(buckets) = &v.data {
-                        for b in buckets {
-                            self.frame(b)?;
+                match &e.hashtab {
+                    RObject::Vector(v) if matches!(v.data, VectorData::List(_)) => {
+                        if let VectorData::List(buckets) = &v.data {
+                            for b in buckets {
+                                self.frame(b)?;
+                            }
                         }
+                        self.attributes(v.attributes.as_ref(), false)?;
                     }
+                    // not a hash table as R writes one: walked as it is
+                    other => self.object(other, false)?,
                 }
                 self.attributes(Some(&e.attributes), false)?;
                 self.within(Step::Parent, |w| w.object(&e.enclosure, false))
@@ -477,11 +482,26 @@ impl<'r> Walk<'r> {
                 })?;
             }
             self.within(Step::Name(name), |w| {
-                w.attributes(c.attributes.as_ref(), false)?;
+                w.named_cell(c)?;
                 w.object(&c.car, true)
             })?;
         }
         self.object(&p.tail, false)
+    }
+
+    /// A cell of a list of named values (attributes, a frame): R writes
+    /// pairlist cells there, but the rule holds whatever the file says the
+    /// cell is, its tag and attributes included.
+    fn named_cell(&mut self, c: &'r Cell) -> Walked {
+        match c.sxptype {
+            sxp::PROM => self.promise_here(false)?,
+            sxp::CLO => self.refuse_code("a function, which is code from the file")?,
+            _ => {}
+        }
+        if let Some(t) = &c.tag {
+            self.object(t, false)?;
+        }
+        self.attributes(c.attributes.as_ref(), false)
     }
 
     fn bytecode(&mut self, b: &'r Bytecode) -> Walked {
@@ -800,6 +820,13 @@ mod tests {
             data_only(),
             "class 'vroom_int' from package 'vroom'",
         );
+        // whatever a named list's cell says it is (fuzzing found a
+        // function cell among an object's attributes)
+        let odd = ints(
+            &[1],
+            Some([flags(3, false, true, false, 0), int(253), nil(), nil()].concat()),
+        );
+        refused(stream(odd, false), data_only(), "is a function");
         // data reads as data
         let data = list(&[
             ints(&[1, 2], Some(pairlist(&[("names", strs(&["a", "b"]), 0)]))),
