@@ -10,10 +10,11 @@
 //! - [`Trust::Code`], the default: R's meaning, less loose promises. A
 //!   promise is allowed only where R itself puts one when it saves a
 //!   closure's unevaluated arguments: as the value of a binding in an
-//!   environment's frame (or an element of a `...` bound there). A promise
-//!   anywhere else (the object itself, a list element, an attribute or
-//!   slot, an `.RData` binding, inside a call or byte code) refuses the
-//!   whole file, on every R version.
+//!   environment's frame (or an element of a `...` bound there), and, as
+//!   R's method dispatch makes them, inside such a promise (its value, its
+//!   code, calls in its code). A promise anywhere else (the object itself,
+//!   a list element, an attribute or slot, an `.RData` binding, inside a
+//!   call or byte code) refuses the whole file, on every R version.
 //! - [`Trust::DataOnly`], for files from strangers (`trusted = FALSE` in
 //!   R): nothing that runs code, or changes the session, by being read or
 //!   used. Refused besides: promises anywhere, active bindings, closures,
@@ -29,7 +30,8 @@
 //!
 //! No level makes a reader a sandbox for code the user calls later: a
 //! closure in a trusted file is still code. The check walks nodes, not
-//! payloads: a vector costs one match.
+//! payloads, and only files whose parse met a node it looks at
+//! ([`Seen`]): a file of data is not walked at all.
 
 use crate::altrep;
 use crate::error::{Error, ErrorKind, Result};
