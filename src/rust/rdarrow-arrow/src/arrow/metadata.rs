@@ -119,6 +119,10 @@ pub struct ColumnMeta {
     /// A list element that is a complex vector (its struct comes back as
     /// one).
     complex_item: bool,
+    /// A raw element among elements of other types (a struct's field or a
+    /// union's child of `uint8`, which alone would come back as integer;
+    /// a list of raw vectors alone is Arrow's binary, which says it).
+    raw_item: bool,
     /// A list element without an Arrow value (null in Arrow): itself.
     stored: Option<RObject>,
     /// A factor inside a list (at any depth): its own levels. The factors
@@ -373,6 +377,9 @@ impl ColumnMeta {
         };
         let items = match slots {
             Some(items) => {
+                let all_raw = items.iter().all(|it| {
+                    it.sxptype(refs) == sxp::RAW || !crate::arrow::to_arrow::has_arrow_value(it)
+                });
                 let metas: Vec<ColumnMeta> = items
                     .into_iter()
                     .map(|it| {
@@ -384,6 +391,7 @@ impl ColumnMeta {
                         }
                         let mut meta = ColumnMeta::of_in(it, refs, cx, true);
                         meta.complex_item = it.sxptype(refs) == sxp::CPLX;
+                        meta.raw_item = !all_raw && it.sxptype(refs) == sxp::RAW;
                         meta
                     })
                     .collect();
@@ -448,6 +456,7 @@ impl ColumnMeta {
             && self.strings.is_none()
             && self.posixlt.is_none()
             && !self.complex_item
+            && !self.raw_item
             && self.stored.is_none()
             && self.item_levels.is_none()
             && !self.integer64_item
@@ -632,6 +641,7 @@ impl ColumnMeta {
             || matrix.is_some()
             || posixlt.is_some()
             || self.complex_item
+            || self.raw_item
             || self.stored.is_some()
             || self.item_levels.is_some()
             || self.integer64_item
@@ -721,6 +731,10 @@ impl ColumnMeta {
             values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
         }
         // likewise: the element is what it was before its attributes go on
+        if self.raw_item {
+            names.push("raw");
+            values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
+        }
         if self.integer64_item {
             names.push("integer64");
             values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
@@ -1068,6 +1082,8 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             "value" => *target = part.clone(),
             // a list's integer64 element that came back as integer
             "integer64" => to_integer64(m, target),
+            // a raw element among others, which came back as integer
+            "raw" => to_raw(target),
             // a factor inside a list: its codes recoded to its own levels
             "levels" => recode_factor(m, target, part),
             // a list's logical and integer elements, widened in Arrow
@@ -1842,6 +1858,16 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
     })))
 }
 
+/// A raw vector that came back from Arrow's `uint8` as integer: raw again.
+fn to_raw(target: &mut RObject) {
+    if let RObject::Vector(v) = target {
+        if let VectorData::Integer(x) = &v.data {
+            let bytes: Vec<u8> = x.iter().map(|&i| i as u8).collect();
+            v.data = VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes));
+        }
+    }
+}
+
 /// The schema metadata key for what arrow R's `"r"` metadata cannot hold
 /// without changing what arrow R shows: one fact per line about a
 /// top-level column (`tzone-missing\t<col>` and `tzone-empty\t<col>` in
@@ -1998,14 +2024,7 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
                     }
                 }
             }
-            "raw" => {
-                if let RObject::Vector(cv) = col {
-                    if let VectorData::Integer(x) = &cv.data {
-                        let bytes: Vec<u8> = x.iter().map(|&i| i as u8).collect();
-                        cv.data = VectorData::Raw(arrow_buffer::Buffer::from_vec(bytes));
-                    }
-                }
-            }
+            "raw" => to_raw(col),
             "null" => *col = RObject::Null,
             // "date-integer": the name files of earlier releases have
             "integer" | "date-integer" => {
