@@ -266,9 +266,10 @@ impl Document {
                 .ok_or_else(|| Error::internal("no object taken"))?;
             return Ok((name, obj));
         }
+        // (choosing checked the file: no second walk)
         let (name, at) = self.choose_table_object(object, stream_name, converts)?;
         let obj = self
-            .take_objects_at(&[at], stream_name)?
+            .take_checked_at(&[at], stream_name)
             .pop()
             .map(|(_, o)| o)
             .unwrap_or(RObject::Null);
@@ -320,13 +321,22 @@ impl Document {
         stream_name: &str,
     ) -> Result<Vec<(String, RObject)>> {
         self.check_trust(stream_name)?;
+        Ok(self.take_checked_at(positions, stream_name))
+    }
+
+    /// [`Document::take_objects_at`] of a file already checked.
+    fn take_checked_at(
+        &mut self,
+        positions: &[usize],
+        stream_name: &str,
+    ) -> Vec<(String, RObject)> {
         let names = self.object_names(stream_name);
         let mut objs: Vec<Option<RObject>> = self
             .take_objects()
             .into_iter()
             .map(|(_, o)| Some(o))
             .collect();
-        Ok(positions
+        positions
             .iter()
             .filter_map(|&i| {
                 Some((
@@ -334,7 +344,7 @@ impl Document {
                     objs.get_mut(i)?.take().unwrap_or(RObject::Null),
                 ))
             })
-            .collect())
+            .collect()
     }
 
     /// Whether every object of the file may be handed on as the read
