@@ -41,6 +41,8 @@ apt_packages=(
   # lme4's fits and profiles (S4 objects, closures in their formulas'
   # environments) for the Arrow circle of every object with data
   r-cran-lme4
+  # glmmTMB fits (an engine environment, external pointers) for the same
+  r-cran-glmmtmb
   # single-cell objects for read_anndata()'s tests and bench/anndata.py:
   # SeuratObject 4.1 (with pbmc_small), SingleCellExperiment and
   # SummarizedExperiment

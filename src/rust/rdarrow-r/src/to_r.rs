@@ -9,7 +9,7 @@ use extendr_api::prelude::{Raw, Robj};
 use extendr_api::{GetSexp, Operators};
 use extendr_ffi::{
     cetype_t, R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MissingArg, R_NaString,
-    R_NilValue, R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons, Rf_mkCharLenCE,
+    R_MakeExternalPtr, R_NilValue, R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons, Rf_mkCharLenCE,
     Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR, SETLEVELS, SET_ATTRIB,
     SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
@@ -120,8 +120,9 @@ impl<'d> RBuilder<'d> {
     }
 
     /// True when this builder can make the object itself (no closures,
-    /// environments, promises, byte code, external pointers, primitives,
-    /// ALTREP objects).
+    /// environments, promises, byte code, primitives, ALTREP objects;
+    /// external pointers are made as R's unserializer makes them, their
+    /// address null).
     pub fn plain(&self, obj: &RObject) -> bool {
         self.plain_at(obj, 0, PLAIN_MAX_DEPTH)
     }
@@ -142,7 +143,17 @@ impl<'d> RBuilder<'d> {
             |a: Option<&RObject>| a.is_none_or(|a| self.plain_at(a, depth, max_depth));
         match obj {
             RObject::Null | RObject::Special(_) | RObject::Char(_) | RObject::Taken(_) => true,
-            RObject::Ref(id) => matches!(self.refs.get(*id), Some(RefEntry::Symbol(_))),
+            RObject::Ref(id) => match self.refs.get(*id) {
+                Some(RefEntry::Symbol(_)) => true,
+                // an external pointer is the pointer to nothing `load()`
+                // makes of one (a data.table's self reference)
+                Some(RefEntry::ExternalPointer(p)) => {
+                    self.plain_at(&p.protected, depth, max_depth)
+                        && self.plain_at(&p.tag, depth, max_depth)
+                        && attrs_plain(p.attributes.as_ref())
+                }
+                _ => false,
+            },
             RObject::Pairlist(p) => {
                 p.cells.iter().all(|c| {
                     matches!(c.sxptype, sxp::LIST | sxp::LANG)
@@ -197,6 +208,17 @@ impl<'d> RBuilder<'d> {
             },
             RObject::Ref(id) => match self.refs.get(*id) {
                 Some(RefEntry::Symbol(c)) => self.symbol(c),
+                Some(RefEntry::ExternalPointer(p)) => {
+                    // as R's unserializer makes it: its address null
+                    let (mut prot, mut tag) = (p.protected.clone(), p.tag.clone());
+                    let mut attributes = p.attributes.clone();
+                    let mut g = Guard(0);
+                    let prot = g.protect(self.build(&mut prot)?);
+                    let tag = g.protect(self.build(&mut tag)?);
+                    let x = g.protect(R_MakeExternalPtr(std::ptr::null_mut(), tag, prot));
+                    self.finish(x, p.flags, attributes.as_mut())?;
+                    x
+                }
                 _ => return Err(BuildError::Fallback),
             },
             RObject::Pairlist(p) => self.pairlist(p)?,

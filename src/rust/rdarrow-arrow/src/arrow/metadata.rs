@@ -133,6 +133,11 @@ pub struct ColumnMeta {
     /// An integer64 inside a list: it comes back as one (Arrow's int64
     /// comes back as integer where the values fit).
     integer64_item: bool,
+    /// A Date, POSIXct, difftime or hms inside a list stored as integers:
+    /// they come back as integers (Arrow's temporal types as doubles).
+    integer_item: bool,
+    /// A value inside a list (or inside a data frame inside one).
+    in_list: bool,
     /// An S4 object whose type is a vector (`ScalarInteger`): the S4 bit
     /// comes back on the vector.
     s4_vector: bool,
@@ -297,14 +302,24 @@ impl ColumnMeta {
     /// [`Self::of`] for a value inside a list (`in_list`) or not.
     fn of_in(obj: &RObject, refs: &RefTable, cx: MetaContext<'_>, in_list: bool) -> ColumnMeta {
         let mut own = ColumnMeta::own(obj, refs, cx);
+        own.in_list = in_list;
         if in_list {
             match own.kind() {
                 Some(RKind::Factor | RKind::Ordered) => {
                     own.item_levels = Some(factor_levels(obj, refs));
                 }
                 Some(RKind::Integer64) => own.integer64_item = true,
+                // times stored as integers come back as doubles
+                Some(RKind::Date | RKind::PosixCt | RKind::Difftime | RKind::Hms) => {
+                    own.integer_item = own.sxptype == sxp::INT;
+                }
                 _ => {}
             }
+            // the types Arrow gives back as others: complex from its
+            // struct, raw from `uint8` (not in a list of raw vectors
+            // alone, Arrow's binary, which says it)
+            own.complex_item = own.sxptype == sxp::CPLX;
+            own.raw_item = own.sxptype == sxp::RAW;
         }
         if own.posixlt.is_some() {
             // its components travel in its own node
@@ -355,9 +370,16 @@ impl ColumnMeta {
                         }
                     })
                     .collect();
+                // widened when any other element's type is wider, a
+                // classed one's too (a fractional Date is float64)
                 let first = t.iter().copied().find(|&x| x != sxp::NIL);
-                let mixed = t.iter().any(|&x| x != sxp::NIL && Some(x) != first);
-                mixed.then_some(t)
+                let narrow = t.iter().any(|&x| matches!(x, sxp::LGL | sxp::INT));
+                let mixed = items.iter().zip(&t).any(|(it, &x)| {
+                    !matches!(it, RObject::Null)
+                        && crate::arrow::to_arrow::has_arrow_value(it)
+                        && Some(x) != first
+                });
+                (narrow && mixed).then_some(t)
             }
             _ => None,
         };
@@ -377,9 +399,13 @@ impl ColumnMeta {
         };
         let items = match slots {
             Some(items) => {
-                let all_raw = items.iter().all(|it| {
-                    it.sxptype(refs) == sxp::RAW || !crate::arrow::to_arrow::has_arrow_value(it)
-                });
+                let binary = match (obj, kind) {
+                    (RObject::Vector(v), Some(RKind::List)) => match &v.data {
+                        VectorData::List(l) => crate::arrow::to_arrow::binary_list(l),
+                        _ => false,
+                    },
+                    _ => false,
+                };
                 let metas: Vec<ColumnMeta> = items
                     .into_iter()
                     .map(|it| {
@@ -390,8 +416,7 @@ impl ColumnMeta {
                             };
                         }
                         let mut meta = ColumnMeta::of_in(it, refs, cx, true);
-                        meta.complex_item = it.sxptype(refs) == sxp::CPLX;
-                        meta.raw_item = !all_raw && it.sxptype(refs) == sxp::RAW;
+                        meta.raw_item &= !binary;
                         meta
                     })
                     .collect();
@@ -460,6 +485,7 @@ impl ColumnMeta {
             && self.stored.is_none()
             && self.item_levels.is_none()
             && !self.integer64_item
+            && !self.integer_item
             && self.item_types.is_none()
             && !self.s4_vector
             && self.sxptype != sxp::S4
@@ -480,6 +506,18 @@ impl ColumnMeta {
             (Some(RKind::List), None) if self.attribute("names").is_some() => Some("list"),
             _ => None,
         }
+    }
+
+    /// A difftime inside a list (a struct's field, a union's child, a
+    /// nested frame's column) in units other than seconds: its units (one
+    /// that became a duration comes back in seconds; a top-level column's
+    /// units are in the fidelity notes).
+    fn item_units(&self) -> Option<String> {
+        if self.kind() != Some(RKind::Difftime) || !self.in_list {
+            return None;
+        }
+        let u = crate::arrow::to_arrow::strings_in(self.attribute("units"), &RefTable::default());
+        u.first().filter(|u| *u != "secs").cloned()
     }
 
     fn kind(&self) -> Option<RKind> {
@@ -518,8 +556,11 @@ impl ColumnMeta {
             // are in its own node
             return Vec::new();
         }
+        // (a time whose type is not known, inside a union's element: its
+        // attributes travel whole, whatever its values became)
         let says = match (self.kind(), dt) {
             (Some(k), Some(dt)) => types::type_says_kind(k, dt),
+            (Some(k), None) => types::type_says_kind(k, &DataType::Float64),
             _ => true,
         };
         // arrow R's remove_attributes(), for the types that say the kind;
@@ -577,7 +618,11 @@ impl ColumnMeta {
             .iter()
             .filter(|(n, _)| {
                 !removed.contains(&n.as_str())
-                    && n != ".internal.selfref"
+                    // (a data.table's self reference: in the fidelity
+                    // notes for the table's own frame, which R's view of
+                    // the table leaves out; kept, as load() gives it, a
+                    // pointer to nothing, for a frame inside a list)
+                    && !(top && n == ".internal.selfref")
                     && !(top && plain_frame && n == "class")
             })
             .cloned()
@@ -595,9 +640,12 @@ impl ColumnMeta {
         // a timestamp's zone is the `tzone` only when that is a zone: no
         // `tzone` (the zone is then the session's, as arrow R gives it) and
         // "" travel here, where arrow R restores them too
-        if self.has("POSIXct") && says && removed.contains(&"tzone") {
+        // (without a zone and in a union whose float64 child could hold it
+        // (`!says`), it may still have become a timestamp: no `tzone` too)
+        if self.has("POSIXct") && (says && removed.contains(&"tzone") || !says) {
             match self.attribute("tzone") {
                 None => kept.push(("tzone".into(), RObject::Null)),
+                Some(_) if !says => {}
                 Some(tz)
                     if tz
                         .as_strings()
@@ -637,6 +685,7 @@ impl ColumnMeta {
             .posixlt
             .as_ref()
             .map(|p| p.r_node(m, self.attrs.clone()));
+        let units = self.item_units();
         let extra = strings.is_some()
             || matrix.is_some()
             || posixlt.is_some()
@@ -645,6 +694,8 @@ impl ColumnMeta {
             || self.stored.is_some()
             || self.item_levels.is_some()
             || self.integer64_item
+            || self.integer_item
+            || units.is_some()
             || self.item_types.is_some()
             || self.s4_vector
             || self.gp != 0
@@ -656,7 +707,6 @@ impl ColumnMeta {
                 .attrs
                 .iter()
                 .map(|(n, _)| n.as_str())
-                .filter(|n| *n != ".internal.selfref")
                 .collect();
             frame_order(&names).map(|_| names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         });
@@ -739,6 +789,16 @@ impl ColumnMeta {
             names.push("integer64");
             values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
         }
+        // a difftime inside a list, whose duration came back in seconds:
+        // its units (its values scaled back), then its storage
+        if let Some(u) = units {
+            names.push("units");
+            values.push(crate::build::strings([Some(u.as_bytes())]));
+        }
+        if self.integer_item {
+            names.push("integer");
+            values.push(m.vector(VectorData::Logical(vec![1].into()), vec![]));
+        }
         if let Some(levels) = &self.item_levels {
             names.push("levels");
             values.push(levels.clone());
@@ -793,11 +853,17 @@ fn item_type(dt: Option<&DataType>, i: usize, kind: Option<RKind>) -> Option<Dat
                 RKind::Difftime => matches!(t, DataType::Duration(_)),
                 _ => matches!(t, DataType::Time32(_) | DataType::Time64(_)),
             };
-            fields
+            // one child the element can be in: its type; where a float64
+            // child could hold it too (the same kind split by its values),
+            // float64: the element's attributes travel whole
+            let mut could = fields
                 .iter()
                 .filter_map(|(_, f)| inner(f.data_type()))
-                .find(|t| temporal(t))
-                .or(Some(DataType::Float64))
+                .filter(|t| temporal(t) || *t == DataType::Float64);
+            match (could.next(), could.next()) {
+                (Some(t), None) => Some(t),
+                _ => Some(DataType::Float64),
+            }
         }
         _ => None,
     }
@@ -873,21 +939,29 @@ impl Shape {
 /// frame, tibbles and data.tables put `class` after `row.names`.
 fn frame_order(names: &[&str]) -> Option<String> {
     const FIRST: [&str; 3] = ["names", "class", "row.names"];
+    // (a frame made from Arrow always has names, a zero-column one too)
     let usual = FIRST
         .iter()
         .copied()
-        .filter(|f| names.contains(f))
+        .filter(|f| *f == "names" || names.contains(f))
         .chain(names.iter().copied().filter(|n| !FIRST.contains(n)));
     (!usual.eq(names.iter().copied())).then(|| names.join("\t"))
 }
 
-/// Put the attributes of `obj` in the order `order` names (those it does
-/// not name after them, as they were).
+/// Put the attributes of a data frame `obj` in the order `order` names
+/// (those it does not name after them, as they were); without `names`
+/// when the order has none (a frame without columns that had none).
 fn reorder_attributes(obj: &mut RObject, order: &[&str], refs: &RefTable) {
     let RObject::Vector(v) = obj else { return };
     let Some(RObject::Pairlist(p)) = v.attributes.as_mut() else {
         return;
     };
+    let tag_is = |c: &Cell, name: &str| matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(name.as_bytes()));
+    if !order.contains(&"names") {
+        p.cells.retain(|c| {
+            !(tag_is(c, "names") && matches!(&c.car, RObject::Vector(n) if n.data.is_empty()))
+        });
+    }
     let rank = |c: &Cell| {
         let name = match &c.tag {
             Some(RObject::Ref(id)) => refs.symbol_name(*id),
@@ -1084,6 +1158,14 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             "integer64" => to_integer64(m, target),
             // a raw element among others, which came back as integer
             "raw" => to_raw(target),
+            // a difftime inside a list, in seconds: its own units again
+            "units" => {
+                if let Some(u) = crate::arrow::to_arrow::strings_in(Some(part), &refs).first() {
+                    to_units(m, target, u);
+                }
+            }
+            // a time stored as integers inside a list
+            "integer" => to_integer(target),
             // a factor inside a list: its codes recoded to its own levels
             "levels" => recode_factor(m, target, part),
             // a list's logical and integer elements, widened in Arrow
@@ -1858,6 +1940,45 @@ fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
     })))
 }
 
+/// A difftime that came back in seconds (from a duration): in units `u`
+/// again (values and attribute; units R does not know, and a difftime
+/// that came back as plain doubles, are left as they are).
+fn to_units(m: &mut ObjectMaker, target: &mut RObject, u: &str) {
+    let Some(mult) = super::types::difftime_seconds(u) else {
+        return;
+    };
+    let secs = target
+        .attribute(&m.refs, "units")
+        .and_then(|a| a.as_strings())
+        .is_some_and(|a| a.len() == 1 && a.get(0) == Some(b"secs".as_slice()));
+    if !secs {
+        return;
+    }
+    if let RObject::Vector(cv) = target {
+        if let VectorData::Real(x) = &cv.data {
+            let scaled: Vec<f64> = x
+                .iter()
+                .map(|&f| if f.is_nan() { f } else { f / mult })
+                .collect();
+            cv.data = VectorData::Real(scaled.into());
+        }
+    }
+    set_vector_attribute(m, target, "units", crate::build::strings([Some(u.as_bytes())]));
+}
+
+/// A time stored as integers that came back as doubles: integers again.
+fn to_integer(target: &mut RObject) {
+    if let RObject::Vector(cv) = target {
+        if let VectorData::Real(x) = &cv.data {
+            let v: Vec<i32> = x
+                .iter()
+                .map(|&f| if f.is_nan() { na::INTEGER } else { f as i32 })
+                .collect();
+            cv.data = VectorData::Integer(v.into());
+        }
+    }
+}
+
 /// A raw vector that came back from Arrow's `uint8` as integer: raw again.
 fn to_raw(target: &mut RObject) {
     if let RObject::Vector(v) = target {
@@ -1970,19 +2091,7 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             }
             "units" => {
                 let Some(u) = parts.get(2) else { continue };
-                let Some(mult) = super::types::difftime_seconds(u) else {
-                    continue;
-                };
-                if let RObject::Vector(cv) = col {
-                    if let VectorData::Real(x) = &cv.data {
-                        let scaled: Vec<f64> = x
-                            .iter()
-                            .map(|&f| if f.is_nan() { f } else { f / mult })
-                            .collect();
-                        cv.data = VectorData::Real(scaled.into());
-                    }
-                }
-                set_vector_attribute(m, col, "units", crate::build::strings([Some(u.as_bytes())]));
+                to_units(m, col, u);
             }
             "integer64" => to_integer64(m, col),
             "date-fractional" => {
@@ -2027,17 +2136,7 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             "raw" => to_raw(col),
             "null" => *col = RObject::Null,
             // "date-integer": the name files of earlier releases have
-            "integer" | "date-integer" => {
-                if let RObject::Vector(cv) = col {
-                    if let VectorData::Real(x) = &cv.data {
-                        let v: Vec<i32> = x
-                            .iter()
-                            .map(|&f| if f.is_nan() { i32::MIN } else { f as i32 })
-                            .collect();
-                        cv.data = VectorData::Integer(v.into());
-                    }
-                }
-            }
+            "integer" | "date-integer" => to_integer(col),
             _ => {}
         }
     }

@@ -694,23 +694,8 @@ impl<'d> Converter<'d> {
         names: Option<Vec<String>>,
         name: &str,
     ) -> Result<(DataType, ArrayRef)> {
-        let is_raw = |o: &RObject| matches!(o, RObject::Vector(v) if matches!(v.data, VectorData::Raw(_)) && v.attributes.is_none());
-        if !items.is_empty()
-            && items
-                .iter()
-                .all(|o| matches!(o, RObject::Null) || is_raw(o))
-            && items.iter().any(is_raw)
-        {
-            let vals: Vec<Option<&[u8]>> = items
-                .iter()
-                .map(|o| match o {
-                    RObject::Vector(v) => match &v.data {
-                        VectorData::Raw(b) => Some(b.as_slice()),
-                        _ => None,
-                    },
-                    _ => None,
-                })
-                .collect();
+        if binary_list(items) {
+            let vals: Vec<Option<&[u8]>> = items.iter().map(raw_bytes).collect();
             let total: usize = vals.iter().map(|v| v.map_or(0, |b| b.len())).sum();
             let dt = types::arrow_type(
                 RKind::List,
@@ -1188,4 +1173,33 @@ fn complex(x: &ScalarBuffer<f64>) -> Result<(DataType, ArrayRef)> {
         nulls,
     );
     Ok((dt, Arc::new(arr)))
+}
+
+/// A raw vector without attributes: its bytes (a column converted while
+/// its file was read is a `uint8` array by then).
+fn raw_bytes(o: &RObject) -> Option<&[u8]> {
+    let RObject::Vector(v) = o else { return None };
+    if v.attributes.is_some() {
+        return None;
+    }
+    match &v.data {
+        VectorData::Raw(b) => Some(b.as_slice()),
+        data => match ConvertedColumn::of(data).map(|c| &c.result) {
+            Some(Ok((DataType::UInt8, a))) => {
+                Some(a.as_primitive::<arrow_array::types::UInt8Type>().values())
+            }
+            _ => None,
+        },
+    }
+}
+
+/// Whether a list's elements make Arrow binary (as arrow R maps a list of
+/// raw vectors): raw vectors without attributes and `NULL`s, one raw at
+/// least. Such a list comes back as raw vectors; a raw element of any
+/// other list says so in its metadata node.
+pub(crate) fn binary_list(items: &[RObject]) -> bool {
+    items.iter().any(|o| raw_bytes(o).is_some())
+        && items
+            .iter()
+            .all(|o| matches!(o, RObject::Null) || raw_bytes(o).is_some())
 }

@@ -18,6 +18,7 @@ mod table;
 mod temporal;
 
 pub use column::converts;
+pub(crate) use column::binary_list;
 pub(crate) use column::{has_arrow_value, is_s4, matrix_dims, strings_in};
 pub use early::{ConvertedColumn, EarlyColumns};
 pub use streamed::{element_bytes, open_table, rows_for, ColumnSoFar, OpenedTable, StreamedTable};
