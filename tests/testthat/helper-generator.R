@@ -49,7 +49,12 @@ gen_atomic <- function(kind = sample(gen_atomic_kinds, 1L)) {
   x <- switch(kind,
     logical = na(sample(c(TRUE, FALSE), n, TRUE)),
     integer = na(sample(c(-5L:5L, .Machine$integer.max, -.Machine$integer.max), n, TRUE)),
-    double = na(sample(c(-1.5, 0, -0, 2.25, 1e300, Inf, -Inf, NaN, pi), n, TRUE)),
+    double = {
+      x <- na(sample(c(-1.5, 0, -0, 2.25, 1e300, Inf, -Inf, NaN, pi), n, TRUE))
+      # R's arithmetic on NA: a NaN with NA's payload, other bits than NA_real_'s
+      if (n && stats::runif(1) < 0.3) x[[sample.int(n, 1L)]] <- NA_real_ * 2
+      x
+    },
     complex = na(complex(real = sample(c(1, -0.5, NaN, 0), n, TRUE), imaginary = sample(c(0, 2, -Inf), n, TRUE))),
     character = {
       x <- na(sample(c("a", "", "NA", "caf\u00e9", "\u65e5\u672c", "longer than twelve bytes"), n, TRUE))
@@ -60,7 +65,7 @@ gen_atomic <- function(kind = sample(gen_atomic_kinds, 1L)) {
     raw = as.raw(sample(0:255, n, TRUE)),
     factor = na(factor(sample(c("b", "a", "c"), n, TRUE), levels = c("b", "a", "c", "unused"))),
     ordered = na(factor(sample(c("lo", "hi"), n, TRUE), levels = c("lo", "mid", "hi"), ordered = TRUE)),
-    Date = na(as.Date("2020-02-29") + sample(c(-40000, 0, 1, 365.5), n, TRUE)),
+    Date = na(as.Date("2020-02-29") + sample(c(-40000, 0, 1, 365.5, NA), n, TRUE)),
     Date_int = structure(na(sample(c(-1L, 0L, 18000L), n, TRUE)), class = "Date"),
     POSIXct = na(.POSIXct(1.6e9 + sample(c(0, 0.5, -3e9, 86400), n, TRUE),
                           tz = sample(c("UTC", "America/New_York", ""), 1L))),

@@ -137,10 +137,11 @@ pub fn arrow_text<'a>(bytes: &'a [u8], lv: u16, native: Option<&[u8]>) -> (Cow<'
     }
 }
 
-/// The strings of a character vector that would not come back
-/// `identical()` from their Arrow text: those repaired ([`arrow_text`]) and
-/// those flagged as bytes (R compares them byte for byte, encoding
-/// included). They travel in rdarrow's metadata and are put back.
+/// The strings of a character vector that would not come back from their
+/// Arrow text as R held them: those repaired ([`arrow_text`]), those
+/// flagged as bytes (R compares them byte for byte, encoding included) and
+/// those flagged as Latin-1 (their text comes back UTF-8: `identical()`,
+/// but not R's bytes). They travel in rdarrow's metadata and are put back.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Unfaithful {
     /// Their positions (0-based).
@@ -183,7 +184,7 @@ pub fn unfaithful_strings(
             out.repaired += 1;
             out.first_repaired.get_or_insert(i);
             out.rows.push(i);
-        } else if lv & levels::BYTES != 0 {
+        } else if lv & (levels::BYTES | levels::LATIN1) != 0 {
             out.rows.push(i);
         }
     }

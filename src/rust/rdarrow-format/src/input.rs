@@ -745,8 +745,9 @@ impl Input {
     }
 
     /// [`Self::skip_charsxp`], also saying whether the string is plain
-    /// text that Arrow takes as it is: ASCII, Latin-1, or valid UTF-8 not
-    /// flagged as bytes (false when that is not known cheaply).
+    /// text that comes back from Arrow as it is: ASCII, or valid UTF-8
+    /// flagged neither as bytes nor as Latin-1 (false when that is not
+    /// known cheaply).
     #[inline(always)]
     pub fn skip_charsxp_text(&mut self) -> Result<(i32, i32, bool)> {
         if self.format == Format::Xdr && self.end - self.pos >= 8 {
@@ -756,8 +757,11 @@ impl Input {
             if flags & 0xff == 9 && len >= -1 && (len.max(0) as usize) <= self.end - p - 8 {
                 let lv = crate::tree::unpack(flags).flags.levels;
                 let bytes = &self.buf[p + 8..p + 8 + len.max(0) as usize];
-                let plain = lv & (crate::tree::levels::ASCII | crate::tree::levels::LATIN1) != 0
-                    || (lv & crate::tree::levels::BYTES == 0 && std::str::from_utf8(bytes).is_ok());
+                // (Latin-1 strings are not: they come back from their
+                // Arrow text as UTF-8, and travel as R held them)
+                let plain = lv & crate::tree::levels::ASCII != 0
+                    || (lv & (crate::tree::levels::BYTES | crate::tree::levels::LATIN1) == 0
+                        && std::str::from_utf8(bytes).is_ok());
                 self.pos = p + 8 + len.max(0) as usize;
                 return Ok((flags, len, plain));
             }

@@ -17,6 +17,9 @@ pub struct Output<W: Write> {
     format: Format,
     hex_doubles: bool,
     written: u64,
+    /// ASCII doubles written whose bits the text does not keep (NaNs with
+    /// payloads other than `NA_real_`'s and R's `NaN`'s).
+    inexact: u64,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -32,6 +35,7 @@ impl<W: Write> Output<W> {
             format,
             hex_doubles,
             written: 0,
+            inexact: 0,
         }
     }
 
@@ -56,6 +60,12 @@ impl<W: Write> Output<W> {
         self.sink.write_all(&self.buf).map_err(io_err)?;
         self.buf.clear();
         Ok(())
+    }
+
+    /// How many ASCII doubles were written whose bits the text does not
+    /// keep.
+    pub fn inexact(&self) -> u64 {
+        self.inexact
     }
 
     /// Flush and return the sink.
@@ -87,6 +97,9 @@ impl<W: Write> Output<W> {
             Format::Xdr => self.bytes(&d.to_be_bytes()),
             Format::Binary => self.bytes(&d.to_le_bytes()),
             Format::Ascii => {
+                if d.is_nan() && !matches!(d.to_bits(), na::REAL_BITS | na::NAN_BITS) {
+                    self.inexact += 1;
+                }
                 let s = ascii_double(d, self.hex_doubles);
                 self.bytes(s.as_bytes())
             }

@@ -716,9 +716,9 @@ pub struct Deferred {
     pub end: u64,
     /// Strings: the offset of element `k * STRIDE` at `marks[k]`.
     pub marks: std::sync::Arc<[u64]>,
-    /// Strings: every one is plain text (ASCII, Latin-1, or valid UTF-8
-    /// not flagged as bytes), as the reader saw while skipping them; false
-    /// when it could not tell.
+    /// Strings: every one is plain text (ASCII, or valid UTF-8 flagged
+    /// neither as bytes nor as Latin-1), as the reader saw while skipping
+    /// them; false when it could not tell.
     pub plain_text: bool,
 }
 

@@ -430,6 +430,24 @@ pub fn write_stream<W: Write>(
     s.out.finish()
 }
 
+/// [`write_stream`] in memory, and whether the stream keeps every
+/// double's bits (an ASCII stream keeps no NaN payload other than
+/// `NA_real_`'s and `NaN`'s: R's arithmetic on NA makes others).
+pub fn write_stream_exact(
+    container: Container,
+    header: &StreamHeader,
+    root: &RObject,
+    refs: &RefTable,
+) -> Result<(Vec<u8>, bool)> {
+    let mut out = Output::new(Vec::new(), header.format, header.ascii_hex);
+    write_header(&mut out, container, header)?;
+    let mut s = Serializer::new(out, refs);
+    s.expand_altrep = header.version < 3;
+    s.item(root)?;
+    let exact = s.out.inexact() == 0;
+    Ok((s.out.finish()?, exact))
+}
+
 /// The stream laid out for the parallel writer (XDR only): container
 /// magic, header and items, the tree's vectors shared, never copied.
 pub fn layout_stream(

@@ -183,7 +183,7 @@ fn finish_frame(
     if let Some(notes) = schema.metadata().get(super::metadata::FIDELITY_KEY) {
         super::metadata::apply_fidelity_notes(m, &mut frame, notes);
     }
-    if let Some(md) = schema.metadata().get("r") {
+    if let Some(md) = super::metadata::r_text(schema) {
         (frame, shape) = super::metadata::apply_r_metadata(m, frame, md)?;
         crate::validate::check_for_r(&frame, &m.refs)
             .map_err(|e| Error::corrupt(format!("the \"r\" metadata: {}", e.message)))?;

@@ -138,6 +138,8 @@ pub struct ColumnMeta {
     integer_item: bool,
     /// A value inside a list (or inside a data frame inside one).
     in_list: bool,
+    /// Its NAs whose bits are not R's `NA_real_`.
+    na_bits: Option<NaBits>,
     /// An S4 object whose type is a vector (`ScalarInteger`): the S4 bit
     /// comes back on the vector.
     s4_vector: bool,
@@ -250,6 +252,114 @@ impl KeptStrings {
     }
 }
 
+/// The NAs of a double vector whose bits are not R's `NA_real_`: R's
+/// arithmetic on NA gives NaNs with NA's payload (`NA_real_ + 1`), which R
+/// treats as NA and writes as they are. Arrow's null keeps no bits, so
+/// they travel in the metadata (a list's element in its node, a top-level
+/// column in the fidelity notes) and go back in their places.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NaBits(Vec<(usize, u64)>);
+
+impl NaBits {
+    /// Those of `data`, the payload of `obj` (none for an integer64, whose
+    /// doubles are 64-bit integers).
+    pub fn of_object(obj: &RObject, data: &VectorData, refs: &RefTable) -> Option<NaBits> {
+        match data {
+            VectorData::Real(x) if !obj.inherits(refs, "integer64") => NaBits::of(x),
+            _ => None,
+        }
+    }
+
+    fn of(x: &[f64]) -> Option<NaBits> {
+        NaBits::of_rows(x, 0)
+    }
+
+    /// Those of rows `first_row..` of a vector, whose values are `x`.
+    pub fn of_rows(x: &[f64], first_row: usize) -> Option<NaBits> {
+        let found: Vec<(usize, u64)> = x
+            .iter()
+            .enumerate()
+            .filter(|(_, &f)| na::is_na_real(f) && f.to_bits() != na::REAL_BITS)
+            .map(|(i, f)| (first_row + i, f.to_bits()))
+            .collect();
+        (!found.is_empty()).then_some(NaBits(found))
+    }
+
+    /// Those of a vector's row ranges, in order, as one.
+    pub fn join(parts: Vec<NaBits>) -> Option<NaBits> {
+        let all: Vec<(usize, u64)> = parts.into_iter().flat_map(|p| p.0).collect();
+        (!all.is_empty()).then_some(NaBits(all))
+    }
+
+    /// The node element: `list(at = <1-based positions>, bits = <hex>)`.
+    fn r_node(&self, m: &mut ObjectMaker) -> RObject {
+        let at = crate::build::ints(self.0.iter().map(|&(i, _)| i as i32 + 1).collect());
+        let hex: Vec<String> = self.0.iter().map(|&(_, b)| format!("{b:016x}")).collect();
+        let bits = crate::build::strings(hex.iter().map(|h| Some(h.as_bytes())));
+        m.named_list(&["at", "bits"], vec![at, bits])
+    }
+
+    /// The fidelity notes' lines for top-level column `name`: one per bit
+    /// pattern, `na\t<col>\t<hex>\t<1-based positions>`.
+    fn note_lines(&self, name: &str) -> String {
+        let mut patterns: Vec<u64> = self.0.iter().map(|&(_, b)| b).collect();
+        patterns.sort_unstable();
+        patterns.dedup();
+        let mut out = String::new();
+        for p in patterns {
+            let at: Vec<String> = self
+                .0
+                .iter()
+                .filter(|&&(_, b)| b == p)
+                .map(|&(i, _)| (i + 1).to_string())
+                .collect();
+            out.push_str(&format!("na\t{name}\t{p:016x}\t{}\n", at.join(",")));
+        }
+        out
+    }
+
+    /// Put the bits back: each position that is NA in `target` (a double
+    /// vector) gets its own; anything else is left as it is.
+    fn put_back(target: &mut RObject, at: impl Iterator<Item = (usize, u64)>) {
+        let RObject::Vector(v) = target else { return };
+        let VectorData::Real(x) = &v.data else { return };
+        let mut vals: Option<Vec<f64>> = None;
+        for (pos, bits) in at {
+            let Some(i) = pos.checked_sub(1) else { continue };
+            let f = f64::from_bits(bits);
+            if i < x.len() && na::is_na_real(x[i]) && na::is_na_real(f) {
+                vals.get_or_insert_with(|| x.to_vec())[i] = f;
+            }
+        }
+        if let Some(vals) = vals {
+            v.data = VectorData::Real(vals.into());
+        }
+    }
+
+    /// [`Self::put_back`] from a node element.
+    fn apply_node(target: &mut RObject, part: &RObject, refs: &RefTable) {
+        let parts = list_entries(part, refs);
+        let get = |n: &str| parts.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        let at: Vec<i32> = match get("at") {
+            Some(RObject::Vector(v)) => match &v.data {
+                VectorData::Integer(x) => x.to_vec(),
+                _ => return,
+            },
+            _ => return,
+        };
+        let bits = crate::arrow::to_arrow::strings_in(get("bits"), refs);
+        let bits: Vec<u64> = bits
+            .iter()
+            .filter_map(|h| u64::from_str_radix(h, 16).ok())
+            .collect();
+        if bits.len() != at.len() {
+            return;
+        }
+        let pairs = at.iter().zip(bits).filter(|(&p, _)| p > 0).map(|(&p, b)| (p as usize, b));
+        NaBits::put_back(target, pairs);
+    }
+}
+
 impl ColumnMeta {
     /// The metadata of `obj` itself: its class, type and attributes (not
     /// its columns or elements).
@@ -274,6 +384,13 @@ impl ColumnMeta {
             },
             _ => KeptStrings::of_object(obj, refs, native),
         };
+        let na_bits = match obj {
+            RObject::Vector(v) => match crate::arrow::to_arrow::ConvertedColumn::of(&v.data) {
+                Some(done) => done.na_bits.clone(),
+                None => NaBits::of_object(obj, &v.data, refs),
+            },
+            _ => None,
+        };
         let classes = obj.class_attr(refs);
         let sxptype = obj.sxptype(refs);
         let posixlt = super::posixlt::is_posixlt(&classes, sxptype)
@@ -285,6 +402,7 @@ impl ColumnMeta {
             strings,
             posixlt,
             s4_vector: crate::arrow::to_arrow::is_s4(obj),
+            na_bits,
             gp: match obj {
                 RObject::Vector(v) => v.flags.levels & !levels::S4_OBJECT,
                 _ => 0,
@@ -486,6 +604,7 @@ impl ColumnMeta {
             && self.item_levels.is_none()
             && !self.integer64_item
             && !self.integer_item
+            && !(self.in_list && self.na_bits.is_some())
             && self.item_types.is_none()
             && !self.s4_vector
             && self.sxptype != sxp::S4
@@ -508,6 +627,33 @@ impl ColumnMeta {
         }
     }
 
+    /// The names of this value's attributes in their order, when the way
+    /// back from `dt` would put them in another: the attributes the type
+    /// says come first, as [`RKind::made_attributes`] makes them, then
+    /// `kept` (not a data frame's: see [`frame_order`]).
+    fn vector_order(&self, dt: Option<&DataType>, kept: &[(String, RObject)]) -> Option<Vec<String>> {
+        if self.attrs.len() < 2 || self.has("data.frame") || self.posixlt.is_some() {
+            return None;
+        }
+        let original: Vec<String> = self.attrs.iter().map(|(n, _)| n.clone()).collect();
+        let kind = self.kind()?;
+        // (its type not known, inside a union's element: the order always)
+        let Some(dt) = dt else { return Some(original) };
+        let says = types::type_says_kind(kind, dt);
+        let made: &[&str] = if says { kind.made_attributes() } else { &[] };
+        let way_back: Vec<&str> = made
+            .iter()
+            .copied()
+            .filter(|n| original.iter().any(|o| o == n))
+            .chain(
+                kept.iter()
+                    .filter(|(n, v)| !matches!(v, RObject::Null) && !made.contains(&n.as_str()))
+                    .map(|(n, _)| n.as_str()),
+            )
+            .collect();
+        (!way_back.iter().copied().eq(original.iter().map(String::as_str))).then_some(original)
+    }
+
     /// A difftime inside a list (a struct's field, a union's child, a
     /// nested frame's column) in units other than seconds: its units (one
     /// that became a duration comes back in seconds; a top-level column's
@@ -526,6 +672,11 @@ impl ColumnMeta {
 
     fn has(&self, class: &str) -> bool {
         self.classes.iter().any(|c| c == class)
+    }
+
+    /// Keep the NA bits of a column read after its metadata was taken.
+    pub fn set_na_bits(&mut self, bits: NaBits) {
+        self.na_bits = Some(bits);
     }
 
     /// One attribute.
@@ -686,6 +837,12 @@ impl ColumnMeta {
             .as_ref()
             .map(|p| p.r_node(m, self.attrs.clone()));
         let units = self.item_units();
+        // (a top-level column's are in the fidelity notes)
+        let na_bits = self
+            .na_bits
+            .as_ref()
+            .filter(|_| self.in_list)
+            .map(|n| n.r_node(m));
         let extra = strings.is_some()
             || matrix.is_some()
             || posixlt.is_some()
@@ -695,6 +852,7 @@ impl ColumnMeta {
             || self.item_levels.is_some()
             || self.integer64_item
             || self.integer_item
+            || na_bits.is_some()
             || units.is_some()
             || self.item_types.is_some()
             || self.s4_vector
@@ -710,7 +868,9 @@ impl ColumnMeta {
                 .collect();
             frame_order(&names).map(|_| names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         });
-        let order = order.flatten();
+        // another value: its attributes' order, when the way back would
+        // make them in another (an hms's class before its units)
+        let order = order.flatten().or_else(|| self.vector_order(dt, &kept));
         let extra = extra || order.is_some();
         let columns = match &self.columns {
             Some(cols) => {
@@ -814,8 +974,10 @@ impl ColumnMeta {
             ("strings", strings),
             ("matrix", matrix),
             ("posixlt", posixlt),
-            // last: the attributes in their order
+            // last: the attributes in their order, the NAs' bits in the
+            // values as they are by then
             ("order", order),
+            ("na", na_bits),
         ] {
             if let Some(v) = value {
                 names.push(name);
@@ -988,7 +1150,7 @@ pub fn r_metadata(
     names: &[&str],
     cols: &[ColumnMeta],
     types: &[DataType],
-) -> Result<Option<String>> {
+) -> Result<Option<RMetadata>> {
     let mut m = ObjectMaker::with_refs(refs.clone());
     let mut top = frame.map(|f| f.kept(None, true)).unwrap_or_default();
     if let Shape::Frame { attrs } = shape {
@@ -1026,10 +1188,41 @@ pub fn r_metadata(
         ascii_hex: true,
         ..StreamHeader::utf8_v3(Format::Ascii)
     };
-    let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
-    Ok(Some(
-        String::from_utf8_lossy(&compress_large(bytes, &header)?).into_owned(),
-    ))
+    let (bytes, exact) =
+        crate::write::write_stream_exact(Container::Stream, &header, &root, &m.refs)?;
+    // NaNs whose payloads text cannot keep (R's arithmetic on NA, in a
+    // kept value): the same list in XDR too, for rdarrow's way back (arrow
+    // R takes ASCII alone)
+    let exact = if exact {
+        None
+    } else {
+        let xdr = StreamHeader::utf8_v3(Format::Xdr);
+        let inner = crate::write::write_stream(Vec::new(), Container::Stream, &xdr, &root, &m.refs)?;
+        Some(String::from_utf8_lossy(&compressed(&inner, &header)?).into_owned())
+    };
+    Ok(Some(RMetadata {
+        r: String::from_utf8_lossy(&compress_large(bytes, &header)?).into_owned(),
+        exact,
+    }))
+}
+
+/// The `"r"` metadata of a table, and its bit-exact form when the text
+/// is not ([`EXACT_KEY`]).
+pub struct RMetadata {
+    pub r: String,
+    pub exact: Option<String>,
+}
+
+/// The schema metadata key of the `"r"` metadata's bit-exact form: the
+/// ASCII serialization of the raw vector `memCompress(<XDR serialization>,
+/// "gzip")`, written when the ASCII `"r"` would lose NaN payloads.
+pub const EXACT_KEY: &str = "rdarrow.r";
+
+/// The `"r"` metadata rdarrow reads from a schema: the bit-exact form
+/// when there is one.
+pub fn r_text(schema: &arrow_schema::Schema) -> Option<&String> {
+    let md = schema.metadata();
+    md.get(EXACT_KEY).or_else(|| md.get("r"))
 }
 
 /// Metadata above this size is compressed, as arrow R does.
@@ -1041,9 +1234,16 @@ fn compress_large(bytes: Vec<u8>, header: &StreamHeader) -> Result<Vec<u8>> {
     if bytes.len() <= COMPRESS_ABOVE {
         return Ok(bytes);
     }
+    let out = compressed(&bytes, header)?;
+    Ok(if out.len() < bytes.len() { out } else { bytes })
+}
+
+/// The ASCII serialization (`header`) of the raw vector
+/// `memCompress(<bytes>, "gzip")` (zlib), as arrow R writes it.
+fn compressed(bytes: &[u8], header: &StreamHeader) -> Result<Vec<u8>> {
     use std::io::Write;
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(&bytes)
+    z.write_all(bytes)
         .and_then(|_| z.flush())
         .map_err(|e| crate::Error::io(&e, "cannot compress the \"r\" metadata"))?;
     let packed = z
@@ -1054,14 +1254,13 @@ fn compress_large(bytes: Vec<u8>, header: &StreamHeader) -> Result<Vec<u8>> {
         data: VectorData::Raw(arrow_buffer::Buffer::from_vec(packed)),
         attributes: None,
     }));
-    let out = crate::write::write_stream(
+    crate::write::write_stream(
         Vec::new(),
         Container::Stream,
         header,
         &raw,
         &RefTable::default(),
-    )?;
-    Ok(if out.len() < bytes.len() { out } else { bytes })
+    )
 }
 
 /// Set an attribute on a vector node (setting `class` sets the object bit).
@@ -1166,6 +1365,8 @@ fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
             }
             // a time stored as integers inside a list
             "integer" => to_integer(target),
+            // NAs with bits other than R's NA_real_
+            "na" => NaBits::apply_node(target, part, &refs),
             // a factor inside a list: its codes recoded to its own levels
             "levels" => recode_factor(m, target, part),
             // a list's logical and integer elements, widened in Arrow
@@ -1663,7 +1864,7 @@ fn parse_r_metadata(md: &str) -> Result<crate::Document> {
 /// R keeps), with the reference table they use: for front ends that give
 /// a table an index (pandas).
 pub fn row_names(schema: &arrow_schema::Schema) -> Result<Option<(RObject, RefTable)>> {
-    let Some(md) = schema.metadata().get("r") else {
+    let Some(md) = r_text(schema) else {
         return Ok(None);
     };
     let mut doc = parse_r_metadata(md)?;
@@ -1684,7 +1885,7 @@ pub fn row_names(schema: &arrow_schema::Schema) -> Result<Option<(RObject, RefTa
 /// table without rdarrow's metadata). A front end offers a vector's table
 /// as that vector's own array.
 pub fn object_shape(schema: &arrow_schema::Schema) -> String {
-    let Some(md) = schema.metadata().get("r") else {
+    let Some(md) = r_text(schema) else {
         return "data.frame".into();
     };
     let Ok(doc) = parse_r_metadata(md) else {
@@ -1707,7 +1908,7 @@ pub fn object_shape(schema: &arrow_schema::Schema) -> String {
 /// strings ([`KeptStrings`]), binds a matrix or rebuilds a POSIXlt: that
 /// is done on the whole column.
 pub fn columns_rebuilt_whole(schema: &arrow_schema::Schema) -> Vec<String> {
-    let Some(md) = schema.metadata().get("r") else {
+    let Some(md) = r_text(schema) else {
         return Vec::new();
     };
     let Ok(doc) = parse_r_metadata(md) else {
@@ -2045,6 +2246,9 @@ pub fn fidelity_notes(
             (Some(RKind::Null), _) => out.push_str(&format!("null\t{name}\n")),
             _ => {}
         }
+        if let Some(n) = &c.na_bits {
+            out.push_str(&n.note_lines(name));
+        }
         // times stored as integers come back as integers (after their units)
         if matches!(
             c.kind(),
@@ -2135,6 +2339,16 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             }
             "raw" => to_raw(col),
             "null" => *col = RObject::Null,
+            "na" => {
+                let (Some(hex), Some(at)) = (parts.get(2), parts.get(3)) else {
+                    continue;
+                };
+                let Ok(bits) = u64::from_str_radix(hex, 16) else {
+                    continue;
+                };
+                let at = at.split(',').filter_map(|p| p.parse::<usize>().ok());
+                NaBits::put_back(col, at.map(|p| (p, bits)));
+            }
             // "date-integer": the name files of earlier releases have
             "integer" | "date-integer" => to_integer(col),
             _ => {}

@@ -159,6 +159,20 @@ impl RKind {
         })
     }
 
+    /// The attributes, in their order, that Arrow to R makes for a
+    /// vector of this kind from a type that says it ([`super::from_arrow`]):
+    /// the order R's own constructors give.
+    pub fn made_attributes(self) -> &'static [&'static str] {
+        match self {
+            RKind::Integer64 | RKind::Date => &["class"],
+            RKind::PosixCt => &["class", "tzone"],
+            RKind::Hms => &["units", "class"],
+            RKind::Difftime => &["class", "units"],
+            RKind::Factor | RKind::Ordered => &["levels", "class"],
+            _ => &[],
+        }
+    }
+
     /// The class attribute of an R vector of this kind (empty for the
     /// kinds whose class is implicit).
     pub fn classes(self) -> &'static [&'static str] {

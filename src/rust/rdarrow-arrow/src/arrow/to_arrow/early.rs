@@ -5,7 +5,7 @@
 //! table conversion finds it.
 
 use super::column::{take_payload, Converter};
-use crate::arrow::metadata::KeptStrings;
+use crate::arrow::metadata::{KeptStrings, NaBits};
 use crate::error::Result;
 use crate::tree::*;
 use arrow_array::ArrayRef;
@@ -20,6 +20,9 @@ pub struct ConvertedColumn {
     pub result: Result<(DataType, ArrayRef)>,
     /// Its strings that need keeping in the metadata.
     pub strings: Option<KeptStrings>,
+    /// Its NAs whose bits are not R's `NA_real_` (Arrow's null keeps no
+    /// bits), for the metadata.
+    pub na_bits: Option<NaBits>,
 }
 
 impl ConvertedColumn {
@@ -100,7 +103,11 @@ impl EarlyColumns {
                 let data = VectorData::Consumed(Consumed::new(
                     sxptype,
                     len,
-                    ConvertedColumn { result, strings },
+                    ConvertedColumn {
+                        result,
+                        strings,
+                        na_bits: None,
+                    },
                 ));
                 *obj = RObject::Vector(Box::new(Vector {
                     flags: a.flags,
@@ -115,12 +122,17 @@ impl EarlyColumns {
                     return;
                 };
                 let (sxptype, len) = (payload.sxptype(), payload.len());
+                let na_bits = NaBits::of_object(obj, &payload, refs);
                 let result = conv.column_with(obj, Some(payload), "");
                 if let RObject::Vector(v) = obj {
                     v.data = VectorData::Consumed(Consumed::new(
                         sxptype,
                         len,
-                        ConvertedColumn { result, strings },
+                        ConvertedColumn {
+                            result,
+                            strings,
+                            na_bits,
+                        },
                     ));
                 }
             }

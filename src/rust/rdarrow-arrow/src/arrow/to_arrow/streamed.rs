@@ -15,7 +15,7 @@
 use super::column::{matrix_dims, Converter};
 use super::table::{distinct_positions, plan_table, schema_of, table_from_owned, TableOptions};
 use super::temporal::{self, TimeChoice};
-use crate::arrow::metadata::KeptStrings;
+use crate::arrow::metadata::{KeptStrings, NaBits};
 use crate::arrow::rows::ColumnSource;
 use crate::arrow::types::{self, RKind};
 use crate::error::{Error, Result};
@@ -382,6 +382,12 @@ impl StreamedTable {
                 {
                     plan.keep_strings(i, kept);
                 }
+                // likewise NAs whose bits are not R's NA_real_
+                if let Some(bits) = kept_na_bits(&doc, &store, &node, group_rows)
+                    .map_err(|e| in_column(&name, e))?
+                {
+                    plan.keep_na_bits(i, bits);
+                }
             }
             let mut conv = Converter::for_table(&doc, &opts);
             conv.frame_columns = true;
@@ -481,6 +487,38 @@ fn kept_strings(
         start += n;
     }
     Ok(KeptStrings::join(parts))
+}
+
+/// The NAs of a deferred double column whose bits are not R's
+/// `NA_real_` ([`NaBits`]), read `rows` at a time.
+fn kept_na_bits(
+    doc: &Document,
+    store: &PayloadStore,
+    node: &RObject,
+    rows: usize,
+) -> Result<Option<NaBits>> {
+    let RObject::Vector(v) = node else {
+        return Ok(None);
+    };
+    let VectorData::Deferred(d) = &v.data else {
+        return Ok(None);
+    };
+    if d.sxptype != sxp::REAL || node.inherits(&doc.refs, "integer64") {
+        return Ok(None);
+    }
+    let len = d.len as usize;
+    let rows = rows.max(1);
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < len {
+        crate::cancel::check()?;
+        let n = rows.min(len - start);
+        if let VectorData::Real(x) = store.read(d, start as u64, n as u64)? {
+            parts.extend(NaBits::of_rows(&x, start));
+        }
+        start += n;
+    }
+    Ok(NaBits::join(parts))
 }
 
 /// Rows `[start, start + n)` of a deferred column (or a compact

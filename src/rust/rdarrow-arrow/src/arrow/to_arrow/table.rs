@@ -89,6 +89,16 @@ pub(super) struct TablePlan {
 }
 
 impl TablePlan {
+    /// Keep the NA bits `bits` of the object's column `i` (found once
+    /// it was read).
+    pub(super) fn keep_na_bits(&mut self, i: usize, bits: metadata::NaBits) {
+        for k in 0..self.idx.len() {
+            if self.idx[k] == i {
+                self.col_meta[k].set_na_bits(bits.clone());
+            }
+        }
+    }
+
     /// Keep the strings `kept` of the object's column `i` (found once
     /// they were read), and say so.
     pub(super) fn keep_strings(&mut self, i: usize, kept: metadata::KeptStrings) {
@@ -443,7 +453,10 @@ pub(super) fn schema_of(
         &plan.col_meta,
         types,
     )? {
-        md.insert("r".to_string(), r);
+        md.insert("r".to_string(), r.r);
+        if let Some(exact) = r.exact {
+            md.insert(metadata::EXACT_KEY.to_string(), exact);
+        }
     }
     let notes = metadata::fidelity_notes(plan.frame_meta.as_ref(), &names, &plan.col_meta, types);
     if !notes.is_empty() {
