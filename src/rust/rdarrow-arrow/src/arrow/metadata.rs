@@ -52,6 +52,9 @@ pub struct MetaContext<'a> {
 pub struct LtMeta {
     zone: Option<String>,
     components: Vec<(String, RObject)>,
+    /// How many components it has when they have no names (data.table
+    /// strips a POSIXlt column's): R's first that many.
+    unnamed: Option<usize>,
 }
 
 impl LtMeta {
@@ -64,6 +67,10 @@ impl LtMeta {
         let tz = super::posixlt::time_zone(zone.as_deref());
         let secs = super::posixlt::instants(obj, refs, &tz);
         let parts = super::posixlt::components(obj, refs);
+        let unnamed = obj
+            .attribute(refs, "names")
+            .is_none()
+            .then_some(parts.len());
         let names: Vec<String> = parts.iter().map(|(n, _)| n.clone()).collect();
         let derived = super::posixlt::derive(&secs, &tz, &names);
         let components = parts
@@ -77,7 +84,11 @@ impl LtMeta {
             })
             .map(|((n, orig), _)| (n.clone(), (*orig).clone()))
             .collect();
-        LtMeta { zone, components }
+        LtMeta {
+            zone,
+            components,
+            unnamed,
+        }
     }
 
     fn r_node(&self, m: &mut ObjectMaker, attrs: Vec<(String, RObject)>) -> RObject {
@@ -87,10 +98,16 @@ impl LtMeta {
         };
         let attributes = attr_list(m, attrs);
         let components = attr_list(m, self.components.clone());
-        m.named_list(
-            &["zone", "attributes", "components"],
-            vec![zone, attributes, components],
-        )
+        match self.unnamed {
+            Some(n) => m.named_list(
+                &["zone", "attributes", "components", "count"],
+                vec![zone, attributes, components, crate::build::ints(vec![n as i32])],
+            ),
+            None => m.named_list(
+                &["zone", "attributes", "components"],
+                vec![zone, attributes, components],
+            ),
+        }
     }
 }
 
@@ -641,10 +658,15 @@ impl ColumnMeta {
         let Some(dt) = dt else { return Some(original) };
         let says = types::type_says_kind(kind, dt);
         let made: &[&str] = if says { kind.made_attributes() } else { &[] };
+        // (a timestamp's zone is made only when it is one)
+        let zone = self
+            .attribute("tzone")
+            .and_then(|t| t.as_strings())
+            .is_some_and(|t| t.get(0).is_some_and(|z| !z.is_empty()));
         let way_back: Vec<&str> = made
             .iter()
             .copied()
-            .filter(|n| original.iter().any(|o| o == n))
+            .filter(|n| original.iter().any(|o| o == n) && (*n != "tzone" || zone))
             .chain(
                 kept.iter()
                     .filter(|(n, v)| !matches!(v, RObject::Null) && !made.contains(&n.as_str()))
@@ -1650,8 +1672,11 @@ fn rebuild_posixlt(m: &mut ObjectMaker, target: &mut RObject, node: &RObject) {
                 .collect()
         })
         .unwrap_or_else(|| {
+            // (components without names: R's first `count`)
+            let count = get("count").and_then(first_int).map_or(usize::MAX, |c| c.max(0) as usize);
             super::posixlt::COMPONENTS
                 .iter()
+                .take(count)
                 .map(|c| c.to_string())
                 .collect()
         });
@@ -2044,12 +2069,23 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
 /// order (`frame-order`), so that it serializes as it was.
 pub fn restore_selfref(m: &mut ObjectMaker, frame: &mut RObject, notes: &str) {
     if notes.lines().any(|l| l == "frame-selfref") {
-        let id = m
+        // as data.table makes it (`setselfref()`), and R writes it: its tag
+        // the table's names, its protected value a pointer to the table
+        let names = frame.attribute(&m.refs, "names").cloned().unwrap_or(RObject::Null);
+        let inner = m
             .refs
             .push(RefEntry::ExternalPointer(Box::new(ExternalPointer {
                 flags: Flags::default(),
                 protected: RObject::Null,
                 tag: RObject::Null,
+                attributes: None,
+            })));
+        let id = m
+            .refs
+            .push(RefEntry::ExternalPointer(Box::new(ExternalPointer {
+                flags: Flags::default(),
+                protected: RObject::Ref(inner),
+                tag: names,
                 attributes: None,
             })));
         set_vector_attribute(m, frame, ".internal.selfref", RObject::Ref(id));

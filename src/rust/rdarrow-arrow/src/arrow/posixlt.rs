@@ -53,7 +53,11 @@ fn numbers(items: &[(String, &RObject)], name: &str) -> Option<Vec<f64>> {
 
 /// The named components of a POSIXlt (a list with names).
 pub fn components<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a RObject)> {
-    let names = crate::arrow::to_arrow::names_of(obj, refs);
+    // without names (data.table strips a POSIXlt column's), R's order
+    let mut names = crate::arrow::to_arrow::names_of(obj, refs);
+    if names.is_empty() {
+        names = COMPONENTS.iter().map(|n| n.to_string()).collect();
+    }
     match obj {
         RObject::Vector(v) => match &v.data {
             VectorData::List(items) => names.into_iter().zip(items.iter()).collect(),
