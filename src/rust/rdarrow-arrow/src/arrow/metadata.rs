@@ -1039,14 +1039,15 @@ fn item_type(dt: Option<&DataType>, i: usize, kind: Option<RKind>) -> Option<Dat
             };
             // one child the element can be in: its type; where a float64
             // child could hold it too (the same kind split by its values),
-            // float64: the element's attributes travel whole
+            // not known: the element's attributes travel whole, and their
+            // order
             let mut could = fields
                 .iter()
                 .filter_map(|(_, f)| inner(f.data_type()))
                 .filter(|t| temporal(t) || *t == DataType::Float64);
             match (could.next(), could.next()) {
                 (Some(t), None) => Some(t),
-                _ => Some(DataType::Float64),
+                _ => None,
             }
         }
         _ => None,

@@ -177,6 +177,15 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
                         .map(|rn| ("row.names".to_string(), rn.clone())),
                 );
             }
+            // no columns: the row names travel (a Parquet file of no
+            // columns has no rows)
+            None if rows > 0 => {
+                nrow = rows;
+                attrs.extend(
+                    obj.attribute(refs, "row.names")
+                        .map(|rn| ("row.names".to_string(), rn.clone())),
+                );
+            }
             _ => nrow = rows,
         }
         // an NA name becomes the field name "NA": the names travel
