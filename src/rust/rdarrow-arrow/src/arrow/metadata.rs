@@ -17,12 +17,20 @@
 //!   (strings that are not valid text, as R held them: [`KeptStrings`]),
 //!   `matrix` (a matrix column's `dim`, `dimnames` and type) and `posixlt`
 //!   (a POSIXlt's zone, attributes and the components that do not derive
-//!   back: [`super::posixlt`]). The `rdarrow` element's `object` may also
+//!   back: [`super::posixlt`]). A value inside a list also says what Arrow
+//!   does not give back as R had it: `raw`, `complex`, `integer64`,
+//!   `integer` (a time stored as integers), `units` (a difftime's), `types`
+//!   (elements widened), `levels` (a factor's own), `order` (its
+//!   attributes' order, when the way back would make another) and `na`
+//!   (NAs whose bits are not `NA_real_`'s: [`NaBits`]). The `rdarrow` element's `object` may also
 //!   be `"sparse"`, with the sparse matrix's slots and storage
 //!   ([`super::sparse`]).
 //! - `"rdarrow"` ([`FIDELITY_KEY`]): one fact per line about top-level
 //!   columns that arrow R's `"r"` cannot say without changing what arrow R
 //!   shows.
+//! - `"rdarrow.r"` ([`EXACT_KEY`]): the `"r"` list again, in XDR, when its
+//!   ASCII text cannot hold a kept value's NaN payloads; rdarrow reads it
+//!   in preference ([`r_text`]).
 //!
 //! What goes into both is decided from [`ColumnMeta`], taken from the R
 //! object before its columns convert, and the Arrow types the columns
@@ -2232,7 +2240,8 @@ fn to_raw(target: &mut RObject) {
 /// top-level column (`tzone-missing\t<col>` and `tzone-empty\t<col>` in
 /// files of earlier releases, whose `"r"` did not say it),
 /// `units\t<col>\t<unit>` (a difftime not in seconds), `integer64\t<col>`,
-/// `integer\t<col>` (a time stored as integers), `complex\t<col>` (a
+/// `integer\t<col>` (a time stored as integers), `na\t<col>\t<bits in
+/// hex>\t<positions>` (NAs whose bits are not `NA_real_`'s), `complex\t<col>` (a
 /// struct of `re` and `im`), `raw\t<col>`, `null\t<col>` (a `NULL`),
 /// `list-logical\t<col>\t<positions>` and `list-integer\t<col>\t<positions>`
 /// (1-based, comma-separated: the elements of a list column converted to
