@@ -274,3 +274,47 @@ test_that("glmmTMB's fits (an engine environment, external pointers) come back w
   ud_expect(res, "glmmTMB fits")
   expect_identical(sum(res$status != "bytes"), 0L)
 })
+
+test_that("damaged metadata of the new kinds gives a clear error or is left alone, never a crash", {
+  skip_if_not_installed("arrow")
+  dir <- local_tempdir()
+  src <- file.path(dir, "x.rds")
+  # a kept value's NaN payload: the "r" list travels in XDR too
+  fit <- list(a = c(1, NA) * 2, f = y ~ x)
+  environment(fit$f) <- list2env(list(v = c(NA_real_ * 3, 1)))
+  saveRDS(fit, src)
+  ipc <- file.path(dir, "x.arrow")
+  rdata_to_ipc(src, ipc)
+  # (arrow R warns that it leaves the formula out of its view)
+  tab <- suppressWarnings(arrow::read_ipc_file(ipc, as_data_frame = FALSE))
+  expect_true(all(c("r", "rdarrow.r") %in% suppressWarnings(names(tab$metadata))))
+  back <- file.path(dir, "back.rds")
+  ipc_to_rdata(ipc, back)
+  expect_identical(serialize(readRDS(back), NULL), serialize(readRDS(src), NULL))
+  # arrow R reads the ASCII "r" beside it
+  expect_s3_class(suppressWarnings(as.data.frame(tab)), "data.frame")
+  damaged <- file.path(dir, "damaged.arrow")
+  write_with <- function(key, value) {
+    t2 <- tab
+    suppressWarnings(t2$metadata[[key]] <- value)
+    suppressWarnings(arrow::write_ipc_file(t2, damaged))
+  }
+  # not an R serialization: a clear error naming the metadata
+  write_with("rdarrow.r", "A\n3\nnot a stream")
+  err <- expect_error(ipc_to_rdata(damaged, back), class = "rdarrow_error")
+  expect_match(conditionMessage(err), "\"r\" schema metadata", fixed = TRUE)
+  # NA bits that are not NA, not hex, or out of place: left alone
+  df <- data.frame(x = c(1, NA) * 2)
+  saveRDS(df, src)
+  rdata_to_ipc(src, ipc)
+  tab <- arrow::read_ipc_file(ipc, as_data_frame = FALSE)
+  expect_match(tab$metadata$rdarrow, "^na\tx\t7ff80000000007a2\t2$", perl = TRUE)
+  for (note in c("na\tx\tzz\t2\n", "na\tx\t3ff0000000000000\t2\n", "na\tx\t7ff80000000007a2\t1,99999999999,-3\n",
+                 "na\tnope\t7ff80000000007a2\t2\n", "na\tx\n")) {
+    write_with("rdarrow", note)
+    ipc_to_rdata(damaged, back)
+    got <- readRDS(back)
+    expect_identical(got$x[[1]], 2, info = note)
+    expect_true(is.na(got$x[[2]]), info = note)
+  }
+})
