@@ -309,6 +309,15 @@ test_that("damaged metadata of the new kinds gives a clear error or is left alon
   rdata_to_ipc(src, ipc)
   tab <- arrow::read_ipc_file(ipc, as_data_frame = FALSE)
   expect_match(tab$metadata$rdarrow, "^na\tx\t7ff80000000007a2\t2$", perl = TRUE)
+  # a column whose NAs all came from arithmetic: one run
+  src2 <- file.path(dir, "run.rds")
+  ipc2 <- file.path(dir, "run.arrow")
+  saveRDS(data.frame(x = rep(NA_real_, 1e5) * 2), src2)
+  rdata_to_ipc(src2, ipc2)
+  runs <- arrow::read_ipc_file(ipc2, as_data_frame = FALSE)$metadata$rdarrow
+  expect_identical(runs, "na\tx\t7ff80000000007a2\t1-100000\n")
+  ipc_to_rdata(ipc2, back)
+  expect_identical(serialize(readRDS(back), NULL), serialize(readRDS(src2), NULL))
   for (note in c("na\tx\tzz\t2\n", "na\tx\t3ff0000000000000\t2\n", "na\tx\t7ff80000000007a2\t1,99999999999,-3\n",
                  "na\tnope\t7ff80000000007a2\t2\n", "na\tx\n")) {
     write_with("rdarrow", note)

@@ -316,35 +316,69 @@ impl NaBits {
         (!all.is_empty()).then_some(NaBits(all))
     }
 
-    /// The node element: `list(at = <1-based positions>, bits = <hex>)`.
+    /// Runs of consecutive positions with one bit pattern: (first
+    /// position, 0-based; length; bits). A column of NAs that all came
+    /// from arithmetic is one run.
+    fn runs(&self) -> Vec<(usize, usize, u64)> {
+        let mut out: Vec<(usize, usize, u64)> = Vec::new();
+        for &(i, b) in &self.0 {
+            match out.last_mut() {
+                Some((start, n, bits)) if *bits == b && *start + *n == i => *n += 1,
+                _ => out.push((i, 1, b)),
+            }
+        }
+        out
+    }
+
+    /// The node element: `list(at = <1-based first positions>, n = <run
+    /// lengths>, bits = <hex>)`, one entry per run.
     fn r_node(&self, m: &mut ObjectMaker) -> RObject {
-        let at = crate::build::ints(self.0.iter().map(|&(i, _)| i as i32 + 1).collect());
-        let hex: Vec<String> = self.0.iter().map(|&(_, b)| format!("{b:016x}")).collect();
+        let runs = self.runs();
+        let at = crate::build::ints(runs.iter().map(|&(i, _, _)| i as i32 + 1).collect());
+        let n = crate::build::ints(runs.iter().map(|&(_, n, _)| n as i32).collect());
+        let hex: Vec<String> = runs.iter().map(|&(_, _, b)| format!("{b:016x}")).collect();
         let bits = crate::build::strings(hex.iter().map(|h| Some(h.as_bytes())));
-        m.named_list(&["at", "bits"], vec![at, bits])
+        m.named_list(&["at", "n", "bits"], vec![at, n, bits])
     }
 
     /// The fidelity notes' lines for top-level column `name`: one per bit
-    /// pattern, `na\t<col>\t<hex>\t<1-based positions>`.
+    /// pattern, `na\t<col>\t<hex>\t<1-based positions and runs>` (`7,9-12`).
     fn note_lines(&self, name: &str) -> String {
-        let mut patterns: Vec<u64> = self.0.iter().map(|&(_, b)| b).collect();
+        let runs = self.runs();
+        let mut patterns: Vec<u64> = runs.iter().map(|&(_, _, b)| b).collect();
         patterns.sort_unstable();
         patterns.dedup();
         let mut out = String::new();
         for p in patterns {
-            let at: Vec<String> = self
-                .0
+            let at: Vec<String> = runs
                 .iter()
-                .filter(|&&(_, b)| b == p)
-                .map(|&(i, _)| (i + 1).to_string())
+                .filter(|&&(_, _, b)| b == p)
+                .map(|&(i, n, _)| match n {
+                    1 => (i + 1).to_string(),
+                    _ => format!("{}-{}", i + 1, i + n),
+                })
                 .collect();
             out.push_str(&format!("na\t{name}\t{p:016x}\t{}\n", at.join(",")));
         }
         out
     }
 
-    /// Put the bits back: each position that is NA in `target` (a double
-    /// vector) gets its own; anything else is left as it is.
+    /// The 1-based positions of a note's `7,9-12` (at most `len`).
+    fn positions(text: &str, len: usize) -> impl Iterator<Item = usize> + '_ {
+        text.split(',').flat_map(move |part| {
+            let (a, b) = match part.split_once('-') {
+                Some((a, b)) => (a.parse::<usize>().ok(), b.parse::<usize>().ok()),
+                None => (part.parse::<usize>().ok(), part.parse::<usize>().ok()),
+            };
+            match (a, b) {
+                (Some(a), Some(b)) if a >= 1 && a <= b => a..b.min(len) + 1,
+                _ => 1..1,
+            }
+        })
+    }
+
+    /// Put the bits back: each 1-based position that is NA in `target` (a
+    /// double vector) gets its own; anything else is left as it is.
     fn put_back(target: &mut RObject, at: impl Iterator<Item = (usize, u64)>) {
         let RObject::Vector(v) = target else { return };
         let VectorData::Real(x) = &v.data else { return };
@@ -361,27 +395,48 @@ impl NaBits {
         }
     }
 
+    /// The length of a double vector (0 for anything else).
+    fn len_of(target: &RObject) -> usize {
+        match target {
+            RObject::Vector(v) => match &v.data {
+                VectorData::Real(x) => x.len(),
+                _ => 0,
+            },
+            _ => 0,
+        }
+    }
+
     /// [`Self::put_back`] from a node element.
     fn apply_node(target: &mut RObject, part: &RObject, refs: &RefTable) {
         let parts = list_entries(part, refs);
         let get = |n: &str| parts.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        let at: Vec<i32> = match get("at") {
+        let ints = |n: &str| match get(n) {
             Some(RObject::Vector(v)) => match &v.data {
                 VectorData::Integer(x) => x.to_vec(),
-                _ => return,
+                _ => Vec::new(),
             },
-            _ => return,
+            _ => Vec::new(),
         };
-        let bits = crate::arrow::to_arrow::strings_in(get("bits"), refs);
-        let bits: Vec<u64> = bits
+        let (at, n) = (ints("at"), ints("n"));
+        let bits: Vec<u64> = crate::arrow::to_arrow::strings_in(get("bits"), refs)
             .iter()
             .filter_map(|h| u64::from_str_radix(h, 16).ok())
             .collect();
-        if bits.len() != at.len() {
+        if at.len() != n.len() || at.len() != bits.len() {
             return;
         }
-        let pairs = at.iter().zip(bits).filter(|(&p, _)| p > 0).map(|(&p, b)| (p as usize, b));
-        NaBits::put_back(target, pairs);
+        let len = NaBits::len_of(target);
+        let pairs: Vec<(usize, u64)> = at
+            .iter()
+            .zip(&n)
+            .zip(bits)
+            .filter(|((&a, &k), _)| a > 0 && k > 0)
+            .flat_map(|((&a, &k), b)| {
+                let a = a as usize;
+                (a..(a + k as usize).min(len + 1)).map(move |p| (p, b))
+            })
+            .collect();
+        NaBits::put_back(target, pairs.into_iter());
     }
 }
 
@@ -2241,7 +2296,7 @@ fn to_raw(target: &mut RObject) {
 /// files of earlier releases, whose `"r"` did not say it),
 /// `units\t<col>\t<unit>` (a difftime not in seconds), `integer64\t<col>`,
 /// `integer\t<col>` (a time stored as integers), `na\t<col>\t<bits in
-/// hex>\t<positions>` (NAs whose bits are not `NA_real_`'s), `complex\t<col>` (a
+/// hex>\t<positions and runs>` (NAs whose bits are not `NA_real_`'s: `7,9-12`), `complex\t<col>` (a
 /// struct of `re` and `im`), `raw\t<col>`, `null\t<col>` (a `NULL`),
 /// `list-logical\t<col>\t<positions>` and `list-integer\t<col>\t<positions>`
 /// (1-based, comma-separated: the elements of a list column converted to
@@ -2392,8 +2447,9 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
                 let Ok(bits) = u64::from_str_radix(hex, 16) else {
                     continue;
                 };
-                let at = at.split(',').filter_map(|p| p.parse::<usize>().ok());
-                NaBits::put_back(col, at.map(|p| (p, bits)));
+                let len = NaBits::len_of(col);
+                let at: Vec<usize> = NaBits::positions(at, len).collect();
+                NaBits::put_back(col, at.into_iter().map(|p| (p, bits)));
             }
             // "date-integer": the name files of earlier releases have
             "integer" | "date-integer" => to_integer(col),
@@ -2428,4 +2484,40 @@ fn complex_of(col: &RObject, refs: &RefTable) -> Option<Vec<f64>> {
             .flat_map(|(&r, &i)| [r, i])
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn na_bits_travel_as_runs_and_come_back_in_place() {
+        let quiet = f64::from_bits(0x7ff8_0000_0000_07a2);
+        let na = f64::from_bits(na::REAL_BITS);
+        let x = vec![1.0, quiet, quiet, quiet, na, quiet, 2.0];
+        let bits = NaBits::of(&x).expect("NAs with other bits");
+        assert_eq!(bits.runs(), vec![(1, 3, 0x7ff8_0000_0000_07a2), (5, 1, 0x7ff8_0000_0000_07a2)]);
+        let line = bits.note_lines("x");
+        assert_eq!(line, "na\tx\t7ff80000000007a2\t2-4,6\n");
+        // back: the vector as Arrow gives it, every NA R's NA_real_
+        let mut target = RObject::Vector(Box::new(Vector {
+            flags: Flags::default(),
+            data: VectorData::Real(vec![1.0, na, na, na, na, na, 2.0].into()),
+            attributes: None,
+        }));
+        let at: Vec<usize> = NaBits::positions("2-4,6,9-99,0,x,5-3", 7).collect();
+        assert_eq!(at, vec![2, 3, 4, 6]);
+        NaBits::put_back(&mut target, at.into_iter().map(|p| (p, 0x7ff8_0000_0000_07a2)));
+        let RObject::Vector(v) = &target else { unreachable!() };
+        let VectorData::Real(got) = &v.data else { unreachable!() };
+        let got: Vec<u64> = got.iter().map(|f| f.to_bits()).collect();
+        let want: Vec<u64> = x.iter().map(|f| f.to_bits()).collect();
+        assert_eq!(got, want);
+        // bits that are not an NA's are never put in
+        NaBits::put_back(&mut target, [(1, 1.5f64.to_bits()), (5, 0x7ff8_0000_0000_0000)].into_iter());
+        let RObject::Vector(v) = &target else { unreachable!() };
+        let VectorData::Real(again) = &v.data else { unreachable!() };
+        assert_eq!(again[0], 1.0);
+        assert_eq!(again[4].to_bits(), na::REAL_BITS);
+    }
 }
