@@ -93,6 +93,11 @@ stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)
 #' @noRd
 set_element_impl <- function(x, element, value) .Call(wrap__set_element_impl, x, element, value)
 
+#' Whether a file written at `path` is an `.rds` (else an `.RData`): the
+#' engine's one rule (path_is_rds() of the format crate).
+#' @noRd
+path_is_rds_impl <- function(path) .Call(wrap__path_is_rds_impl, path)
+
 #' A path that names an existing local file: list(path (in full), name
 #' (of its object were it an `.rds` file)), else `NULL` (R's general path
 #' then applies: URLs, lazy-load bases, directories, `~`, errors).

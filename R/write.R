@@ -226,6 +226,6 @@ write_options <- function(file, name, compress, compression_level, version, asci
   writer <- as.integer(v$major) * 65536L + sum(as.integer(strsplit(v$minor, ".", fixed = TRUE)[[1]]) * c(256L, 1L))
   list(file = path.expand(file), name = name, compress = compress, level = level,
        version = as.integer(version), ascii = ascii, threads = as.integer(threads),
-       rds = grepl("\\.rds$", file, ignore.case = TRUE), writer = writer,
+       rds = path_is_rds_impl(file), writer = writer,
        storage = storage_arg(storage_options))
 }

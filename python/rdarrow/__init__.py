@@ -381,8 +381,10 @@ def write_sce(
     """Write an ``anndata.AnnData`` (or a ``mudata.MuData``: its other
     modalities as ``altExps``) as a ``SingleCellExperiment`` that R's
     ``readRDS()`` reads, without R; see :mod:`rdarrow.singlecell` for where
-    each part goes. ``compress``, ``compression_level`` and ``version`` as
-    :func:`write_rds`."""
+    each part goes. A path ending in ``.rds`` gets ``saveRDS()``'s format,
+    any other ``save()``'s, the object named after the file (as R's
+    ``arrow_to_rdata()`` chooses). ``compress``, ``compression_level`` and
+    ``version`` as :func:`write_rds`."""
     from . import singlecell
 
     _write_experiment(singlecell.sce_object(data), path, compress, compression_level, version, storage_options)
@@ -401,7 +403,8 @@ def write_seurat(
     modality) as a Seurat object that R's ``readRDS()`` reads, without R:
     ``version=5`` SeuratObject 5's ``Assay5`` (layers), ``version=4`` its
     ``Assay``; see :mod:`rdarrow.singlecell` for where each part goes.
-    ``format_version`` is R's serialization version (2 or 3)."""
+    The path chooses the format as in :func:`write_sce`. ``format_version``
+    is R's serialization version (2 or 3)."""
     from . import singlecell
 
     _write_experiment(
@@ -423,15 +426,16 @@ def _write_experiment(
     version: int,
     storage_options: StorageOptions,
 ) -> None:
-    """A single-cell object written as :func:`write_rds` writes; to an
-    ``.RData``/``.rda`` path as :func:`write_rdata` writes, under the
-    file's name."""
+    """A single-cell object written as :func:`write_rds` writes to a path
+    ending in ``.rds``; to any other (``.RData``, ``.rda``) as
+    :func:`write_rdata` writes, under the file's name (the engine's one
+    rule, as R's ``arrow_to_rdata()`` and the command line choose)."""
     kw = dict(compress=compress, compression_level=compression_level, version=version, storage_options=storage_options)
     p = _path(path)
-    if p.lower().endswith((".rdata", ".rda")):
-        write_rdata({_name_of_file(p): obj}, p, **kw)  # the object is an S4Value, a dict
-    else:
+    if _rdarrow.path_is_rds(p):
         write_rds(obj, p, **kw)
+    else:
+        write_rdata({_name_of_file(p): obj}, p, **kw)  # the object is an S4Value, a dict
 
 
 def to_h5ad(

@@ -609,11 +609,7 @@ fn to_parquet(a: ToParquetArgs, read: &ReadOptions, progress: &Progress) -> Outc
 
 fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome {
     let from_stdin = a.arrow_file == Path::new("-");
-    let rds = a
-        .output
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("rds"));
+    let rds = rdarrow_arrow::path_is_rds(&a.output.to_string_lossy());
     let name = match (&a.name, from_stdin) {
         (Some(n), _) => n.clone(),
         (None, true) => "data".to_string(),

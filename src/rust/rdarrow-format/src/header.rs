@@ -81,6 +81,18 @@ pub enum Container {
     Stream,
 }
 
+/// Whether a file written at `path` with no format given is an `.rds` (a
+/// `saveRDS()` stream of one object) rather than an `.RData` (a `save()`
+/// file of named objects): a name ending in `.rds`, in any case. Any
+/// other name (`.RData`, `.rda`, `.bin`, none) is an `.RData`. The one
+/// rule of every writer that takes a path: R's `arrow_to_rdata()`,
+/// `ipc_to_rdata()` and `parquet_to_rdata()`, Python's single-cell
+/// writers, the command line's `to-rdata`.
+pub fn path_is_rds(path: &str) -> bool {
+    let b = path.as_bytes();
+    b.len() >= 4 && b[b.len() - 4..].eq_ignore_ascii_case(b".rds")
+}
+
 impl Container {
     /// A `save()` file of this format and version.
     pub fn rdata(format: Format, version: i32) -> Container {
@@ -303,4 +315,19 @@ pub fn write_header<W: Write>(
         out.string(enc)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    #[test]
+    fn the_path_says_rds_or_rdata() {
+        for p in ["x.rds", "X.RDS", "dir.rdata/x.Rds", "s3://bucket/key.rds"] {
+            assert!(path_is_rds(p), "{p}");
+        }
+        for p in ["x.RData", "x.rda", "x.bin", "x", "rds", "x.rds.gz", "caf\u{e9}.rd", ""] {
+            assert!(!path_is_rds(p), "{p}");
+        }
+    }
 }

@@ -110,7 +110,7 @@ pub use compression::Compression;
 pub use document::{stream_object_name, Document, Wanted};
 pub use error::{Error, ErrorKind, Result};
 pub use file_out::{atomic_write, FileBatch, WritebackFile};
-pub use header::{Container, StreamHeader};
+pub use header::{path_is_rds, Container, StreamHeader};
 pub use input::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,

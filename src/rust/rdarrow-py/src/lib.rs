@@ -107,6 +107,13 @@ pub(crate) fn in_source(label: &str, e: Error) -> PyErr {
 
 /// The object path (`lst$a[[2]]`) of `parts`: the top-level object's
 /// name, then names (str) and positions from 1 (int).
+/// Whether a file written at `path` is an `.rds` (else an `.RData`): the
+/// engine's one rule.
+#[pyfunction]
+fn path_is_rds(path: &str) -> bool {
+    rdarrow_arrow::path_is_rds(path)
+}
+
 #[pyfunction]
 fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
     use rdarrow_arrow::object_path::{ObjectPath, Step};
@@ -601,6 +608,7 @@ fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(expand_sources, m)?)?;
     m.add_function(wrap_pyfunction!(list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(object_path, m)?)?;
+    m.add_function(wrap_pyfunction!(path_is_rds, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;
     m.add_function(wrap_pyfunction!(read_objects, m)?)?;
     m.add_function(wrap_pyfunction!(scan::open_table, m)?)?;

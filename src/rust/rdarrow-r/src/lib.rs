@@ -649,6 +649,14 @@ fn rdata_to_parquet_impl(
     )
 }
 
+/// Whether a file written at `path` is an `.rds` (else an `.RData`): the
+/// engine's one rule (path_is_rds() of the format crate).
+/// @noRd
+#[extendr]
+fn path_is_rds_impl(path: &str) -> bool {
+    rdarrow_arrow::path_is_rds(path)
+}
+
 /// A path that names an existing local file: list(path (in full), name
 /// (of its object were it an `.rds` file)), else `NULL` (R's general path
 /// then applies: URLs, lazy-load bases, directories, `~`, errors).
@@ -985,6 +993,7 @@ extendr_module! {
     fn rdata_to_parquet_impl;
     fn stream_is_live_impl;
     fn set_element_impl;
+    fn path_is_rds_impl;
     fn local_file_impl;
     fn not_one_object_impl;
     fn data_files_in_impl;
