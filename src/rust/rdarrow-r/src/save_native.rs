@@ -61,8 +61,9 @@ extern "C" {
     static R_UnboundValue: SEXP;
 }
 
-/// sxp::CHAR levels R never writes: the cache and hash-set bits.
-const CHARSXP_UNWRITTEN_LEVELS: c_int = (1 << 5) | 1;
+/// sxp::CHAR levels R never writes: the cache and hash-set bits (the
+/// format crate's rule).
+const CHARSXP_UNWRITTEN_LEVELS: c_int = rdarrow_arrow::tree::levels::UNWRITTEN_CHARSXP_BITS as c_int;
 /// Deeper nesting goes through R's serializer (which checks its stack).
 const MAX_DEPTH: usize = 2000;
 
