@@ -474,19 +474,33 @@ fn kept_strings(
     if d.sxptype != sxp::STR || (d.plain_text && native.is_none_or(crate::encoding::is_utf8_name)) {
         return Ok(None);
     }
+    let mut parts = Vec::new();
+    read_through(store, d, rows, |data, start| {
+        if let VectorData::Character(s) = data {
+            parts.extend(KeptStrings::of(&s, native, start));
+        }
+    })?;
+    Ok(KeptStrings::join(parts))
+}
+
+/// Read a deferred column `rows` at a time, handing each part and the
+/// row it starts at to `f`.
+fn read_through(
+    store: &PayloadStore,
+    d: &Deferred,
+    rows: usize,
+    mut f: impl FnMut(VectorData, usize),
+) -> Result<()> {
     let len = d.len as usize;
     let rows = rows.max(1);
-    let mut parts = Vec::new();
     let mut start = 0;
     while start < len {
         crate::cancel::check()?;
         let n = rows.min(len - start);
-        if let VectorData::Character(s) = store.read(d, start as u64, n as u64)? {
-            parts.extend(KeptStrings::of(&s, native, start));
-        }
+        f(store.read(d, start as u64, n as u64)?, start);
         start += n;
     }
-    Ok(KeptStrings::join(parts))
+    Ok(())
 }
 
 /// The NAs of a deferred double column whose bits are not R's
@@ -506,18 +520,12 @@ fn kept_na_bits(
     if d.sxptype != sxp::REAL || node.inherits(&doc.refs, "integer64") {
         return Ok(None);
     }
-    let len = d.len as usize;
-    let rows = rows.max(1);
     let mut parts = Vec::new();
-    let mut start = 0;
-    while start < len {
-        crate::cancel::check()?;
-        let n = rows.min(len - start);
-        if let VectorData::Real(x) = store.read(d, start as u64, n as u64)? {
+    read_through(store, d, rows, |data, start| {
+        if let VectorData::Real(x) = data {
             parts.extend(NaBits::of_rows(&x, start));
         }
-        start += n;
-    }
+    })?;
     Ok(NaBits::join(parts))
 }
 
