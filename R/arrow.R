@@ -246,12 +246,8 @@ check_arrow_args <- function(object, col_select, chunk_size) {
 # The session's time zone, as arrow R gives POSIXct without a tzone: TZ,
 # else the zone /etc/localtime links to, else none.
 session_tz <- function() {
-  tz <- Sys.getenv("TZ")
-  if (!nzchar(tz)) {
-    link <- Sys.readlink("/etc/localtime")
-    if (!is.na(link) && grepl("zoneinfo/", link, fixed = TRUE)) tz <- sub(".*zoneinfo/", "", link)
-  }
-  if (length(tz) != 1L || is.na(tz)) "" else tz
+  # the engine's one rule (session_zone()), as every front end asks it
+  session_zone_impl()
 }
 
 #' @export

@@ -77,14 +77,8 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
     abort_usage("`files` must be a character vector of paths (non-empty strings).")
   }
   storage <- storage_arg(storage_options)
-  # an object store's globs and prefixes: the objects its listing gives
-  files <- unlist(lapply(files, function(f) {
-    if (is_store_url(f) && (grepl("[*?[]", f) || endsWith(f, "/"))) {
-      check_engine(expand_sources_impl(f, read_args(storage)))
-    } else {
-      f
-    }
-  }))
+  # globs, directories and store prefixes: the files they name
+  files <- expand_files(files, storage)
   where <- r_data_paths(files)
   if (any(where$missing)) {
     missing <- where$missing

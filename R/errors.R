@@ -77,26 +77,24 @@ data_source <- function(file, dirs = FALSE, storage = character()) {
     return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp)))
   }
   if (dirs && is.character(file) && length(file) != 1L) {
-    return(list(files = file, done = no_op))
+    if (!length(file) || anyNA(file) || !all(nzchar(file))) abort_usage(sources_usage)
+    return(list(files = expand_files(file, storage), done = no_op))
   }
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
     abort_usage(if (dirs) sources_usage else "`file` must be a single path or URL (a non-empty string), a raw vector or a connection.")
   }
-  if (is_store_url(file) && (grepl("[*?[]", file) || endsWith(file, "/"))) {
-    # an object store's glob or prefix: the objects its listing gives
-    files <- check_engine(expand_sources_impl(file, read_args(storage)), call = sys.call(-1))
-    if (!dirs && length(files) != 1L) {
-      abort_usage(sprintf("'%s' names %d objects, not one.", file, length(files)))
+  files <- expand_files(file, storage)
+  if (!identical(files, file)) {
+    # a glob, a directory or a store prefix: the files it names
+    if (dirs) return(list(files = files, done = no_op))
+    if (length(files) != 1L) {
+      abort_usage(sprintf("'%s' names %d files, not one.", file, length(files)))
     }
-    if (!dirs) return(list(path = files, name = rds_name(files), done = no_op))
-    return(list(files = files, done = no_op))
+    file <- files
   }
   where <- r_data_paths(file)
   if (where$missing) abort_usage(sprintf("file '%s' does not exist.", file))
-  if (where$dir) {
-    if (!dirs) abort_usage(sprintf("'%s' is a directory, not a file.", file))
-    return(list(files = dir_files(file), done = no_op))
-  }
+  if (where$dir) abort_usage(sprintf("'%s' is a directory, not a file.", file))
   list(path = where$paths, name = rds_name(file), done = no_op)
 }
 
@@ -104,14 +102,18 @@ no_op <- function() invisible()
 
 sources_usage <- "`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection."
 
-# The R data files of a directory: its .rda, .RData and .rds files (any
-# case), in its subdirectories too, in R's sorted order, as paths starting
-# with `dir`.
-dir_files <- function(dir) {
-  # which files: the engine's rule (as the command line's); their order: R's
-  call <- sys.call(-1)
-  files <- check_engine(data_files_in_impl(path.expand(dir), dir), call = call)
-  file.path(sub("/+$", "", dir), sort(files))
+# The files each of `files` names, in order, by the engine's one rule
+# (expand_sources(), as Python, the command line and DuckDB ask it): a glob
+# pattern's matches (`**` across folders), a directory's R data files, an
+# object store prefix's or pattern's objects, each sorted; anything else as
+# it is.
+expand_files <- function(files, storage = character(), call = sys.call(-1)) {
+  settings <- read_args(storage)
+  unlist(lapply(files, function(f) {
+    full <- path.expand(f)
+    found <- check_engine(expand_sources_impl(full, settings), call = call)
+    if (identical(found, full)) f else found
+  }), use.names = FALSE)
 }
 
 # Several sources `files` (paths or URLs, as data_source() takes one): the
@@ -130,8 +132,7 @@ files_source <- function(files) {
 # list(paths, missing, dir): `missing` where nothing is there, `dir` where
 # a directory is (their `paths` are NA).
 r_data_paths <- function(files) {
-  scheme <- tolower(substr(files, 1L, 8L))
-  url <- startsWith(scheme, "http://") | startsWith(scheme, "https://") | is_store_url(files)
+  url <- location_impl(files) != "local"
   expanded <- path.expand(files)
   if (length(files) == 1L && !url) {
     # one local path (the common case), without the vectorised steps
@@ -156,7 +157,7 @@ r_data_paths <- function(files) {
 # engine reads (with the environment's credentials, AWS_ACCESS_KEY_ID,
 # AWS_ENDPOINT_URL, ...) and writes (uploads, complete or not at all).
 is_store_url <- function(x) {
-  grepl("^(s3|s3a|gs|az|azure|abfs|abfss|adl)://", x, ignore.case = TRUE)
+  location_impl(as.character(x)) == "store"
 }
 
 # A local file given as `file`: its full path, or a usage error.

@@ -98,6 +98,32 @@ set_element_impl <- function(x, element, value) .Call(wrap__set_element_impl, x,
 #' @noRd
 path_is_rds_impl <- function(path) .Call(wrap__path_is_rds_impl, path)
 
+#' Check a writer's compression name and level (NA: none given) by the
+#' engine's one rule (Compression::for_writing() of the format crate);
+#' the level R's writers pass on (-1: R's default), or an error value.
+#' @noRd
+write_compression_impl <- function(compress, level) .Call(wrap__write_compression_impl, compress, level)
+
+#' The names objects of `sources` (paths or URLs) take: the engine's one
+#' rule (object_name_of() of the format crate).
+#' @noRd
+object_name_impl <- function(sources) .Call(wrap__object_name_impl, sources)
+
+#' Where each of `given` is: "http", "store" or "local" (the engine's
+#' one rule, location_of() of the format crate).
+#' @noRd
+location_impl <- function(given) .Call(wrap__location_impl, given)
+
+#' The session's time zone ("" when none is set): the engine's one rule
+#' (session_zone() of the Arrow bridge), which every front end asks.
+#' @noRd
+session_zone_impl <- function() .Call(wrap__session_zone_impl)
+
+#' Check by its first bytes that the file at `path` is of `kind`
+#' ("parquet" or "ipc"); NULL, or an error value naming `right_function`.
+#' @noRd
+expect_file_kind_impl <- function(path, label, kind, right_function) .Call(wrap__expect_file_kind_impl, path, label, kind, right_function)
+
 #' A path that names an existing local file: list(path (in full), name
 #' (of its object were it an `.rds` file)), else `NULL` (R's general path
 #' then applies: URLs, lazy-load bases, directories, `~`, errors).
@@ -107,11 +133,6 @@ local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
 #' The message when a file read for its one object holds `names`.
 #' @noRd
 not_one_object_impl <- function(names) .Call(wrap__not_one_object_impl, names)
-
-#' The R data files of directory `dir` (`label`: as the user named it),
-#' relative to it, or an error value.
-#' @noRd
-data_files_in_impl <- function(dir, label) .Call(wrap__data_files_in_impl, dir, label)
 
 #' The sources an object store URL names (a glob's matches, a prefix's R
 #' data files, listed from the store), or an error value.

@@ -321,5 +321,5 @@ object_arg <- function(object, what = "`object`") {
 }
 
 rds_name <- function(file) {
-  sub("\\.[^.]*$", "", basename(file), perl = TRUE)
+  object_name_impl(as.character(file))
 }

@@ -108,9 +108,5 @@ compress_arg <- function(compress) {
   if (is.logical(compress) && length(compress) == 1L && !is.na(compress)) {
     return(if (compress) "gzip" else "none")
   }
-  if (!is.character(compress) || length(compress) != 1L || is.na(compress) ||
-      !compress %in% c("gzip", "bzip2", "xz", "none")) {
-    abort_usage("`compress` must be TRUE, FALSE, \"gzip\", \"bzip2\", \"xz\" or \"none\".")
-  }
   compress
 }

@@ -148,7 +148,7 @@ has_nanoarrow_stream_method <- function(x) {
 #' @export
 ipc_to_rdata <- function(file, sink, name = NULL, ...) {
   path <- check_file(file)
-  if (is.null(name)) name <- sub("\\.[^.]*$", "", basename(file))
+  if (is.null(name)) name <- rds_name(file)
   args <- list(...)
   o <- write_options(sink, name, args[["compress"]] %||% "gzip", args[["compression_level"]],
                      args[["version"]] %||% 3L, args[["ascii"]] %||% FALSE, args[["threads"]],
@@ -185,10 +185,9 @@ ipc_to_rdata <- function(file, sink, name = NULL, ...) {
 #' @export
 parquet_to_rdata <- function(file, sink, name = NULL, ...) {
   path <- check_file(file)
-  if (!identical(readBin(path, "raw", 4L), charToRaw("PAR1"))) {
-    abort_usage(sprintf("'%s' is not a Parquet file (it does not start with PAR1); use ipc_to_rdata() for Arrow IPC files.", file))
-  }
-  ipc_to_rdata(file, sink, name = name %||% sub("\\.[^.]*$", "", basename(file)), ...)
+  # the kind by its first bytes: the engine's one rule
+  check_engine(expect_file_kind_impl(path, file, "parquet", "ipc_to_rdata()"))
+  ipc_to_rdata(file, sink, name = name %||% rds_name(file), ...)
 }
 
 #' @export
@@ -206,14 +205,17 @@ write_options <- function(file, name, compress, compression_level, version, asci
   if (!is.character(name) || length(name) != 1L || is.na(name) || !nzchar(name)) {
     abort_usage("`name` must be a single non-empty string.")
   }
-  compress <- match.arg(compress, c("gzip", "bzip2", "xz", "none"))
-  level <- if (is.null(compression_level)) -1L else {
-    if (!is.numeric(compression_level) || length(compression_level) != 1L ||
-        is.na(compression_level) || compression_level < 0 || compression_level > 9) {
-      abort_usage("`compression_level` must be NULL or a number from 0 to 9.")
-    }
-    as.integer(compression_level)
+  # the default c("gzip", ...) of arrow_to_rdata() is its first name
+  if (is.character(compress) && length(compress) > 1L) compress <- compress[[1L]]
+  if (!is.character(compress) || length(compress) != 1L || is.na(compress)) {
+    abort_usage("`compress` must be a single string.")
   }
+  if (!is.null(compression_level) && (!is.numeric(compression_level) ||
+      length(compression_level) != 1L || is.na(compression_level))) {
+    abort_usage("`compression_level` must be NULL or a number.")
+  }
+  # names and levels: the engine's one rule (Compression::for_writing())
+  level <- check_engine(write_compression_impl(compress, if (is.null(compression_level)) NULL else as.double(compression_level)))
   if (!version %in% c(2, 3)) abort_usage("`version` must be 2 or 3.")
   if (!is.logical(ascii) || length(ascii) != 1L || is.na(ascii)) abort_usage("`ascii` must be TRUE or FALSE.")
   if (is.null(threads)) threads <- max(1L, parallel::detectCores(logical = TRUE), na.rm = TRUE)

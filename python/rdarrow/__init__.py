@@ -72,18 +72,13 @@ def _path(path: PathLike) -> str:
     return p
 
 
-# URL schemes the engine reads itself (http(s) and object stores); any
-# other URL (``memory://``, ``gcs://``, ``sftp://``, ``zip://...``,
-# ``simplecache::s3://...``) is opened by fsspec
-_ENGINE_SCHEMES = ("http", "https", "s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "adl")
-
-
 def _fsspec_url(path: str) -> bool:
-    """Whether ``path`` is a URL for fsspec to open (not the engine)."""
+    """Whether ``path`` is a URL for fsspec to open (not the engine, which
+    reads http(s) and object store URLs itself: its one rule)."""
     if "::" in path:
         return True
     scheme, sep, _ = path.partition("://")
-    return bool(sep) and scheme.isidentifier() and scheme.lower() not in _ENGINE_SCHEMES
+    return bool(sep) and scheme.isidentifier() and _rdarrow.location_of(path) == "local"
 
 
 class _Opened:
@@ -272,19 +267,12 @@ def _files_of(
             # a chained URL's matches keep the chain (zip://x::archive.zip)
             chain = "::" + p.split("::", 1)[1] if "::" in p else ""
             files.extend(fs.unstrip_protocol(m) + chain for m in matched)
-        elif p.lower().startswith(("http://", "https://")):
-            files.append(p)
-        elif glob.has_magic(p) and "://" not in p:
-            matched = sorted(glob.glob(p))
-            if not matched:
-                raise FileNotFoundError(f"no file matches {p!r}")
-            files.extend(matched)
-        elif "://" in p or os.path.isdir(p):
-            # the engine's expansion: a directory's or an object store
-            # prefix's R data files, a store's glob by listing
-            files.extend(_rdarrow.expand_sources(p, storage))
         else:
-            files.append(p)
+            # the engine's one rule, as R, the command line and DuckDB ask
+            # it: a glob's matches (** across folders), a directory's R
+            # data files, an object store prefix's or pattern's objects;
+            # anything else (a file, an http(s) URL) as it is
+            files.extend(_rdarrow.expand_sources(p, storage))
     if not files:
         raise ValueError("no files given")
     return files
@@ -415,7 +403,7 @@ def write_seurat(
 def _name_of_file(path: str) -> str:
     """The name an object saved without one takes: the file's, without its
     extension."""
-    return os.path.splitext(os.path.basename(path))[0]
+    return _rdarrow.object_name_of(path)
 
 
 def _write_experiment(
@@ -786,12 +774,14 @@ def _value_of(value: Any, place: str) -> Any:
 
 
 def _check_write(path: PathLike, compress: str, compression_level: Optional[int], version: int) -> str:
-    if compress not in ("gzip", "bzip2", "xz", "none"):
-        raise ValueError('compress must be one of "gzip", "bzip2", "xz", "none"')
+    if not isinstance(compress, str):
+        raise TypeError("compress must be a string")
     if compression_level is not None and (
-        not isinstance(compression_level, int) or compression_level < 0
+        not isinstance(compression_level, int) or isinstance(compression_level, bool)
     ):
-        raise ValueError("compression_level must be a non-negative integer or None")
+        raise TypeError("compression_level must be an integer or None")
+    # names and levels: the engine's one rule
+    _rdarrow.check_compression(compress, compression_level)
     if version not in (2, 3):
         raise ValueError("version must be 2 or 3")
     return _path(path)

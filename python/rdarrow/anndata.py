@@ -54,6 +54,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from . import _rdarrow
+
 __all__ = ["from_h5ad", "read_anndata", "to_h5ad"]
 
 _SEURAT = ("Seurat",)
@@ -962,7 +964,7 @@ def read_anndata(
             "several files of experiments with several assays: name the assay (assay=...) "
             "to concatenate one AnnData per file"
         )
-    keys = [os.path.splitext(os.path.basename(str(f).rstrip("/")))[0] for f in files]
+    keys = [_rdarrow.object_name_of(str(f).rstrip("/")) for f in files]
     if len(set(keys)) != len(keys):
         keys = [str(f) for f in files]
     names = [n for p in parts for n in p.obs_names]

@@ -144,5 +144,5 @@ def test_a_cluster_converts_the_archive_as_one_process_does(tmp_path, archive, c
 def test_files_of_refuses_patterns_that_match_nothing(tmp_path):
     import rdarrow.dask
 
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(rdarrow.UsageError, match="no file matches"):
         rdarrow.dask.files_of(str(tmp_path / "*.RData"))

@@ -114,8 +114,10 @@ def test_what_rdarrow_read_goes_back_as_itself(tmp_path, run_r, frame_files):
 def test_bad_arguments_and_sinks(tmp_path):
     with pytest.raises(TypeError):
         rdarrow.write_rdata({1, 2, 3}, tmp_path / "x.RData")
-    with pytest.raises(ValueError):
+    with pytest.raises(rdarrow.UsageError, match="unknown compression 'lz4'"):
         rdarrow.write_rdata(arrow_table(), tmp_path / "x.RData", compress="lz4")
+    with pytest.raises(rdarrow.UsageError, match="bzip2 takes 1 to 9"):
+        rdarrow.write_rds(arrow_table(), tmp_path / "x.rds", compress="bzip2", compression_level=0)
     with pytest.raises(rdarrow.RDataIOError, match="no-such-folder"):
         rdarrow.write_rdata(arrow_table(), tmp_path / "no-such-folder" / "x.RData")
     old = tmp_path / "old.RData"

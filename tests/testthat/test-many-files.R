@@ -99,9 +99,11 @@ test_that("an error in any file is the call's error, naming the file, and return
   err <- expect_error(read_rdata(c(file.path(dir, "cars.rds"), file.path(dir, "missing.rds"))),
                       class = "rdarrow_error_io")
   expect_match(conditionMessage(err), "file '.*missing\\.rds': cannot open")
+  # a directory among the files stands for its R data files (the engine's
+  # one rule, as Python's, the command line's and DuckDB's)
   err <- expect_error(rdata_objects(c(file.path(dir, "cars.rds"), file.path(dir, "sub"))),
                       class = "rdarrow_error")
-  expect_match(conditionMessage(err), "file '.*sub'")
+  expect_match(conditionMessage(err), "file '.*sub/broken\\.rds'")
   empty <- withr::local_tempdir()
   expect_error(read_rdata(empty), "holds no .rda, .RData or .rds file", class = "rdarrow_error_usage")
   expect_error(read_rdata(c("a.rds", NA)), class = "rdarrow_error_usage")

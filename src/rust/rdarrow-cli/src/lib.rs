@@ -59,8 +59,9 @@ enum Command {
 
 #[derive(Args)]
 struct LsArgs {
-    /// The .RData/.rda/.rds file
-    file: PathBuf,
+    /// The .RData/.rda/.rds files: paths, URLs, directories or glob patterns (** across folders); several get a file column
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
     /// Print a JSON array instead of a table
     #[arg(long)]
     json: bool,
@@ -130,12 +131,12 @@ struct ToRdataArgs {
     /// The object's name in the .RData file [default: ARROW_FILE's stem]
     #[arg(long)]
     name: Option<String>,
-    /// Compression of the R data file
-    #[arg(long, value_enum, default_value_t = RCompress::Gzip)]
-    compress: RCompress,
-    /// Compression level (gzip 1-9, bzip2 1-9, xz 0-9) [default: as R's save()]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=9))]
-    level: Option<u32>,
+    /// Compression of the R data file: gzip, bzip2, xz or none
+    #[arg(long, default_value = "gzip")]
+    compress: String,
+    /// Compression level (gzip 0-9, bzip2 1-9, xz 0-9) [default: as R's save()]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    level: Option<i64>,
     /// Threads compressing independent blocks [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
@@ -205,13 +206,6 @@ impl Codec {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum RCompress {
-    Gzip,
-    Bzip2,
-    Xz,
-    None,
-}
 
 #[derive(Clone, Copy, ValueEnum)]
 enum DsFormat {
@@ -323,12 +317,33 @@ pub fn run(args: Vec<OsString>, host: &[HostCommand]) -> Ran {
 
 // --- ls ----------------------------------------------------------------------
 
+/// The files `given` names, each argument through the engine's one rule
+/// (`expand_sources`: a glob's matches, a directory's R data files, a store
+/// prefix's objects), in order.
+fn expand_all(given: &[PathBuf], read: &ReadOptions) -> Result<Vec<PathBuf>, Failure> {
+    let mut files = Vec::with_capacity(given.len());
+    for f in given {
+        let found = rdarrow_arrow::expand_sources(&f.to_string_lossy(), read)
+            .map_err(|e| Failure::Usage(e.message))?;
+        files.extend(found);
+    }
+    Ok(files)
+}
+
 fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
-    // a small file is read on this thread, as the engine rules
-    let (_, infos) = rdarrow_arrow::read_small_here_or(&a.file, read, |opts| {
-        rdarrow_arrow::list_file(&a.file, opts, &stream_name(&a.file), a.recursive)
-    })
-    .map_err(|e| data_error(&a.file, e))?;
+    let files = expand_all(&a.files, read)?;
+    let several = files.len() > 1;
+    let mut infos = Vec::new();
+    let mut of_file = Vec::new();
+    for file in &files {
+        // a small file is read on this thread, as the engine rules
+        let (_, listed) = rdarrow_arrow::read_small_here_or(file, read, |opts| {
+            rdarrow_arrow::list_file(file, opts, &stream_name(file), a.recursive)
+        })
+        .map_err(|e| data_error(file, e))?;
+        of_file.extend(std::iter::repeat_n(file.display().to_string(), listed.len()));
+        infos.extend(listed);
+    }
     let num = |x: f64| {
         if x.fract() == 0.0 && x.abs() < 9.0e15 {
             format!("{}", x as i64)
@@ -342,8 +357,9 @@ fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
         let opt = |x: Option<f64>| x.map(|v| serde_json::json!(v as i64)).unwrap_or_default();
         let rows: Vec<String> = infos
             .iter()
-            .map(|i| {
-                let fields = [
+            .zip(&of_file)
+            .map(|(i, file)| {
+                let mut fields = vec![
                     ("name", serde_json::json!(i.name)),
                     ("class", serde_json::json!(i.class)),
                     ("type", serde_json::json!(i.type_name)),
@@ -355,6 +371,9 @@ fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
                         i.bytes.map(serde_json::Value::from).unwrap_or_default(),
                     ),
                 ];
+                if several {
+                    fields.insert(0, ("file", serde_json::json!(file)));
+                }
                 let body: Vec<String> = fields
                     .iter()
                     .map(|(k, v)| format!("    \"{k}\": {v}"))
@@ -369,14 +388,20 @@ fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
         };
         writeln!(out, "{text}")
     } else {
-        let header = [
+        let mut header = vec![
             "name", "class", "type", "length", "rows", "columns", "bytes",
         ];
+        if several {
+            header.insert(0, "file");
+        }
+        // the first column of numbers, right-aligned
+        let numbers = header.len() - 4;
         let dash = |x: Option<f64>| x.map(num).unwrap_or_else(|| "-".to_string());
-        let rows: Vec<[String; 7]> = infos
+        let rows: Vec<Vec<String>> = infos
             .iter()
-            .map(|i| {
-                [
+            .zip(&of_file)
+            .map(|(i, file)| {
+                let mut row = vec![
                     i.name.clone(),
                     i.class.clone(),
                     i.type_name.clone(),
@@ -384,10 +409,14 @@ fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
                     dash(i.nrow),
                     dash(i.ncol),
                     i.bytes.map_or_else(|| "-".to_string(), |b| b.to_string()),
-                ]
+                ];
+                if several {
+                    row.insert(0, file.clone());
+                }
+                row
             })
             .collect();
-        let mut width = header.map(|h| h.len());
+        let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for r in &rows {
             for (w, c) in width.iter_mut().zip(r) {
                 *w = (*w).max(c.chars().count());
@@ -400,8 +429,7 @@ fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
                 if k > 0 {
                     s.push_str("  ");
                 }
-                if k >= 3 {
-                    // numbers: right-aligned
+                if k >= numbers {
                     s.push_str(&" ".repeat(pad));
                     s.push_str(c);
                 } else {
@@ -413,7 +441,8 @@ fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
             }
             s
         };
-        let mut text = line(&header.map(String::from));
+        let header: Vec<String> = header.into_iter().map(String::from).collect();
+        let mut text = line(&header);
         text.push('\n');
         for r in &rows {
             text.push_str(&line(r));
@@ -613,23 +642,15 @@ fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome 
     let name = match (&a.name, from_stdin) {
         (Some(n), _) => n.clone(),
         (None, true) => "data".to_string(),
-        (None, false) => a
-            .arrow_file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "data".into()),
+        (None, false) => rdarrow_arrow::stream_object_name(&a.arrow_file),
     };
     if name.is_empty() {
         return Err(Failure::Usage(
             "the object name (--name) must not be empty".into(),
         ));
     }
-    let compression = match a.compress {
-        RCompress::Gzip => Compression::Gzip,
-        RCompress::Bzip2 => Compression::Bzip2,
-        RCompress::Xz => Compression::Xz,
-        RCompress::None => Compression::None,
-    };
+    let (compression, level) = Compression::for_writing(&a.compress, a.level)
+        .map_err(|e| Failure::Usage(e.message))?;
     let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -638,7 +659,7 @@ fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome 
     let opts = ObjectFileOptions {
         name: name.clone(),
         compression,
-        level: a.level,
+        level,
         threads,
         rds,
         storage: read.storage.clone(),
@@ -722,23 +743,8 @@ fn to_dataset(a: ToDatasetArgs, read: &ReadOptions, progress: &Progress) -> Outc
         read: read.clone(),
         threads: a.threads.map(|t| t as usize).unwrap_or(0),
     };
-    // a directory stands for its R data files
-    let mut inputs = Vec::with_capacity(a.files.len());
-    for f in &a.files {
-        if rdarrow_arrow::store::is_store_path(f) {
-            // an object store's glob or prefix: listed
-            let found = rdarrow_arrow::expand_sources(&f.to_string_lossy(), read)
-                .map_err(|e| Failure::Usage(e.to_string()))?;
-            inputs.extend(found);
-        } else if f.is_dir() {
-            let label = f.display().to_string();
-            let found = rdarrow_arrow::data_files_in(f, &label)
-                .map_err(|e| Failure::Usage(e.to_string()))?;
-            inputs.extend(found.into_iter().map(|rel| f.join(rel)));
-        } else {
-            inputs.push(f.clone());
-        }
-    }
+    // globs, directories and store prefixes: the files they name
+    let inputs = expand_all(&a.files, read)?;
     let files = progress.bar(inputs.len() as u64, "files");
     let mut current: Option<Spinner> = None;
     let mut on_event = |ev: DatasetEvent| match ev {

@@ -95,6 +95,24 @@ pub fn is_wrapper(name: &[u8]) -> bool {
     name.starts_with(b"wrap_")
 }
 
+/// R's `UNKNOWN_SORTEDNESS`, a wrapper's "nothing known" sortedness.
+pub const UNKNOWN_SORTEDNESS: i32 = i32::MIN;
+
+/// Whether R serializes a wrapper of class `class` from `package` as the
+/// ordinary vector it stands for (R >= 4.1, PR#18142): one of base R's
+/// wrappers of a vector type this module knows, whose wrapped vector is
+/// not ALTREP and whose metadata (`meta`: sortedness, no-NA flag) says
+/// nothing. The one rule of every writer of in-memory R objects.
+pub fn wrapper_writes_plain(class: &[u8], package: &[u8], wrapped_is_altrep: bool, meta: &[i32]) -> bool {
+    package == b"base"
+        && base_class_type(class).is_some()
+        && is_wrapper(class)
+        && !wrapped_is_altrep
+        && meta.len() >= 2
+        && meta[0] == UNKNOWN_SORTEDNESS
+        && meta[1] == 0
+}
+
 /// Whether this is one of base R's compact sequences.
 pub fn is_compact_sequence(name: &[u8]) -> bool {
     matches!(name, b"compact_intseq" | b"compact_realseq")

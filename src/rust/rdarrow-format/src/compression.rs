@@ -95,6 +95,49 @@ impl Compression {
         })
     }
 
+    /// The compression and level a writer of R's files was asked for, by
+    /// R's name (`"gzip"`, `"bzip2"`, `"xz"` or `"none"`) and an optional
+    /// level: the one rule every front end asks, refusing with one message.
+    /// Levels are those R's connections take: gzip 0 to 9 (`gzfile()`),
+    /// bzip2 1 to 9 (`bzfile()`), xz 0 to 9 (`xzfile()`); `"none"` ignores
+    /// the level, as `save(compress = FALSE)` does.
+    pub fn for_writing(name: &str, level: Option<i64>) -> crate::Result<(Compression, Option<u32>)> {
+        let kind = WRITTEN
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| {
+                crate::Error::usage(format!(
+                    "unknown compression '{name}': rdarrow writes {}",
+                    written_names()
+                ))
+            })?;
+        let Some(level) = level else {
+            return Ok((kind, None));
+        };
+        let Some(range) = kind.levels() else {
+            return Ok((kind, None));
+        };
+        if !(i64::from(*range.start())..=i64::from(*range.end())).contains(&level) {
+            return Err(crate::Error::usage(format!(
+                "compression level {level} is out of range: {} takes {} to {}",
+                kind.name(),
+                range.start(),
+                range.end()
+            )));
+        }
+        Ok((kind, Some(level as u32)))
+    }
+
+    /// The levels R's connections take for this compression, when it
+    /// takes one.
+    pub fn levels(self) -> Option<std::ops::RangeInclusive<u32>> {
+        match self {
+            Compression::Gzip | Compression::Xz => Some(0..=9),
+            Compression::Bzip2 => Some(1..=9),
+            _ => None,
+        }
+    }
+
     /// The default level R uses for this compression.
     pub fn default_level(self) -> u32 {
         match self {
@@ -104,6 +147,21 @@ impl Compression {
             _ => 0,
         }
     }
+}
+
+/// The compressions rdarrow writes R's files with, in the order messages
+/// name them (zstd, which R reads only from 4.4, is not offered).
+pub const WRITTEN: [Compression; 4] = [
+    Compression::Gzip,
+    Compression::Bzip2,
+    Compression::Xz,
+    Compression::None,
+];
+
+/// `"gzip", "bzip2", "xz" or "none"`: the names of [`WRITTEN`] for messages.
+pub fn written_names() -> String {
+    let names: Vec<String> = WRITTEN.iter().map(|c| format!("\"{}\"", c.name())).collect();
+    format!("{} or {}", names[..names.len() - 1].join(", "), names[names.len() - 1])
 }
 
 /// Memory the xz/lzma decoders may use (R's own limit for xz and lzma
@@ -378,6 +436,22 @@ mod tests {
         let mut c = Compressor::new(Vec::new(), Compression::Gzip, Some(6)).unwrap();
         c.write_all(data).unwrap();
         c.finish().unwrap()
+    }
+
+    #[test]
+    fn writers_take_r_names_and_the_levels_r_connections_take() {
+        assert_eq!(Compression::for_writing("xz", None).unwrap(), (Compression::Xz, None));
+        assert_eq!(Compression::for_writing("gzip", Some(0)).unwrap(), (Compression::Gzip, Some(0)));
+        assert_eq!(Compression::for_writing("none", Some(42)).unwrap(), (Compression::None, None));
+        let e = Compression::for_writing("bzip2", Some(0)).unwrap_err();
+        assert_eq!(e.message, "compression level 0 is out of range: bzip2 takes 1 to 9");
+        let e = Compression::for_writing("lz4", None).unwrap_err();
+        assert_eq!(
+            e.message,
+            "unknown compression 'lz4': rdarrow writes \"gzip\", \"bzip2\", \"xz\" or \"none\""
+        );
+        assert!(Compression::for_writing("xz", Some(10)).is_err());
+        assert!(Compression::for_writing("gzip", Some(-1)).is_err());
     }
 
     #[test]

@@ -368,9 +368,26 @@ impl Document {
 /// The name R users give the one object of an `.rds` file: the file's
 /// base name without its extension.
 pub fn stream_object_name(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    object_name_of(&path.to_string_lossy())
+}
+
+/// The name an object read from, or saved without a name to, `source`
+/// takes: the last part of the path or URL (without a URL's query and
+/// fragment), without its last extension (`x.tar.gz` is `x.tar`; a name
+/// that only starts with a dot, `.rds`, stays whole). The one rule of
+/// every front end: R's readers and writers, Python's, the command line's
+/// and DuckDB's.
+pub fn object_name_of(source: &str) -> String {
+    let path = if source.contains("://") {
+        source.split(['?', '#']).next().unwrap_or(source)
+    } else {
+        source
+    };
+    let base = path.rsplit(['/', std::path::MAIN_SEPARATOR]).next().unwrap_or(path);
+    match base.rfind('.') {
+        Some(i) if i > 0 => base[..i].to_string(),
+        _ => base.to_string(),
+    }
 }
 
 /// The error when a file read as holding one object (as `readRDS()`
@@ -492,4 +509,26 @@ fn parse_here(
         trust: opts.trust.clone(),
         seen: Some(seen),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::object_name_of;
+
+    #[test]
+    fn an_object_takes_the_name_of_its_file_without_the_last_extension() {
+        for (source, name) in [
+            ("x.rds", "x"),
+            ("/a/b/x.tar.gz", "x.tar"),
+            ("dir/.rds", ".rds"),
+            ("x.", "x"),
+            ("x", "x"),
+            ("a b #1.RData", "a b #1"),
+            ("https://host/d/x.rds?v=1.2#f", "x"),
+            ("s3://bucket/p/x.rds", "x"),
+            ("dir.d/x", "x"),
+        ] {
+            assert_eq!(object_name_of(source), name, "{source}");
+        }
+    }
 }

@@ -107,7 +107,7 @@ pub mod validate;
 pub mod write;
 
 pub use compression::Compression;
-pub use document::{stream_object_name, Document, Wanted};
+pub use document::{object_name_of, stream_object_name, Document, Wanted};
 pub use error::{Error, ErrorKind, Result};
 pub use file_out::{atomic_write, FileBatch, WritebackFile};
 pub use header::{path_is_rds, Container, StreamHeader};
@@ -115,7 +115,7 @@ pub use input::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
 };
-pub use source::{data_files_in, expand_sources, Origin, Source, Streamed};
+pub use source::{data_files_in, expand_sources, location_of, Location, Origin, Source, Streamed};
 pub use store::StorageOptions;
 pub use tree::{RObject, RefTable};
 

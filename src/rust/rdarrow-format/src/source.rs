@@ -292,6 +292,42 @@ pub fn data_files_in(dir: &Path, label: &str) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// Where a source a user names is, by the one rule every front end asks
+/// ([`location_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// An `http://` or `https://` URL, which the engine streams.
+    Http,
+    /// An object store URL (`s3://`, `gs://`, `az://`, ...), which the
+    /// engine reads and writes.
+    Store,
+    /// Anything else: a local path (or a URL of another scheme, which a
+    /// front end may open itself: Python's fsspec).
+    Local,
+}
+
+impl Location {
+    /// `"http"`, `"store"` or `"local"`, as the bindings report it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Location::Http => "http",
+            Location::Store => "store",
+            Location::Local => "local",
+        }
+    }
+}
+
+/// Where `given` is: an http(s) URL, an object store URL or a local path.
+pub fn location_of(given: &str) -> Location {
+    if store::is_store_url(given) {
+        Location::Store
+    } else if remote::is_url(Path::new(given)) {
+        Location::Http
+    } else {
+        Location::Local
+    }
+}
+
 /// The R data sources one argument names, as `read_parquet()` takes its
 /// argument: a URL or a lazy-load data base as it is; a glob pattern
 /// (`*`, `?`, `[...]`, `**` across directories) as the files it matches,

@@ -105,8 +105,6 @@ pub(crate) fn in_source(label: &str, e: Error) -> PyErr {
     }
 }
 
-/// The object path (`lst$a[[2]]`) of `parts`: the top-level object's
-/// name, then names (str) and positions from 1 (int).
 /// Whether a file written at `path` is an `.rds` (else an `.RData`): the
 /// engine's one rule.
 #[pyfunction]
@@ -114,6 +112,30 @@ fn path_is_rds(path: &str) -> bool {
     rdarrow_arrow::path_is_rds(path)
 }
 
+/// The name an object read from, or saved without a name to, `source`
+/// takes: the engine's one rule.
+#[pyfunction]
+fn object_name_of(source: &str) -> String {
+    rdarrow_arrow::object_name_of(source)
+}
+
+/// Where `given` is: "http", "store" or "local" (the engine's one rule).
+#[pyfunction]
+fn location_of(given: &str) -> &'static str {
+    rdarrow_arrow::location_of(given).name()
+}
+
+/// Check a writer's compression name and level by the engine's one rule
+/// (`Compression::for_writing`), raising its message.
+#[pyfunction]
+#[pyo3(signature = (compress, level=None))]
+fn check_compression(compress: &str, level: Option<i64>) -> PyResult<()> {
+    rdarrow_arrow::Compression::for_writing(compress, level).map_err(py_err)?;
+    Ok(())
+}
+
+/// The object path (`lst$a[[2]]`) of `parts`: the top-level object's
+/// name, then names (str) and positions from 1 (int).
 #[pyfunction]
 fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
     use rdarrow_arrow::object_path::{ObjectPath, Step};
@@ -339,13 +361,13 @@ fn write_rdata(
     path: PathBuf,
     rds: bool,
     compress: &str,
-    level: Option<u32>,
+    level: Option<i64>,
     version: i32,
     threads: Option<usize>,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<()> {
-    let compression = rdarrow_arrow::Compression::from_name(compress)
-        .ok_or_else(|| py_err(Error::usage(format!("unknown compression '{compress}'"))))?;
+    let (compression, level) =
+        rdarrow_arrow::Compression::for_writing(compress, level).map_err(py_err)?;
     rdarrow_arrow::header::check_version(version).map_err(py_err)?;
     enum Given {
         Table(SchemaRef, Vec<RecordBatch>),
@@ -609,6 +631,9 @@ fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(object_path, m)?)?;
     m.add_function(wrap_pyfunction!(path_is_rds, m)?)?;
+    m.add_function(wrap_pyfunction!(check_compression, m)?)?;
+    m.add_function(wrap_pyfunction!(object_name_of, m)?)?;
+    m.add_function(wrap_pyfunction!(location_of, m)?)?;
     m.add_function(wrap_pyfunction!(read_stream, m)?)?;
     m.add_function(wrap_pyfunction!(read_objects, m)?)?;
     m.add_function(wrap_pyfunction!(scan::open_table, m)?)?;

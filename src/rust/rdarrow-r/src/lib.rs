@@ -657,6 +657,66 @@ fn path_is_rds_impl(path: &str) -> bool {
     rdarrow_arrow::path_is_rds(path)
 }
 
+/// The names objects of `sources` (paths or URLs) take: the engine's one
+/// rule (object_name_of() of the format crate).
+/// @noRd
+#[extendr]
+fn object_name_impl(sources: Vec<String>) -> Vec<String> {
+    sources.iter().map(|s| rdarrow_arrow::object_name_of(s)).collect()
+}
+
+/// Where each of `given` is: "http", "store" or "local" (the engine's
+/// one rule, location_of() of the format crate).
+/// @noRd
+#[extendr]
+fn location_impl(given: Vec<String>) -> Vec<String> {
+    given.iter().map(|g| rdarrow_arrow::location_of(g).name().to_string()).collect()
+}
+
+/// The session's time zone ("" when none is set): the engine's one rule
+/// (session_zone() of the Arrow bridge), which every front end asks.
+/// @noRd
+#[extendr]
+fn session_zone_impl() -> String {
+    rdarrow_arrow::arrow::session_zone().unwrap_or_default()
+}
+
+/// Check by its first bytes that the file at `path` is of `kind`
+/// ("parquet" or "ipc"); NULL, or an error value naming `right_function`.
+/// @noRd
+#[extendr]
+fn expect_file_kind_impl(path: &str, label: &str, kind: &str, right_function: &str) -> Robj {
+    use rdarrow_arrow::arrow::DataFileKind;
+    let Some(want) = DataFileKind::from_name(kind) else {
+        return error_value(&rdarrow_arrow::Error::internal(format!("no file kind '{kind}'")));
+    };
+    match DataFileKind::expect_file(std::path::Path::new(path), label, want, right_function) {
+        Ok(()) => Robj::from(()),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// Check a writer's compression name and level (NULL: none given) by the
+/// engine's one rule (Compression::for_writing() of the format crate);
+/// the level R's writers pass on (-1: R's default), or an error value.
+/// @noRd
+#[extendr]
+fn write_compression_impl(compress: &str, level: Robj) -> Robj {
+    let level = if level.is_null() {
+        None
+    } else if let Some(level) = level.as_real().filter(|l| l.fract() == 0.0 && l.abs() <= 1e9) {
+        Some(level as i64)
+    } else {
+        return error_value(&rdarrow_arrow::Error::usage(
+            "the compression level must be a whole number",
+        ));
+    };
+    match Compression::for_writing(compress, level) {
+        Ok((_, level)) => Robj::from(level.map_or(-1, |l| l as i32)),
+        Err(e) => error_value(&e),
+    }
+}
+
 /// A path that names an existing local file: list(path (in full), name
 /// (of its object were it an `.rds` file)), else `NULL` (R's general path
 /// then applies: URLs, lazy-load bases, directories, `~`, errors).
@@ -695,17 +755,6 @@ fn paths_value(paths: rdarrow_arrow::Result<Vec<std::path::PathBuf>>) -> Robj {
             .into(),
         Err(e) => error_value(&e),
     }
-}
-
-/// The R data files of directory `dir` (`label`: as the user named it),
-/// relative to it, or an error value.
-/// @noRd
-#[extendr]
-fn data_files_in_impl(dir: &str, label: &str) -> Robj {
-    paths_value(rdarrow_arrow::data_files_in(
-        std::path::Path::new(dir),
-        label,
-    ))
 }
 
 /// Put `value` in place as element `element` (1-based) of list `x`, which
@@ -994,9 +1043,13 @@ extendr_module! {
     fn stream_is_live_impl;
     fn set_element_impl;
     fn path_is_rds_impl;
+    fn write_compression_impl;
+    fn object_name_impl;
+    fn location_impl;
+    fn session_zone_impl;
+    fn expect_file_kind_impl;
     fn local_file_impl;
     fn not_one_object_impl;
-    fn data_files_in_impl;
     fn expand_sources_impl;
     fn xptr_address_impl;
     fn arrow_to_rdata_impl;

@@ -213,25 +213,25 @@ unsafe fn altrep_class(s: SEXP) -> Option<(String, String)> {
     Some((name_of(CAR(info))?, name_of(CAR(CDR(info)))?))
 }
 
-/// R's `UNKNOWN_SORTEDNESS`, a wrapper's "nothing known" sortedness.
-const UNKNOWN_SORTEDNESS: i32 = i32::MIN;
-
 /// A base R wrapper that R serializes as the ordinary vector it stands
-/// for (R >= 4.1, PR#18142): its wrapped vector is not ALTREP and its
-/// metadata says nothing (sortedness unknown, no-NA flag unset).
+/// for: the format crate's one rule (`altrep::wrapper_writes_plain`), asked
+/// with what `s` holds.
 unsafe fn is_plain_wrapper(s: SEXP) -> bool {
     let Some((class, package)) = altrep_class(s) else {
         return false;
     };
-    if package != "base" || !is_wrapper(&class) || ALTREP(R_altrep_data1(s)) != 0 {
-        return false;
-    }
     let meta = R_altrep_data2(s);
-    if node_type(meta) != sxp::INT || XLENGTH(meta) < 2 {
-        return false;
-    }
-    let m = borrowed::<i32>(meta, 2);
-    m[0] == UNKNOWN_SORTEDNESS && m[1] == 0
+    let meta = if node_type(meta) == sxp::INT && XLENGTH(meta) >= 2 {
+        borrowed::<i32>(meta, 2)
+    } else {
+        &[]
+    };
+    altrep::wrapper_writes_plain(
+        class.as_bytes(),
+        package.as_bytes(),
+        ALTREP(R_altrep_data1(s)) != 0,
+        meta,
+    )
 }
 
 /// One of base R's wrapper classes whose values the walk can read.

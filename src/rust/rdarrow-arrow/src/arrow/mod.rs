@@ -93,6 +93,37 @@ impl DataFileKind {
         Ok(DataFileKind::of_bytes(&head[..n]))
     }
 
+    /// Check by its first bytes that the file at `path` (`label`: as the
+    /// user named it) is of kind `want`; else an error naming
+    /// `right_function`, the caller's function for the kind it is.
+    pub fn expect_file(
+        path: &std::path::Path,
+        label: &str,
+        want: DataFileKind,
+        right_function: &str,
+    ) -> crate::Result<()> {
+        let found = DataFileKind::of_file(path)?;
+        if found == want {
+            return Ok(());
+        }
+        Err(crate::Error::usage(format!(
+            "'{label}' is not a {} file (its first bytes are not {}'s); use {right_function} for {} files",
+            want.name(),
+            want.name(),
+            found.name()
+        )))
+    }
+
+    /// The kind by its name: `"parquet"` or `"ipc"`.
+    pub fn from_name(name: &str) -> Option<DataFileKind> {
+        match name {
+            "parquet" => Some(DataFileKind::Parquet),
+            "ipc" => Some(DataFileKind::Ipc),
+            _ => None,
+        }
+    }
+
+    /// The kind's name for people.
     pub fn name(self) -> &'static str {
         match self {
             DataFileKind::Ipc => "Arrow IPC",
