@@ -47,6 +47,8 @@ apt_packages=(
   # SeuratObject 4.1 (with pbmc_small), SingleCellExperiment and
   # SummarizedExperiment
   r-cran-seuratobject r-bioc-singlecellexperiment
+  # Seurat 4.3 itself: NormalizeData() runs on the v4 objects Python writes
+  r-cran-seurat
   # Java for Spark (pyspark 4) in the data source's tests and bench/spark.py
   openjdk-17-jre-headless
   qpdf devscripts  # what R CMD check --as-cran uses (PDF sizes, checkbashisms)

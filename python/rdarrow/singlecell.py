@@ -10,11 +10,15 @@ object is written by the engine's writer as any value is (the mapping of
 ==================  ==============================  ===========================
 AnnData             Seurat                          SingleCellExperiment
 ==================  ==============================  ===========================
-X and layers        ``counts`` / ``data`` (v5       assays (X named by
-                    ``Assay5`` layers, v4           ``uns["X"]``, else
-                    ``Assay`` slots);               ``logcounts`` beside a
-                    ``scale.data`` dense            ``counts`` layer, else
-                                                    ``counts``)
+X                   ``data`` (v5 ``Assay5``         an assay (named by
+                    layer, v4 ``Assay`` slot), or   ``uns["X"]``, else
+                    ``counts`` when X is count-     ``logcounts`` beside a
+                    like (non-negative whole        ``counts`` layer, else
+                    numbers) and no ``counts``      ``counts``)
+                    layer is given
+layers              ``counts``, ``data``,           assays
+                    ``scale.data`` (dense); v5
+                    any other layer
 obs                 ``meta.data`` (categoricals     colData
                     factors), identities from
                     ``ident`` (else the first
@@ -302,7 +306,7 @@ def _empty_ranges(n: int, features: List[str], row_data: S4Value) -> S4Value:
 
 
 def _strs(items: List[str]) -> Any:
-    from ._values import Node, _chr
+    from ._values import Node, _chr, _vec
 
     return Node(_chr(items))
 
@@ -374,13 +378,18 @@ def _frame(df: Any, rownames: Optional[List[str]], what: str) -> Any:
     these row names (``None``: R's automatic ones)."""
     import pyarrow as pa
 
-    from ._values import Node, _chr
+    from ._values import Node, _chr, _vec
 
     for c in df.columns:
         if not isinstance(c, str):
             raise TypeError(f"{what}: column name {c!r} is not a str")
     table = pa.Table.from_pandas(df, preserve_index=False)
     table = table.replace_schema_metadata(None)
+    if not len(df.columns) and rownames is None:
+        # no columns: data.frame()'s list with its rows in R's compact row
+        # names c(NA, -n), without names
+        rows = np.array([np.iinfo(np.int32).min, -len(df)], dtype=np.int32)
+        return Node(_vec("list", [], None, [("class", _chr(["data.frame"])), ("row.names", _vec("integer", rows))]))
     attrs = [] if rownames is None else [("row.names", _chr(rownames))]
     return Node(("frame", table.__arrow_c_stream__(), attrs))
 
@@ -409,7 +418,9 @@ def _assay_parts(a: Any, where: str) -> Dict[str, Any]:
         if a.X is not None:
             out["data"] = a.X
     elif a.X is not None:
-        out["counts"] = a.X
+        # counts only when X holds counts: scaled or normalized values
+        # are Seurat's data (NormalizeData() takes logs of counts)
+        out["counts" if _count_like(a.X) else "data"] = a.X
     if "data" in layers and "data" not in out:
         out["data"] = layers.pop("data")
     scale = layers.pop("scale.data", None)
@@ -425,6 +436,27 @@ def _assay_parts(a: Any, where: str) -> Dict[str, Any]:
     return {"matrices": out, "others": layers, "scaled": scaled}
 
 
+def _count_like(m: Any, chunk: int = 1 << 20) -> bool:
+    """Whether matrix ``m`` holds counts: finite, non-negative whole
+    numbers (a sparse matrix's stored values), checked a slice at a time."""
+    import scipy.sparse as sp
+
+    v = m.data if sp.issparse(m) else np.asarray(m)
+    v = v.reshape(-1)
+    if v.dtype.kind in "ub":
+        return True
+    if v.dtype.kind not in "if":
+        return False
+    for start in range(0, v.size, chunk):
+        part = v[start:start + chunk]
+        if v.dtype.kind == "i":
+            if part.min() < 0:
+                return False
+        elif not np.all(np.isfinite(part) & (part >= 0) & (part == np.floor(part))):
+            return False
+    return True
+
+
 def _counts_per_cell(m: Any) -> Tuple[np.ndarray, np.ndarray]:
     """nCount and nFeature of a cells x genes matrix, as CreateSeuratObject
     computes them."""
@@ -437,7 +469,7 @@ def _counts_per_cell(m: Any) -> Tuple[np.ndarray, np.ndarray]:
     return x.sum(axis=1, dtype=np.float64), (x != 0).sum(axis=1).astype(np.int32)
 
 
-def _seurat_assay(a: Any, name: str, version: int, where: str) -> Tuple[S4Value, Any]:
+def _seurat_assay(a: Any, name: str, version: int, where: str, first: bool = True) -> Tuple[S4Value, Any]:
     """One AnnData as an ``Assay5`` (v5) or ``Assay`` (v4), and its counts."""
     import pandas as pd
 
@@ -481,10 +513,11 @@ def _seurat_assay(a: Any, name: str, version: int, where: str) -> Tuple[S4Value,
                 g = _genes_by_cells(m, None, None, f"{where}: {k}")
                 layers[str(k)] = g
         rank = {f: i + 1 for i, f in enumerate(var_features)}
+        # the columns VariableFeatures<- adds, when there are any
         meta = pd.DataFrame({
             "var.features": pd.array([f if f in rank else None for f in features], dtype="string"),
             "var.features.rank": pd.array([rank.get(f) for f in features], dtype="Int32"),
-        })
+        }) if var_features else pd.DataFrame(index=range(len(features)))
         for c in var.columns:
             meta[c] = var[c].to_numpy() if not hasattr(var[c], "array") else var[c].array
         assay = _s4(
@@ -495,7 +528,9 @@ def _seurat_assay(a: Any, name: str, version: int, where: str) -> Tuple[S4Value,
             default=1,
             **{"assay.orig": _strs([])},
             **{"meta.data": _frame(meta, None, f"{where}: var")},
-            misc={},
+            # CreateSeuratObject() marks its assay calcN; setting a second
+            # layer (SetAssayData()) clears the mark
+            misc={"calcN": True} if first and len(layer_names) == 1 else {},
             key=key,
         )
     else:
@@ -504,14 +539,20 @@ def _seurat_assay(a: Any, name: str, version: int, where: str) -> Tuple[S4Value,
         scale = mats.get("scale.data")
         if scale is not None:
             scale = matrix(np.asfortranarray(np.asarray(scale).T), scaled or features, cells)
+        if counts is None:
+            # data alone: CreateAssayObject(data = ) keeps an empty counts
+            counts_value = _empty_matrix()
+        else:
+            counts_value = _genes_by_cells(counts, features, cells, f"{where}: counts") if "data" in mats else None
         assay = _s4(
             "Assay", "SeuratObject",
-            counts=_genes_by_cells(counts, features, cells, f"{where}: counts") if "data" in mats else None,
+            counts=counts_value,
             data=_genes_by_cells(data, features, cells, f"{where}: data"),
             **{"scale.data": scale if scale is not None else _empty_matrix()},
             key=key,
             **{"assay.orig": None},
-            **{"var.features": _strs(var_features)},
+            # none: the logical(0) CreateAssayObject() leaves
+            **{"var.features": _strs(var_features) if var_features else np.zeros(0, dtype=bool)},
             **{"meta.features": _frame(var, features, f"{where}: var")},
             misc=[],
         )
@@ -599,7 +640,7 @@ def seurat_object(data: Any, version: int = 5) -> S4Value:
         where = k or "adata"
         if list(a.obs_names) != cells:
             raise ValueError(f"modality {k!r} has other cells than {names[0]!r}: the assays of a Seurat object share its cells")
-        assays[an], counts = _seurat_assay(a, an, version, where)
+        assays[an], counts = _seurat_assay(a, an, version, where, first=k == names[0])
         if counts0 is None:
             counts0 = counts
         reductions.update(_reductions(a, an, where))

@@ -111,6 +111,50 @@ def test_seurat_is_what_seuratobject_makes(tmp_path, r_single_cell, version):
     assert out.split() == ["TRUE"]
 
 
+# X without a counts layer: Seurat's data unless it holds counts
+
+X_ONLY_R = r"""
+suppressMessages({library(Matrix); library(SeuratObject)})
+v5 <- packageVersion("SeuratObject") >= "5"
+m <- sparseMatrix(i = c(1,4,3,1,3,4,2,3), j = c(1,1,2,3,3,4,5,5), x = {values}, dims = c(4,5))
+m <- as(t(m), "CsparseMatrix"); dimnames(m) <- list(paste0("g",1:5), paste0("c",1:4))
+ref <- if ({counts}) CreateSeuratObject(counts = m) else
+  CreateSeuratObject(if (v5) CreateAssay5Object(data = m) else CreateAssayObject(data = m))
+x <- readRDS("{path}")
+cat(identical(x, ref), "\n")
+if (!v5) {
+  # Seurat itself normalizes what was written as R's constructors would
+  suppressMessages(library(Seurat))
+  if ({counts}) {
+    n <- NormalizeData(x, verbose = FALSE)
+    cat(identical(GetAssayData(n, slot = "data"), GetAssayData(NormalizeData(ref, verbose = FALSE), slot = "data")),
+        all(GetAssayData(n, slot = "data") >= 0), "\n")
+  } else {
+    cat(identical(GetAssayData(x, slot = "data"), m), identical(dim(GetAssayData(x, slot = "counts")), c(0L, 0L)), "\n")
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("version", [4, 5])
+@pytest.mark.parametrize("counts", [False, True])
+def test_x_is_seurat_data_unless_it_holds_counts(tmp_path, r_single_cell, version, counts):
+    # scanpy's scaled X (negative values) is data; whole non-negative X counts
+    values = [6, 11, 6, 7, 15, 5, 22, 4] if counts else [-2.03, 1.5, 0.25, 28.4, -0.5, 3.0, 1.0, -1.0]
+    X = sp.csr_matrix(
+        (np.array(values, dtype=np.float64), ([0, 3, 2, 0, 2, 3, 1, 2], [0, 0, 1, 2, 2, 3, 4, 4])), shape=(4, 5)
+    )
+    a = ad.AnnData(X=X, obs=pd.DataFrame(index=[f"c{i}" for i in range(1, 5)]), var=pd.DataFrame(index=[f"g{i}" for i in range(1, 6)]))
+    rdarrow.write_seurat(a, tmp_path / "x.rds", version=version)
+    code = (
+        X_ONLY_R.replace("{values}", f"c({', '.join(map(repr, values))})")
+        .replace("{counts}", "TRUE" if counts else "FALSE")
+        .replace("{path}", str(tmp_path / "x.rds"))
+    )
+    out = _r(r_single_cell, code, v5=version == 5).split()
+    assert out == (["TRUE"] if version == 5 else ["TRUE", "TRUE", "TRUE"]), out
+
+
 # ---------------------------------------------------------------------------
 # a richer AnnData: R's checks, R's values, and the circle back
 
@@ -428,7 +472,7 @@ def test_x_neither_dense_nor_sparse(tmp_path):
             rdarrow.write_sce(a, tmp_path / "x.rds")
         words = ad.AnnData(X=np.array([["a", "b"], ["c", "d"]], dtype=object))
         for write in (rdarrow.write_sce, rdarrow.write_seurat):
-            with pytest.raises(TypeError, match="(X|counts): a matrix of NumPy dtype object"):
+            with pytest.raises(TypeError, match="(X|counts|data): a matrix of NumPy dtype object"):
                 write(words, tmp_path / "x.rds")
     assert not (tmp_path / "x.rds").exists()
 
