@@ -35,7 +35,7 @@ apt_packages=(
   r-base-dev
   r-cran-testthat r-cran-roxygen2 r-cran-reticulate r-cran-bit64 r-cran-hms
   r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
-  r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate
+  r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate r-cran-pkgdown
   r-cran-withr r-cran-callr r-cran-jsonlite r-cran-waldo r-cran-matrix
   r-cran-nlme
   # lme4's fits and profiles (S4 objects, closures in their formulas'
