@@ -3,8 +3,8 @@
 
 Between crates: the format crate depends on no Arrow array, IPC or Parquet
 crate (cargo tree), and no crate depends on one above it. Inside the format
-crate: each module imports only from modules of its own layer or below
-(tests and doc comments aside). Exits non-zero, naming each import that
+crate: one folder per layer, and each module imports only from its own
+folder or the folders below (tests and doc comments aside). Exits non-zero, naming each import that
 runs upwards.
 """
 import pathlib
@@ -15,17 +15,19 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WS = ROOT / "src" / "rust"
 
-# The format crate's modules, bottom layer first; a module may use its own
-# layer and those before it. lib.rs (the crate's API) is above them all.
+# The format crate's layers, one folder each, bottom first: a module may
+# use its own folder and the folders before it, never one after it.
+# lib.rs (the crate's API) is above them all.
 FORMAT_LAYERS = [
-    ["error", "cancel", "limits"],                    # errors, cancellation, machine limits
-    ["tree", "altrep", "encoding", "envir"],          # the object tree: node codes, flags, NA, ALTREP nodes; string encodings; hashed environments
-    ["compression", "remote", "store", "file_out", "joined", "parallel"],  # bytes in and out: codecs, one member from many blocks, URLs, object stores, atomic files
-    ["input", "output", "header"],                    # primitives and the header, read and written
-    ["read", "validate", "trust", "object_path", "build", "spill", "structure"],  # items to the tree and back to R's rules; what may be handed on; structures checked for consumers
-    ["layout", "write"],                              # the tree to bytes
-    ["document", "summary"],                          # a parsed stream, its objects and listing
-    ["source", "lazyload", "many"],                   # where R data comes from; many inputs at once
+    "base",         # errors, cancellation, machine limits
+    "tree",         # the object tree: node codes, flags, NA, ALTREP nodes, string encodings, hashed environments, object paths, making nodes
+    "compression",  # codecs, one member from many blocks, compressing on all cores
+    "io",           # http(s), object stores, files written whole
+    "wire",         # primitives decoded and encoded, the header
+    "checks",       # R's rules for what R builds, the rule for code in a file, structures for consumers
+    "read",         # items to the tree, payloads left in the stream, a parsed document, listing
+    "write",        # the tree to R's bytes
+    "sources",      # where R data comes from; many inputs at once
 ]
 
 # Crates, bottom first: each may depend only on crates before it.
@@ -43,25 +45,28 @@ def strip(text):
 
 def main():
     problems = []
-    rank = {m: i for i, layer in enumerate(FORMAT_LAYERS) for m in layer}
+    rank = {f: i for i, f in enumerate(FORMAT_LAYERS)}
     src = WS / "rdarrow-format" / "src"
-    for f in sorted(src.glob("*.rs")):
-        name = f.stem
-        if name == "lib":
+    modules = 0
+    for f in sorted(src.rglob("*.rs")):
+        rel = f.relative_to(src)
+        if rel.as_posix() == "lib.rs":
             continue
-        if name not in rank:
-            problems.append(f"rdarrow-format/src/{f.name}: module not placed in a layer (tools/layers.py)")
+        modules += 1
+        folder = rel.parts[0] if len(rel.parts) > 1 else None
+        if folder not in rank:
+            problems.append(f"rdarrow-format/src/{rel}: not in a layer's folder (tools/layers.py)")
             continue
         code = strip(f.read_text())
         used = set(re.findall(r"crate::(\w+)", code))
         for block in re.findall(r"crate::\{([^}]*)\}", code):
-            used |= set(re.findall(r"\b([a-z_]+)\b(?:::|,|\s*$)", block))
+            used |= set(re.findall(r"(?:^|[{,])\s*([a-z_]+)\b(?:::|,|\s*$)", block))
         for u in sorted(used):
-            if u in rank and rank[u] > rank[name]:
-                problems.append(f"rdarrow-format/src/{f.name}: uses crate::{u}, a layer above its own")
+            if u in rank and rank[u] > rank[folder]:
+                problems.append(f"rdarrow-format/src/{rel}: uses crate::{u}, a layer above its own ({folder})")
             elif u not in rank and u[:1].islower() and u not in ("self",):
                 # a function of the crate root: the API is above every module
-                problems.append(f"rdarrow-format/src/{f.name}: uses crate::{u} of the crate root, above every module")
+                problems.append(f"rdarrow-format/src/{rel}: uses crate::{u} of the crate root, above every module")
     # crates
     for i, crate in enumerate(CRATES):
         out = subprocess.run(
@@ -91,7 +96,7 @@ def main():
         for p in problems:
             print("  " + p)
         return 1
-    print(f"layers: {len(CRATES)} crates and {len(rank)} format modules point one way")
+    print(f"layers: {len(CRATES)} crates and {modules} format modules in {len(rank)} layers point one way")
     return 0
 
 

@@ -2,7 +2,7 @@
 the Rust crate ``rdarrow-cli`` (``ls``, ``to-arrow``, ``to-parquet``,
 ``to-rdata``, ``to-dataset``: the same program, help, exit codes and
 progress bar as the cargo-installed binary), with the Python package's
-``to-h5ad`` and ``from-h5ad`` (see :func:`rdarrow.anndata.main`) in the
+``to-h5ad`` and ``from-h5ad`` (see :func:`rdarrow.singlecell.cli.main`) in the
 same help."""
 
 import sys
@@ -23,7 +23,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     code, host = _rdarrow.command_line(["rdarrow", *args], HOST)
     if host is None:
         return code
-    from .anndata import main as single_cell
+    from .singlecell.cli import main as single_cell
 
     return single_cell(args[args.index(host):])
 

@@ -17,12 +17,13 @@ from typing import List, Optional, Sequence
 
 import rdarrow
 
+from ._sources import files_of, object_path_of
+
 __all__ = ["read_rdata", "files_of"]
 
 
 # the files a path, glob, directory, URL or list names: the package's one
-# expansion (rdarrow._files_of), public here
-files_of = rdarrow._files_of
+# expansion (the engine's one rule), public here
 
 
 def _partition(path: str, object: Optional[str], columns: Optional[List[str]], storage_options=None):
@@ -51,7 +52,7 @@ def read_rdata(
     import dask.dataframe as dd
 
     files = files_of(paths, storage_options)
-    object = rdarrow._object(object)
+    object = object_path_of(object)
     cols = None if columns is None else list(columns)
     meta = _partition(files[0], object, cols, storage_options).iloc[:0]
     return dd.from_map(

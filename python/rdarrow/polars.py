@@ -20,7 +20,9 @@ from __future__ import annotations
 import warnings
 from typing import Any, Dict, Iterator, List, Optional
 
-import rdarrow
+from ._errors import RDataWarning
+from ._readers import Capsule, open_table, refuse_unions, table_schema
+from ._sources import files_of
 
 __all__ = ["read_rdata", "scan_rdata"]
 
@@ -30,12 +32,12 @@ def _opened(path: Any, object: Optional[str], storage_options: Optional[dict]) -
     if isinstance(path, (bytes, bytearray, memoryview)) or hasattr(path, "read"):
         sources = [path]
     else:
-        sources = rdarrow._files_of(path, storage_options)
+        sources = files_of(path, storage_options)
     out = []
     for src in sources:
-        t, keep = rdarrow._open_table(src, object, None, storage_options)
+        t, keep = open_table(src, object, None, storage_options)
         for w in t.warnings:
-            warnings.warn(w, rdarrow.RDataWarning, stacklevel=3)
+            warnings.warn(w, RDataWarning, stacklevel=3)
         out.append((t, keep))
     return out
 
@@ -43,8 +45,8 @@ def _opened(path: Any, object: Optional[str], storage_options: Optional[dict]) -
 def _schema_of(t: Any) -> Dict[str, Any]:
     import polars as pl
 
-    schema = rdarrow._table_schema(t)
-    rdarrow._refuse_unions(schema, "Polars")
+    schema = table_schema(t)
+    refuse_unions(schema, "Polars")
     return dict(pl.from_arrow(schema.empty_table()).schema)
 
 
@@ -97,7 +99,7 @@ def scan_rdata(
                 if left is not None and predicate is None:
                     length = min(length, left)
                 if present:
-                    df = pl.DataFrame(rdarrow._Capsule(t.read(idx, start, length)))
+                    df = pl.DataFrame(Capsule(t.read(idx, start, length)))
                 else:
                     df = pl.DataFrame({c: pl.Series(c, [None] * length, dtype=union[c]) for c in need})
                 if not need:

@@ -114,9 +114,9 @@ def _paths(options: Dict[str, str]) -> List[str]:
 
 
 def _files(options: Dict[str, str]) -> List[str]:
-    from . import _files_of
+    from ._sources import files_of
 
-    return _files_of(_paths(options), _storage(options))
+    return files_of(_paths(options), _storage(options))
 
 
 def _size(path: str) -> int:
@@ -186,15 +186,16 @@ def _arrow_schema_of(struct: Any) -> Any:
 def _open(path: str, options: Dict[str, str], columns: Optional[List[str]]) -> Tuple[Any, Any]:
     """The file opened (and what must stay open while it is read: an
     fsspec file)."""
-    from . import _open_table
+    from ._readers import open_table
 
-    return _open_table(path, options.get("object"), columns, _storage(options))
+    return open_table(path, options.get("object"), columns, _storage(options))
 
 
 def _read_whole(path: str, options: Dict[str, str], columns: List[str]) -> Any:
     """A file's table, read in memory: the columns asked for that it has
     (all of them when it lacks one: a file of a union by name)."""
-    from . import UsageError, read_table
+    from ._errors import UsageError
+    from ._readers import read_table
 
     try:
         return read_table(path, object=options.get("object"), columns=columns, storage_options=_storage(options))
@@ -278,11 +279,11 @@ class RDataSource(DataSource):
         return [x.strip() for x in c.split(",") if x.strip()] if c else None
 
     def schema(self) -> Any:
-        from . import _refuse_unions, _table_schema
+        from ._readers import refuse_unions, table_schema
 
-        schemas = [_table_schema(_open(f, self.options, self._columns())[0]) for f in _files(self.options)]
+        schemas = [table_schema(_open(f, self.options, self._columns())[0]) for f in _files(self.options)]
         for s in schemas:
-            _refuse_unions(s, "Spark", "leave it out (option columns), or ")
+            refuse_unions(s, "Spark", "leave it out (option columns), or ")
         schemas = [_plain_schema(s) for s in schemas]
         return _spark_schema(_union(schemas))
 
@@ -300,9 +301,10 @@ class _Reader(DataSourceReader):
         self.arrow = _arrow_schema_of(schema)
 
     def partitions(self) -> Sequence[InputPartition]:
-        from . import list_objects, _object
+        from ._readers import list_objects
+        from ._sources import object_path_of
 
-        object = _object(self.options.get("object"))
+        object = object_path_of(self.options.get("object"))
 
         def rows_of(path: str) -> Optional[int]:
             listed = list_objects(path, storage_options=_storage(self.options))
@@ -334,7 +336,7 @@ class _Reader(DataSourceReader):
         read from the opened file."""
         import pyarrow as pa
 
-        from . import _Capsule, _table_schema
+        from ._readers import Capsule, table_schema
 
         if piece.stop is None and piece.start == 0 and _size(piece.path) <= _WHOLE_FILE_BYTES:
             got = _read_whole(piece.path, self.options, self.columns)
@@ -342,12 +344,12 @@ class _Reader(DataSourceReader):
                 yield pa.Table.from_batches([b], schema=got.schema)
             return
         t, _keep = _open(piece.path, self.options, None)
-        names = _table_schema(t).names
+        names = table_schema(t).names
         idx = [names.index(c) for c in self.columns if c in names]
         stop = t.num_rows if piece.stop is None else min(piece.stop, t.num_rows)
         step = max(1, t.group_rows)
         for start in range(piece.start, stop, step):
-            yield pa.table(_Capsule(t.read(idx, start, min(step, stop - start))))
+            yield pa.table(Capsule(t.read(idx, start, min(step, stop - start))))
 
     def _gathered(self, parts: List[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -395,7 +397,7 @@ class _Writer(DataSourceArrowWriter):
         import pyarrow as pa
         from pyspark import TaskContext
 
-        from . import write_rdata, write_rds
+        from ._writers import write_rdata, write_rds
 
         batches = list(iterator)
         ctx = TaskContext.get()

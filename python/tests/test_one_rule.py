@@ -16,6 +16,7 @@ import pytest
 
 import rdarrow
 from conftest import cargo_cli
+from rdarrow._sources import files_of
 from test_duckdb import connect
 
 # names as users give them: spaces, '#', several dots, non-ASCII, brackets
@@ -100,7 +101,7 @@ def files_by_cli(given):
 
 def files_by_python(given):
     try:
-        return rdarrow._files_of(given)
+        return files_of(given)
     except rdarrow.RDataError as e:
         return ["ERROR" + str(e)]
 

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::arrow::from_arrow::frame_from_batches;
-use rdarrow_arrow::arrow::ipc::read_ipc_bytes;
+use rdarrow_arrow::from_arrow::frame_from_batches;
+use rdarrow_arrow::ipc::read_ipc_bytes;
 use rdarrow_arrow::{Container, Format, StreamHeader};
 
 /// libfuzzer-sys aborts on every panic, caught or not. The Arrow IPC reader

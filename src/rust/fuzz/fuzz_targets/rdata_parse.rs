@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::{altrep, read_bytes, summary, write_document, RObject, ReadOptions};
+use rdarrow_arrow::{tree::altrep, read_bytes, read::summary, write_document, RObject, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     // a decoding memory limit below libFuzzer's malloc limit

@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rdarrow_arrow::tree::{sxp, RObject, RefEntry, RefTable, VectorData};
-use rdarrow_arrow::trust::{self, Host, Trust};
+use rdarrow_arrow::checks::trust::{self, Host, Trust};
 use rdarrow_arrow::{read_bytes, write_document, ErrorKind, ReadOptions};
 
 /// Whether any promise, function or byte code is reachable from `o`.

@@ -4,8 +4,8 @@
 //! allocation request (a file's declared lengths must never be allocated
 //! up front).
 
-use rdarrow_arrow::arrow::{table_from_object, TableOptions};
-use rdarrow_arrow::{altrep, read_bytes, validate, ErrorKind, RObject, ReadOptions};
+use rdarrow_arrow::{table_from_object, TableOptions};
+use rdarrow_arrow::{tree::altrep, read_bytes, checks::validate, ErrorKind, RObject, ReadOptions};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -143,9 +143,9 @@ fn ipc_findings_are_corrupt_errors() {
             };
             // (the zstd one declares 12 GB: over the 1 GiB limit)
             let err =
-                rdarrow_arrow::arrow::ipc::read_ipc_bytes(bytes, "the input", limit).unwrap_err();
+                rdarrow_arrow::ipc::read_ipc_bytes(bytes, "the input", limit).unwrap_err();
             assert_eq!(err.kind, want, "{}: {err}", path.display());
-            let err = rdarrow_arrow::arrow::ipc::read_ipc_file(&path, limit).unwrap_err();
+            let err = rdarrow_arrow::ipc::read_ipc_file(&path, limit).unwrap_err();
             assert_eq!(err.kind, want, "{}: {err}", path.display());
             let largest = LARGEST.load(Ordering::Relaxed);
             assert!(
@@ -166,8 +166,8 @@ fn ipc_findings_are_corrupt_errors() {
 fn map_type_without_entry_fields_is_a_corrupt_error() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fuzz-findings/frame-map-without-entry-fields.arrows");
-    let (schema, batches) = rdarrow_arrow::arrow::ipc::read_ipc_file(&path, 1 << 30).unwrap();
-    let err = rdarrow_arrow::arrow::from_arrow::frame_from_batches(&schema, &batches)
+    let (schema, batches) = rdarrow_arrow::ipc::read_ipc_file(&path, 1 << 30).unwrap();
+    let err = rdarrow_arrow::from_arrow::frame_from_batches(&schema, &batches)
         .err()
         .unwrap();
     assert_eq!(err.kind, ErrorKind::Corrupt, "{err}");
@@ -197,7 +197,7 @@ fn structure_findings_are_refused_by_the_checks() {
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut refused = 0;
         for (_, obj) in doc.objects() {
-            refused += rdarrow_arrow::structure::exercise(obj, &doc.refs, 200).1;
+            refused += rdarrow_arrow::checks::consistency::exercise(obj, &doc.refs, 200).1;
             // and the Arrow bridge refuses it as corrupt, never panics
             let err = table_from_object(&doc, obj, &TableOptions::default()).err();
             if let Some(e) = err {

@@ -12,12 +12,12 @@ mod progress;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use progress::{Progress, Spinner};
-use rdarrow_arrow::arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
-use rdarrow_arrow::arrow::from_arrow::object_from_batches;
-use rdarrow_arrow::arrow::ipc::{
+use rdarrow_arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
+use rdarrow_arrow::from_arrow::object_from_batches;
+use rdarrow_arrow::ipc::{
     read_ipc_bytes, write_ipc, write_ipc_file, IpcCompression, IpcFormat,
 };
-use rdarrow_arrow::arrow::{read_table, ColumnRef, TableOptions};
+use rdarrow_arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
 use rdarrow_arrow::{Compression, Error, ReadOptions};
 use std::ffi::OsString;
@@ -160,7 +160,7 @@ struct ToDatasetArgs {
     #[arg(long, value_name = "NAME")]
     object: Option<String>,
     /// Where the object is a list of data frames: the partition column of their names in the list
-    #[arg(long, value_name = "COL", default_value = rdarrow_arrow::arrow::dataset::DEFAULT_NAMES_TO)]
+    #[arg(long, value_name = "COL", default_value = rdarrow_arrow::dataset::DEFAULT_NAMES_TO)]
     names_to: String,
     /// Compression [default: zstd for parquet, none for arrow and feather]
     #[arg(long, value_enum)]
@@ -196,8 +196,8 @@ impl Codec {
         }
     }
 
-    fn parquet(self) -> rdarrow_arrow::arrow::parquet::ParquetCompression {
-        use rdarrow_arrow::arrow::parquet::ParquetCompression;
+    fn parquet(self) -> rdarrow_arrow::parquet::ParquetCompression {
+        use rdarrow_arrow::parquet::ParquetCompression;
         match self {
             Codec::None => ParquetCompression::Uncompressed,
             Codec::Lz4 => ParquetCompression::Lz4,
@@ -475,9 +475,9 @@ fn to_arrow(a: ToArrowArgs, read_opts: &ReadOptions, progress: &Progress) -> Out
         )));
     }
     if !to_stdout {
-        rdarrow_arrow::arrow::check_sink_name(
+        rdarrow_arrow::check_sink_name(
             &out,
-            rdarrow_arrow::arrow::DataFileKind::Ipc,
+            rdarrow_arrow::DataFileKind::Ipc,
             "to-parquet",
         )
         .map_err(|e| Failure::Usage(e.to_string()))?;
@@ -493,7 +493,7 @@ fn to_arrow(a: ToArrowArgs, read_opts: &ReadOptions, progress: &Progress) -> Out
             .clone()
             .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         chunk_size: a.chunk_size.map(|c| c as usize),
-        default_tz: rdarrow_arrow::arrow::session_zone(),
+        default_tz: rdarrow_arrow::session_zone(),
         ..Default::default()
     };
     let table = rdarrow_arrow::read_small_here_or(&a.file, read_opts, |read| {
@@ -584,8 +584,8 @@ fn stream_name(file: &Path) -> String {
 // --- to-parquet --------------------------------------------------------------
 
 fn to_parquet(a: ToParquetArgs, read: &ReadOptions, progress: &Progress) -> Outcome {
-    use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
-    use rdarrow_arrow::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
+    use rdarrow_arrow::parquet::{ParquetCompression, ParquetOptions};
+    use rdarrow_arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
     let out = a
         .output
         .clone()
@@ -606,7 +606,7 @@ fn to_parquet(a: ToParquetArgs, read: &ReadOptions, progress: &Progress) -> Outc
             .columns
             .clone()
             .map(|c| c.into_iter().map(ColumnRef::Name).collect()),
-        default_tz: rdarrow_arrow::arrow::session_zone(),
+        default_tz: rdarrow_arrow::session_zone(),
         ..Default::default()
     };
     let popts = ParquetOptions {
@@ -688,7 +688,7 @@ fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome 
         (rows, schema.fields().len())
     } else {
         // a Parquet file is converted one column at a time
-        let res = rdarrow_arrow::arrow::data_file_to_rdata(&a.arrow_file, &a.output, &opts, limit);
+        let res = rdarrow_arrow::data_file_to_rdata(&a.arrow_file, &a.output, &opts, limit);
         spin.clear();
         res.map_err(|e| {
             // a write error names the output; any other is the input's
@@ -732,14 +732,14 @@ fn to_dataset(a: ToDatasetArgs, read: &ReadOptions, progress: &Progress) -> Outc
         names_to: a.names_to.clone(),
         compression: a.compression.map(Codec::ipc),
         parquet: {
-            let mut p = rdarrow_arrow::arrow::parquet::ParquetOptions::default();
+            let mut p = rdarrow_arrow::parquet::ParquetOptions::default();
             if let Some(c) = a.compression {
                 p.compression = c.parquet();
             }
             p
         },
         chunk_size: a.chunk_size.map(|c| c as usize),
-        default_tz: rdarrow_arrow::arrow::session_zone(),
+        default_tz: rdarrow_arrow::session_zone(),
         read: read.clone(),
         threads: a.threads.map(|t| t as usize).unwrap_or(0),
     };

@@ -37,14 +37,14 @@ impl Progress {
         pb.set_message(message);
         pb.enable_steady_tick(Duration::from_millis(100));
         let stop = Arc::new(AtomicBool::new(false));
-        let base = rdarrow_arrow::cancel::progress();
+        let base = rdarrow_arrow::base::cancel::progress();
         let ticker = {
             let (pb, stop) = (pb.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("rdarrow-progress".into())
                 .spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
-                        pb.set_position(rdarrow_arrow::cancel::progress().saturating_sub(base));
+                        pb.set_position(rdarrow_arrow::base::cancel::progress().saturating_sub(base));
                         std::thread::sleep(Duration::from_millis(100));
                     }
                 })

@@ -5,7 +5,7 @@
 
 use crate::api::{drop_box, on_bind, on_scan, LogicalType, TableFunction, Value};
 use libduckdb_sys as ffi;
-use rdarrow_arrow::summary::ObjectInfo;
+use rdarrow_arrow::read::summary::ObjectInfo;
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -42,9 +42,9 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
         .pairs("storage_options")?,
     );
     let sources = crate::scan::sources_of(&paths, &read)?;
-    let listed = rdarrow_arrow::arrow::rows::per_column(
+    let listed = rdarrow_arrow::rows::per_column(
         sources.len(),
-        rdarrow_arrow::arrow::rows::all_cores()
+        rdarrow_arrow::rows::all_cores()
             .min(sources.len())
             .max(1),
         |i| {

@@ -2,7 +2,7 @@
 //! `read_rds(path)`: the rows of one object of each R data file the path
 //! names (a file, a glob, a list of them, a directory, an http(s) URL, a
 //! lazy-load data base), as one table (columns matched by name,
-//! [`rdarrow_arrow::arrow::union`]).
+//! [`rdarrow_arrow::union`]).
 //!
 //! Bind opens every file on all cores (the engine's `open_table`: a data
 //! frame's payloads stay in the file, or in a spill of its decompressed
@@ -20,9 +20,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, Int64Array, StringArray};
 use arrow_schema::{DataType, TimeUnit};
 use libduckdb_sys as ffi;
-use rdarrow_arrow::arrow::rows::ColumnSource;
-use rdarrow_arrow::arrow::union::{conform, union_by_name, Union, UnionInput};
-use rdarrow_arrow::arrow::{ColumnRef, TableOptions};
+use rdarrow_arrow::rows::ColumnSource;
+use rdarrow_arrow::union::{conform, union_by_name, Union, UnionInput};
+use rdarrow_arrow::{ColumnRef, TableOptions};
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -134,13 +134,13 @@ fn open_file(
     let stream_name = rdarrow_arrow::stream_object_name(path);
     let opts = TableOptions {
         col_select: columns.map(|c| c.iter().cloned().map(ColumnRef::Name).collect()),
-        default_tz: rdarrow_arrow::arrow::session_zone(),
+        default_tz: rdarrow_arrow::session_zone(),
         // DuckDB's timestamps are microseconds
         time_unit: Some(TimeUnit::Microsecond),
         one_object: one,
         ..Default::default()
     };
-    let t = rdarrow_arrow::arrow::open_table(
+    let t = rdarrow_arrow::open_table(
         path,
         object,
         &stream_name,
@@ -148,7 +148,7 @@ fn open_file(
         read.clone(),
         &std::env::temp_dir(),
         None,
-        rdarrow_arrow::arrow::DEFAULT_MEMORY,
+        rdarrow_arrow::DEFAULT_MEMORY,
         None,
     )
     .map_err(|e| in_file(label, e))?;
@@ -218,9 +218,9 @@ unsafe fn call_of(info: ffi::duckdb_bind_info, named: bool) -> Result<Call, Stri
 unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
     let call = call_of(info, named)?;
     let sources = sources_of(&call.paths, &call.read)?;
-    let threads = rdarrow_arrow::arrow::rows::all_cores();
+    let threads = rdarrow_arrow::rows::all_cores();
     let opened: Vec<Result<FileTable, String>> =
-        rdarrow_arrow::arrow::rows::per_column(sources.len(), threads.min(sources.len()), |i| {
+        rdarrow_arrow::rows::per_column(sources.len(), threads.min(sources.len()), |i| {
             let (path, label) = &sources[i];
             Ok(open_file(
                 path,
@@ -293,7 +293,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
             let mut units = Vec::new();
             let mut row = 0;
             for (file, f) in bind.files.iter().enumerate() {
-                for (start, len) in rdarrow_arrow::arrow::rows::row_groups(f.rows, UNIT_ROWS) {
+                for (start, len) in rdarrow_arrow::rows::row_groups(f.rows, UNIT_ROWS) {
                     units.push(Unit {
                         file,
                         start,
@@ -303,7 +303,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
                 }
                 row += f.rows;
             }
-            let threads = rdarrow_arrow::arrow::rows::all_cores()
+            let threads = rdarrow_arrow::rows::all_cores()
                 .min(units.len())
                 .max(1);
             ffi::duckdb_init_set_max_threads(info, threads as ffi::idx_t);
@@ -371,9 +371,9 @@ fn produce(
     projected: Vec<usize>,
     to: std::sync::mpsc::SyncSender<Converted>,
 ) {
-    let threads = rdarrow_arrow::arrow::rows::all_cores();
+    let threads = rdarrow_arrow::rows::all_cores();
     let failed = std::cell::Cell::new(false);
-    let outcome = rdarrow_arrow::arrow::rows::by_row_group(
+    let outcome = rdarrow_arrow::rows::by_row_group(
         units.len(),
         projected.len().max(1),
         threads,

@@ -207,7 +207,7 @@ pub unsafe fn write(arr: &dyn Array, vec: ffi::duckdb_vector, at: usize) -> Resu
                 .collect();
             let tag = arrow_array::UInt8Array::from(tags.clone());
             write(&tag, ffi::duckdb_struct_vector_get_child(vec, 0), at)?;
-            let members = rdarrow_arrow::arrow::union_members(u).map_err(|e| e.message)?;
+            let members = rdarrow_arrow::union_members(u).map_err(|e| e.message)?;
             for (k, member) in members.iter().enumerate() {
                 write(
                     member.as_ref(),

@@ -15,7 +15,7 @@
 //! Write a data frame, as `save(scores, file = ...)` would:
 //!
 //! ```
-//! use rdarrow_format::build::{self, ObjectMaker};
+//! use rdarrow_format::tree::make::{self, ObjectMaker};
 //! use rdarrow_format::tree::VectorData;
 //! use rdarrow_format::write::{write_object_file, ObjectFileOptions};
 //!
@@ -26,10 +26,10 @@
 //!
 //! // data.frame(id = 1:3, score = c(1.5, NA, 3))
 //! let mut m = ObjectMaker::default();
-//! let columns = vec![build::ints(vec![1, 2, 3]), build::reals(vec![1.5, build::na_real(), 3.0])];
-//! let names = build::strings([Some(&b"id"[..]), Some(&b"score"[..])]);
-//! let class = build::strings([Some(&b"data.frame"[..])]);
-//! let row_names = build::ints(vec![i32::MIN, -3]); // R's compact 1:3
+//! let columns = vec![make::ints(vec![1, 2, 3]), make::reals(vec![1.5, make::na_real(), 3.0])];
+//! let names = make::strings([Some(&b"id"[..]), Some(&b"score"[..])]);
+//! let class = make::strings([Some(&b"data.frame"[..])]);
+//! let row_names = make::ints(vec![i32::MIN, -3]); // R's compact 1:3
 //! let frame = m.vector(
 //!     VectorData::List(columns),
 //!     vec![("names", names), ("class", class), ("row.names", row_names)],
@@ -43,7 +43,7 @@
 //! object (or one element of a list, by its object path such as `lst$a`):
 //!
 //! ```
-//! # use rdarrow_format::build::{self, ObjectMaker};
+//! # use rdarrow_format::tree::make::{self, ObjectMaker};
 //! # use rdarrow_format::tree::VectorData;
 //! # use rdarrow_format::write::{write_object_file, ObjectFileOptions};
 //! use rdarrow_format::tree::VectorData::Real;
@@ -54,7 +54,7 @@
 //! # std::fs::create_dir_all(&dir).unwrap();
 //! # let path = dir.join("scores.RData");
 //! # let mut m = ObjectMaker::default();
-//! # let frame = m.named_list(&["id", "score"], vec![build::ints(vec![1, 2, 3]), build::reals(vec![1.5, 2.0, 3.0])]);
+//! # let frame = m.named_list(&["id", "score"], vec![make::ints(vec![1, 2, 3]), make::reals(vec![1.5, 2.0, 3.0])]);
 //! # write_object_file(&path, frame, m.refs, &ObjectFileOptions { name: "scores".into(), ..Default::default() })?;
 //! let (_, objects) = list_file(&path, &ReadOptions::default(), "scores", false)?;
 //! assert_eq!(objects[0].name, "scores");
@@ -75,53 +75,32 @@
 
 #![warn(missing_docs)]
 
-pub mod altrep;
-pub mod build;
-pub mod cancel;
-pub mod compression;
-pub mod document;
-pub mod encoding;
-pub mod envir;
-pub mod error;
-pub mod file_out;
-pub mod header;
-pub mod input;
-pub mod joined;
-pub mod layout;
-pub mod lazyload;
-pub mod limits;
-pub mod many;
-pub mod object_path;
-pub mod output;
-pub mod parallel;
-pub mod read;
-pub mod remote;
-pub mod source;
-pub mod spill;
-pub mod store;
-pub mod structure;
-pub mod summary;
+pub mod base;
 pub mod tree;
-pub mod trust;
-pub mod validate;
+pub mod compression;
+pub mod io;
+pub mod wire;
+pub mod checks;
+pub mod read;
 pub mod write;
+pub mod sources;
 
 pub use compression::Compression;
-pub use document::{object_name_of, stream_object_name, Document, Wanted};
-pub use error::{Error, ErrorKind, Result};
-pub use file_out::{atomic_write, FileBatch, WritebackFile};
-pub use header::{path_is_rds, Container, StreamHeader};
-pub use input::Format;
+pub use read::document::{object_name_of, stream_object_name, Document, Wanted};
+pub use base::error::{Error, ErrorKind, Result};
+pub use io::atomic::{atomic_write, FileBatch, WritebackFile};
+pub use wire::header::{path_is_rds, Container, StreamHeader};
+pub use wire::decode::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
 };
-pub use source::{data_files_in, expand_sources, location_of, Location, Origin, Source, Streamed};
-pub use store::StorageOptions;
+pub use sources::{data_files_in, expand_sources, location_of, Location, Origin, Source, Streamed};
+pub use io::store::StorageOptions;
 pub use tree::{RObject, RefTable};
 
-use document::parse;
-use input::Input;
-use source::Opened;
+use read::document::parse;
+use wire::decode::Input;
+use sources::Opened;
 use std::io::Write;
 use std::path::Path;
 
@@ -150,7 +129,7 @@ struct WithStore<F> {
 
 impl<F> Consumer for WithStore<F>
 where
-    F: Fn(&StreamHeader) -> Option<spill::PayloadStore> + Send + Sync,
+    F: Fn(&StreamHeader) -> Option<read::spill::PayloadStore> + Send + Sync,
 {
     fn placement(&self) -> Placement {
         self.placement
@@ -181,7 +160,7 @@ pub fn read_file_deferred(
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
     spill_dir: &Path,
-) -> Result<(Document, spill::PayloadStore)> {
+) -> Result<(Document, read::spill::PayloadStore)> {
     let source = path.source()?;
     if let Source::LazyLoad(path) = &source {
         // entries are read whole: nothing stays in a stream (each entry is
@@ -190,12 +169,12 @@ pub fn read_file_deferred(
             consumer: None,
             ..opts.clone()
         };
-        let db = lazyload::LazyDb::open(path, &opts)?;
+        let db = sources::lazyload::LazyDb::open(path, &opts)?;
         let doc = db.read(&opts, filter)?;
         let store = if db.is_remote() {
-            spill::PayloadStore::empty(spill_dir, doc.header.format)?
+            read::spill::PayloadStore::empty(spill_dir, doc.header.format)?
         } else {
-            spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format)
+            read::spill::PayloadStore::in_file(db.rdb_file()?, doc.header.format)
         };
         return Ok((doc, store));
     }
@@ -218,7 +197,7 @@ pub fn read_file_deferred(
         let Opened::File { file, .. } = opened else {
             unreachable!()
         };
-        let store = spill::PayloadStore::in_file(store_file, Format::Xdr);
+        let store = read::spill::PayloadStore::in_file(store_file, Format::Xdr);
         if inner.is_some() {
             let whole = store.with_format(Format::Xdr);
             opts.consumer = Some(std::sync::Arc::new(WithStore {
@@ -229,7 +208,7 @@ pub fn read_file_deferred(
         }
         let doc = parse(
             kind,
-            Input::new(input::Source::File { file, len }),
+            Input::new(wire::decode::ByteSource::File { file, len }),
             &opts,
             filter,
         )?;
@@ -239,7 +218,7 @@ pub fn read_file_deferred(
     // compressed, or a URL's stream: spilled as it is read
     // the spill is written by the parsing thread, which has time to spare,
     // not by the decompressing ones, which set the pace
-    let (tee, spill) = spill::Tee::new(opened.decompressed(kind)?, spill_dir)?;
+    let (tee, spill) = read::spill::Tee::new(opened.decompressed(kind)?, spill_dir)?;
     let spill = std::sync::Arc::new(spill);
     if inner.is_some() {
         let spill = spill.clone();
@@ -251,7 +230,7 @@ pub fn read_file_deferred(
     }
     let doc = parse(
         kind,
-        Input::new(input::Source::Stream(Box::new(tee))),
+        Input::new(wire::decode::ByteSource::Stream(Box::new(tee))),
         &opts,
         filter,
     )
@@ -289,12 +268,12 @@ pub fn list_file(
     opts: &ReadOptions,
     stream_name: &str,
     recursive: bool,
-) -> Result<(Document, Vec<summary::ObjectInfo>)> {
+) -> Result<(Document, Vec<read::summary::ObjectInfo>)> {
     let doc = read_file_filtered(path, opts, &mut |_: &[u8]| false)?;
     let mut infos = if recursive {
-        summary::describe_nested(&doc, &doc.object_names(stream_name))
+        read::summary::describe_nested(&doc, &doc.object_names(stream_name))
     } else {
-        summary::describe(&doc)
+        read::summary::describe(&doc)
     };
     if doc.is_rds() && !recursive {
         for i in &mut infos {
@@ -315,7 +294,7 @@ pub fn list_file(
 
 /// Whether `object` is an object path into a list (`lst$a`), not a name.
 pub fn is_path(object: &str) -> bool {
-    object_path::ObjectPath::nested(object).is_some()
+    tree::object_path::ObjectPath::nested(object).is_some()
 }
 
 /// Read the objects `wanted` (names or object paths) of the file at
@@ -379,7 +358,7 @@ pub fn read_for_r(
     for (name, obj) in &taken {
         check_name_for_r(name)?;
         // the trust rule was checked over the whole file as it was taken
-        validate::check_well_formed_within(obj, &doc.refs, opts.memory_limit())
+        checks::validate::check_well_formed_within(obj, &doc.refs, opts.memory_limit())
             .map_err(|e| e.in_object(name))?;
     }
     Ok((doc, taken))
@@ -425,7 +404,7 @@ pub fn read_here<T>(
     opts: &ReadOptions,
     work: impl Fn(&ReadOptions) -> Result<T>,
 ) -> Option<Result<T>> {
-    let room = limits::stack_left().is_some_and(|(left, _)| left >= HERE_MIN_STACK);
+    let room = base::limits::stack_left().is_some_and(|(left, _)| left >= HERE_MIN_STACK);
     if !room {
         return None;
     }
@@ -435,7 +414,7 @@ pub fn read_here<T>(
         ..opts.clone()
     };
     match work(&here) {
-        Err(e) if e.limit == Some(error::LimitKind::Depth) && opts.max_depth > HERE_MAX_DEPTH => {
+        Err(e) if e.limit == Some(base::error::LimitKind::Depth) && opts.max_depth > HERE_MAX_DEPTH => {
             None
         }
         done => Some(done),

@@ -1,7 +1,7 @@
 //! An interrupted layout write leaves the old file and no temporary file.
 //! (Its own test binary: cancellation is process-wide.)
 
-use rdarrow_format::layout::{write_layout_file, Layout, StringItem, StringSource};
+use rdarrow_format::write::layout::{write_layout_file, Layout, StringItem, StringSource};
 use rdarrow_format::{Compression, ErrorKind};
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ fn a_cancelled_write_leaves_the_old_file_and_no_temporary_file() {
     let path = dir.join("old.RData");
     std::fs::write(&path, b"old contents").unwrap();
     for kind in [Compression::None, Compression::Gzip, Compression::Xz] {
-        rdarrow_format::cancel::cancel();
+        rdarrow_format::base::cancel::cancel();
         let err = write_layout_file(
             &path,
             &Default::default(),
@@ -44,7 +44,7 @@ fn a_cancelled_write_leaves_the_old_file_and_no_temporary_file() {
             &mut |_| {},
         )
         .unwrap_err();
-        rdarrow_format::cancel::reset();
+        rdarrow_format::base::cancel::reset();
         assert_eq!(
             err.kind,
             ErrorKind::Interrupted,

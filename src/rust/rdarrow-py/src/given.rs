@@ -9,7 +9,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
-use rdarrow_arrow::error::source_failure as failure;
+use rdarrow_arrow::base::error::source_failure as failure;
 use rdarrow_arrow::{Error, Origin, Result, Source, Streamed};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -280,7 +280,7 @@ impl Read for PyReader {
     }
 }
 
-impl rdarrow_arrow::input::Seekable for PyReader {
+impl rdarrow_arrow::wire::decode::Seekable for PyReader {
     fn seek_to(&mut self, pos: u64) -> std::io::Result<()> {
         let (start, _) = self
             .seekable

@@ -11,7 +11,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList};
-use rdarrow_arrow::arrow::{read_table, ColumnRef, TableOptions};
+use rdarrow_arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_arrow::{Error, ErrorKind, ReadOptions};
 use std::path::PathBuf;
 
@@ -138,7 +138,7 @@ fn check_compression(compress: &str, level: Option<i64>) -> PyResult<()> {
 /// name, then names (str) and positions from 1 (int).
 #[pyfunction]
 fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
-    use rdarrow_arrow::object_path::{ObjectPath, Step};
+    use rdarrow_arrow::tree::object_path::{ObjectPath, Step};
     let mut it = parts.iter();
     let top: String = it
         .next()
@@ -264,7 +264,7 @@ fn read_stream<'py>(
     let opts = TableOptions {
         col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
         chunk_size: chunk_size.filter(|&n| n > 0),
-        default_tz: rdarrow_arrow::arrow::session_zone(),
+        default_tz: rdarrow_arrow::session_zone(),
         time_unit,
         ..Default::default()
     };
@@ -368,12 +368,12 @@ fn write_rdata(
 ) -> PyResult<()> {
     let (compression, level) =
         rdarrow_arrow::Compression::for_writing(compress, level).map_err(py_err)?;
-    rdarrow_arrow::header::check_version(version).map_err(py_err)?;
+    rdarrow_arrow::wire::header::check_version(version).map_err(py_err)?;
     enum Given {
         Table(SchemaRef, Vec<RecordBatch>),
         Made(rdarrow_arrow::tree::RObject),
     }
-    let mut m = rdarrow_arrow::build::ObjectMaker::default();
+    let mut m = rdarrow_arrow::tree::make::ObjectMaker::default();
     let mut given = Vec::with_capacity(objects.len());
     for (name, value) in &objects {
         let g = match value.cast::<PyCapsule>() {
@@ -385,7 +385,7 @@ fn write_rdata(
                 let obj = make::FromPython::new(&mut m)
                     .object(value, 0)
                     .map_err(|e| in_object_py(py, name, e))?;
-                rdarrow_arrow::validate::check_for_r(&obj, &m.refs)
+                rdarrow_arrow::checks::validate::check_for_r(&obj, &m.refs)
                     .map_err(|e| py_err(e.in_object(name)))?;
                 Given::Made(obj)
             }
@@ -398,7 +398,7 @@ fn write_rdata(
         level,
         version,
         rds,
-        threads: threads.unwrap_or_else(rdarrow_arrow::arrow::rows::all_cores),
+        threads: threads.unwrap_or_else(rdarrow_arrow::rows::all_cores),
         storage: storage_of(&storage),
         ..Default::default()
     };
@@ -407,7 +407,7 @@ fn write_rdata(
         for (name, g) in given {
             let obj = match g {
                 Given::Table(schema, batches) => {
-                    rdarrow_arrow::arrow::from_arrow::object_with(&mut m, &schema, &batches)
+                    rdarrow_arrow::from_arrow::object_with(&mut m, &schema, &batches)
                         .map_err(|e| e.in_object(&name))?
                 }
                 Given::Made(obj) => obj,
@@ -467,8 +467,8 @@ fn convert(
     sink: PathBuf,
     object: Option<String>,
     columns: Option<Vec<String>>,
-    out: rdarrow_arrow::arrow::FileOutput,
-    kind: rdarrow_arrow::arrow::DataFileKind,
+    out: rdarrow_arrow::FileOutput,
+    kind: rdarrow_arrow::DataFileKind,
     other_function: &str,
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
@@ -477,12 +477,12 @@ fn convert(
     let stream_name = path.stream_name();
     let opts = TableOptions {
         col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
-        default_tz: rdarrow_arrow::arrow::session_zone(),
+        default_tz: rdarrow_arrow::session_zone(),
         ..Default::default()
     };
     py.detach(|| {
-        rdarrow_arrow::arrow::check_sink_name(&sink, kind, other_function)?;
-        rdarrow_arrow::arrow::convert_to_file(
+        rdarrow_arrow::check_sink_name(&sink, kind, other_function)?;
+        rdarrow_arrow::convert_to_file(
             &path,
             object.as_deref(),
             &stream_name,
@@ -490,7 +490,7 @@ fn convert(
             read_options(&storage),
             &sink,
             &out,
-            memory.unwrap_or(rdarrow_arrow::arrow::DEFAULT_MEMORY),
+            memory.unwrap_or(rdarrow_arrow::DEFAULT_MEMORY),
         )
     })
     .map_err(|e| in_source(&path.label(), e))
@@ -512,15 +512,15 @@ fn to_parquet(
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
+    use rdarrow_arrow::parquet::{ParquetCompression, ParquetOptions};
     let compression = ParquetCompression::parse(compression).map_err(py_err)?;
-    let out = rdarrow_arrow::arrow::FileOutput::Parquet(ParquetOptions {
+    let out = rdarrow_arrow::FileOutput::Parquet(ParquetOptions {
         compression,
         level,
         row_group_rows: row_group_size,
         ..Default::default()
     });
-    let kind = rdarrow_arrow::arrow::DataFileKind::Parquet;
+    let kind = rdarrow_arrow::DataFileKind::Parquet;
     convert(
         py, path, sink, object, columns, out, kind, "to_ipc()", memory, storage,
     )
@@ -542,13 +542,13 @@ fn to_ipc(
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    use rdarrow_arrow::arrow::ipc::{IpcCompression, IpcFormat};
-    let out = rdarrow_arrow::arrow::FileOutput::Ipc {
+    use rdarrow_arrow::ipc::{IpcCompression, IpcFormat};
+    let out = rdarrow_arrow::FileOutput::Ipc {
         format: IpcFormat::from_name(format).map_err(py_err)?,
         compression: IpcCompression::from_name(compression).map_err(py_err)?,
         rows: chunk_size,
     };
-    let kind = rdarrow_arrow::arrow::DataFileKind::Ipc;
+    let kind = rdarrow_arrow::DataFileKind::Ipc;
     convert(
         py,
         path,
@@ -618,7 +618,7 @@ fn read_objects<'py>(
     };
     let out = PyDict::new(py);
     for (name, obj) in &objects {
-        conv.path = rdarrow_arrow::object_path::ObjectPath::top(name).display();
+        conv.path = rdarrow_arrow::tree::object_path::ObjectPath::top(name).display();
         out.set_item(name, conv.value(py, obj, 0)?)?;
     }
     Ok((out, conv.dropped.into_iter().collect()))

@@ -10,8 +10,8 @@ use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
-use rdarrow_arrow::arrow::rows::{all_cores, per_column, ColumnSource};
-use rdarrow_arrow::arrow::{open_table as engine_open, ColumnRef, TableOptions, DEFAULT_MEMORY};
+use rdarrow_arrow::rows::{all_cores, per_column, ColumnSource};
+use rdarrow_arrow::{open_table as engine_open, ColumnRef, TableOptions, DEFAULT_MEMORY};
 use rdarrow_arrow::Error;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -134,7 +134,7 @@ pub fn open_table(
     let label = path.label();
     let opts = TableOptions {
         col_select: columns.map(|c| c.into_iter().map(ColumnRef::Name).collect()),
-        default_tz: rdarrow_arrow::arrow::session_zone(),
+        default_tz: rdarrow_arrow::session_zone(),
         ..Default::default()
     };
     let read = read_options(&storage);

@@ -22,9 +22,9 @@ use arrow_buffer::Buffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
-use rdarrow_arrow::arrow::{table_from_object, TableOptions};
-use rdarrow_arrow::object_path::quote_name;
-use rdarrow_arrow::structure;
+use rdarrow_arrow::{table_from_object, TableOptions};
+use rdarrow_arrow::tree::object_path::quote_name;
+use rdarrow_arrow::checks::consistency;
 use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
 use rdarrow_arrow::{Document, ErrorKind};
 use std::borrow::Cow;
@@ -198,13 +198,13 @@ impl<'a> ToPython<'a> {
     /// A structure check's error (the format crate's `structure`) at the
     /// object being converted.
     fn inconsistent(&self, e: rdarrow_arrow::Error) -> PyErr {
-        crate::py_err(structure::at_place(&self.path, e))
+        crate::py_err(consistency::at_place(&self.path, e))
     }
 
     /// The vector's dim, dimnames, names and factor codes checked, before
     /// any of them shapes a value.
     fn check(&self, obj: &RObject, data: &VectorData) -> PyResult<()> {
-        structure::check_vector(obj, self.refs, data).map_err(|e| self.inconsistent(e))
+        consistency::check_vector(obj, self.refs, data).map_err(|e| self.inconsistent(e))
     }
 
     pub fn value(&mut self, py: Python<'_>, obj: &RObject, depth: usize) -> PyResult<Py<PyAny>> {
@@ -220,7 +220,7 @@ impl<'a> ToPython<'a> {
                 self.vector(py, obj, &v.data, depth)?
             }
             RObject::Altrep(a) => {
-                let data = rdarrow_arrow::altrep::expand(a, self.refs)
+                let data = rdarrow_arrow::tree::altrep::expand(a, self.refs)
                     .map_err(|e| self.inconsistent(e))?;
                 self.check(obj, &data)?;
                 self.vector(py, obj, &data, depth)?
@@ -265,12 +265,12 @@ impl<'a> ToPython<'a> {
     ) -> PyResult<Py<PyAny>> {
         let refs = self.refs;
         let class = obj.class(refs);
-        let package = structure::class_package(obj, refs);
+        let package = consistency::class_package(obj, refs);
         // a sparse matrix (or a class extending one) whose slots agree, so
         // that scipy may take them as they are
-        let sparse = structure::sparse_storage(obj, refs);
+        let sparse = consistency::sparse_storage(obj, refs);
         if let Some(storage) = sparse {
-            structure::check_sparse(obj, refs, storage).map_err(|e| self.inconsistent(e))?;
+            consistency::check_sparse(obj, refs, storage).map_err(|e| self.inconsistent(e))?;
         }
         let slots = PyDict::new(py);
         if let Some(a) = attrs {
@@ -305,7 +305,7 @@ impl<'a> ToPython<'a> {
         (0..s.len())
             .map(|i| {
                 s.get(i).map(|b| {
-                    let (_, utf8) = rdarrow_arrow::encoding::to_utf8(b, s.levels(i), self.native);
+                    let (_, utf8) = rdarrow_arrow::tree::encoding::to_utf8(b, s.levels(i), self.native);
                     String::from_utf8_lossy(&utf8).into_owned()
                 })
             })
@@ -464,7 +464,7 @@ impl<'a> ToPython<'a> {
         obj: &RObject,
     ) -> PyResult<Option<Py<PyAny>>> {
         let opts = TableOptions {
-            default_tz: rdarrow_arrow::arrow::session_zone(),
+            default_tz: rdarrow_arrow::session_zone(),
             time_unit: Some(arrow_schema::TimeUnit::Nanosecond),
             ..Default::default()
         };
@@ -627,7 +627,7 @@ fn mask(na: impl Iterator<Item = bool> + Clone) -> Option<Vec<bool>> {
 /// A table's own row names (not 1..n) from its `"r"` metadata, as plain
 /// values, for a pandas index.
 pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResult<Py<PyAny>> {
-    match rdarrow_arrow::arrow::metadata::row_names(schema).map_err(crate::py_err)? {
+    match rdarrow_arrow::metadata::row_names(schema).map_err(crate::py_err)? {
         Some((rn, refs)) => ToPython::plain(&refs).value(py, &rn, 0),
         None => Ok(py.None()),
     }
@@ -635,5 +635,5 @@ pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResul
 
 /// The payload of a vector node (a compact one expanded).
 fn data_of<'o>(obj: &'o RObject, refs: &RefTable) -> Option<Cow<'o, VectorData>> {
-    structure::payload(obj, refs).ok().flatten()
+    consistency::payload(obj, refs).ok().flatten()
 }

@@ -11,10 +11,10 @@ use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_arrow::arrow::ipc::{into_ffi_stream, IpcCompression, IpcFormat};
-use rdarrow_arrow::arrow::parquet::{ParquetCompression, ParquetOptions};
-use rdarrow_arrow::arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
-use rdarrow_arrow::arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
+use rdarrow_arrow::ipc::{into_ffi_stream, IpcCompression, IpcFormat};
+use rdarrow_arrow::parquet::{ParquetCompression, ParquetOptions};
+use rdarrow_arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
+use rdarrow_arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
 use rdarrow_arrow::Error;
 use rdarrow_arrow::ReadOptions;
 
@@ -152,7 +152,7 @@ pub fn to_arrow(
         .collect();
     let addresses = buffer_addresses(&table);
     let warnings = table.warnings.clone();
-    let shape = rdarrow_arrow::arrow::metadata::object_shape(&table.schema);
+    let shape = rdarrow_arrow::metadata::object_shape(&table.schema);
     let stream = Box::new(into_ffi_stream(table));
     list!(
         stream = stream_xptr(stream),
@@ -180,7 +180,7 @@ fn to_arrow_streamed(path: &Given, req: &Request, rows: usize, read: ReadOptions
         ..Default::default()
     };
     let res = crate::job::run("Converting", || {
-        rdarrow_arrow::arrow::open_table(
+        rdarrow_arrow::open_table(
             path,
             req.object.as_deref(),
             &req.stream_name,
@@ -188,7 +188,7 @@ fn to_arrow_streamed(path: &Given, req: &Request, rows: usize, read: ReadOptions
             read,
             &std::env::temp_dir(),
             Some(rows),
-            rdarrow_arrow::arrow::DEFAULT_MEMORY,
+            rdarrow_arrow::DEFAULT_MEMORY,
             None,
         )
     });
@@ -205,8 +205,8 @@ fn to_arrow_streamed(path: &Given, req: &Request, rows: usize, read: ReadOptions
         .collect();
     let nrow = t.source.num_rows() as f64;
     let warnings = t.source.warnings();
-    let shape = rdarrow_arrow::arrow::metadata::object_shape(&t.source.schema());
-    let stream = Box::new(rdarrow_arrow::arrow::ipc::streamed_ffi_stream(
+    let shape = rdarrow_arrow::metadata::object_shape(&t.source.schema());
+    let stream = Box::new(rdarrow_arrow::ipc::streamed_ffi_stream(
         t.source,
         t.group_rows,
     ));
@@ -347,7 +347,7 @@ fn write_file(
     let memory = if memory > 0.0 {
         memory as u64
     } else {
-        rdarrow_arrow::arrow::DEFAULT_MEMORY
+        rdarrow_arrow::DEFAULT_MEMORY
     };
     let res = crate::job::run(what, || {
         check_sink_name(sink, kind, other_function)?;

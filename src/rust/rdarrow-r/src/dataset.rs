@@ -1,10 +1,10 @@
 //! Arrow datasets from R data files: argument conversion for
 //! `rdata_to_dataset()`; the work is the engine's
-//! (`rdarrow_arrow::arrow::dataset`).
+//! (`rdarrow_arrow::dataset`).
 
 use crate::errors::error_value;
 use extendr_api::prelude::*;
-use rdarrow_arrow::arrow::dataset::{write_dataset, DatasetFormat, DatasetOptions};
+use rdarrow_arrow::dataset::{write_dataset, DatasetFormat, DatasetOptions};
 use rdarrow_arrow::Error;
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! the R wrappers turn into conditions of class `rdarrow_error`.
 
 use extendr_api::prelude::*;
-use rdarrow_arrow::error::LimitKind;
+use rdarrow_arrow::base::error::LimitKind;
 use rdarrow_arrow::{Error, ErrorKind};
 
 /// How an R user raises the limit an error ran into.

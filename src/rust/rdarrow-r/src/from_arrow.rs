@@ -12,7 +12,7 @@ use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_arrow::arrow::from_arrow::{
+use rdarrow_arrow::from_arrow::{
     frame_from_batches, object_from_batches, vector_from_batches, RFrame,
 };
 use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
@@ -74,7 +74,7 @@ pub fn import_stream(x: &Robj) -> Result<(SchemaRef, Vec<RecordBatch>, bool), Er
     .with_metadata(field.metadata().clone())]));
     let mut batches = Vec::new();
     for array in reader {
-        rdarrow_arrow::cancel::check()?;
+        rdarrow_arrow::base::cancel::check()?;
         let array = array.map_err(arrow_err)?;
         batches.push(RecordBatch::try_new(schema.clone(), vec![array]).map_err(arrow_err)?);
     }
@@ -96,7 +96,7 @@ pub fn write_opts(
 ) -> Result<ObjectFileOptions, Error> {
     let compression = Compression::from_name(compress)
         .ok_or_else(|| Error::usage(format!("unknown compression '{compress}'")))?;
-    rdarrow_arrow::header::check_version(version)?;
+    rdarrow_arrow::wire::header::check_version(version)?;
     Ok(ObjectFileOptions {
         name: name.to_string(),
         compression,

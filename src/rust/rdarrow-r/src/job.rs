@@ -8,7 +8,7 @@
 //! as it is read.
 
 use extendr_api::prelude::*;
-use rdarrow_arrow::many::WORKER_STACK;
+use rdarrow_arrow::sources::all_cores::WORKER_STACK;
 use std::time::{Duration, Instant};
 
 extern "C" {
@@ -89,10 +89,10 @@ impl Progress {
 
     /// The engine's own count: a download's bytes, else those processed.
     pub fn tick_engine(&mut self) {
-        match rdarrow_arrow::cancel::download() {
+        match rdarrow_arrow::base::cancel::download() {
             // a URL: its bytes received, of its length
             Some((got, len)) => self.tick_of(got as f64, len.map(|l| l as f64)),
-            None => self.tick(rdarrow_arrow::cancel::progress() as f64),
+            None => self.tick(rdarrow_arrow::base::cancel::progress() as f64),
         }
     }
 
@@ -113,10 +113,10 @@ pub fn consume_interrupt() {
 
 /// Point the engine at R's interrupt flag and clear an old cancellation.
 pub fn watch_interrupts() {
-    rdarrow_arrow::cancel::reset();
+    rdarrow_arrow::base::cancel::reset();
     // SAFETY: R's interrupt flag is a process-wide int that lives forever.
     unsafe {
-        rdarrow_arrow::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending))
+        rdarrow_arrow::base::cancel::install_host_flag(std::ptr::addr_of_mut!(R_interrupts_pending))
     };
 }
 
@@ -149,7 +149,7 @@ fn here_or_on_worker<T: Send>(
         return done;
     }
     watch_interrupts();
-    let on_worker = rdarrow_arrow::many::on_thread_with_stack(opts, WORKER_STACK);
+    let on_worker = rdarrow_arrow::sources::all_cores::on_thread_with_stack(opts, WORKER_STACK);
     run_serving(label, serve, || work(&on_worker))
 }
 
@@ -165,7 +165,7 @@ pub fn read_for_r<T: Send>(
 ) -> rdarrow_arrow::Result<T> {
     watch_interrupts();
     let mut progress = Progress::new(label);
-    let here = rdarrow_arrow::cancel::with_poll(&mut || progress.tick_engine(), || {
+    let here = rdarrow_arrow::base::cancel::with_poll(&mut || progress.tick_engine(), || {
         rdarrow_arrow::read_here(opts, &work)
     });
     progress.done();

@@ -3,7 +3,7 @@
 //! `rdarrow_error_value` list that the R wrapper raises as a condition.
 
 use extendr_api::prelude::*;
-use rdarrow_arrow::error::LimitKind;
+use rdarrow_arrow::base::error::LimitKind;
 use rdarrow_arrow::{Compression, Document, Format, ReadOptions};
 
 mod arrow;
@@ -27,7 +27,7 @@ use to_r::{BuildError, RBuilder};
 /// read may decode; unset = the machine's memory) and `timeout`. Main
 /// thread only: it asks R.
 pub(crate) fn options(settings: &Robj) -> ReadOptions {
-    use rdarrow_arrow::trust::{Host, Trust};
+    use rdarrow_arrow::checks::trust::{Host, Trust};
     let mut max_depth = 10_000;
     let mut storage = Vec::new();
     let mut data_only = false;
@@ -137,7 +137,7 @@ fn rdata_list_impl(path: Robj, stream_name: &str, settings: Robj, recursive: boo
 
 /// A listing as the data frame `rdata_objects()` returns, with (where
 /// given) a first column `file`: the file each row comes from.
-fn listing_value(infos: &[rdarrow_arrow::summary::ObjectInfo], file: Option<Vec<String>>) -> Robj {
+fn listing_value(infos: &[rdarrow_arrow::read::summary::ObjectInfo], file: Option<Vec<String>>) -> Robj {
     // R's NA where a listing has no value
     let na = |x: Option<f64>| x.unwrap_or_else(rdarrow_arrow::tree::na::real);
     let mut names: Vec<&str> = Vec::with_capacity(8);
@@ -215,16 +215,16 @@ fn rdata_list_files_impl(
     settings: Robj,
     recursive: bool,
 ) -> Robj {
-    use rdarrow_arrow::many;
-    let opts = many::on_thread_with_stack(&options(&settings), many::WORKER_STACK);
+    use rdarrow_arrow::sources::all_cores;
+    let opts = all_cores::on_thread_with_stack(&options(&settings), all_cores::WORKER_STACK);
     job::watch_interrupts();
     let mut infos = Vec::new();
     let mut file = Vec::new();
     let mut failed = None;
-    many::in_order(
+    all_cores::in_order(
         &paths,
-        many::threads_for(paths.len()),
-        |path| many::file_weight(path),
+        all_cores::threads_for(paths.len()),
+        |path| all_cores::file_weight(path),
         |i, path| rdarrow_arrow::list_file(path, &opts, &stream_names[i], recursive),
         &mut || {},
         &mut |i, listed: rdarrow_arrow::Result<(Document, Vec<_>)>| match listed {
@@ -247,7 +247,7 @@ fn rdata_list_files_impl(
 /// @noRd
 #[extendr]
 fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
-    use rdarrow_arrow::object_path::{ObjectPath, Step};
+    use rdarrow_arrow::tree::object_path::{ObjectPath, Step};
     let position: Vec<bool> = position.iter().map(|b| b.is_true()).collect();
     let mut steps = Vec::new();
     for (p, &pos) in parts.iter().zip(&position).skip(1) {
@@ -424,16 +424,16 @@ fn rdata_read_files_impl(
     stream_names: Vec<String>,
     settings: Robj,
 ) -> Robj {
-    use rdarrow_arrow::many;
+    use rdarrow_arrow::sources::all_cores;
     let (wanted, opts, mut vectors) = read_for_r_setup(objects, &settings);
-    let opts = many::on_thread_with_stack(&opts, many::WORKER_STACK);
+    let opts = all_cores::on_thread_with_stack(&opts, all_cores::WORKER_STACK);
     job::watch_interrupts();
     let mut values: Vec<Robj> = Vec::with_capacity(paths.len());
     let mut failed = None;
-    many::in_order(
+    all_cores::in_order(
         &paths,
-        many::threads_for(paths.len()),
-        |path| many::file_weight(path),
+        all_cores::threads_for(paths.len()),
+        |path| all_cores::file_weight(path),
         |i, path| rdarrow_arrow::read_for_r(path, wanted.as_deref(), &stream_names[i], &opts),
         &mut || vectors.serve(),
         &mut |i, read: rdarrow_arrow::Result<(Document, Vec<_>)>| match read
@@ -678,7 +678,7 @@ fn location_impl(given: Vec<String>) -> Vec<String> {
 /// @noRd
 #[extendr]
 fn session_zone_impl() -> String {
-    rdarrow_arrow::arrow::session_zone().unwrap_or_default()
+    rdarrow_arrow::session_zone().unwrap_or_default()
 }
 
 /// Check by its first bytes that the file at `path` is of `kind`
@@ -686,7 +686,7 @@ fn session_zone_impl() -> String {
 /// @noRd
 #[extendr]
 fn expect_file_kind_impl(path: &str, label: &str, kind: &str, right_function: &str) -> Robj {
-    use rdarrow_arrow::arrow::DataFileKind;
+    use rdarrow_arrow::DataFileKind;
     let Some(want) = DataFileKind::from_name(kind) else {
         return error_value(&rdarrow_arrow::Error::internal(format!("no file kind '{kind}'")));
     };
@@ -733,7 +733,7 @@ fn local_file_impl(file: &str) -> Robj {
 /// @noRd
 #[extendr]
 fn not_one_object_impl(names: Vec<String>) -> String {
-    rdarrow_arrow::document::not_one_object(&names).message
+    rdarrow_arrow::read::document::not_one_object(&names).message
 }
 
 /// The sources an object store URL names (a glob's matches, a prefix's R
@@ -863,7 +863,7 @@ fn ipc_to_rdata_impl(
             }
             .memory_limit();
             let res = job::run("Writing", || {
-                rdarrow_arrow::arrow::data_file_to_rdata(
+                rdarrow_arrow::data_file_to_rdata(
                     std::path::Path::new(path),
                     std::path::Path::new(file),
                     &o,

@@ -112,10 +112,10 @@ impl Consumer for RAllocator {
         if !builder.plain_within(column.object, EARLY_MAX_DEPTH)
             // (plain objects hold no promise: the trust rule is the
             // document's, checked over the whole file when it is taken)
-            || rdarrow_arrow::validate::check_well_formed_within(
+            || rdarrow_arrow::checks::validate::check_well_formed_within(
                 column.object,
                 column.refs,
-                rdarrow_arrow::limits::physical_memory(),
+                rdarrow_arrow::base::limits::physical_memory(),
             )
             .is_err()
         {

@@ -21,8 +21,8 @@
 
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
-use rdarrow_arrow::altrep;
-use rdarrow_arrow::layout::{Layout, StringItem, StringSource};
+use rdarrow_arrow::tree::altrep;
+use rdarrow_arrow::write::layout::{Layout, StringItem, StringSource};
 use rdarrow_arrow::tree::{pack, sxp, Flags, SpecialValue};
 use rdarrow_arrow::write::Emit;
 use std::collections::HashMap;

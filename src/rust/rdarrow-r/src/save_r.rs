@@ -7,7 +7,7 @@
 use crate::errors::error_value;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_Serialize, R_outpstream_st, R_pstream_format_t, Rboolean, SEXP};
-use rdarrow_arrow::parallel::ParallelCompressor;
+use rdarrow_arrow::compression::parallel::ParallelCompressor;
 use rdarrow_arrow::write::ObjectFileOptions;
 use rdarrow_arrow::{Error, ErrorKind, WritebackFile};
 use std::io::{BufWriter, Write};
@@ -53,7 +53,7 @@ unsafe extern "C" fn out_bytes(stream: *mut R_outpstream_st, buf: *mut c_void, n
     // an interrupt (or an earlier failure) ends the serialization here:
     // R's interrupt check jumps to the top-level call around it, over
     // this frame, which owns nothing by then
-    if rdarrow_arrow::cancel::interrupted() {
+    if rdarrow_arrow::base::cancel::interrupted() {
         R_CheckUserInterrupt();
     }
     let sink = &mut *((*stream).data as *mut Sink);
@@ -84,7 +84,7 @@ unsafe extern "C" fn serialize_job(data: *mut c_void) {
 }
 
 fn io_error(e: std::io::Error) -> Error {
-    if e.kind() == std::io::ErrorKind::Interrupted && rdarrow_arrow::cancel::interrupted() {
+    if e.kind() == std::io::ErrorKind::Interrupted && rdarrow_arrow::base::cancel::interrupted() {
         Error::new(ErrorKind::Interrupted, "interrupted by the user")
     } else {
         Error::io(&e, "cannot write")
@@ -149,11 +149,11 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
             "base::options(show.error.messages = {})",
             if shown { "TRUE" } else { "FALSE" }
         ));
-        let interrupted = rdarrow_arrow::cancel::interrupted();
+        let interrupted = rdarrow_arrow::base::cancel::interrupted();
         let failed = completed == Rboolean::FALSE || sink.failure.is_some();
         if failed {
             // compression threads still busy stop at their next check
-            rdarrow_arrow::cancel::cancel();
+            rdarrow_arrow::base::cancel::cancel();
         }
         if completed == Rboolean::FALSE {
             return Err(if interrupted {
@@ -182,7 +182,7 @@ fn write_serialized(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<
     });
     // a failure stopped the compression threads through the cancel flag:
     // cleared, so that the session's next call does not see it
-    rdarrow_arrow::cancel::reset();
+    rdarrow_arrow::base::cancel::reset();
     res
 }
 
@@ -250,7 +250,7 @@ fn write_native(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<bool
     };
     crate::job::watch_interrupts();
     let mut progress = crate::job::Progress::new("Writing");
-    let res = rdarrow_arrow::layout::write_layout_file(
+    let res = rdarrow_arrow::write::layout::write_layout_file(
         std::path::Path::new(file),
         &o.storage,
         &layout,

@@ -13,7 +13,7 @@ use extendr_ffi::{
     Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR, SETLEVELS, SET_ATTRIB,
     SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
-use rdarrow_arrow::encoding::{to_utf8, CharEncoding};
+use rdarrow_arrow::tree::encoding::{to_utf8, CharEncoding};
 use rdarrow_arrow::tree::*;
 use rdarrow_arrow::Error;
 
@@ -29,7 +29,7 @@ extern "C" {
 /// unserializer, which checks its stack itself. Where the stack's bounds
 /// are unknown, the depth limits alone apply.
 fn stack_used_over(num: usize, den: usize) -> bool {
-    let Some((left, size)) = rdarrow_arrow::limits::stack_left() else {
+    let Some((left, size)) = rdarrow_arrow::base::limits::stack_left() else {
         return false;
     };
     size - left > size / den * num
@@ -177,9 +177,9 @@ impl<'d> RBuilder<'d> {
             // R's own unserializer rebuilds ALTREP nodes (see `altrep`)
             RObject::Altrep(a) => {
                 self.header.is_some()
-                    && rdarrow_arrow::altrep::class_of(a, self.refs)
+                    && rdarrow_arrow::tree::altrep::class_of(a, self.refs)
                         .0
-                        .is_some_and(rdarrow_arrow::altrep::is_base_class)
+                        .is_some_and(rdarrow_arrow::tree::altrep::is_base_class)
                     && self.plain_at(&a.state, depth, max_depth)
                     && self.plain_at(&a.attributes, depth, max_depth)
             }
@@ -299,7 +299,7 @@ impl<'d> RBuilder<'d> {
         data: &mut VectorData,
         attributes: Option<&mut RObject>,
     ) -> Result<SEXP> {
-        rdarrow_arrow::cancel::check()?;
+        rdarrow_arrow::base::cancel::check()?;
         let mut g = Guard(0);
         let n = data.len() as R_xlen_t;
         let x = match data {

@@ -1,0 +1,296 @@
+"""Readers of R data files: listings, Python values, Arrow streams and tables, and
+Parquet and IPC files written from them."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import _rdarrow
+from ._errors import RDataWarning, UsageError
+from ._sources import (
+    ObjectRef,
+    Opened,
+    Source,
+    StorageOptions,
+    as_path,
+    column_names,
+    engine_source,
+    object_path_of,
+    seekable,
+    storage_pairs,
+)
+
+
+class Capsule:
+    """An Arrow C capsule the engine made (a stream or a schema) as an
+    object of the Arrow PyCapsule protocol, for pyarrow and Polars to take."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.capsule
+
+    def __arrow_c_schema__(self) -> Any:
+        return self.capsule
+
+
+def open_table(
+    path: Any, object: Optional[ObjectRef], columns: Optional[List[str]], storage_options: StorageOptions
+) -> "tuple[Any, Optional[Opened]]":
+    """One object of a file opened to be read by row range and column (the
+    engine's ``open_table``), and what must stay open while it is read (an
+    fsspec file)."""
+    src, keep = engine_source(path, storage_options)
+    return _rdarrow.open_table(src, object_path_of(object), columns, storage_pairs(storage_options)), keep
+
+
+def table_schema(table: Any) -> "pyarrow.Schema":  # noqa: F821
+    """An opened table's Arrow schema."""
+    import pyarrow as pa
+
+    return pa.schema(Capsule(table.schema()))
+
+
+def has_union(t: Any) -> bool:
+    """Whether Arrow type ``t`` holds a union at any depth."""
+    import pyarrow as pa
+
+    if pa.types.is_union(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return has_union(t.value_type)
+    if pa.types.is_struct(t):
+        return any(has_union(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
+def refuse_unions(schema: Any, consumer: str, hint: str = "") -> None:
+    """Raise for the columns of ``schema`` a consumer without union types
+    (Polars, Spark) cannot take: lists whose elements differ in type,
+    which rdarrow makes dense unions. Never a silently changed value."""
+    bad = [f.name for f in schema if has_union(f.type)]
+    if bad:
+        names = ", ".join(f"'{b}'" for b in bad)
+        raise TypeError(
+            f"column{'s' if len(bad) > 1 else ''} {names} hold{'' if len(bad) > 1 else 's'} lists whose "
+            f"elements differ in type, an Arrow dense union, which {consumer} has no type for; "
+            f"{hint}read it with rdarrow.read_table() (pyarrow) or DuckDB"
+        )
+
+
+def list_objects(
+    path: Source, recursive: bool = False, storage_options: StorageOptions = None
+) -> List[Dict[str, Any]]:
+    """The objects of an R data file, without decoding their values.
+
+    One dict per object: ``name``, ``class`` (R's ``class()``, a list),
+    ``type`` (``typeof()``), ``length``, ``rows`` and ``columns`` (for data
+    frames and matrices, else ``None``) and ``bytes`` (its size in the
+    decompressed stream). An ``.rds`` file's one object is named after the
+    file. With ``recursive``, each plain list is followed by what it holds
+    (data frames, vectors, lists, to any depth), named by object path
+    (``lst$a``, ``lst[[2]]``), which every reader takes as ``object``;
+    their ``bytes`` is ``None``. ``storage_options``: see :func:`read_table`.
+    """
+    src, _opened = engine_source(path, storage_options)
+    return _rdarrow.list_objects(src, bool(recursive), storage_pairs(storage_options))
+
+
+def read_objects(
+    path: Source,
+    names: Optional[Sequence[str]] = None,
+    storage_options: StorageOptions = None,
+    plain: bool = False,
+) -> Dict[str, Any]:
+    """The objects of an R data file (all, or those named: names or object
+    paths such as ``"lst$a"``) as Python values, by name.
+
+    By default each value is what NumPy and pandas users hold (the table
+    is in ``rdarrow._values`` and the README): a numeric, integer, logical
+    or complex vector a ``numpy.ndarray`` over the engine's own buffer (no
+    copy), a ``numpy.ma.MaskedArray`` where R had ``NA``; a matrix or
+    array an ``ndarray`` of R's shape in R's column-major order; names a
+    ``pandas.Series``, a matrix's dimnames a ``pandas.DataFrame``; a
+    factor a ``pandas.Categorical``; Date and POSIXct ``datetime64``
+    (POSIXct with a zone a zoned pandas array); a data frame what
+    :func:`read_pandas` gives; a Matrix package sparse matrix a
+    ``scipy.sparse`` matrix; strings Python strings; lists lists (named
+    ones dicts); an S4 object a dict of its class and slots.
+
+    ``plain=True`` gives plain Python values instead, for users without
+    NumPy: a vector a list (a named one a dict), ``NA`` ``None`` (a
+    double's ``NaN`` stays ``nan``), a factor its levels' strings, a Date a
+    ``datetime.date``, a POSIXct an aware ``datetime.datetime`` in UTC, a
+    data frame a dict of columns.
+
+    Functions, environments and calls have no value: they are ``None``,
+    with an :class:`RDataWarning` saying which kinds were left out.
+    """
+    if names is not None and not isinstance(names, str):
+        names = [n if isinstance(n, str) else object_path_of(n) for n in names]
+    src, _opened = engine_source(path, storage_options)
+    values, dropped = _rdarrow.read_objects(src, column_names(names), storage_pairs(storage_options), bool(plain))
+    if dropped:
+        warnings.warn(
+            "left out (None): objects of type " + ", ".join(dropped) + ", which have no Python value",
+            RDataWarning,
+            stacklevel=2,
+        )
+    from . import _values
+
+    if plain:
+        return _values.plain(values)
+    return _values.convert(values)
+
+
+class RDataReader:
+    """One object of an R data file as a stream of Arrow record batches.
+
+    The file is read when the reader is made (errors are raised here); the
+    batches are the buffers the engine decoded, handed over without a copy
+    to whatever takes an Arrow C stream::
+
+        pyarrow.RecordBatchReader.from_stream(reader)
+        polars.DataFrame(reader)
+        duckdb.sql("select * from reader")
+
+    ``object`` names the object of an ``.RData`` file (default: its only
+    data frame, else its only object); ``columns`` keeps these columns in
+    this order; ``chunk_size`` cuts the table into batches of that many
+    rows; ``time_unit`` (``"s"``, ``"ms"``, ``"us"``, ``"ns"``) gives every
+    POSIXct column timestamps of that unit, rounded (by default each takes
+    the coarsest unit that keeps all its values' bits, and one whose values
+    no unit keeps stays float64 seconds with its class in the ``"r"``
+    metadata). The stream can be taken once; ``__arrow_c_stream__`` reads
+    the file again for a second consumer. ``name`` is the object's name,
+    ``warnings`` what the conversion changed, ``row_names`` a data frame's
+    own row names (``None`` for R's automatic 1, 2, ...).
+
+    ``path`` may be an object store URL (``s3://bucket/key.rds``,
+    ``gs://...``, ``az://...``), read as a stream (a lazy-load data base's
+    ``.rdb``/``.rdx`` by byte range), with the credentials of the
+    environment (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...) and
+    ``storage_options``, a dict of the names the Rust ``object_store``
+    crate uses or s3fs's (``key``, ``secret``, ``endpoint_url``,
+    ``anon``, ...).
+    """
+
+    def __init__(
+        self,
+        path: Source,
+        object: Optional[ObjectRef] = None,
+        columns: Optional[Sequence[str]] = None,
+        chunk_size: Optional[int] = None,
+        time_unit: Optional[str] = None,
+        storage_options: StorageOptions = None,
+    ) -> None:
+        object = object_path_of(object)
+        if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+            raise ValueError("chunk_size must be a positive integer or None")
+        if time_unit not in (None, "s", "ms", "us", "ns"):
+            raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
+        src, self._opened = engine_source(path, storage_options)
+        self._start = src.tell() if hasattr(src, "read") and seekable(src) else None
+        self._args = (src, object, column_names(columns), chunk_size, time_unit, storage_pairs(storage_options))
+        (self._capsule, self.name, self.warnings, self._addresses,
+         self.row_names) = _rdarrow.read_stream(*self._args)
+        for w in self.warnings:
+            warnings.warn(w, RDataWarning, stacklevel=2)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream interface (the requested schema is
+        not applied: the stream has the schema the R object converts to)."""
+        capsule, self._capsule = self._capsule, None
+        if capsule is None:
+            src = self._args[0]
+            if hasattr(src, "read"):
+                # a file object is read again from where it stood
+                if self._start is None:
+                    raise UsageError(
+                        "the stream of a file object that cannot seek can be taken once"
+                    )
+                src.seek(self._start)
+            capsule, _, _, self._addresses, _ = _rdarrow.read_stream(*self._args)
+        return capsule
+
+    def __repr__(self) -> str:
+        return f"RDataReader({self._args[0]!r}, object={self.name!r})"
+
+
+def read_table(
+    path: Source,
+    object: Optional[ObjectRef] = None,
+    columns: Optional[Sequence[str]] = None,
+    time_unit: Optional[str] = None,
+    storage_options: StorageOptions = None,
+) -> "pyarrow.Table":  # noqa: F821
+    """One object of an R data file as a ``pyarrow.Table`` (see
+    :class:`RDataReader` for the arguments). The table's schema carries
+    rdarrow's ``"r"`` metadata, as arrow R's does, so that the object goes
+    back to R as itself. A named list whose elements differ in type is a
+    struct of one row, an unnamed one (or a list column whose rows differ)
+    a dense union, an S4 object a struct of its slots."""
+    import pyarrow as pa
+
+    reader = RDataReader(
+        path, object=object, columns=columns, time_unit=time_unit, storage_options=storage_options
+    )
+    return pa.RecordBatchReader.from_stream(reader).read_all()
+
+
+def to_parquet(
+    path: Source,
+    sink: PathLike,
+    object: Optional[ObjectRef] = None,
+    columns: Optional[Sequence[str]] = None,
+    compression: str = "zstd",
+    compression_level: Optional[int] = None,
+    row_group_size: Optional[int] = None,
+    memory: Optional[int] = None,
+    storage_options: StorageOptions = None,
+) -> None:
+    """Write one object of an R data file as a Parquet file, row group by
+    row group (as R's ``rdata_to_parquet()``): memory holds about one row
+    group of every column, never the table (``memory``, bytes, default
+    1 GiB). ``compression``: ``"zstd"``, ``"snappy"``, ``"gzip"``,
+    ``"lz4"`` or ``"uncompressed"``. The file appears only when complete;
+    a sink named ``.arrow``/``.feather`` is an error naming
+    :func:`to_ipc`."""
+    if row_group_size is not None and (not isinstance(row_group_size, int) or row_group_size < 1):
+        raise ValueError("row_group_size must be a positive integer or None")
+    src, _opened = engine_source(path, storage_options)
+    _, _, warns = _rdarrow.to_parquet(
+        src, as_path(sink), object_path_of(object), column_names(columns), compression,
+        compression_level, row_group_size, memory, storage_pairs(storage_options),
+    )
+    for w in warns:
+        warnings.warn(w, RDataWarning, stacklevel=2)
+
+
+def to_ipc(
+    path: Source,
+    sink: PathLike,
+    object: Optional[ObjectRef] = None,
+    columns: Optional[Sequence[str]] = None,
+    format: str = "file",
+    compression: str = "uncompressed",
+    chunk_size: Optional[int] = 65536,
+    memory: Optional[int] = None,
+    storage_options: StorageOptions = None,
+) -> None:
+    """Write one object of an R data file as an Arrow IPC file
+    (``format="file"``, Feather version 2) or stream (``"stream"``), in
+    record batches of ``chunk_size`` rows (as R's ``rdata_to_ipc()``);
+    ``compression``: ``"uncompressed"``, ``"lz4"`` or ``"zstd"``. A sink
+    named ``.parquet`` is an error naming :func:`to_parquet`."""
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError("chunk_size must be a positive integer or None")
+    src, _opened = engine_source(path, storage_options)
+    _, _, warns = _rdarrow.to_ipc(
+        src, as_path(sink), object_path_of(object), column_names(columns), format, compression, chunk_size, memory,
+        storage_pairs(storage_options),
+    )
+    for w in warns:
+        warnings.warn(w, RDataWarning, stacklevel=2)

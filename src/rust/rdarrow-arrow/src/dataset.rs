@@ -1,0 +1,1204 @@
+//! Arrow datasets: the data frames of many `.RData`/`.rds` files (or many
+//! data frames of one file) with the same columns, written as one directory
+//! of Arrow IPC files that arrow (`open_dataset(format = "arrow")`),
+//! pyarrow (`pyarrow.dataset.dataset(format = "ipc")`) and polars read as
+//! a single table.
+//!
+//! Layout, as arrow writes it:
+//!
+//! * without partitioning, `DIR/part-0.arrow`, `DIR/part-1.arrow`, ...: one
+//!   file per input object, in the order of the inputs;
+//! * with hive partitioning by columns `a, b`, `DIR/a=x/b=y/part-0.arrow`:
+//!   the rows of each object are split by the values of the partition
+//!   columns, which are not stored in the files (they are in the paths).
+//!   Each directory numbers its files from `part-0`. Values are rendered as
+//!   arrow renders them (factor levels and strings as they are, integers in
+//!   decimal, `NA` as `__HIVE_DEFAULT_PARTITION__`) and percent-encoded
+//!   except for `A-Z a-z 0-9 - _ . ~`, which arrow's `"uri"` segment
+//!   encoding (its default) decodes when reading.
+//!
+//! The `feather` format writes the same bytes (Feather version 2 is the
+//! Arrow IPC file format) with the `.feather` extension.
+//!
+//! All objects must have the same columns with the same Arrow types; the
+//! columns of later inputs are reordered by name to the first input's
+//! order. Factors are normalised to `dictionary<int32, utf8>` (rdarrow
+//! picks the narrowest index per file, so the index type could otherwise
+//! differ between files). Character row names are dropped: the rows of a
+//! dataset have no names.
+//!
+//! Files are read one after another (only one input is held in memory at a
+//! time); the partitions of an input are written in parallel. Each output
+//! file is written under a temporary name; once all are written, they are
+//! made durable together (one sync of the file system, not one per file)
+//! and renamed into place. Under an object store prefix (which must hold
+//! nothing yet), each file is uploaded as it is written and appears
+//! complete. On an error, nothing this call wrote is left.
+
+use super::ipc::{write_ipc_into, IpcCompression, IpcFormat};
+use super::{table_from_object, ArrowTable, ColumnRef, TableOptions};
+use crate::base::error::{Error, Result};
+use crate::tree::{set_attribute, RObject};
+use crate::{Document, ReadOptions};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray, UInt32Array};
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The partition column holding the names of a list's data frames
+/// ([`DatasetOptions::names_to`]) unless told otherwise.
+pub const DEFAULT_NAMES_TO: &str = "name";
+
+/// The directory name arrow gives to a missing (`NA`) partition value.
+pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// The file format of a dataset's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DatasetFormat {
+    /// Parquet files, `.parquet` (as `arrow::write_dataset()`'s default).
+    #[default]
+    Parquet,
+    /// Arrow IPC files, `.arrow`.
+    Arrow,
+    /// The same bytes (Feather version 2), `.feather`.
+    Feather,
+}
+
+impl DatasetFormat {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "parquet" => Some(DatasetFormat::Parquet),
+            "arrow" | "ipc" => Some(DatasetFormat::Arrow),
+            "feather" => Some(DatasetFormat::Feather),
+            _ => None,
+        }
+    }
+
+    /// The extension of the files, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            DatasetFormat::Parquet => "parquet",
+            DatasetFormat::Arrow => "arrow",
+            DatasetFormat::Feather => "feather",
+        }
+    }
+}
+
+/// What to write.
+#[derive(Debug, Clone, Default)]
+pub struct DatasetOptions {
+    /// Columns to partition by (hive style), outermost first; empty for none.
+    pub partitioning: Vec<String>,
+    pub format: DatasetFormat,
+    /// The object to take from each `.RData` file; `None` takes every data
+    /// frame of each file (an `.rds` file holds one object).
+    pub object: Option<String>,
+    /// Where the object taken is a list of data frames, each of them is
+    /// written, and this partition column (outermost) holds its name in
+    /// the list (its position where it has none).
+    pub names_to: String,
+    pub compression: Option<IpcCompression>,
+    /// How Parquet files are compressed.
+    pub parquet: super::parquet::ParquetOptions,
+    /// Rows per record batch in each file (one batch when `None`).
+    pub chunk_size: Option<usize>,
+    /// The zone given to POSIXct columns without a `tzone` attribute.
+    pub default_tz: Option<String>,
+    pub read: ReadOptions,
+    /// Threads writing partitions; 0 for the number of cores.
+    pub threads: usize,
+}
+
+/// Progress of [`write_dataset`], reported from the calling thread.
+#[derive(Debug)]
+pub enum DatasetEvent<'a> {
+    /// Input `index` (0-based) of `count` is being read.
+    Input {
+        index: usize,
+        count: usize,
+        path: &'a Path,
+    },
+    /// An object was converted and is being written.
+    Object {
+        path: &'a Path,
+        name: &'a str,
+        rows: usize,
+    },
+    /// Input `index` is done; `files` output files were written for it.
+    InputDone {
+        index: usize,
+        files: usize,
+        rows: u64,
+    },
+}
+
+/// What [`write_dataset`] wrote.
+#[derive(Debug, Clone)]
+pub struct DatasetSummary {
+    /// The files written, relative to the dataset directory, in order.
+    pub files: Vec<PathBuf>,
+    /// Objects converted.
+    pub objects: usize,
+    /// Rows written.
+    pub rows: u64,
+    /// The columns of the dataset's files (without the partition columns);
+    /// `None` when there was no input object.
+    pub schema: Option<SchemaRef>,
+    /// The partition columns' fields, in partitioning order.
+    pub partition_fields: Vec<FieldRef>,
+}
+
+/// Percent-encode a partition value (or key) as arrow's `"uri"` segment
+/// encoding does: everything but `A-Z a-z 0-9 - _ . ~`, byte by byte.
+pub fn hive_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for &b in s.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Write the objects of `inputs` as an Arrow dataset in `dir`, which must
+/// not exist or be empty. `progress` hears about each input.
+pub fn write_dataset(
+    inputs: &[PathBuf],
+    dir: &Path,
+    opts: &DatasetOptions,
+    progress: &mut dyn FnMut(DatasetEvent),
+) -> Result<DatasetSummary> {
+    check_options(inputs, opts)?;
+    let mut out = Output::new(dir, opts)?;
+    let res = write_all(inputs, opts, &mut out, progress)
+        .and_then(|summary| std::mem::take(&mut out.batch).commit().map(|()| summary));
+    match res {
+        Ok(mut summary) => {
+            summary.files = out
+                .written
+                .iter()
+                .map(|p| p.strip_prefix(dir).unwrap_or(p).to_path_buf())
+                .collect();
+            Ok(summary)
+        }
+        Err(e) => {
+            out.roll_back();
+            Err(e)
+        }
+    }
+}
+
+fn check_options(inputs: &[PathBuf], opts: &DatasetOptions) -> Result<()> {
+    if inputs.is_empty() {
+        return Err(Error::usage("no input files"));
+    }
+    for (i, p) in opts.partitioning.iter().enumerate() {
+        if p.is_empty() {
+            return Err(Error::usage("a partition column name is empty"));
+        }
+        if opts.partitioning[..i].contains(p) {
+            return Err(Error::usage(format!(
+                "partition column '{p}' is given twice"
+            )));
+        }
+    }
+    if opts.chunk_size == Some(0) {
+        return Err(Error::usage("the chunk size must be at least 1 row"));
+    }
+    Ok(())
+}
+
+/// The batch of a dataset under an object store prefix, which must hold
+/// nothing yet: each file is uploaded as it is written, and removed again
+/// on a failure.
+fn store_batch(dir: &Path, opts: &DatasetOptions) -> Result<crate::FileBatch> {
+    let prefix = dir.to_string_lossy();
+    let prefix = prefix.trim_end_matches('/');
+    let there =
+        crate::io::store::Store::open(&format!("{prefix}/"), &opts.read.storage, opts.read.timeout)?;
+    if !there.list(&|_| true)?.is_empty() {
+        return Err(Error::usage(format!(
+            "'{prefix}/' is not empty: write a dataset under a new or empty prefix"
+        )));
+    }
+    Ok(crate::FileBatch::with_storage(opts.read.storage.clone()))
+}
+
+/// Make sure `dir` is an empty directory: an error where it is a file or
+/// holds anything; created where missing. The directories created,
+/// outermost first (for roll-back).
+fn empty_dir(dir: &Path) -> Result<Vec<PathBuf>> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(Error::usage(format!(
+            "'{}' exists and is not a directory",
+            dir.display()
+        ))),
+        Ok(_) => {
+            let mut entries = std::fs::read_dir(dir)
+                .map_err(|e| Error::io(&e, &format!("cannot list '{}'", dir.display())))?;
+            if entries.next().is_some() {
+                return Err(Error::usage(format!(
+                    "'{}' is not empty: write a dataset into a new or empty directory",
+                    dir.display()
+                )));
+            }
+            Ok(Vec::new())
+        }
+        Err(_) => create_missing(dir),
+    }
+}
+
+/// Create `dir` with the levels above it that are missing; those created,
+/// outermost first.
+fn create_missing(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut p = Some(dir);
+    while let Some(d) = p.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        missing.push(d.to_path_buf());
+        p = d.parent();
+    }
+    if missing.is_empty() {
+        return Ok(missing);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::io(
+            &e,
+            &format!("cannot create the directory '{}'", dir.display()),
+        )
+    })?;
+    missing.reverse();
+    Ok(missing)
+}
+
+/// The output directory and what this call wrote in it.
+struct Output {
+    dir: PathBuf,
+    ext: &'static str,
+    /// Files written, for the summary and for removal after an error.
+    written: Vec<PathBuf>,
+    /// The files, under temporary names until they all appear at the end
+    /// (made durable together: one sync, not one per file).
+    batch: crate::FileBatch,
+    /// Directories this call created, outermost first.
+    created: Vec<PathBuf>,
+    /// The next part number of each directory.
+    counters: HashMap<PathBuf, usize>,
+    threads: usize,
+    compression: IpcCompression,
+    parquet: Option<super::parquet::ParquetOptions>,
+    chunk_size: Option<usize>,
+}
+
+impl Output {
+    fn new(dir: &Path, opts: &DatasetOptions) -> Result<Self> {
+        let (batch, created) = if crate::io::store::is_store_path(dir) {
+            (store_batch(dir, opts)?, Vec::new())
+        } else {
+            (crate::FileBatch::new(), empty_dir(dir)?)
+        };
+        let threads = if opts.threads > 0 {
+            opts.threads
+        } else {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        };
+        Ok(Output {
+            dir: dir.to_path_buf(),
+            ext: opts.format.extension(),
+            written: Vec::new(),
+            batch,
+            created,
+            counters: HashMap::new(),
+            threads,
+            compression: opts.compression.unwrap_or(IpcCompression::Uncompressed),
+            // partitions are written on threads of their own
+            parquet: (opts.format == DatasetFormat::Parquet).then(|| {
+                super::parquet::ParquetOptions {
+                    threads: 1,
+                    row_group_rows: opts.chunk_size,
+                    ..opts.parquet.clone()
+                }
+            }),
+            chunk_size: opts.chunk_size,
+        })
+    }
+
+    /// The path of the next file in `sub` (relative to the dataset
+    /// directory), creating the directories it needs.
+    fn next_file(&mut self, sub: &Path) -> Result<PathBuf> {
+        let d = self.dir.join(sub);
+        if !crate::io::store::is_store_path(&d) {
+            let made = create_missing(&d)?;
+            self.created.extend(made);
+        }
+        let n = self.counters.entry(d.clone()).or_insert(0);
+        let f = d.join(format!("part-{n}.{}", self.ext));
+        *n += 1;
+        Ok(f)
+    }
+
+    fn roll_back(&mut self) {
+        // the files not yet in place go with the batch
+        drop(std::mem::take(&mut self.batch));
+        for f in self.written.drain(..) {
+            let _ = std::fs::remove_file(f);
+        }
+        for d in self.created.drain(..).rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+
+    /// Write `batch` (sliced into chunks) to `path`.
+    fn write_batch(&self, schema: &SchemaRef, batch: RecordBatch, path: &Path) -> Result<()> {
+        if let Some(p) = &self.parquet {
+            let table = ArrowTable {
+                schema: schema.clone(),
+                batches: vec![batch],
+                warnings: Vec::new(),
+            };
+            return self.batch.write(path, |f| {
+                super::parquet::write_parquet_into(&table, f, p, None)
+            });
+        }
+        let n = batch.num_rows();
+        let batches = match self.chunk_size {
+            Some(c) if c > 0 && n > c => (0..n)
+                .step_by(c)
+                .map(|off| batch.slice(off, c.min(n - off)))
+                .collect(),
+            _ => vec![batch],
+        };
+        let table = ArrowTable {
+            schema: schema.clone(),
+            batches,
+            warnings: Vec::new(),
+        };
+        self.batch.write(path, |f| {
+            write_ipc_into(&table, f, IpcFormat::File, self.compression)
+        })
+    }
+}
+
+/// The first object's columns, which the others must match.
+struct Reference {
+    file: String,
+    /// Data columns (without the partition columns), in the written order.
+    data: Vec<FieldRef>,
+    /// Partition columns, in partitioning order.
+    keys: Vec<FieldRef>,
+}
+
+fn write_all(
+    inputs: &[PathBuf],
+    opts: &DatasetOptions,
+    out: &mut Output,
+    progress: &mut dyn FnMut(DatasetEvent),
+) -> Result<DatasetSummary> {
+    let mut reference: Option<Reference> = None;
+    let mut objects = 0usize;
+    let mut rows = 0u64;
+    for (index, path) in inputs.iter().enumerate() {
+        crate::base::cancel::check()?;
+        progress(DatasetEvent::Input {
+            index,
+            count: inputs.len(),
+            path,
+        });
+        let label = path.display().to_string();
+        let before = out.written.len();
+        let mut file_rows = 0u64;
+        let mut doc = read_input(path, opts).map_err(|e| in_file(e, &label))?;
+        let stem = crate::stream_object_name(path);
+        let selected = select_objects(&mut doc, opts.object.as_deref(), &stem)
+            .map_err(|e| in_file(e, &label))?;
+        let (selected, split) =
+            split_frame_lists(selected, &doc, &opts.names_to).map_err(|e| in_file(e, &label))?;
+        let split_opts;
+        let opts = if split {
+            split_opts = DatasetOptions {
+                partitioning: std::iter::once(opts.names_to.clone())
+                    .chain(opts.partitioning.iter().cloned())
+                    .collect(),
+                ..opts.clone()
+            };
+            &split_opts
+        } else {
+            opts
+        };
+        for (name, mut obj) in selected {
+            let at = |e: Error| {
+                if name.is_empty() {
+                    e
+                } else {
+                    e.in_object(&name)
+                }
+            };
+            drop_row_names(&mut obj, &doc);
+            let (data, keys) = object_tables(&doc, &obj, &name, opts, reference.as_ref())
+                .map_err(|e| at(in_file(e, &label)))?;
+            drop(obj);
+            if reference.is_none() {
+                reference = Some(Reference {
+                    file: label.clone(),
+                    data: data.schema.fields().iter().cloned().collect(),
+                    keys: keys
+                        .as_ref()
+                        .map(|k| k.schema.fields().iter().cloned().collect())
+                        .unwrap_or_default(),
+                });
+            }
+            let n = data.num_rows();
+            progress(DatasetEvent::Object {
+                path,
+                name: &name,
+                rows: n,
+            });
+            write_object(out, data, keys, &opts.partitioning)
+                .map_err(|e| at(in_file(e, &label)))?;
+            objects += 1;
+            file_rows += n as u64;
+        }
+        drop(doc);
+        rows += file_rows;
+        progress(DatasetEvent::InputDone {
+            index,
+            files: out.written.len() - before,
+            rows: file_rows,
+        });
+    }
+    let (schema, partition_fields) = match reference {
+        Some(r) => (Some(Arc::new(Schema::new(r.data))), r.keys),
+        None => (None, Vec::new()),
+    };
+    Ok(DatasetSummary {
+        files: Vec::new(),
+        objects,
+        rows,
+        schema,
+        partition_fields,
+    })
+}
+
+/// Name the input in an error, unless the message names it already.
+fn in_file(mut e: Error, label: &str) -> Error {
+    if !e.message.contains(label) {
+        e.message = format!("'{label}': {}", e.message);
+    }
+    e
+}
+
+fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
+    crate::read_file_filtered(
+        path,
+        &opts.read,
+        &mut crate::Wanted::one(opts.object.as_deref()),
+    )
+}
+
+fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
+    obj.inherits(&doc.refs, "data.frame")
+}
+
+/// The objects an input contributes (see [`Document::choose_frames`]).
+fn select_objects(
+    doc: &mut Document,
+    wanted: Option<&str>,
+    stream_name: &str,
+) -> Result<Vec<(String, RObject)>> {
+    if let (Some(w), false) = (wanted, doc.is_rds()) {
+        return doc.take_paths(&[w.to_string()], stream_name);
+    }
+    let at = doc.choose_frames(wanted, stream_name)?;
+    doc.take_objects_at(&at, stream_name)
+}
+
+/// A list of data frames (not itself a data frame) taken as one object
+/// becomes its data frames, each with a column `names_to` of its name in
+/// the list (its position where it has none); other objects stay. Says
+/// whether any list was split.
+fn split_frame_lists(
+    selected: Vec<(String, RObject)>,
+    doc: &Document,
+    names_to: &str,
+) -> Result<(Vec<(String, RObject)>, bool)> {
+    use crate::tree::object_path::{ObjectPath, Step};
+    let is_frame_list = |obj: &RObject| match obj {
+        RObject::Vector(v) => match &v.data {
+            crate::tree::VectorData::List(items) => {
+                !is_data_frame(obj, doc)
+                    && !items.is_empty()
+                    && items.iter().all(|i| is_data_frame(i, doc))
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    if !selected.iter().any(|(_, o)| is_frame_list(o)) {
+        return Ok((selected, false));
+    }
+    if names_to.is_empty() {
+        return Err(Error::usage(
+            "the name of the column of a list's names (names_to) is empty",
+        ));
+    }
+    let mut out = Vec::new();
+    for (name, obj) in selected {
+        if !is_frame_list(&obj) {
+            out.push((name, obj));
+            continue;
+        }
+        let labels: Vec<Option<Vec<u8>>> = match obj
+            .attribute(&doc.refs, "names")
+            .and_then(|n| n.as_strings())
+        {
+            Some(ns) => (0..ns.len())
+                .map(|i| ns.get(i).filter(|n| !n.is_empty()).map(<[u8]>::to_vec))
+                .collect(),
+            None => Vec::new(),
+        };
+        let base = ObjectPath::parse(&name).unwrap_or_else(|_| ObjectPath::top(&name));
+        let RObject::Vector(v) = obj else {
+            unreachable!()
+        };
+        let crate::tree::VectorData::List(items) = v.data else {
+            unreachable!()
+        };
+        for (i, mut frame) in items.into_iter().enumerate() {
+            let label = labels.get(i).cloned().flatten();
+            let mut path = base.clone();
+            path.steps.push(match &label {
+                Some(l) => Step::Name(String::from_utf8_lossy(l).into_owned()),
+                None => Step::Position(i + 1),
+            });
+            let value = label.unwrap_or_else(|| (i + 1).to_string().into_bytes());
+            let rows = crate::read::summary::dims(&frame, &doc.refs).0.unwrap_or(0.0) as usize;
+            let col_names = frame_names(&frame, doc).unwrap_or_default();
+            if col_names.iter().any(|c| c == names_to.as_bytes()) {
+                return Err(Error::usage(format!(
+                    "'{}' has a column '{names_to}' already: name the column of the list's names otherwise (names_to)",
+                    path.display()
+                ))
+                .in_object(&name));
+            }
+            let RObject::Vector(fv) = &mut frame else {
+                unreachable!()
+            };
+            if let crate::tree::VectorData::List(fcols) = &mut fv.data {
+                fcols.push(crate::tree::make::strings(std::iter::repeat_n(
+                    Some(&value[..]),
+                    rows,
+                )));
+            }
+            let new_names = crate::tree::make::strings(
+                col_names
+                    .iter()
+                    .map(|c| Some(&c[..]))
+                    .chain(std::iter::once(Some(names_to.as_bytes()))),
+            );
+            // a data frame has names: they are replaced
+            set_attribute(
+                &mut fv.attributes,
+                RObject::Null,
+                b"names",
+                &doc.refs,
+                new_names,
+            );
+            out.push((path.display(), frame));
+        }
+    }
+    Ok((out, true))
+}
+
+/// A data frame's column names (`NA` as "NA"), if it has them.
+fn frame_names(frame: &RObject, doc: &Document) -> Option<Vec<Vec<u8>>> {
+    let s = frame
+        .attribute(&doc.refs, "names")
+        .and_then(|n| n.as_strings())?;
+    Some(
+        (0..s.len())
+            .map(|i| s.get(i).unwrap_or(b"NA").to_vec())
+            .collect(),
+    )
+}
+
+/// Replace character row names by compact ones (a dataset's rows have no
+/// names, and split rows could not keep them).
+fn drop_row_names(obj: &mut RObject, doc: &Document) {
+    if !is_data_frame(obj, doc) {
+        return;
+    }
+    let n = match obj
+        .attribute(&doc.refs, "row.names")
+        .and_then(|r| r.as_strings())
+    {
+        Some(s) => s.len(),
+        None => return,
+    };
+    if let RObject::Vector(v) = obj {
+        let compact = crate::tree::make::ints(vec![i32::MIN, -(n as i32)]);
+        set_attribute(
+            &mut v.attributes,
+            RObject::Null,
+            b"row.names",
+            &doc.refs,
+            compact,
+        );
+    }
+}
+
+/// The column names of an object as a table.
+fn column_names(
+    doc: &Document,
+    obj: &RObject,
+    name: &str,
+    opts: &DatasetOptions,
+) -> Result<Vec<String>> {
+    if is_data_frame(obj, doc) {
+        if let Some(names) = frame_names(obj, doc) {
+            return Ok(names
+                .iter()
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .collect());
+        }
+    }
+    // a vector or matrix: convert to learn its columns
+    let t = table_from_object(doc, obj, &table_options(name, opts, None))?;
+    Ok(t.schema.fields().iter().map(|f| f.name().clone()).collect())
+}
+
+fn table_options(name: &str, opts: &DatasetOptions, cols: Option<Vec<ColumnRef>>) -> TableOptions {
+    TableOptions {
+        col_select: cols,
+        chunk_size: None,
+        default_tz: opts.default_tz.clone(),
+        object_name: if name.is_empty() {
+            "value".to_string()
+        } else {
+            name.to_string()
+        },
+        // one schema for every file: arrow R's unit
+        time_unit: Some(arrow_schema::TimeUnit::Microsecond),
+        one_object: false,
+    }
+}
+
+/// The data table (partition columns removed, columns in the reference
+/// order) and the partition columns of one object, with normalised types
+/// checked against the reference.
+fn object_tables(
+    doc: &Document,
+    obj: &RObject,
+    name: &str,
+    opts: &DatasetOptions,
+    reference: Option<&Reference>,
+) -> Result<(ArrowTable, Option<ArrowTable>)> {
+    let names = column_names(doc, obj, name, opts)?;
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(Error::usage(format!(
+                "column name '{n}' is used twice; a dataset's columns need distinct names"
+            )));
+        }
+    }
+    let pos = |n: &str| names.iter().position(|x| x == n);
+    for p in &opts.partitioning {
+        if pos(p).is_none() {
+            return Err(Error::usage(format!(
+                "there is no column '{p}' to partition by; the columns are: {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let data_names: Vec<String> = match reference {
+        None => names
+            .iter()
+            .filter(|n| !opts.partitioning.contains(n))
+            .cloned()
+            .collect(),
+        Some(r) => {
+            let ref_names: Vec<&String> = r.data.iter().map(|f| f.name()).collect();
+            if let Some(missing) = ref_names.iter().find(|n| pos(n).is_none()) {
+                return Err(Error::usage(format!(
+                    "column '{missing}' is missing (it is in '{}'); all inputs of a dataset need the same columns",
+                    r.file
+                )));
+            }
+            if let Some(extra) = names
+                .iter()
+                .find(|n| !opts.partitioning.contains(n) && !ref_names.contains(n))
+            {
+                return Err(Error::usage(format!(
+                    "column '{extra}' is not in '{}'; all inputs of a dataset need the same columns",
+                    r.file
+                )));
+            }
+            ref_names.into_iter().cloned().collect()
+        }
+    };
+    let select = |cols: &[String]| -> Vec<ColumnRef> {
+        cols.iter()
+            .map(|n| ColumnRef::Position(pos(n).unwrap() + 1))
+            .collect()
+    };
+    let data = table_from_object(
+        doc,
+        obj,
+        &table_options(name, opts, Some(select(&data_names))),
+    )?;
+    let data = normalise(data)?;
+    let keys = if opts.partitioning.is_empty() {
+        None
+    } else {
+        let k = table_from_object(
+            doc,
+            obj,
+            &table_options(name, opts, Some(select(&opts.partitioning))),
+        )?;
+        Some(normalise(k)?)
+    };
+    if let Some(r) = reference {
+        check_fields(data.schema.fields(), &r.data, &r.file)?;
+        if let Some(k) = &keys {
+            check_fields(k.schema.fields(), &r.keys, &r.file)?;
+        }
+    }
+    Ok((data, keys))
+}
+
+fn check_fields(got: &Fields, want: &[FieldRef], ref_file: &str) -> Result<()> {
+    for (g, w) in got.iter().zip(want) {
+        let same = g.data_type() == w.data_type() && g.dict_is_ordered() == w.dict_is_ordered();
+        if !same {
+            let describe = |f: &Field| {
+                if f.dict_is_ordered() == Some(true) {
+                    format!("{} (ordered)", f.data_type())
+                } else {
+                    f.data_type().to_string()
+                }
+            };
+            return Err(Error::usage(format!(
+                "column '{}' has type {} but {} in '{ref_file}'; the columns of a dataset's inputs must have the same types",
+                g.name(),
+                describe(g),
+                describe(w)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The type a column is written with: dictionaries get int32 indices.
+fn normal_type(dt: &DataType) -> DataType {
+    match dt {
+        DataType::Dictionary(_, v) => {
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(normal_type(v)))
+        }
+        DataType::List(f) => DataType::List(normal_field(f)),
+        DataType::LargeList(f) => DataType::LargeList(normal_field(f)),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(normal_field).collect()),
+        other => other.clone(),
+    }
+}
+
+fn normal_field(f: &FieldRef) -> FieldRef {
+    let dt = normal_type(f.data_type());
+    if &dt == f.data_type() {
+        return f.clone();
+    }
+    Arc::new(f.as_ref().clone().with_data_type(dt))
+}
+
+fn normalise(t: ArrowTable) -> Result<ArrowTable> {
+    let fields = t.schema.fields();
+    let normal: Vec<FieldRef> = fields.iter().map(normal_field).collect();
+    if normal
+        .iter()
+        .zip(fields.iter())
+        .all(|(a, b)| Arc::ptr_eq(a, b))
+    {
+        return Ok(t);
+    }
+    let schema = Arc::new(Schema::new_with_metadata(
+        normal.clone(),
+        t.schema.metadata().clone(),
+    ));
+    let mut batches = Vec::with_capacity(t.batches.len());
+    for b in &t.batches {
+        let cols = b
+            .columns()
+            .iter()
+            .zip(&normal)
+            .map(|(c, f)| {
+                if c.data_type() == f.data_type() {
+                    Ok(c.clone())
+                } else {
+                    arrow_cast::cast(c, f.data_type()).map_err(|e| {
+                        Error::unsupported(format!(
+                            "column '{}': cannot convert {} to {}: {e}",
+                            f.name(),
+                            c.data_type(),
+                            f.data_type()
+                        ))
+                    })
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        batches.push(batch(&schema, cols, b.num_rows())?);
+    }
+    Ok(ArrowTable {
+        schema,
+        batches,
+        warnings: t.warnings,
+    })
+}
+
+fn batch(schema: &SchemaRef, cols: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))
+}
+
+/// The single batch of a table (tables are converted unchunked).
+fn one_batch(t: &ArrowTable) -> Result<RecordBatch> {
+    match t.batches.len() {
+        1 => Ok(t.batches[0].clone()),
+        0 => Ok(RecordBatch::new_empty(t.schema.clone())),
+        _ => arrow_select::concat::concat_batches(&t.schema, &t.batches)
+            .map_err(|e| Error::corrupt(format!("cannot join the record batches: {e}"))),
+    }
+}
+
+/// Write one object: one file, or one file per partition.
+fn write_object(
+    out: &mut Output,
+    data: ArrowTable,
+    keys: Option<ArrowTable>,
+    partitioning: &[String],
+) -> Result<()> {
+    let schema = data.schema.clone();
+    let batch_all = one_batch(&data)?;
+    drop(data);
+    let Some(keys) = keys else {
+        let path = out.next_file(Path::new(""))?;
+        out.write_batch(&schema, batch_all, &path)?;
+        out.written.push(path);
+        return Ok(());
+    };
+    let key_batch = one_batch(&keys)?;
+    let groups = partition_rows(&key_batch, partitioning)?;
+    drop(key_batch);
+    let mut jobs: Vec<(PathBuf, Option<Vec<u32>>)> = Vec::with_capacity(groups.len());
+    let single = groups.len() == 1;
+    for (dir, rows) in groups {
+        let path = out.next_file(&dir)?;
+        jobs.push((path, if single { None } else { Some(rows) }));
+    }
+    let threads = out.threads.min(jobs.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let done: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= jobs.len() || failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let (path, rows) = &jobs[i];
+        let res = crate::base::cancel::check().and_then(|_| {
+            let b = match rows {
+                None => batch_all.clone(),
+                Some(r) => {
+                    arrow_select::take::take_record_batch(&batch_all, &UInt32Array::from(r.clone()))
+                        .map_err(|e| {
+                            Error::corrupt(format!("cannot split the rows by partition: {e}"))
+                        })?
+                }
+            };
+            out.write_batch(&schema, b, path)
+        });
+        match res {
+            Ok(()) => done.lock().unwrap().push(i),
+            Err(e) => {
+                failed.store(true, Ordering::Relaxed);
+                first_error.lock().unwrap().get_or_insert(e);
+            }
+        }
+    };
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(work);
+            }
+        });
+    }
+    let mut done = done.into_inner().unwrap();
+    done.sort_unstable();
+    for i in done {
+        out.written.push(jobs[i].0.clone());
+    }
+    match first_error.into_inner().unwrap() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The rows of each partition, in order of first appearance, with the
+/// partition's directory (`a=x/b=y`).
+fn partition_rows(keys: &RecordBatch, partitioning: &[String]) -> Result<Vec<(PathBuf, Vec<u32>)>> {
+    let n = keys.num_rows();
+    let mut group: Vec<u32> = vec![0; n];
+    // the segment ids of each group, one per partition column
+    let mut group_segments: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut segments: Vec<Vec<String>> = Vec::with_capacity(partitioning.len());
+    for (c, name) in partitioning.iter().enumerate() {
+        let (ids, segs) = segment_ids(keys.column(c), name)?;
+        let key = hive_escape(name);
+        segments.push(segs.into_iter().map(|s| format!("{key}={s}")).collect());
+        // refine the groups by this column
+        let mut refined: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut next_segments: Vec<Vec<u32>> = Vec::new();
+        for row in 0..n {
+            let k = (group[row], ids[row]);
+            let g = *refined.entry(k).or_insert_with(|| {
+                let mut s = group_segments[k.0 as usize].clone();
+                s.push(k.1);
+                next_segments.push(s);
+                (next_segments.len() - 1) as u32
+            });
+            group[row] = g;
+        }
+        group_segments = next_segments;
+    }
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); group_segments.len()];
+    for (row, &g) in group.iter().enumerate() {
+        rows[g as usize].push(row as u32);
+    }
+    Ok(group_segments
+        .into_iter()
+        .zip(rows)
+        .map(|(segs, r)| {
+            let dir: PathBuf = segs
+                .iter()
+                .enumerate()
+                .map(|(c, &s)| segments[c][s as usize].as_str())
+                .collect();
+            (dir, r)
+        })
+        .collect())
+}
+
+/// For each row, the id of its escaped partition value, and the values.
+fn segment_ids(col: &ArrayRef, name: &str) -> Result<(Vec<u32>, Vec<String>)> {
+    let n = col.len();
+    let mut segs: Vec<String> = Vec::new();
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut id_of = |s: &str, segs: &mut Vec<String>| -> u32 {
+        if let Some(&i) = index.get(s) {
+            return i;
+        }
+        segs.push(s.to_string());
+        let i = (segs.len() - 1) as u32;
+        index.insert(s.to_string(), i);
+        i
+    };
+    if let DataType::Dictionary(_, _) = col.data_type() {
+        let d = col.as_any_dictionary();
+        let keys = arrow_cast::cast(d.keys(), &DataType::Int32)
+            .map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
+        let keys = keys.as_primitive::<Int32Type>();
+        let values = value_strings(d.values(), name)?;
+        let level_ids: Vec<u32> = (0..values.len())
+            .map(|i| {
+                let s = if values.is_null(i) {
+                    HIVE_NULL.to_string()
+                } else {
+                    hive_escape(values.value(i))
+                };
+                id_of(&s, &mut segs)
+            })
+            .collect();
+        let mut null_id = None;
+        let mut ids = Vec::with_capacity(n);
+        for i in 0..n {
+            if col.is_null(i)
+                || keys.is_null(i)
+                || keys.value(i) < 0
+                || keys.value(i) as usize >= level_ids.len()
+            {
+                let id = *null_id.get_or_insert_with(|| id_of(HIVE_NULL, &mut segs));
+                ids.push(id);
+            } else {
+                ids.push(level_ids[keys.value(i) as usize]);
+            }
+        }
+        return Ok((ids, segs));
+    }
+    let strings = value_strings(col, name)?;
+    let mut raw: HashMap<Option<&str>, u32> = HashMap::new();
+    let mut ids = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = (!strings.is_null(i)).then(|| strings.value(i));
+        let id = match raw.get(&v) {
+            Some(&id) => id,
+            None => {
+                let id = match v {
+                    None => id_of(HIVE_NULL, &mut segs),
+                    Some(s) => id_of(&hive_escape(s), &mut segs),
+                };
+                raw.insert(v, id);
+                id
+            }
+        };
+        ids.push(id);
+    }
+    Ok((ids, segs))
+}
+
+/// A column's values as strings, as arrow renders partition values.
+fn value_strings(col: &ArrayRef, name: &str) -> Result<StringArray> {
+    let dt = col.data_type();
+    let cannot = |why: String| {
+        Error::unsupported(format!(
+            "cannot partition by column '{name}' of type {dt}: {why}"
+        ))
+    };
+    match dt {
+        DataType::Utf8 => Ok(col.as_string::<i32>().clone()),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+            let f = arrow_cast::cast(col, &DataType::Float64).map_err(|e| cannot(e.to_string()))?;
+            let f = f.as_primitive::<arrow_array::types::Float64Type>();
+            Ok((0..f.len())
+                .map(|i| (!f.is_null(i)).then(|| format_float(f.value(i))))
+                .collect())
+        }
+        DataType::Dictionary(_, _) => {
+            let plain =
+                arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
+            Ok(plain.as_string::<i32>().clone())
+        }
+        dt if dt.is_nested()
+            || matches!(
+                dt,
+                DataType::Binary
+                    | DataType::LargeBinary
+                    | DataType::BinaryView
+                    | DataType::FixedSizeBinary(_)
+            ) =>
+        {
+            Err(cannot(
+                "partition values must be strings, factors, numbers, logicals, dates or times"
+                    .to_string(),
+            ))
+        }
+        _ => {
+            let s = arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
+            Ok(s.as_string::<i32>().clone())
+        }
+    }
+}
+
+/// A double as arrow prints it: integral values without a fraction.
+fn format_float(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_like_arrow() {
+        assert_eq!(hive_escape("a"), "a");
+        assert_eq!(hive_escape("-_.~A9z"), "-_.~A9z");
+        assert_eq!(hive_escape("b c/d"), "b%20c%2Fd");
+        assert_eq!(hive_escape("x=y%"), "x%3Dy%25");
+        assert_eq!(hive_escape("é"), "%C3%A9");
+        assert_eq!(hive_escape("+:@!"), "%2B%3A%40%21");
+    }
+
+    #[test]
+    fn floats_print_like_arrow() {
+        assert_eq!(format_float(2.0), "2");
+        assert_eq!(format_float(1.5), "1.5");
+        assert_eq!(format_float(-3.0), "-3");
+    }
+
+    #[test]
+    fn partitions_group_rows_in_order() {
+        let g: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("a"),
+            Some("b"),
+            None,
+            Some("a"),
+            Some("x y"),
+        ]));
+        let h: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![
+            Some(1),
+            Some(1),
+            Some(2),
+            Some(2),
+            None,
+        ]));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("g", DataType::Utf8, true),
+            Field::new("h", DataType::Int32, true),
+        ]));
+        let b = RecordBatch::try_new(schema, vec![g, h]).unwrap();
+        let parts = partition_rows(&b, &["g".into(), "h".into()]).unwrap();
+        let got: Vec<(String, Vec<u32>)> = parts
+            .into_iter()
+            .map(|(p, r)| (p.to_string_lossy().into_owned(), r))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("g=a/h=1".to_string(), vec![0]),
+                ("g=b/h=1".to_string(), vec![1]),
+                (format!("g={HIVE_NULL}/h=2"), vec![2]),
+                ("g=a/h=2".to_string(), vec![3]),
+                (format!("g=x%20y/h={HIVE_NULL}"), vec![4]),
+            ]
+        );
+    }
+
+    #[test]
+    fn dictionaries_normalise_to_int32() {
+        let d: arrow_array::DictionaryArray<arrow_array::types::Int8Type> =
+            vec!["a", "b", "a"].into_iter().collect();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "f",
+            d.data_type().clone(),
+            true,
+        )]));
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(d)]).unwrap();
+        let t = normalise(ArrowTable {
+            schema,
+            batches: vec![b],
+            warnings: Vec::new(),
+        })
+        .unwrap();
+        assert_eq!(
+            t.schema.field(0).data_type(),
+            &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+        );
+        let (ids, segs) = segment_ids(t.batches[0].column(0), "f").unwrap();
+        assert_eq!(ids, vec![0, 1, 0]);
+        assert_eq!(segs, vec!["a", "b"]);
+    }
+}

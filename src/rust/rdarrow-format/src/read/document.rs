@@ -1,0 +1,534 @@
+//! The document: one parsed file or stream (its container, header,
+//! objects and reference table), the rules for which of its objects a
+//! call takes (by name, by object path, the only data frame), and the
+//! parse that makes it from a [`crate::wire::decode::Input`].
+
+use crate::compression::Compression;
+use crate::base::error::{Error, Result};
+use crate::wire::header::{self, Container, StreamHeader};
+use crate::wire::decode::{Format, Input};
+use crate::tree::object_path;
+use crate::read::{self, ObjectFilter, ObjectSpan, ReadOptions};
+use crate::tree::{self, RObject, RefTable};
+use crate::checks::trust;
+use std::path::Path;
+
+/// A parsed file or stream.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// How the file was compressed.
+    pub compression: Compression,
+    /// What wraps the stream.
+    pub container: Container,
+    /// The stream's header.
+    pub header: StreamHeader,
+    /// For a `save()` file, the pairlist of objects; otherwise the object.
+    pub root: RObject,
+    /// The reference table.
+    pub refs: RefTable,
+    /// Where each top-level object lies in the decompressed stream.
+    pub spans: Vec<ObjectSpan>,
+    /// Size of the decompressed stream in bytes.
+    pub stream_len: u64,
+    /// What the objects taken from it may hold (the read's
+    /// [`ReadOptions::trust`]), checked over the whole file when any is taken.
+    pub trust: trust::Trust,
+    /// The kinds of node the trust rule looks at that the parse met
+    /// (`None`: not known, so the check walks the objects).
+    pub seen: Option<trust::Seen>,
+}
+
+impl Document {
+    /// The named top-level objects: the cells of a `save()` file, the
+    /// elements of a named list at the top of a `save()` file, or the one
+    /// object of an RDS stream (with an empty name).
+    pub fn objects(&self) -> Vec<(Vec<u8>, &RObject)> {
+        match (self.container, &self.root) {
+            (Container::RData { .. }, RObject::Pairlist(_)) => {
+                tree::pairlist_entries(&self.root, &self.refs)
+                    .into_iter()
+                    .map(|(n, v)| (n.unwrap_or(b"").to_vec(), v))
+                    .collect()
+            }
+            (Container::RData { .. }, RObject::Vector(v)) => {
+                let names = self
+                    .root
+                    .attribute(&self.refs, "names")
+                    .and_then(|n| n.as_strings());
+                match (&v.data, names) {
+                    (tree::VectorData::List(items), Some(names)) => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, it)| (names.get(i).unwrap_or(b"").to_vec(), it))
+                        .collect(),
+                    _ => vec![(Vec::new(), &self.root)],
+                }
+            }
+            (Container::RData { .. }, RObject::Null) => Vec::new(),
+            _ => vec![(Vec::new(), &self.root)],
+        }
+    }
+    /// Move the top-level objects out of the document (for building them
+    /// elsewhere without holding two copies). The reference table stays.
+    pub fn take_objects(&mut self) -> Vec<(Vec<u8>, RObject)> {
+        let names: Vec<Vec<u8>> = self.objects().into_iter().map(|(n, _)| n).collect();
+        let named_list = matches!(&self.root, RObject::Vector(v) if matches!(v.data, tree::VectorData::List(_)))
+            && self
+                .root
+                .attribute(&self.refs, "names")
+                .and_then(|n| n.as_strings())
+                .is_some();
+        let values: Vec<RObject> = match (self.container, &mut self.root) {
+            (Container::RData { .. }, RObject::Pairlist(p)) => p
+                .cells
+                .iter_mut()
+                .map(|c| std::mem::replace(&mut c.car, RObject::Null))
+                .collect(),
+            (Container::RData { .. }, RObject::Vector(v)) if named_list => match &mut v.data {
+                tree::VectorData::List(items) => std::mem::take(items),
+                _ => unreachable!(),
+            },
+            (Container::RData { .. }, RObject::Null) => Vec::new(),
+            _ => vec![std::mem::replace(&mut self.root, RObject::Null)],
+        };
+        names.into_iter().zip(values).collect()
+    }
+
+    /// Whether this is a single-object stream (`saveRDS()`/`serialize()`).
+    pub fn is_rds(&self) -> bool {
+        self.container.is_rds()
+    }
+
+    /// The names of the top-level objects as users see them: an `.rds`
+    /// stream's one object is named `stream_name` (see
+    /// [`stream_object_name`]), as R users name it after the file.
+    pub fn object_names(&self, stream_name: &str) -> Vec<String> {
+        if self.is_rds() {
+            return vec![stream_name.to_string()];
+        }
+        self.objects()
+            .iter()
+            .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+            .collect()
+    }
+
+    /// The positions of the objects named `wanted`, in the order asked;
+    /// an error naming the missing ones and listing what the file holds.
+    pub fn find_objects(&self, wanted: &[String], stream_name: &str) -> Result<Vec<usize>> {
+        let names = self.object_names(stream_name);
+        let missing: Vec<&String> = wanted.iter().filter(|w| !names.contains(w)).collect();
+        if !missing.is_empty() {
+            let what = if missing.len() == 1 {
+                "object"
+            } else {
+                "objects"
+            };
+            return Err(Error::usage(format!(
+                "{what} {} not found in the file; {}",
+                quoted(&missing),
+                holds(&names)
+            )));
+        }
+        Ok(wanted
+            .iter()
+            .filter_map(|w| names.iter().position(|n| n == w))
+            .collect())
+    }
+
+    /// Where `object` is: the top-level object of that name, else the
+    /// place an object path ([`object_path`]) leads to inside one.
+    pub fn locate(
+        &self,
+        object: &str,
+        stream_name: &str,
+    ) -> Result<(usize, Option<object_path::ObjectPath>)> {
+        let names = self.object_names(stream_name);
+        if let Some(i) = names.iter().position(|n| n == object) {
+            return Ok((i, None));
+        }
+        let Some(path) = object_path::ObjectPath::nested(object) else {
+            return Err(self
+                .find_objects(&[object.to_string()], stream_name)
+                .unwrap_err());
+        };
+        let i = self.find_objects(&[path.top.clone()], stream_name)?[0];
+        path.find(self.objects()[i].1, &self.refs)?;
+        Ok((i, Some(path)))
+    }
+
+    /// Move the objects `wanted` (names or object paths, see
+    /// [`Document::locate`]) out of the document, in the order asked,
+    /// each with its name as asked; the rest are dropped (the reference
+    /// table stays). An element inside an object shares its payloads'
+    /// buffers with it.
+    pub fn take_paths(
+        &mut self,
+        wanted: &[String],
+        stream_name: &str,
+    ) -> Result<Vec<(String, RObject)>> {
+        self.check_trust(stream_name)?;
+        let names = self.object_names(stream_name);
+        // every missing top-level object at once, as find_objects tells them
+        let unknown: Vec<String> = wanted
+            .iter()
+            .filter(|w| !names.contains(w))
+            .map(|w| object_path::ObjectPath::nested(w).map_or_else(|| w.clone(), |p| p.top))
+            .filter(|top| !names.contains(top))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(self.find_objects(&unknown, stream_name).unwrap_err());
+        }
+        let located = wanted
+            .iter()
+            .map(|w| self.locate(w, stream_name))
+            .collect::<Result<Vec<_>>>()?;
+        let refs = self.refs.clone();
+        let mut objs: Vec<Option<RObject>> = self
+            .take_objects()
+            .into_iter()
+            .map(|(_, o)| Some(o))
+            .collect();
+        let mut out = Vec::with_capacity(located.len());
+        for (k, (i, path)) in located.iter().enumerate() {
+            let label = match path {
+                None => names[*i].clone(),
+                Some(_) => wanted[k].clone(),
+            };
+            let used_again = located[k + 1..].iter().any(|(j, _)| j == i);
+            let obj = match (path, &mut objs[*i]) {
+                (_, None) => RObject::Null,
+                (None, slot) if !used_again => slot.take().unwrap_or(RObject::Null),
+                (None, Some(o)) => o.clone(),
+                (Some(p), Some(o)) => p.find(o, &refs)?.clone(),
+            };
+            out.push((label, obj));
+        }
+        Ok(out)
+    }
+
+    /// The object to turn into one table: the one named `object`, else
+    /// the file's only data frame, else its only object for which
+    /// `converts` holds ([`Document::convertible`]); an `.rds` stream's one
+    /// object.
+    pub fn choose_table_object(
+        &self,
+        object: Option<&str>,
+        stream_name: &str,
+        converts: &dyn Fn(&RObject, &RefTable) -> bool,
+    ) -> Result<(String, usize)> {
+        // a file holding code where R keeps none is refused as such, not
+        // for holding nothing to convert
+        self.check_trust(stream_name)?;
+        if let Some(name) = object {
+            let at = self.locate(name, stream_name)?.0;
+            return Ok((name.to_string(), at));
+        }
+        if self.is_rds() {
+            return Ok((stream_name.to_string(), 0));
+        }
+        let names = self.object_names(stream_name);
+        let frames = self.data_frames();
+        match frames.len() {
+            1 => Ok((names[frames[0]].clone(), frames[0])),
+            0 => {
+                let conv = self.convertible(converts);
+                match conv.len() {
+                    1 => Ok((names[conv[0]].clone(), conv[0])),
+                    0 => Err(Error::usage(format!("the file holds no object that converts to Arrow (data frames, vectors, factors, dates, times, matrices, arrays and lists of those do); {}", holds(&names)))),
+                    n => {
+                        let cands: Vec<&String> = conv.iter().map(|&i| &names[i]).collect();
+                        Err(Error::usage(format!("the file holds no data frame and {n} objects that convert; choose one by name: {}", quoted(&cands))))
+                    }
+                }
+            }
+            n => {
+                let cands: Vec<&String> = frames.iter().map(|&i| &names[i]).collect();
+                Err(Error::usage(format!(
+                    "the file holds {n} data frames; choose one by name: {}",
+                    quoted(&cands)
+                )))
+            }
+        }
+    }
+
+    /// As [`Document::choose_table_object`], moving the object out (the
+    /// document keeps its reference table; its other objects are dropped).
+    pub fn take_table_object(
+        &mut self,
+        object: Option<&str>,
+        stream_name: &str,
+        converts: &dyn Fn(&RObject, &RefTable) -> bool,
+    ) -> Result<(String, RObject)> {
+        if let Some(o) = object {
+            let (name, obj) = self
+                .take_paths(&[o.to_string()], stream_name)?
+                .pop()
+                .ok_or_else(|| Error::internal("no object taken"))?;
+            return Ok((name, obj));
+        }
+        // (choosing checked the file: no second walk)
+        let (name, at) = self.choose_table_object(object, stream_name, converts)?;
+        let obj = self
+            .take_checked_at(&[at], stream_name)
+            .pop()
+            .map(|(_, o)| o)
+            .unwrap_or(RObject::Null);
+        Ok((name, obj))
+    }
+
+    /// The objects a dataset takes from this file: an `.rds` stream's one
+    /// object (whatever `object` says: a dataset's files are named
+    /// after their contents), the one named `object`, else every data frame.
+    pub fn choose_frames(&self, object: Option<&str>, stream_name: &str) -> Result<Vec<usize>> {
+        self.check_trust(stream_name)?;
+        if self.is_rds() {
+            return Ok(vec![0]);
+        }
+        if let Some(name) = object {
+            return self.find_objects(&[name.to_string()], stream_name);
+        }
+        let frames = self.data_frames();
+        if frames.is_empty() {
+            return Err(no_data_frame(&self.object_names(stream_name)));
+        }
+        Ok(frames)
+    }
+
+    /// The positions of the top-level objects for which `converts` holds
+    /// (the consumer's rule: for the Arrow bridge, what its type mapping
+    /// knows).
+    pub fn convertible(&self, converts: &dyn Fn(&RObject, &RefTable) -> bool) -> Vec<usize> {
+        let objs = self.objects();
+        (0..objs.len())
+            .filter(|&i| converts(objs[i].1, &self.refs))
+            .collect()
+    }
+
+    /// The positions of the top-level data frames.
+    fn data_frames(&self) -> Vec<usize> {
+        let objs = self.objects();
+        (0..objs.len())
+            .filter(|&i| objs[i].1.inherits(&self.refs, "data.frame"))
+            .collect()
+    }
+
+    /// Move the objects at `positions` out of the document (the others
+    /// are dropped; the reference table stays), with their names as
+    /// [`Document::object_names`] gives them.
+    pub fn take_objects_at(
+        &mut self,
+        positions: &[usize],
+        stream_name: &str,
+    ) -> Result<Vec<(String, RObject)>> {
+        self.check_trust(stream_name)?;
+        Ok(self.take_checked_at(positions, stream_name))
+    }
+
+    /// [`Document::take_objects_at`] of a file already checked.
+    fn take_checked_at(
+        &mut self,
+        positions: &[usize],
+        stream_name: &str,
+    ) -> Vec<(String, RObject)> {
+        let names = self.object_names(stream_name);
+        let mut objs: Vec<Option<RObject>> = self
+            .take_objects()
+            .into_iter()
+            .map(|(_, o)| Some(o))
+            .collect();
+        positions
+            .iter()
+            .filter_map(|&i| {
+                Some((
+                    names.get(i)?.clone(),
+                    objs.get_mut(i)?.take().unwrap_or(RObject::Null),
+                ))
+            })
+            .collect()
+    }
+
+    /// Whether every object of the file may be handed on as the read
+    /// trusts it ([`trust`]): the whole file, whichever objects are taken,
+    /// so that a file holding code where R keeps none is refused as such.
+    pub fn check_trust(&self, stream_name: &str) -> Result<()> {
+        if self.seen.is_some_and(|s| !s.may_refuse(&self.trust)) {
+            // nothing the rule looks at: no walk
+            return Ok(());
+        }
+        trust::check_root(
+            &self.root,
+            &self.refs,
+            &self.trust,
+            self.is_rds(),
+            stream_name,
+        )
+    }
+}
+
+/// The name R users give the one object of an `.rds` file: the file's
+/// base name without its extension.
+pub fn stream_object_name(path: &Path) -> String {
+    object_name_of(&path.to_string_lossy())
+}
+
+/// The name an object read from, or saved without a name to, `source`
+/// takes: the last part of the path or URL (without a URL's query and
+/// fragment), without its last extension (`x.tar.gz` is `x.tar`; a name
+/// that only starts with a dot, `.rds`, stays whole). The one rule of
+/// every front end: R's readers and writers, Python's, the command line's
+/// and DuckDB's.
+pub fn object_name_of(source: &str) -> String {
+    let path = if source.contains("://") {
+        source.split(['?', '#']).next().unwrap_or(source)
+    } else {
+        source
+    };
+    let base = path.rsplit(['/', std::path::MAIN_SEPARATOR]).next().unwrap_or(path);
+    match base.rfind('.') {
+        Some(i) if i > 0 => base[..i].to_string(),
+        _ => base.to_string(),
+    }
+}
+
+/// The error when a file read as holding one object (as `readRDS()`
+/// reads) holds `names`, not one.
+pub fn not_one_object(names: &[String]) -> Error {
+    Error::usage(format!(
+        "the file holds {} objects ({}), not one: read it with read_rdata()",
+        names.len(),
+        quoted(names)
+    ))
+}
+
+/// `'a', 'b'`
+fn quoted<S: AsRef<str>>(names: &[S]) -> String {
+    names
+        .iter()
+        .map(|s| format!("'{}'", s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The error when a file holds no data frame and none was named.
+fn no_data_frame(names: &[String]) -> Error {
+    Error::usage(format!(
+        "the file holds no data frame; choose an object by name: {}",
+        holds(names)
+    ))
+}
+
+/// What a file holds, for error messages.
+fn holds(names: &[String]) -> String {
+    if names.is_empty() {
+        "it holds no objects".to_string()
+    } else {
+        format!("it holds {}", quoted(names))
+    }
+}
+
+/// Which top-level objects a read decodes: all of them, or those named.
+/// An `.rds` stream offers its one object with an empty name: it is
+/// always decoded (its name is the file's, checked after reading).
+#[derive(Debug, Clone, Default)]
+pub struct Wanted(pub Option<Vec<String>>);
+
+impl Wanted {
+    /// Only the object `name` (every object when `None`).
+    pub fn one(name: Option<&str>) -> Self {
+        Wanted(name.map(|n| vec![n.to_string()]))
+    }
+}
+
+impl ObjectFilter for Wanted {
+    fn decode(&mut self, name: &[u8]) -> bool {
+        // an object named as asked, or the top of an object path
+        let top = |n: &str| object_path::ObjectPath::parse(n).map(|p| p.top).ok();
+        name.is_empty()
+            || self.0.as_ref().is_none_or(|w| {
+                w.iter()
+                    .any(|n| n.as_bytes() == name || top(n).is_some_and(|t| t.as_bytes() == name))
+            })
+    }
+
+    /// Objects not asked for are passed over unread where the source
+    /// allows it (a lazy-load data base's entries, which for a base in an
+    /// object store would each be a download).
+    fn parse_declined(&self) -> bool {
+        false
+    }
+}
+
+/// Stack for the parsing thread: deep (but bounded) nesting recurses.
+const PARSE_STACK: usize = 1 << 30;
+
+pub(crate) fn parse(
+    kind: Compression,
+    inp: Input,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+) -> Result<Document> {
+    if opts.parse_here {
+        return parse_here(kind, inp, opts, filter);
+    }
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("rdarrow-parse".into())
+            .stack_size(PARSE_STACK)
+            .spawn_scoped(scope, move || parse_here(kind, inp, opts, filter));
+        match handle {
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("the parser panicked"))),
+            Err(e) => Err(Error::io(&e, "cannot start the parsing thread")),
+        }
+    })
+}
+
+fn parse_here(
+    kind: Compression,
+    mut inp: Input,
+    opts: &ReadOptions,
+    filter: &mut (dyn ObjectFilter + Send),
+) -> Result<Document> {
+    let (container, mut header) = header::read_header(&mut inp)?;
+    let (root, refs, spans, seen) = read::read_body(&mut inp, container, &header, opts, filter)?;
+    header.ascii_hex = inp.saw_hex_double;
+    if header.format == Format::Ascii {
+        // the line end after the last token belongs to the stream
+        inp.skip_ascii_whitespace()?;
+    }
+    let stream_len = inp.offset();
+    Ok(Document {
+        compression: kind,
+        container,
+        header,
+        root,
+        refs,
+        spans,
+        stream_len,
+        trust: opts.trust.clone(),
+        seen: Some(seen),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::object_name_of;
+
+    #[test]
+    fn an_object_takes_the_name_of_its_file_without_the_last_extension() {
+        for (source, name) in [
+            ("x.rds", "x"),
+            ("/a/b/x.tar.gz", "x.tar"),
+            ("dir/.rds", ".rds"),
+            ("x.", "x"),
+            ("x", "x"),
+            ("a b #1.RData", "a b #1"),
+            ("https://host/d/x.rds?v=1.2#f", "x"),
+            ("s3://bucket/p/x.rds", "x"),
+            ("dir.d/x", "x"),
+        ] {
+            assert_eq!(object_name_of(source), name, "{source}");
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! Payloads read by element range, so that a data frame larger than
+//! memory converts one row group at a time.
+//!
+//! R's format stores a data frame column after column, and a compressed
+//! stream can only be read from its start. The design: one pass parses
+//! the file with the columns' payloads left in the stream
+//! ([`crate::Placement::Defer`]: each becomes a
+//! [`Deferred`] holding where it lies, and for strings a mark every
+//! [`Deferred::STRIDE`] elements), while the decompressed bytes go to a
+//! *spill file* beside the output ([`Tee`]). Rows `[a, b)` of any column
+//! are then read back from there with positioned reads
+//! ([`PayloadStore::read`]), on any thread. An uncompressed file needs no
+//! spill: its payloads are read from the file itself.
+//!
+//! The spill file is removed from its folder as soon as it is created
+//! (on Linux; elsewhere when the store is dropped), so no error, interrupt
+//! or crash leaves it behind; its disk space is freed when the conversion
+//! ends. Memory is the parser's buffers plus what the caller reads.
+
+use crate::base::error::{Error, Result};
+use crate::wire::decode::{ByteSource, Format, Input};
+use crate::tree::{Deferred, VectorData};
+use arrow_buffer::{Buffer, ScalarBuffer};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Where deferred payloads are read from: the spill file or the
+/// uncompressed input, in the stream's primitive encoding.
+pub struct PayloadStore {
+    file: Arc<File>,
+    format: Format,
+    _remove: RemoveOnDrop,
+}
+
+/// A spill file to remove when done, where it could not be removed at
+/// once.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Positioned reads of `[pos, end)` of a file, as a stream.
+struct RangeReader {
+    file: Arc<File>,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for RangeReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want = (buf.len() as u64).min(self.end.saturating_sub(self.pos)) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = read_at(&self.file, &mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(f, buf, at)
+}
+
+impl PayloadStore {
+    /// Payloads read from `file`, an uncompressed stream.
+    pub fn in_file(file: File, format: Format) -> PayloadStore {
+        PayloadStore {
+            file: Arc::new(file),
+            format,
+            _remove: RemoveOnDrop(None),
+        }
+    }
+
+    /// A store that holds nothing (for a document whose payloads were all
+    /// read): an empty file in `dir`, removed at once.
+    pub fn empty(dir: &Path, format: Format) -> Result<PayloadStore> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = dir.join(format!(
+            "rdarrow-empty-{}-{:?}-{nanos}.tmp",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let file = File::create(&path).map_err(|e| Error::io(&e, "cannot create a spill file"))?;
+        let _ = std::fs::remove_file(&path);
+        Ok(PayloadStore::in_file(file, format))
+    }
+
+    /// Another handle on the same file, its payloads in `format` (the
+    /// file stays while any handle does; where removing it was left to
+    /// the store, the first one removes it).
+    pub fn with_format(&self, format: Format) -> PayloadStore {
+        PayloadStore {
+            file: self.file.clone(),
+            format,
+            _remove: RemoveOnDrop(None),
+        }
+    }
+
+    fn input(&self, from: u64, to: u64) -> Input {
+        let mut inp = Input::new(ByteSource::Stream(Box::new(RangeReader {
+            file: self.file.clone(),
+            pos: from,
+            end: to,
+        })));
+        inp.format = self.format;
+        inp
+    }
+
+    /// Elements `[start, start + n)` of a deferred payload, decoded as the
+    /// parser decodes them.
+    pub fn read(&self, d: &Deferred, start: u64, n: u64) -> Result<VectorData> {
+        if n == 0 {
+            return Ok(empty(d.sxptype));
+        }
+        let end = start
+            .checked_add(n)
+            .filter(|&e| e <= d.len)
+            .ok_or_else(|| Error::internal("rows past the end of a column"))?;
+        let width = match d.sxptype {
+            crate::tree::sxp::LGL | crate::tree::sxp::INT => 4,
+            crate::tree::sxp::REAL => 8,
+            crate::tree::sxp::CPLX => 16,
+            crate::tree::sxp::RAW => 1,
+            _ => 0,
+        };
+        let data = if width > 0 {
+            let mut inp = self.input(d.start + start * width, d.start + end * width);
+            match d.sxptype {
+                crate::tree::sxp::LGL => VectorData::Logical(ScalarBuffer::from(inp.read_ints(n)?)),
+                crate::tree::sxp::INT => VectorData::Integer(ScalarBuffer::from(inp.read_ints(n)?)),
+                crate::tree::sxp::REAL => {
+                    VectorData::Real(ScalarBuffer::from(inp.read_doubles(n)?))
+                }
+                crate::tree::sxp::CPLX => {
+                    VectorData::Complex(ScalarBuffer::from(inp.read_doubles(n * 2)?))
+                }
+                _ => VectorData::Raw(Buffer::from_vec(inp.read_raw(n)?)),
+            }
+        } else {
+            let k = (start / Deferred::STRIDE) as usize;
+            let from = *d
+                .marks
+                .get(k)
+                .ok_or_else(|| Error::internal("a string column lacks its marks"))?;
+            let last = end.div_ceil(Deferred::STRIDE) as usize;
+            let to = d.marks.get(last).copied().unwrap_or(d.end);
+            let mut inp = self.input(from, to);
+            VectorData::Character(crate::read::strings_at(
+                &mut inp,
+                start - k as u64 * Deferred::STRIDE,
+                n,
+            )?)
+        };
+        Ok(data)
+    }
+}
+
+impl PayloadStore {
+    /// A whole atomic payload decoded into the consumer's memory; `None`
+    /// where the consumer gives none (or for strings).
+    fn read_placed(
+        &self,
+        d: &Deferred,
+        consumer: &dyn crate::read::Consumer,
+    ) -> Result<Option<VectorData>> {
+        let Some(width) = crate::tree::sxp::atomic_width(d.sxptype) else {
+            return Ok(None);
+        };
+        let mut inp = self.input(d.start, d.start + d.len.saturating_mul(width));
+        crate::read::decode_placed(&mut inp, consumer, d.sxptype, d.len)
+    }
+
+    /// Decode the payloads of `obj` left in the stream: its own, and
+    /// those of the elements of its lists, to any depth.
+    pub fn materialize(&self, obj: &mut crate::tree::RObject) -> Result<()> {
+        self.materialize_into(obj, None)
+    }
+
+    /// [`Self::materialize`], each atomic payload decoded into memory the
+    /// consumer gives where it gives it ([`crate::read::Consumer::allocate`]):
+    /// once, into the memory the result lives in.
+    pub fn materialize_into(
+        &self,
+        obj: &mut crate::tree::RObject,
+        consumer: Option<&Arc<dyn crate::read::Consumer>>,
+    ) -> Result<()> {
+        use crate::tree::RObject;
+        let mut todo: Vec<&mut RObject> = vec![obj];
+        while let Some(o) = todo.pop() {
+            // the payloads of elements and of attributes (an S4 object's
+            // slots)
+            let attrs = match o {
+                RObject::Vector(v) => {
+                    if let VectorData::Deferred(d) = &v.data {
+                        let d = d.clone();
+                        v.data = match consumer
+                            .and_then(|c| self.read_placed(&d, c.as_ref()).transpose())
+                        {
+                            Some(placed) => placed?,
+                            None => self.read(&d, 0, d.len)?,
+                        };
+                    }
+                    if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data {
+                        todo.extend(items.iter_mut());
+                    }
+                    v.attributes.as_mut()
+                }
+                RObject::S4(s) => s.attributes.as_mut(),
+                RObject::Pairlist(p) => {
+                    for c in &mut p.cells {
+                        todo.push(&mut c.car);
+                        if let Some(a) = c.attributes.as_mut() {
+                            todo.push(a);
+                        }
+                    }
+                    todo.push(&mut p.tail);
+                    None
+                }
+                RObject::Altrep(a) => Some(&mut a.attributes),
+                _ => None,
+            };
+            if let Some(a) = attrs {
+                todo.push(a);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An empty payload of R type `t`.
+fn empty(t: u8) -> VectorData {
+    use crate::tree::{sxp, StringLevels, StringOffsets, StringVector};
+    match t {
+        sxp::LGL => VectorData::Logical(ScalarBuffer::from(Vec::new())),
+        sxp::INT => VectorData::Integer(ScalarBuffer::from(Vec::new())),
+        sxp::REAL => VectorData::Real(ScalarBuffer::from(Vec::new())),
+        sxp::CPLX => VectorData::Complex(ScalarBuffer::from(Vec::new())),
+        sxp::STR => VectorData::Character(StringVector {
+            offsets: StringOffsets::Small(arrow_buffer::OffsetBuffer::new_empty()),
+            data: Buffer::from_vec(Vec::<u8>::new()),
+            validity: None,
+            levels: StringLevels::Uniform(0),
+        }),
+        _ => VectorData::Raw(Buffer::from_vec(Vec::<u8>::new())),
+    }
+}
+
+/// A spill file in `dir`, removed from the folder at once where the
+/// system allows (the open file stays usable).
+fn spill_file(dir: &Path, what: &str) -> Result<(File, RemoveOnDrop)> {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!(".rdarrow-spill-{}-{n}.tmp", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| {
+            Error::io(
+                &e,
+                &format!(
+                    "cannot create a temporary file in '{}' for {what}",
+                    dir.display()
+                ),
+            )
+        })?;
+    if cfg!(unix) && std::fs::remove_file(&path).is_ok() {
+        return Ok((file, RemoveOnDrop(None)));
+    }
+    Ok((file, RemoveOnDrop(Some(path))))
+}
+
+#[cfg(unix)]
+fn write_at(f: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(f, buf, at)
+}
+
+#[cfg(windows)]
+fn write_at(f: &File, mut buf: &[u8], mut at: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(f, buf, at)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// Blobs (a Parquet writer's encoded pages) kept in a spill file until
+/// they are written out: put from any thread, read back by place. The
+/// file goes as [`PayloadStore`]'s spill does.
+pub struct BlobSpill {
+    file: File,
+    end: std::sync::atomic::AtomicU64,
+    _remove: RemoveOnDrop,
+}
+
+impl BlobSpill {
+    /// A new, empty spill file in `dir`.
+    pub fn new(dir: &Path) -> Result<BlobSpill> {
+        let (file, remove) = spill_file(dir, "encoded data")?;
+        Ok(BlobSpill {
+            file,
+            end: std::sync::atomic::AtomicU64::new(0),
+            _remove: remove,
+        })
+    }
+
+    /// Store `blob`; returns its place.
+    pub fn put(&self, blob: &[u8]) -> std::io::Result<u64> {
+        let at = self
+            .end
+            .fetch_add(blob.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        write_at(&self.file, blob, at)?;
+        Ok(at)
+    }
+
+    /// The `len` bytes stored at `at`.
+    pub fn get(&self, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        let mut done = 0;
+        while done < len {
+            let n = read_at(&self.file, &mut buf[done..], at + done as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
+        }
+        Ok(buf)
+    }
+}
+
+/// A reader that copies everything read through it to a spill file. A
+/// failed write (a full disk) is kept and reported by
+/// [`Spill::into_store`], as an I/O error rather than a decoding one.
+pub struct Tee {
+    inner: Box<dyn Read + Send>,
+    out: Arc<Mutex<TeeOut>>,
+}
+
+struct TeeOut {
+    /// Taken when the spill is complete.
+    writer: Option<std::io::BufWriter<File>>,
+    failed: Option<std::io::Error>,
+}
+
+/// The spill side of a [`Tee`], kept by the caller.
+pub struct Spill {
+    out: Arc<Mutex<TeeOut>>,
+    /// The spill file, for reads while it is still being written.
+    reader: Arc<File>,
+    dir: PathBuf,
+    remove: RemoveOnDrop,
+}
+
+impl Tee {
+    /// Copy `inner` to a new spill file in `dir`.
+    pub fn new(inner: Box<dyn Read + Send>, dir: &Path) -> Result<(Tee, Spill)> {
+        let (file, remove) = spill_file(dir, "the decompressed data")?;
+        let reader = Arc::new(
+            file.try_clone()
+                .map_err(|e| Error::io(&e, "cannot open the temporary file"))?,
+        );
+        let out = Arc::new(Mutex::new(TeeOut {
+            writer: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+            failed: None,
+        }));
+        Ok((
+            Tee {
+                inner,
+                out: out.clone(),
+            },
+            Spill {
+                out,
+                reader,
+                dir: dir.to_path_buf(),
+                remove,
+            },
+        ))
+    }
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let r = match out.writer.as_mut() {
+            Some(w) => w.write_all(&buf[..n]),
+            None => Err(std::io::Error::other("the spill file is closed")),
+        };
+        if let Err(e) = r {
+            let kind = e.kind();
+            out.failed = Some(e);
+            return Err(std::io::Error::new(
+                kind,
+                "cannot write the temporary copy of the decompressed data",
+            ));
+        }
+        Ok(n)
+    }
+}
+
+impl Spill {
+    fn error(&self, e: &std::io::Error) -> Error {
+        Error::io(
+            e,
+            &format!(
+                "cannot write the temporary copy of the decompressed data in '{}'",
+                self.dir.display()
+            ),
+        )
+    }
+
+    /// The error a failed write to the spill file gave, if any.
+    pub fn failure(&self) -> Option<Error> {
+        let out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        out.failed.as_ref().map(|e| self.error(e))
+    }
+
+    /// The stream read so far, flushed to the spill file, as a store to
+    /// read the payloads already parsed (while the parse goes on).
+    pub fn store_so_far(&self, format: Format) -> Result<PayloadStore> {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = out.writer.as_mut() {
+            if let Err(e) = w.flush() {
+                let err = self.error(&e);
+                out.failed = Some(e);
+                return Err(err);
+            }
+        }
+        Ok(PayloadStore {
+            file: self.reader.clone(),
+            format,
+            _remove: RemoveOnDrop(None),
+        })
+    }
+
+    /// The spill file, complete, as a store to read payloads from.
+    pub fn into_store(self, format: Format) -> Result<PayloadStore> {
+        if let Some(e) = self.failure() {
+            return Err(e);
+        }
+        let writer = self
+            .out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .writer
+            .take();
+        let writer = writer.ok_or_else(|| Error::internal("the spill file is closed"))?;
+        let file = writer.into_inner().map_err(|e| self.error(e.error()))?;
+        Ok(PayloadStore {
+            file: Arc::new(file),
+            format,
+            _remove: self.remove,
+        })
+    }
+}

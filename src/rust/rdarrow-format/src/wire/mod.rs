@@ -1,0 +1,5 @@
+//! R's bytes on the wire: primitives decoded and encoded (XDR, ASCII, native), the container and header.
+
+pub mod decode;
+pub mod encode;
+pub mod header;
