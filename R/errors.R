@@ -108,12 +108,7 @@ sources_usage <- "`file` must be paths or URLs (non-empty strings), a directory,
 # object store prefix's or pattern's objects, each sorted; anything else as
 # it is.
 expand_files <- function(files, storage = character(), call = sys.call(-1)) {
-  settings <- read_args(storage)
-  unlist(lapply(files, function(f) {
-    full <- path.expand(f)
-    found <- check_engine(expand_sources_impl(full, settings), call = call)
-    if (identical(found, full)) f else found
-  }), use.names = FALSE)
+  check_engine(expand_sources_impl(files, path.expand(files), read_args(storage)), call = call)
 }
 
 # Several sources `files` (paths or URLs, as data_source() takes one): the

@@ -98,7 +98,7 @@ set_element_impl <- function(x, element, value) .Call(wrap__set_element_impl, x,
 #' @noRd
 path_is_rds_impl <- function(path) .Call(wrap__path_is_rds_impl, path)
 
-#' Check a writer's compression name and level (NA: none given) by the
+#' Check a writer's compression name and level (NULL: none given) by the
 #' engine's one rule (Compression::for_writing() of the format crate);
 #' the level R's writers pass on (-1: R's default), or an error value.
 #' @noRd
@@ -137,7 +137,7 @@ not_one_object_impl <- function(names) .Call(wrap__not_one_object_impl, names)
 #' The sources an object store URL names (a glob's matches, a prefix's R
 #' data files, listed from the store), or an error value.
 #' @noRd
-expand_sources_impl <- function(given, settings) .Call(wrap__expand_sources_impl, given, settings)
+expand_sources_impl <- function(given, full, settings) .Call(wrap__expand_sources_impl, given, full, settings)
 
 #' The address held by an external pointer, in decimal (for consumers that
 #' take a stream by address, such as pyarrow's `_import_from_c`).

@@ -740,9 +740,19 @@ fn not_one_object_impl(names: Vec<String>) -> String {
 /// data files, listed from the store), or an error value.
 /// @noRd
 #[extendr]
-fn expand_sources_impl(given: &str, settings: Robj) -> Robj {
+fn expand_sources_impl(given: Vec<String>, full: Vec<String>, settings: Robj) -> Robj {
+    // each of `full` (the paths of `given`, expanded by R: `~`) by the
+    // engine's rule; one that names only itself keeps the user's words
     let read = options(&settings);
-    paths_value(rdarrow_arrow::expand_sources(given, &read))
+    let mut out: Vec<String> = Vec::with_capacity(given.len());
+    for (g, f) in given.iter().zip(&full) {
+        match rdarrow_arrow::expand_sources(f, &read) {
+            Ok(found) if found.len() == 1 && found[0].as_os_str() == f.as_str() => out.push(g.clone()),
+            Ok(found) => out.extend(found.iter().map(|p| p.to_string_lossy().into_owned())),
+            Err(e) => return error_value(&e),
+        }
+    }
+    out.into()
 }
 
 /// Paths as a character vector, or the error value.

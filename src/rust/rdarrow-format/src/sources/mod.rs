@@ -343,6 +343,10 @@ pub fn expand_sources(given: &str, opts: &ReadOptions) -> Result<Vec<PathBuf>> {
     if store::is_store_url(given) {
         return expand_in_store(given, opts);
     }
+    if path.is_file() {
+        // a file names itself (the common case: one stat)
+        return Ok(vec![path.to_path_buf()]);
+    }
     if http::is_url(path) || lazyload::files_of(path).is_some() {
         return Ok(vec![path.to_path_buf()]);
     }
