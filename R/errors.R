@@ -209,6 +209,8 @@ storage_arg <- function(storage_options) {
 
 max_depth <- function() {
   d <- getOption("rdarrow.max_depth", 10000L)
+  # the default, or any positive integer: as it is (every read asks)
+  if (is.integer(d) && length(d) == 1L && !is.na(d) && d >= 1L) return(d)
   if (!is.numeric(d) || length(d) != 1L || is.na(d) || d < 1) {
     abort_usage("option rdarrow.max_depth must be a positive number.")
   }

@@ -161,7 +161,9 @@ impl Source {
         if !std::fs::metadata(path).ok()?.is_file() {
             return None;
         }
-        let full = std::fs::canonicalize(path).ok()?;
+        // in full without touching the file system again (the working
+        // folder joined, no link resolved: one stat above is the call's)
+        let full = std::path::absolute(path).ok()?;
         Some((full, crate::read::document::stream_object_name(path)))
     }
 
