@@ -3,8 +3,15 @@
 //! checks before R builds an object default to the physical memory), and
 //! the stack a thread has left (whether a parse may run on it).
 
-/// The machine's physical memory, in bytes.
+/// The machine's physical memory, in bytes: asked of the system once per
+/// process (glibc answers `_SC_PHYS_PAGES` with a `sysinfo` call, a cost
+/// every small read paid several times over).
 pub fn physical_memory() -> u64 {
+    static MEMORY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MEMORY.get_or_init(ask_physical_memory)
+}
+
+fn ask_physical_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let (pages, size) = unsafe {
         (
