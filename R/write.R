@@ -49,7 +49,7 @@
 #'   and appears only complete; a failed upload leaves nothing.
 #' @param name Name of the object in the file; by default the expression
 #'   passed as `x`.
-#' @param compress `"gzip"`, `"bzip2"`, `"xz"` or `"none"`.
+#' @param compress `"gzip"` (the default), `"bzip2"`, `"xz"` or `"none"`.
 #' @param compression_level Compression level (`NULL`: R's default, 6 for
 #'   gzip, 9 for bzip2, and for xz 6 in an `.rds` file as `saveRDS()` and 9
 #'   in an `.RData` file as `save()`).
@@ -69,7 +69,7 @@
 #' @inheritParams rdata_objects
 #' @export
 arrow_to_rdata <- function(x, file, name = NULL,
-                           compress = c("gzip", "bzip2", "xz", "none"),
+                           compress = "gzip",
                            compression_level = NULL, version = 3L,
                            ascii = FALSE, threads = NULL, storage_options = NULL) {
   if (is.null(name)) name <- paste(deparse(substitute(x)), collapse = " ")
@@ -205,8 +205,6 @@ write_options <- function(file, name, compress, compression_level, version, asci
   if (!is.character(name) || length(name) != 1L || is.na(name) || !nzchar(name)) {
     abort_usage("`name` must be a single non-empty string.")
   }
-  # the default c("gzip", ...) of arrow_to_rdata() is its first name
-  if (is.character(compress) && length(compress) > 1L) compress <- compress[[1L]]
   if (!is.character(compress) || length(compress) != 1L || is.na(compress)) {
     abort_usage("`compress` must be a single string.")
   }

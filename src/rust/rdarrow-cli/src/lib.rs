@@ -318,16 +318,11 @@ pub fn run(args: Vec<OsString>, host: &[HostCommand]) -> Ran {
 // --- ls ----------------------------------------------------------------------
 
 /// The files `given` names, each argument through the engine's one rule
-/// (`expand_sources`: a glob's matches, a directory's R data files, a store
+/// (`expand_each`: a glob's matches, a directory's R data files, a store
 /// prefix's objects), in order.
 fn expand_all(given: &[PathBuf], read: &ReadOptions) -> Result<Vec<PathBuf>, Failure> {
-    let mut files = Vec::with_capacity(given.len());
-    for f in given {
-        let found = rdarrow_arrow::expand_sources(&f.to_string_lossy(), read)
-            .map_err(|e| Failure::Usage(e.message))?;
-        files.extend(found);
-    }
-    Ok(files)
+    let given: Vec<String> = given.iter().map(|f| f.to_string_lossy().into_owned()).collect();
+    rdarrow_arrow::expand_each(&given, read).map_err(|e| Failure::Usage(e.message))
 }
 
 fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {

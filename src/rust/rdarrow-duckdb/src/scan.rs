@@ -97,15 +97,14 @@ pub(crate) fn sources_of(
     paths: &[String],
     read: &rdarrow_arrow::ReadOptions,
 ) -> Result<Vec<(PathBuf, String)>, String> {
-    let mut out = Vec::new();
-    for given in paths {
-        let found =
-            rdarrow_arrow::expand_sources(given, read).map_err(|e| format!("rdarrow: {e}"))?;
-        for p in found {
+    let out: Vec<(PathBuf, String)> = rdarrow_arrow::expand_each(paths, read)
+        .map_err(|e| format!("rdarrow: {e}"))?
+        .into_iter()
+        .map(|p| {
             let label = p.to_string_lossy().into_owned();
-            out.push((p, label));
-        }
-    }
+            (p, label)
+        })
+        .collect();
     if out.is_empty() {
         return Err("rdarrow: no file to read".into());
     }

@@ -94,7 +94,7 @@ pub use wire::decode::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
 };
-pub use sources::{data_files_in, expand_sources, location_of, Location, Origin, Source, Streamed};
+pub use sources::{data_files_in, expand_each, expand_sources, location_of, Location, Origin, Source, Streamed};
 pub use io::store::StorageOptions;
 pub use tree::{RObject, RefTable};
 

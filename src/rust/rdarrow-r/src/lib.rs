@@ -755,18 +755,6 @@ fn expand_sources_impl(given: Vec<String>, full: Vec<String>, settings: Robj) ->
     out.into()
 }
 
-/// Paths as a character vector, or the error value.
-fn paths_value(paths: rdarrow_arrow::Result<Vec<std::path::PathBuf>>) -> Robj {
-    match paths {
-        Ok(files) => files
-            .iter()
-            .map(|f| f.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .into(),
-        Err(e) => error_value(&e),
-    }
-}
-
 /// Put `value` in place as element `element` (1-based) of list `x`, which
 /// was just made and is referenced nowhere else (a patch of
 /// [`rdata_read_impl`]'s).

@@ -377,6 +377,16 @@ pub fn expand_sources(given: &str, opts: &ReadOptions) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// The sources several arguments name, each by [`expand_sources`], in the
+/// order given.
+pub fn expand_each<S: AsRef<str>>(given: &[S], opts: &ReadOptions) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::with_capacity(given.len());
+    for g in given {
+        out.extend(expand_sources(g.as_ref(), opts)?);
+    }
+    Ok(out)
+}
+
 /// Whether a file name is an R data file's (`.rda`, `.RData`, `.rds`, in
 /// any case).
 fn is_data_name(name: &str) -> bool {
