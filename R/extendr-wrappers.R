@@ -16,6 +16,11 @@ NULL
 #' @export
 rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 
+#' The number of lazily read character vectors whose strings the engine
+#' still holds (for the tests of their lifetime).
+#' @noRd
+lazy_strings_live_impl <- function() .Call(wrap__lazy_strings_live_impl)
+
 #' List the objects in a file (payloads skipped): the listing data frame.
 #' @noRd
 rdata_list_impl <- function(path, stream_name, settings, recursive) .Call(wrap__rdata_list_impl, path, stream_name, settings, recursive)

@@ -75,6 +75,15 @@ write_peak_child <- function(path, libraries, calls, setup = character(), result
   invisible(path)
 }
 
+# Run the child script of write_peak_child() once: its peak above its
+# baseline and its seconds.
+measure_child <- function(child, method, f) {
+  out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", child, method, f),
+                 stdout = TRUE)
+  v <- as.numeric(strsplit(tail(out, 1), " ")[[1]])
+  list(peak = v[[1]], seconds = v[[2]])
+}
+
 load_avg <- function() {
   tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
            error = function(e) "unknown")

@@ -68,12 +68,7 @@ child <- write_peak_child(file.path(dir, "child.R"), "rdarrow", c(
   "read_rdata = function() read_rdata(f)",
   "read_rds = function() read_rds(f)"))
 
-measure <- function(method, f) {
-  out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", child, method, f),
-                 stdout = TRUE)
-  v <- as.numeric(strsplit(tail(out, 1), " ")[[1]])
-  list(peak = v[[1]], seconds = v[[2]])
-}
+measure <- function(method, f) measure_child(child, method, f)
 
 cases <- list(
   list(file = "matrix_none", label = sprintf("matrix of %g doubles, uncompressed .RData", n_mat),

@@ -37,7 +37,7 @@ apt_packages=(
   r-cran-tibble r-cran-data.table r-cran-cli r-cran-rlang r-cran-bench
   r-cran-knitr r-cran-rmarkdown r-cran-rcmdcheck r-cran-lubridate r-cran-pkgdown
   r-cran-withr r-cran-callr r-cran-jsonlite r-cran-waldo r-cran-matrix
-  r-cran-nlme
+  r-cran-nlme r-cran-dplyr
   # lme4's fits and profiles (S4 objects, closures in their formulas'
   # environments) for the Arrow circle of every object with data
   r-cran-lme4

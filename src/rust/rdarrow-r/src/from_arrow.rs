@@ -149,6 +149,7 @@ pub fn stream_to_df(x: &Robj) -> Robj {
         refs: &frame.refs,
         native_encoding: None,
         header: None,
+        lazy_min: crate::lazy_strings::min_len(),
     };
     match unsafe { builder.build(&mut obj) } {
         Ok(sexp) => unsafe { Robj::from_sexp(sexp) },

@@ -12,6 +12,7 @@ mod errors;
 mod from_arrow;
 mod given;
 mod job;
+mod lazy_strings;
 mod r_memory;
 mod save_native;
 mod save_r;
@@ -86,12 +87,17 @@ extern "C" {
     fn Rf_GetOption1(tag: extendr_ffi::SEXP) -> extendr_ffi::SEXP;
 }
 
+/// R's option `name` (`NULL` when unset). Main thread only. Read without
+/// R's parser: reading options is part of every call's fixed cost.
+pub(crate) fn option(name: &std::ffi::CStr) -> Robj {
+    // SAFETY: main thread; the value is protected while the Robj lives
+    unsafe { Robj::from_sexp(Rf_GetOption1(extendr_ffi::Rf_install(name.as_ptr()))) }
+}
+
 /// R's option `name` as a number (`None` when unset or not a number).
-/// Main thread only. Read without R's parser: reading options is part of
-/// every call's fixed cost.
+/// Main thread only.
 fn number_option(name: &std::ffi::CStr) -> Option<f64> {
-    // SAFETY: main thread; the value is protected while `value` lives
-    let value = unsafe { Robj::from_sexp(Rf_GetOption1(extendr_ffi::Rf_install(name.as_ptr()))) };
+    let value = option(name);
     value
         .as_real()
         .or_else(|| value.as_integer().map(f64::from))
@@ -118,6 +124,14 @@ fn rdarrow_engine_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The number of lazily read character vectors whose strings the engine
+/// still holds (for the tests of their lifetime).
+/// @noRd
+#[extendr]
+fn lazy_strings_live_impl() -> i32 {
+    lazy_strings::live() as i32
+}
+
 /// List the objects in a file (payloads skipped): the listing data frame.
 /// @noRd
 #[extendr]
@@ -137,7 +151,10 @@ fn rdata_list_impl(path: Robj, stream_name: &str, settings: Robj, recursive: boo
 
 /// A listing as the data frame `rdata_objects()` returns, with (where
 /// given) a first column `file`: the file each row comes from.
-fn listing_value(infos: &[rdarrow_arrow::read::summary::ObjectInfo], file: Option<Vec<String>>) -> Robj {
+fn listing_value(
+    infos: &[rdarrow_arrow::read::summary::ObjectInfo],
+    file: Option<Vec<String>>,
+) -> Robj {
     // R's NA where a listing has no value
     let na = |x: Option<f64>| x.unwrap_or_else(rdarrow_arrow::tree::na::real);
     let mut names: Vec<&str> = Vec::with_capacity(8);
@@ -333,6 +350,7 @@ fn read_value(
         refs: &doc.refs,
         native_encoding: doc.header.native_encoding.as_deref(),
         header: Some(&doc.header),
+        lazy_min: crate::lazy_strings::min_len(),
     };
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
@@ -662,7 +680,10 @@ fn path_is_rds_impl(path: &str) -> bool {
 /// @noRd
 #[extendr]
 fn object_name_impl(sources: Vec<String>) -> Vec<String> {
-    sources.iter().map(|s| rdarrow_arrow::object_name_of(s)).collect()
+    sources
+        .iter()
+        .map(|s| rdarrow_arrow::object_name_of(s))
+        .collect()
 }
 
 /// Where each of `given` is: "http", "store" or "local" (the engine's
@@ -670,7 +691,10 @@ fn object_name_impl(sources: Vec<String>) -> Vec<String> {
 /// @noRd
 #[extendr]
 fn location_impl(given: Vec<String>) -> Vec<String> {
-    given.iter().map(|g| rdarrow_arrow::location_of(g).name().to_string()).collect()
+    given
+        .iter()
+        .map(|g| rdarrow_arrow::location_of(g).name().to_string())
+        .collect()
 }
 
 /// The session's time zone ("" when none is set): the engine's one rule
@@ -688,7 +712,9 @@ fn session_zone_impl() -> String {
 fn expect_file_kind_impl(path: &str, label: &str, kind: &str, right_function: &str) -> Robj {
     use rdarrow_arrow::DataFileKind;
     let Some(want) = DataFileKind::from_name(kind) else {
-        return error_value(&rdarrow_arrow::Error::internal(format!("no file kind '{kind}'")));
+        return error_value(&rdarrow_arrow::Error::internal(format!(
+            "no file kind '{kind}'"
+        )));
     };
     match DataFileKind::expect_file(std::path::Path::new(path), label, want, right_function) {
         Ok(()) => Robj::from(()),
@@ -704,7 +730,10 @@ fn expect_file_kind_impl(path: &str, label: &str, kind: &str, right_function: &s
 fn write_compression_impl(compress: &str, level: Robj) -> Robj {
     let level = if level.is_null() {
         None
-    } else if let Some(level) = level.as_real().filter(|l| l.fract() == 0.0 && l.abs() <= 1e9) {
+    } else if let Some(level) = level
+        .as_real()
+        .filter(|l| l.fract() == 0.0 && l.abs() <= 1e9)
+    {
         Some(level as i64)
     } else {
         return error_value(&rdarrow_arrow::Error::usage(
@@ -747,7 +776,9 @@ fn expand_sources_impl(given: Vec<String>, full: Vec<String>, settings: Robj) ->
     let mut out: Vec<String> = Vec::with_capacity(given.len());
     for (g, f) in given.iter().zip(&full) {
         match rdarrow_arrow::expand_sources(f, &read) {
-            Ok(found) if found.len() == 1 && found[0].as_os_str() == f.as_str() => out.push(g.clone()),
+            Ok(found) if found.len() == 1 && found[0].as_os_str() == f.as_str() => {
+                out.push(g.clone())
+            }
             Ok(found) => out.extend(found.iter().map(|p| p.to_string_lossy().into_owned())),
             Err(e) => return error_value(&e),
         }
@@ -1025,6 +1056,7 @@ fn pack_flags_impl(sxptype: i32, levels: i32, object: bool, attr: bool, tag: boo
 extendr_module! {
     mod rdarrow;
     fn rdarrow_engine_version;
+    fn lazy_strings_live_impl;
     fn rdata_list_impl;
     fn rdata_list_files_impl;
     fn rdata_read_impl;

@@ -84,6 +84,9 @@ pub struct RAllocator {
     main: std::thread::Thread,
     /// The multi-set that protects the vectors (an `SEXP`).
     kept: usize,
+    /// The shortest character vector left in the engine's buffers, for
+    /// the builder to make lazily ([`crate::lazy_strings`]).
+    lazy_min: Option<usize>,
 }
 
 impl Consumer for RAllocator {
@@ -104,6 +107,7 @@ impl Consumer for RAllocator {
             refs: column.refs,
             native_encoding: column.header.native_encoding.as_deref(),
             header: Some(column.header),
+            lazy_min: self.lazy_min,
         };
         // only what the builder makes itself, nesting a little, and what R
         // can build (the whole object is checked again once read, and an
@@ -158,7 +162,7 @@ impl Consumer for RAllocator {
     }
 
     fn strings(&self, len: u64, header: &StreamHeader) -> Option<Box<dyn StringSink>> {
-        if !self.on_main() {
+        if !self.on_main() || self.lazy_min.is_some_and(|m| len >= m as u64) {
             return None;
         }
         // SAFETY: on the main thread; `kept` lives as long as this
@@ -233,6 +237,7 @@ pub fn pair() -> (RAllocator, RVectors) {
             requests: tx,
             main: std::thread::current(),
             kept: kept as usize,
+            lazy_min: crate::lazy_strings::min_len(),
         },
         RVectors { requests: rx, kept },
     )

@@ -22,8 +22,8 @@
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
 use rdarrow_arrow::tree::altrep;
-use rdarrow_arrow::write::layout::{Layout, StringItem, StringSource};
 use rdarrow_arrow::tree::{pack, sxp, Flags, SpecialValue};
+use rdarrow_arrow::write::layout::{Layout, StringItem, StringSource};
 use rdarrow_arrow::write::Emit;
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
@@ -63,7 +63,8 @@ extern "C" {
 
 /// sxp::CHAR levels R never writes: the cache and hash-set bits (the
 /// format crate's rule).
-const CHARSXP_UNWRITTEN_LEVELS: c_int = rdarrow_arrow::tree::levels::UNWRITTEN_CHARSXP_BITS as c_int;
+const CHARSXP_UNWRITTEN_LEVELS: c_int =
+    rdarrow_arrow::tree::levels::UNWRITTEN_CHARSXP_BITS as c_int;
 /// Deeper nesting goes through R's serializer (which checks its stack).
 const MAX_DEPTH: usize = 2000;
 
@@ -192,6 +193,59 @@ unsafe fn borrowed<'a, T>(s: SEXP, n: usize) -> &'a [T] {
         &[]
     } else {
         std::slice::from_raw_parts(DATAPTR_RO(s) as *const T, n)
+    }
+}
+
+/// A lazily read character vector's strings, taken from the engine's
+/// buffers as R would write the CHARSXPs it makes of them
+/// ([`crate::lazy_strings`]).
+struct BufferStrings {
+    strings: rdarrow_arrow::tree::StringVector,
+    native: Option<Box<[u8]>>,
+    na_flags: i32,
+}
+
+impl BufferStrings {
+    /// `None` where R would hold other bytes than the buffers' for some
+    /// string (a native string it transcodes): R's serializer writes those.
+    fn new(
+        strings: &rdarrow_arrow::tree::StringVector,
+        native: Option<&[u8]>,
+        na_flags: i32,
+    ) -> Option<Self> {
+        use rdarrow_arrow::tree::encoding::{is_utf8_name, levels_in_r};
+        if !native.is_none_or(is_utf8_name)
+            && !(0..strings.len())
+                .all(|i| levels_in_r(strings.bytes(i), strings.levels(i), native).is_some())
+        {
+            return None;
+        }
+        Some(BufferStrings {
+            strings: strings.clone(),
+            native: native.map(Into::into),
+            na_flags,
+        })
+    }
+}
+
+impl StringSource for BufferStrings {
+    fn count(&self) -> usize {
+        self.strings.len()
+    }
+
+    fn item(&self, i: usize) -> StringItem<'_> {
+        use rdarrow_arrow::tree::encoding::levels_in_r;
+        let Some(bytes) = self.strings.get(i) else {
+            return StringItem {
+                flags: self.na_flags,
+                bytes: None,
+            };
+        };
+        let lv = levels_in_r(bytes, self.strings.levels(i), self.native.as_deref()).unwrap_or(0);
+        StringItem {
+            flags: pack_flags(sxp::CHAR, lv as c_int, false, false, false),
+            bytes: Some(bytes),
+        }
     }
 }
 
@@ -326,6 +380,9 @@ impl<'a> Walk<'a> {
             return None;
         }
         loop {
+            if let Some((strings, native)) = crate::lazy_strings::strings_of(s) {
+                return self.lazy_strings(s, strings, native, depth);
+            }
             if ALTREP(s) != 0 && self.version >= 3 && !is_plain_wrapper(s) {
                 return self.altrep(s, depth);
             }
@@ -443,6 +500,35 @@ impl<'a> Walk<'a> {
                     self.item(VECTOR_ELT(v, i as R_xlen_t), depth + 1)?;
                 }
             }
+        }
+        Some(())
+    }
+
+    /// A lazily read character vector, as R writes the ordinary vector it
+    /// stands for, its strings taken from the engine's buffers.
+    unsafe fn lazy_strings(
+        &mut self,
+        s: SEXP,
+        strings: &rdarrow_arrow::tree::StringVector,
+        native: Option<&[u8]>,
+        depth: usize,
+    ) -> Option<()> {
+        let source = BufferStrings::new(strings, native, charsxp_flags(R_NaString))?;
+        let attrib = ATTRIB(s);
+        let has_attr = attrib != R_NilValue;
+        self.out.int(pack_flags(
+            sxp::STR,
+            levels(s),
+            object_bit(s) != 0,
+            has_attr,
+            false,
+        ));
+        self.out.length(strings.len() as u64).ok()?;
+        if !strings.is_empty() {
+            self.out.strings(Arc::new(source));
+        }
+        if has_attr {
+            self.item(attrib, depth + 1)?;
         }
         Some(())
     }

@@ -8,10 +8,10 @@
 use extendr_api::prelude::{Raw, Robj};
 use extendr_api::{GetSexp, Operators};
 use extendr_ffi::{
-    cetype_t, R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MissingArg, R_NaString,
-    R_MakeExternalPtr, R_NilValue, R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons, Rf_mkCharLenCE,
-    Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR, SETLEVELS, SET_ATTRIB,
-    SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
+    cetype_t, R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MakeExternalPtr, R_MissingArg,
+    R_NaString, R_NilValue, R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons,
+    Rf_mkCharLenCE, Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR,
+    SETLEVELS, SET_ATTRIB, SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
 use rdarrow_arrow::tree::encoding::{to_utf8, CharEncoding};
 use rdarrow_arrow::tree::*;
@@ -105,6 +105,9 @@ pub struct RBuilder<'d> {
     /// The stream's header, for handing ALTREP nodes to R's unserializer
     /// (`None`: ALTREP nodes make the whole object fall back).
     pub header: Option<&'d rdarrow_arrow::StreamHeader>,
+    /// The shortest character vector made lazily
+    /// ([`crate::lazy_strings`]; `None`: none).
+    pub lazy_min: Option<usize>,
 }
 
 impl<'d> RBuilder<'d> {
@@ -327,6 +330,17 @@ impl<'d> RBuilder<'d> {
                 let x = g.protect(Rf_allocVector(SEXPTYPE::RAWSXP, n));
                 std::ptr::copy_nonoverlapping(v.as_ptr(), RAW(x), v.len());
                 x
+            }
+            VectorData::Character(s) if self.lazy_min.is_some_and(|m| s.len() >= m) => {
+                let strings = s.clone();
+                match crate::lazy_strings::make(strings, self.native_encoding) {
+                    Some(x) => g.protect(x),
+                    None => {
+                        return Err(BuildError::Engine(Error::internal(
+                            "lazy strings unregistered",
+                        )))
+                    }
+                }
             }
             VectorData::Character(s) => {
                 let x = g.protect(Rf_allocVector(SEXPTYPE::STRSXP, n));

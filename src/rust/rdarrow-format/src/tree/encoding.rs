@@ -62,6 +62,25 @@ pub fn decode_named(bytes: &[u8], name: &[u8]) -> Option<String> {
     (!had_errors).then(|| s.into_owned())
 }
 
+/// The levels R's CHARSXP holds once string `bytes` (written with levels
+/// `lv`, in a stream of native encoding `native`) is made in R as
+/// [`to_utf8`] says (`mkCharLenCE`: ASCII strings are flagged ASCII only;
+/// others by their encoding), with the cache bits R never writes left out.
+/// `None` when R would hold other bytes than these (a native string
+/// transcoded): what R writes for it is then not these bytes.
+pub fn levels_in_r(bytes: &[u8], lv: u16, native: Option<&[u8]>) -> Option<u16> {
+    if bytes.is_ascii() {
+        return Some(levels::ASCII);
+    }
+    match to_utf8(bytes, lv, native) {
+        (CharEncoding::Latin1, _) => Some(levels::LATIN1),
+        (_, Cow::Owned(_)) => None,
+        (CharEncoding::Utf8, _) => Some(levels::UTF8),
+        (CharEncoding::Bytes, _) => Some(levels::BYTES),
+        (CharEncoding::Native, _) => Some(0),
+    }
+}
+
 /// How R reads a CHARSXP with these levels, and its bytes as UTF-8 where
 /// that is possible. `native` is the stream header's encoding (version 3).
 ///
@@ -194,6 +213,30 @@ pub fn unfaithful_strings(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn levels_in_r_are_mkcharlence_flags() {
+        assert_eq!(levels_in_r(b"abc", levels::UTF8, None), Some(levels::ASCII));
+        assert_eq!(
+            levels_in_r(b"abc", levels::BYTES, None),
+            Some(levels::ASCII)
+        );
+        assert_eq!(
+            levels_in_r("é".as_bytes(), levels::UTF8, None),
+            Some(levels::UTF8)
+        );
+        assert_eq!(
+            levels_in_r(b"caf\xe9", levels::LATIN1, None),
+            Some(levels::LATIN1)
+        );
+        assert_eq!(
+            levels_in_r(b"\xff", levels::BYTES, None),
+            Some(levels::BYTES)
+        );
+        // a native latin-1 string becomes UTF-8 in R: other bytes
+        assert_eq!(levels_in_r(b"caf\xe9", 0, Some(b"latin1")), None);
+        assert_eq!(levels_in_r("é".as_bytes(), 0, Some(b"UTF-8")), Some(0));
+    }
 
     #[test]
     fn transcodes_latin1_and_cp1252() {
