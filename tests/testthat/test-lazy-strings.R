@@ -111,12 +111,20 @@ test_that("data.table and dplyr join and group lazy vectors as R's own", {
   f <- saved(string_frame())
   base <- readRDS(f)
   lookup <- data.frame(s = c("plain", "\u00e9t\u00e9", ""), w = 1:3, stringsAsFactors = FALSE)
-  dt <- data.table::as.data.table(read_rds(f))
-  bt <- data.table::as.data.table(base)
-  expect_identical(dt[, .N, by = s][order(s)], bt[, .N, by = s][order(s)])
-  expect_identical(merge(dt, data.table::as.data.table(lookup), by = "s"),
-                   merge(bt, data.table::as.data.table(lookup), by = "s"))
-  expect_identical(data.table::setkey(data.table::copy(dt), u), data.table::setkey(data.table::copy(bt), u))
+  # data.table's `[` in an environment it knows is aware of it (the
+  # package's namespace, where tests run, does not import data.table)
+  with_dt <- function(frame) {
+    env <- new.env(parent = globalenv())
+    env$dt <- data.table::as.data.table(frame)
+    env$lk <- data.table::as.data.table(lookup)
+    evalq(list(
+      by = dt[, .N, by = s][order(s)],
+      merged = merge(dt, lk, by = "s"),
+      joined = lk[dt, on = "s", nomatch = NULL],
+      keyed = data.table::setkey(data.table::copy(dt), u)
+    ), env)
+  }
+  expect_identical(with_dt(read_rds(f)), with_dt(base))
   skip_if_not_installed("dplyr")
   library_dplyr <- function(x) {
     x |> dplyr::group_by(s) |> dplyr::summarise(n = dplyr::n(), first = min(u)) |>

@@ -952,9 +952,33 @@ fn arrow_cast_keys(keys: &dyn Array) -> Result<Vec<i32>> {
         .collect())
 }
 
+/// Whether an Arrow string array's offsets span exactly its values (an
+/// array that is not a slice of another).
+fn whole<O: OffsetSizeTrait>(s: &GenericStringArray<O>) -> bool {
+    let o = s.offsets();
+    o[0].as_usize() == 0 && o[o.len() - 1].as_usize() == s.values().len()
+}
+
 fn strings_column(a: &dyn Array) -> Result<RObject> {
     let n = a.len();
     let obj = match a.data_type() {
+        // the Arrow buffers themselves, where they start at 0 (not a slice)
+        DataType::Utf8 if whole(a.as_string::<i32>()) => {
+            let s = a.as_string::<i32>();
+            make::strings_over(
+                StringOffsets::Small(s.offsets().clone()),
+                s.values().clone(),
+                s.nulls().cloned(),
+            )
+        }
+        DataType::LargeUtf8 if whole(a.as_string::<i64>()) => {
+            let s = a.as_string::<i64>();
+            make::strings_over(
+                StringOffsets::Large(s.offsets().clone()),
+                s.values().clone(),
+                s.nulls().cloned(),
+            )
+        }
         DataType::Utf8 => {
             let s = a.as_string::<i32>();
             make::strings((0..n).map(|i| (!s.is_null(i)).then(|| s.value(i).as_bytes())))

@@ -151,6 +151,42 @@ pub fn strings<'a>(items: impl IntoIterator<Item = Option<&'a [u8]>>) -> RObject
     }))
 }
 
+/// A character vector over UTF-8 strings already laid out as Arrow lays
+/// them out (`offsets` starting at 0 into `data`, `validity`): the buffers
+/// are shared, not copied; the levels are R's (ASCII or UTF-8, as
+/// [`strings`] gives them).
+pub fn strings_over(
+    offsets: StringOffsets,
+    data: Buffer,
+    validity: Option<NullBuffer>,
+) -> RObject {
+    let validity = validity.filter(|v| v.null_count() > 0);
+    let mut s = StringVector {
+        offsets,
+        data,
+        validity,
+        levels: StringLevels::Uniform(levels::ASCII),
+    };
+    if s.validity.is_some() || !s.data.is_ascii() {
+        let lv: Vec<u16> = (0..s.len())
+            .map(|i| match s.get(i) {
+                None => 0,
+                Some(b) if b.is_ascii() => levels::ASCII,
+                Some(_) => levels::UTF8,
+            })
+            .collect();
+        s.levels = match lv.first() {
+            Some(&f) if lv.iter().all(|&l| l == f) => StringLevels::Uniform(f),
+            _ => StringLevels::PerElement(lv.into()),
+        };
+    }
+    RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data: VectorData::Character(s),
+        attributes: None,
+    }))
+}
+
 /// An integer vector.
 pub fn ints(v: Vec<i32>) -> RObject {
     RObject::Vector(Box::new(Vector {
