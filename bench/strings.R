@@ -13,6 +13,7 @@
 #   short          a frame of 1e7 short strings (1 to 3 characters), gzip
 #   numeric        5e6 rows of an integer and three doubles, gzip (the
 #                  laziness must cost numeric frames nothing)
+#   rownames       1e6 rows with character row names, gzip
 # Then the threshold: 2,000 vectors of n strings each, read lazily and not
 # (options(rdarrow.lazy_strings = FALSE)), alone and with a full use.
 #
@@ -60,6 +61,9 @@ local({
   numeric <- data.frame(i = seq_len(n_row), x = rnorm(n_row), y = runif(n_row), z = rnorm(n_row))
   files$numeric <<- file.path(dir, "numeric.rds")
   saveRDS(numeric, files$numeric)
+  named <- data.frame(v = seq_len(n_row / 5), row.names = sprintf("row-%08d", sample.int(n_row / 5)))
+  files$rownames <<- file.path(dir, "rownames.rds")
+  saveRDS(named, files$rownames)
 })
 invisible(gc())
 
@@ -88,7 +92,8 @@ cases <- list(
   list(file = "short", label = "1e7 short strings, gzip", base = "readRDS", ours = "read_rds"),
   list(file = "short", label = "1e7 short strings, then table()", base = "short_use_base",
        ours = "short_use"),
-  list(file = "numeric", label = "5e6 rows of numbers, gzip", base = "readRDS", ours = "read_rds")
+  list(file = "numeric", label = "5e6 rows of numbers, gzip", base = "readRDS", ours = "read_rds"),
+  list(file = "rownames", label = "1e6 character row names, gzip", base = "readRDS", ours = "read_rds")
 )
 if (has_arrow) {
   cases <- c(cases, list(

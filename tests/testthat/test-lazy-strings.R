@@ -21,7 +21,9 @@ string_frame <- function(n = 3000L, with_bytes = TRUE) {
     stringsAsFactors = FALSE
   )
   # strings flagged as bytes (which R neither sorts nor translates)
-  if (with_bytes) frame$b <- sample(c(bytes, "ok", NA), n, TRUE)
+  # and invalid UTF-8 marked UTF-8
+  bad_utf8 <- "ab\xff"; Encoding(bad_utf8) <- "UTF-8"
+  if (with_bytes) frame$b <- sample(c(bytes, "ok", NA, bad_utf8), n, TRUE)
   frame
 }
 

@@ -242,10 +242,15 @@ fn rdata_list_files_impl(
         &paths,
         all_cores::threads_for(paths.len()),
         |path| all_cores::file_weight(path),
-        |i, path| rdarrow_arrow::list_file(path, &opts, &stream_names[i], recursive),
+        // (the file's document freed by the worker that made it: freed on
+        // this thread, its memory would wait on the worker's allocator)
+        |i, path| {
+            rdarrow_arrow::list_file(path, &opts, &stream_names[i], recursive)
+                .map(|(_, found)| found)
+        },
         &mut || {},
-        &mut |i, listed: rdarrow_arrow::Result<(Document, Vec<_>)>| match listed {
-            Ok((_, found)) => {
+        &mut |i, listed: rdarrow_arrow::Result<Vec<_>>| match listed {
+            Ok(found) => {
                 file.extend(std::iter::repeat_n(labels[i].clone(), found.len()));
                 infos.extend(found);
                 std::ops::ControlFlow::Continue(())

@@ -76,6 +76,9 @@ pub fn files_of(path: &Path) -> Option<(PathBuf, PathBuf)> {
         .map(str::to_ascii_lowercase);
     let (rdb, rdx) = match ext.as_deref() {
         Some("rdb") | Some("rdx") => (path.with_extension("rdb"), path.with_extension("rdx")),
+        // an R data file's name is not a base's (asked without a look at
+        // the disk: every read of a file asks)
+        Some("rda") | Some("rdata") | Some("rds") => return None,
         // in an object store: named by its .rdb or .rdx only (a guess at
         // another name would cost requests)
         _ if crate::io::store::is_store_path(path) => return None,

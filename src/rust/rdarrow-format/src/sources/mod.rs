@@ -135,12 +135,16 @@ impl Source {
     pub fn of_path(path: &Path) -> Source {
         if http::is_url(path) {
             Source::Url(path.to_string_lossy().into_owned())
-        } else if store::is_store_path(path) && lazyload::files_of(path).is_none() {
-            Source::Object(path.to_string_lossy().into_owned())
-        } else if lazyload::files_of(path).is_some() {
-            Source::LazyLoad(path.to_path_buf())
         } else {
-            Source::File(path.to_path_buf())
+            // (asked once: it looks at the disk)
+            let lazy = lazyload::files_of(path).is_some();
+            if store::is_store_path(path) && !lazy {
+                Source::Object(path.to_string_lossy().into_owned())
+            } else if lazy {
+                Source::LazyLoad(path.to_path_buf())
+            } else {
+                Source::File(path.to_path_buf())
+            }
         }
     }
 
@@ -609,6 +613,19 @@ fn open_file(path: &Path) -> Result<(Opened, Compression)> {
         .metadata()
         .map_err(|e| Error::io(&e, "cannot stat the file"))?
         .len();
+    if len > 0 && len <= INLINE_MAX {
+        // a small file (the usual one): its `len` bytes read at once, its
+        // kind told from them (one open, one stat, one read; a special
+        // file, of length 0, is read as a stream below)
+        let mut data = vec![0u8; len as usize];
+        let got = read_prefix(&mut file, &mut data)?;
+        data.truncate(got);
+        if got == 0 {
+            return Err(empty(&format!("'{}'", path.display())));
+        }
+        let kind = Compression::detect(&data);
+        return Ok((Opened::Bytes(data), kind));
+    }
     let mut prefix = [0u8; 6];
     let got = read_prefix(&mut file, &mut prefix)?;
     if got == 0 {
