@@ -58,6 +58,13 @@ test_that("what R does with a character vector gives the same on a lazy one", {
   fresh <- function() read_rds(f)
   expect_identical(fresh()$u[c(5, 1, 3000, NA)], base$u[c(5, 1, 3000, NA)])
   expect_identical(fresh()$s[-1], base$s[-1])
+  # a long subset is lazy too, and takes R's NA and out-of-range indices
+  sub <- fresh()$u[3000:1]
+  expect_equal(lazy_state(sub), "0 made")
+  expect_identical(sub, base$u[3000:1])
+  expect_identical(fresh()$s[c(NA, 1:2000, 5000)], base$s[c(NA, 1:2000, 5000)])
+  expect_identical(fresh()$b[as.numeric(3000:1)], base$b[as.numeric(3000:1)])
+  expect_identical(fresh()[fresh()$id %% 2 == 0, ], base[base$id %% 2 == 0, ])
   expect_identical(fresh()$u == "id-000007", base$u == "id-000007")
   expect_identical(match(c("id-000100", "nope", NA), fresh()$u), match(c("id-000100", "nope", NA), base$u))
   expect_identical(fresh()$s %in% c("plain", NA), base$s %in% c("plain", NA))

@@ -7,6 +7,8 @@
 //! - `Dataptr` (R asking for the whole vector's memory) and `Set_elt` make
 //!   every CHARSXP; the engine's buffers are then released, and the vector
 //!   is the ordinary STRSXP in `data2`.
+//! - `Extract_subset` (`x[i]` of many) copies the strings taken into a new
+//!   lazy vector, without making them.
 //! - `Duplicate` shares the buffers (they never change); `Serialized_state`
 //!   is R's default (none), so `serialize()` and `saveRDS()` write the
 //!   ordinary vector, which any R reads.
@@ -248,6 +250,50 @@ unsafe extern "C" fn no_na(x: SEXP) -> c_int {
     }
 }
 
+/// `x[indx]` (R's positive indices from 1, or NA; past the end is NA) as
+/// a new lazy vector of the strings taken, copied from the buffers without
+/// making a CHARSXP; `NULL` (R then takes the elements one by one) for a
+/// short subset, or once the vector is made.
+unsafe extern "C" fn extract_subset(x: SEXP, indx: SEXP, _call: SEXP) -> SEXP {
+    let Some(s) = state(x) else {
+        return std::ptr::null_mut();
+    };
+    let n = XLENGTH(indx) as usize;
+    if n < MIN_LEN {
+        return std::ptr::null_mut();
+    }
+    let len = s.strings.len();
+    let at = |k: usize| -> Option<usize> {
+        let i = match extendr_ffi::TYPEOF(indx) {
+            SEXPTYPE::INTSXP => {
+                let v = *extendr_ffi::INTEGER(indx).add(k);
+                (v != extendr_ffi::R_NaInt).then_some(v as f64)?
+            }
+            SEXPTYPE::REALSXP => {
+                let v = *extendr_ffi::REAL(indx).add(k);
+                (!v.is_nan()).then_some(v)?
+            }
+            _ => return None,
+        };
+        (i >= 1.0 && i <= len as f64).then(|| i as usize - 1)
+    };
+    if !matches!(
+        extendr_ffi::TYPEOF(indx),
+        SEXPTYPE::INTSXP | SEXPTYPE::REALSXP
+    ) {
+        return std::ptr::null_mut();
+    }
+    let mut b = rdarrow_arrow::tree::StringVectorBuilder::new(n);
+    for k in 0..n {
+        match at(k) {
+            Some(i) => b.push(s.strings.get(i), s.strings.levels(i)),
+            None => b.push(None, 0),
+        }
+    }
+    let native = s.native.clone();
+    make(b.finish(), native.as_deref()).unwrap_or(std::ptr::null_mut())
+}
+
 /// A copy shares the buffers, which never change (a changed vector has
 /// released them); R duplicates the attributes.
 unsafe extern "C" fn duplicate(x: SEXP, _deep: Rboolean) -> SEXP {
@@ -305,6 +351,7 @@ pub unsafe extern "C" fn rdarrow_register_lazy_strings(dll: *mut c_void) {
     R_set_altrep_Duplicate_method(cls, Some(duplicate));
     R_set_altvec_Dataptr_method(cls, Some(dataptr));
     R_set_altvec_Dataptr_or_null_method(cls, Some(dataptr_or_null));
+    extendr_ffi::R_set_altvec_Extract_subset_method(cls, Some(extract_subset));
     R_set_altstring_Elt_method(cls, Some(elt));
     R_set_altstring_Set_elt_method(cls, Some(set_elt));
     R_set_altstring_No_NA_method(cls, Some(no_na));

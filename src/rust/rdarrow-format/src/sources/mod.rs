@@ -613,25 +613,22 @@ fn open_file(path: &Path) -> Result<(Opened, Compression)> {
         .metadata()
         .map_err(|e| Error::io(&e, "cannot stat the file"))?
         .len();
-    if len > 0 && len <= INLINE_MAX {
-        // a small file (the usual one): its `len` bytes read at once, its
-        // kind told from them (one open, one stat, one read; a special
-        // file, of length 0, is read as a stream below)
-        let mut data = vec![0u8; len as usize];
-        let got = read_prefix(&mut file, &mut data)?;
-        data.truncate(got);
-        if got == 0 {
-            return Err(empty(&format!("'{}'", path.display())));
-        }
-        let kind = Compression::detect(&data);
-        return Ok((Opened::Bytes(data), kind));
-    }
-    let mut prefix = [0u8; 6];
-    let got = read_prefix(&mut file, &mut prefix)?;
+    // a small file (the usual one) is read whole at once, its kind told
+    // from its bytes: one open, one stat, one read (a special file, of
+    // length 0, is read as a stream); else its first bytes
+    let small = len > 0 && len <= INLINE_MAX;
+    let mut data = vec![0u8; if small { len as usize } else { 6 }];
+    let got = read_prefix(&mut file, &mut data)?;
     if got == 0 {
         return Err(empty(&format!("'{}'", path.display())));
     }
-    let kind = Compression::detect(&prefix[..got]);
+    data.truncate(got);
+    let kind = Compression::detect(&data);
+    if small && kind != Compression::None {
+        return Ok((Opened::Bytes(data), kind));
+    }
+    // read from the file itself (an uncompressed one in place: the parser
+    // knows its length, and payloads are read back from it)
     use std::io::Seek;
     file.seek(std::io::SeekFrom::Start(0))
         .map_err(|e| Error::io(&e, "cannot seek"))?;
