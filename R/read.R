@@ -95,6 +95,14 @@ list_files <- function(files, recursive, call, storage = character()) {
 #' (functions, environments, promises, byte code, external pointers,
 #' namespaces) are handed to R's own unserializer, one object at a time.
 #'
+#' Character vectors of 1024 strings or more (columns, factor levels,
+#' names, row names) are read lazily: they keep the strings as the engine
+#' decoded them, and R makes each string only when it uses it. They give
+#' what [readRDS()]'s vectors give in every use, and [serialize()] writes
+#' R's own bytes; only `.Internal(inspect())` shows an `rdarrow_strings`
+#' vector. `options(rdarrow.lazy_strings = FALSE)` reads them whole; a
+#' number sets the shortest vector read lazily.
+#'
 #' @param file Where the R data is: the path of an `.RData`/`.rda`/`.rds`
 #'   file; a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
 #'   path they share, such as `system.file("data", "Rdata", package =
