@@ -309,6 +309,25 @@ test_that("read_rdata() gives what load()/readRDS() give, for every file R reads
   expect_no_failing_files(bad, "read differently from R", n)
 })
 
+test_that("with every character vector read lazily, read_rdata() still gives what R gives", {
+  readable <- Filter(function(x) isTRUE(x$r$ok), peer_corpus())
+  withr::local_options(rdarrow.lazy_strings = 0)
+  bad <- character()
+  for (x in readable) {
+    got <- peer_quietly(read_rdata(x$path))
+    if (inherits(got, "error")) {
+      bad[[x$label]] <- sprintf("read_rdata() failed: %s", conditionMessage(got))
+      next
+    }
+    ref <- x$r$value
+    for (j in seq_along(ref)) {
+      d <- peer_compare(unname(got[j]), unname(ref[j]))
+      if (!is.null(d)) bad[[x$label]] <- sprintf("'%s': %s", names(ref)[j], d)
+    }
+  }
+  expect_no_failing_files(bad, "read differently from R with lazy strings", length(readable))
+})
+
 # read_rdata() on the files R cannot read runs in a child R process, so that a
 # crash is reported (naming the file) instead of ending the test run.
 peer_read_in_child <- function(paths) {
