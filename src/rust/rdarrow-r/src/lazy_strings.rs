@@ -116,16 +116,13 @@ pub unsafe fn strings_of<'a>(x: SEXP) -> Option<(&'a StringVector, Option<&'a [u
     state(x).map(|s| (&s.strings, s.native.as_deref()))
 }
 
-/// A lazy character vector of `strings` (`None` where the class is not
-/// registered). The strings' offsets and lengths were checked when the
-/// reader built them.
+/// A lazy character vector of `strings`. The strings' offsets and lengths
+/// were checked when the reader built them.
 ///
 /// # Safety
-/// Main thread.
-pub unsafe fn make(strings: StringVector, native: Option<&[u8]>) -> Option<SEXP> {
-    if CLASS.load(Ordering::Relaxed) == 0 {
-        return None;
-    }
+/// Main thread, with the class registered (as [`min_len`] being `Some`
+/// says).
+pub unsafe fn make(strings: StringVector, native: Option<&[u8]>) -> SEXP {
     let left = strings.len() - strings.validity.as_ref().map_or(0, |v| v.null_count());
     LIVE.fetch_add(1, Ordering::Relaxed);
     let lazy = Box::new(Lazy {
@@ -141,7 +138,7 @@ pub unsafe fn make(strings: StringVector, native: Option<&[u8]>) -> Option<SEXP>
     // modified only through a copy, as R's own shared vectors are
     MARK_NOT_MUTABLE(x);
     Rf_unprotect(1);
-    Some(x)
+    x
 }
 
 unsafe extern "C" fn finalize(ptr: SEXP) {
@@ -263,26 +260,25 @@ unsafe extern "C" fn extract_subset(x: SEXP, indx: SEXP, _call: SEXP) -> SEXP {
         return std::ptr::null_mut();
     }
     let len = s.strings.len();
-    let at = |k: usize| -> Option<usize> {
-        let i = match extendr_ffi::TYPEOF(indx) {
-            SEXPTYPE::INTSXP => {
-                let v = *extendr_ffi::INTEGER(indx).add(k);
-                (v != extendr_ffi::R_NaInt).then_some(v as f64)?
-            }
-            SEXPTYPE::REALSXP => {
-                let v = *extendr_ffi::REAL(indx).add(k);
-                (!v.is_nan()).then_some(v)?
-            }
-            _ => return None,
-        };
-        (i >= 1.0 && i <= len as f64).then(|| i as usize - 1)
+    // R's index from 1 at `k`, as a position from 0 (`None`: NA, or past
+    // the end)
+    let at: Box<dyn Fn(usize) -> Option<usize>> = match extendr_ffi::TYPEOF(indx) {
+        SEXPTYPE::INTSXP => {
+            let v = std::slice::from_raw_parts(extendr_ffi::INTEGER(indx), n);
+            Box::new(move |k| {
+                let i = v[k];
+                (i != extendr_ffi::R_NaInt && i >= 1 && i as usize <= len).then(|| i as usize - 1)
+            })
+        }
+        SEXPTYPE::REALSXP => {
+            let v = std::slice::from_raw_parts(extendr_ffi::REAL(indx), n);
+            Box::new(move |k| {
+                let i = v[k];
+                (i >= 1.0 && i <= len as f64).then(|| i as usize - 1)
+            })
+        }
+        _ => return std::ptr::null_mut(),
     };
-    if !matches!(
-        extendr_ffi::TYPEOF(indx),
-        SEXPTYPE::INTSXP | SEXPTYPE::REALSXP
-    ) {
-        return std::ptr::null_mut();
-    }
     let mut b = rdarrow_arrow::tree::StringVectorBuilder::new(n);
     for k in 0..n {
         match at(k) {
@@ -291,7 +287,7 @@ unsafe extern "C" fn extract_subset(x: SEXP, indx: SEXP, _call: SEXP) -> SEXP {
         }
     }
     let native = s.native.clone();
-    make(b.finish(), native.as_deref()).unwrap_or(std::ptr::null_mut())
+    make(b.finish(), native.as_deref())
 }
 
 /// A copy shares the buffers, which never change (a changed vector has
@@ -300,7 +296,7 @@ unsafe extern "C" fn duplicate(x: SEXP, _deep: Rboolean) -> SEXP {
     match state(x) {
         Some(s) => {
             let native = s.native.clone();
-            make(s.strings.clone(), native.as_deref()).unwrap_or(std::ptr::null_mut())
+            make(s.strings.clone(), native.as_deref())
         }
         // R copies the ordinary vector itself
         None => std::ptr::null_mut(),

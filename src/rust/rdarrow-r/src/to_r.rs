@@ -332,15 +332,7 @@ impl<'d> RBuilder<'d> {
                 x
             }
             VectorData::Character(s) if self.lazy_min.is_some_and(|m| s.len() >= m) => {
-                let strings = s.clone();
-                match crate::lazy_strings::make(strings, self.native_encoding) {
-                    Some(x) => g.protect(x),
-                    None => {
-                        return Err(BuildError::Engine(Error::internal(
-                            "lazy strings unregistered",
-                        )))
-                    }
-                }
+                g.protect(crate::lazy_strings::make(s.clone(), self.native_encoding))
             }
             VectorData::Character(s) => {
                 let x = g.protect(Rf_allocVector(SEXPTYPE::STRSXP, n));

@@ -99,24 +99,12 @@ impl ObjectMaker {
 pub fn strings<'a>(items: impl IntoIterator<Item = Option<&'a [u8]>>) -> RObject {
     let mut offsets: Vec<i64> = vec![0];
     let mut data = Vec::new();
-    let mut lv = Vec::new();
     let mut valid = Vec::new();
     for s in items {
-        match s {
-            Some(b) => {
-                data.extend_from_slice(b);
-                lv.push(if b.is_ascii() {
-                    levels::ASCII
-                } else {
-                    levels::UTF8
-                });
-                valid.push(true);
-            }
-            None => {
-                lv.push(0);
-                valid.push(false);
-            }
+        if let Some(b) = s {
+            data.extend_from_slice(b);
         }
+        valid.push(s.is_some());
         offsets.push(data.len() as i64);
     }
     let offsets = if data.len() <= i32::MAX as usize {
@@ -129,37 +117,18 @@ pub fn strings<'a>(items: impl IntoIterator<Item = Option<&'a [u8]>>) -> RObject
     } else {
         StringOffsets::Large(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) })
     };
-    let validity = if valid.iter().all(|&v| v) {
-        None
-    } else {
-        Some(NullBuffer::from(valid))
-    };
-    let levels = match lv.first() {
-        Some(&f) if lv.iter().all(|&l| l == f) => StringLevels::Uniform(f),
-        None => StringLevels::Uniform(0),
-        _ => StringLevels::PerElement(lv.into()),
-    };
-    RObject::Vector(Box::new(Vector {
-        flags: Flags::default(),
-        data: VectorData::Character(StringVector {
-            offsets,
-            data: Buffer::from_vec(data),
-            validity,
-            levels,
-        }),
-        attributes: None,
-    }))
+    strings_over(
+        offsets,
+        Buffer::from_vec(data),
+        Some(NullBuffer::from(valid)),
+    )
 }
 
 /// A character vector over UTF-8 strings already laid out as Arrow lays
 /// them out (`offsets` starting at 0 into `data`, `validity`): the buffers
-/// are shared, not copied; the levels are R's (ASCII or UTF-8, as
-/// [`strings`] gives them).
-pub fn strings_over(
-    offsets: StringOffsets,
-    data: Buffer,
-    validity: Option<NullBuffer>,
-) -> RObject {
+/// are shared, not copied; each string's levels are R's (ASCII or UTF-8;
+/// 0 for NA). [`strings`] lays its strings out and ends here.
+pub fn strings_over(offsets: StringOffsets, data: Buffer, validity: Option<NullBuffer>) -> RObject {
     let validity = validity.filter(|v| v.null_count() > 0);
     let mut s = StringVector {
         offsets,
@@ -167,7 +136,8 @@ pub fn strings_over(
         validity,
         levels: StringLevels::Uniform(levels::ASCII),
     };
-    if s.validity.is_some() || !s.data.is_ascii() {
+    // (every string ASCII, none NA: the levels without a pass over them)
+    if s.validity.is_some() || s.is_empty() || !s.data.is_ascii() {
         let lv: Vec<u16> = (0..s.len())
             .map(|i| match s.get(i) {
                 None => 0,
@@ -177,6 +147,7 @@ pub fn strings_over(
             .collect();
         s.levels = match lv.first() {
             Some(&f) if lv.iter().all(|&l| l == f) => StringLevels::Uniform(f),
+            None => StringLevels::Uniform(0),
             _ => StringLevels::PerElement(lv.into()),
         };
     }
