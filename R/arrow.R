@@ -210,6 +210,58 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
   invisible(sink)
 }
 
+#' Write an R array of an R data file as an Arrow Tensor message
+#'
+#' Writes one matrix or array (integer, logical, double, complex or raw; a
+#' vector without `dim` is one dimension) as an Arrow Tensor message, the
+#' IPC message that carries one n-dimensional array. The values are
+#' written as R holds them, with R's column-major strides: no transpose.
+#' `pyarrow.ipc.read_tensor()` maps the file without a copy and
+#' `Tensor.to_numpy()` gives NumPy the array (Fortran order), each element
+#' as R holds it (`NA` as R's bit pattern: `-2^31` for integers and
+#' logicals, the NaN with payload 1954 for doubles). The dimensions' names
+#' are `names(dimnames)`.
+#'
+#' | R | tensor element |
+#' |---|---|
+#' | integer, logical | int32 (R's own 32-bit logicals) |
+#' | double | float64 |
+#' | integer64 (bit64) | int64 |
+#' | complex | float64, with a last dimension of 2 (real, imaginary) |
+#' | raw | uint8 |
+#'
+#' The R type and every attribute (`dim`, `dimnames`, a class such as
+#' `"table"`) travel in the message's custom metadata, so
+#' [tensor_to_rdata()] gives back an object `identical()` to the original.
+#'
+#' @inheritParams rdata_to_arrow
+#' @param sink Path of the tensor file to write (or an object store URL).
+#' @param object Name of the array in an `.RData` file (or an object path
+#'   such as `"lst$m"`); by default the file's only array.
+#' @return The tensor's shape, invisibly.
+#' @seealso [tensor_to_rdata()] for the way back.
+#' @examples
+#' f <- file.path(tempdir(), "volcano.rds")
+#' saveRDS(volcano, f)
+#' t <- file.path(tempdir(), "volcano.tensor")
+#' rdata_to_tensor(f, t)
+#' # Python: pyarrow.ipc.read_tensor(pyarrow.memory_map(t)).to_numpy()
+#' out <- file.path(tempdir(), "volcano2.rds")
+#' tensor_to_rdata(t, out)
+#' identical(readRDS(out), volcano)
+#' @export
+rdata_to_tensor <- function(file, sink, object = NULL, storage_options = NULL) {
+  storage <- storage_arg(storage_options)
+  src <- data_source(file, storage = storage)
+  on.exit(src$done(), add = TRUE)
+  check_sink(sink)
+  if (!is.null(object) && (!is.character(object) || length(object) != 1L || is.na(object))) {
+    abort_usage("`object` must be NULL or a single name.")
+  }
+  shape <- check_engine(rdata_to_tensor_impl(src$path, path.expand(sink), object, src$name, read_args(storage)))
+  invisible(shape)
+}
+
 check_sink <- function(sink) {
   if (!is.character(sink) || length(sink) != 1L || is.na(sink) || !nzchar(sink)) {
     abort_usage("`sink` must be a single path.")

@@ -84,6 +84,11 @@ rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz
 #' @noRd
 rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings)
 
+#' Write one array of a file as an Arrow Tensor message; returns its
+#' shape, or an error value.
+#' @noRd
+rdata_to_tensor_impl <- function(path, sink, object, stream_name, settings) .Call(wrap__rdata_to_tensor_impl, path, sink, object, stream_name, settings)
+
 #' Write an object of a file as Parquet.
 #' @noRd
 rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings)
@@ -153,9 +158,10 @@ xptr_address_impl <- function(x) .Call(wrap__xptr_address_impl, x)
 #' @noRd
 arrow_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array, storage) .Call(wrap__arrow_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version, one_array, storage)
 
-#' Write an Arrow IPC file or stream as .RData/.rds.
+#' Write an Arrow IPC file or stream (or Parquet file, or Tensor
+#' message) as .RData/.rds; `tensor`: the file must be a Tensor message.
 #' @noRd
-ipc_to_rdata_impl <- function(path, file, name, compress, level, version, ascii, threads, rds, writer_version, storage) .Call(wrap__ipc_to_rdata_impl, path, file, name, compress, level, version, ascii, threads, rds, writer_version, storage)
+ipc_to_rdata_impl <- function(path, tensor, file, name, compress, level, version, ascii, threads, rds, writer_version, storage) .Call(wrap__ipc_to_rdata_impl, path, tensor, file, name, compress, level, version, ascii, threads, rds, writer_version, storage)
 
 #' Write an R object as .RData/.rds through R's own serializer.
 #' @noRd

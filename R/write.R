@@ -147,13 +147,18 @@ has_nanoarrow_stream_method <- function(x) {
 #' identical(readRDS(out), cars2)
 #' @export
 ipc_to_rdata <- function(file, sink, name = NULL, ...) {
+  data_file_to_rdata(file, sink, name, list(...), tensor = FALSE)
+}
+
+# ipc_to_rdata() and tensor_to_rdata(): `tensor`, the file must be a
+# Tensor message (else IPC or Parquet, told by its first bytes).
+data_file_to_rdata <- function(file, sink, name, args, tensor) {
   path <- check_file(file)
   if (is.null(name)) name <- rds_name(file)
-  args <- list(...)
   o <- write_options(sink, name, args[["compress"]] %||% "gzip", args[["compression_level"]],
                      args[["version"]] %||% 3L, args[["ascii"]] %||% FALSE, args[["threads"]],
                      args[["storage_options"]])
-  check_engine(ipc_to_rdata_impl(path, o$file, o$name, o$compress, o$level, o$version,
+  check_engine(ipc_to_rdata_impl(path, tensor, o$file, o$name, o$compress, o$level, o$version,
                                  o$ascii, o$threads, o$rds, o$writer, o$storage))
   invisible(sink)
 }
@@ -188,6 +193,41 @@ parquet_to_rdata <- function(file, sink, name = NULL, ...) {
   # the kind by its first bytes: the engine's one rule
   check_engine(expect_file_kind_impl(path, file, "parquet", "ipc_to_rdata()"))
   ipc_to_rdata(file, sink, name = name %||% rds_name(file), ...)
+}
+
+#' Convert an Arrow Tensor message to an R data file
+#'
+#' Reads an Arrow Tensor message (what `pyarrow.ipc.write_tensor()` and
+#' [rdata_to_tensor()] write) and writes the array as R holds it: an array
+#' whose `x[i, j, ...]` is NumPy's `x[i-1, j-1, ...]`, whatever the
+#' tensor's strides (row-major NumPy arrays are put in R's column-major
+#' order). int8, int16, int32, uint8 and uint16 become integer; int64
+#' integer where every value fits, else bit64's `integer64`; uint32, float32
+#' and float64 double. The dimensions' names become `names(dimnames)`. A
+#' tensor [rdata_to_tensor()] wrote comes back `identical()` to the array
+#' it was (its R type and attributes travel with it).
+#'
+#' Refused, with the reason: uint64 and float16 (R cannot hold them
+#' exactly), booleans and other element types, negative strides and
+#' strides that split elements.
+#'
+#' [ipc_to_rdata()] and the command line's `to-rdata` read tensor files
+#' too (told by their first message).
+#'
+#' @inheritParams ipc_to_rdata
+#' @param file Path of the tensor file.
+#' @return `sink`, invisibly.
+#' @examples
+#' f <- file.path(tempdir(), "volcano.rds")
+#' saveRDS(volcano, f)
+#' t <- file.path(tempdir(), "volcano.tensor")
+#' rdata_to_tensor(f, t)
+#' out <- file.path(tempdir(), "volcano2.rds")
+#' tensor_to_rdata(t, out)
+#' identical(readRDS(out), volcano)
+#' @export
+tensor_to_rdata <- function(file, sink, name = NULL, ...) {
+  data_file_to_rdata(file, sink, name, list(...), tensor = TRUE)
 }
 
 #' @export

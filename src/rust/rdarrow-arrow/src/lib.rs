@@ -21,7 +21,8 @@
 //! - [`parquet`]: Parquet files, written row group by row group and read
 //!   column by column;
 //! - [`rows`]: tables handed over by row range ([`rows::ColumnSource`]);
-//! - [`dataset`]: many R files to one Arrow dataset.
+//! - [`dataset`]: many R files to one Arrow dataset;
+//! - [`tensor`]: R arrays as Arrow Tensor messages, both ways.
 //!
 //! Which object of a file converts is the document's rule
 //! ([`crate::Document::choose_table_object`]).
@@ -48,6 +49,7 @@ pub mod parquet_during_parse;
 pub mod posixlt;
 pub mod rows;
 pub mod sparse;
+pub mod tensor;
 pub mod to_arrow;
 pub mod types;
 pub mod union;
@@ -85,6 +87,8 @@ pub enum DataFileKind {
     /// Arrow IPC (file or stream format; Feather version 2).
     Ipc,
     Parquet,
+    /// One Arrow Tensor message ([`tensor`]).
+    Tensor,
 }
 
 impl DataFileKind {
@@ -107,14 +111,20 @@ impl DataFileKind {
         }
     }
 
-    /// The kind of the file at `path`, by its first bytes.
+    /// The kind of the file at `path`, by its first bytes (an IPC
+    /// message's header tells a Tensor from a stream's Schema).
     pub fn of_file(path: &std::path::Path) -> crate::Result<DataFileKind> {
         use std::io::Read;
         let mut head = [0u8; 4];
-        let n = std::fs::File::open(path)
-            .and_then(|mut f| f.read(&mut head))
+        let f = std::fs::File::open(path)
             .map_err(|e| crate::Error::io(&e, &format!("cannot read '{}'", path.display())))?;
-        Ok(DataFileKind::of_bytes(&head[..n]))
+        let n = (&f)
+            .read(&mut head)
+            .map_err(|e| crate::Error::io(&e, &format!("cannot read '{}'", path.display())))?;
+        Ok(match DataFileKind::of_bytes(&head[..n]) {
+            DataFileKind::Ipc if tensor::is_tensor_message(&f) => DataFileKind::Tensor,
+            k => k,
+        })
     }
 
     /// Check by its first bytes that the file at `path` (`label`: as the
@@ -143,6 +153,7 @@ impl DataFileKind {
         match name {
             "parquet" => Some(DataFileKind::Parquet),
             "ipc" => Some(DataFileKind::Ipc),
+            "tensor" => Some(DataFileKind::Tensor),
             _ => None,
         }
     }
@@ -152,6 +163,7 @@ impl DataFileKind {
         match self {
             DataFileKind::Ipc => "Arrow IPC",
             DataFileKind::Parquet => "Parquet",
+            DataFileKind::Tensor => "Arrow Tensor",
         }
     }
 }
@@ -186,12 +198,18 @@ pub fn read_data_file(
     match DataFileKind::of_file(path)? {
         DataFileKind::Parquet => parquet::read_parquet_file(path, max_memory),
         DataFileKind::Ipc => ipc::read_ipc_file(path, max_memory),
+        DataFileKind::Tensor => Err(crate::Error::usage(format!(
+            "'{}' is an Arrow Tensor message, not a table (read it with tensor_to_rdata())",
+            path.display()
+        ))),
     }
 }
 
 /// Write the table of an Arrow IPC or Parquet file (told apart by their
 /// first bytes) as an R data file, as [`from_arrow::object_from_batches`]
-/// makes it. Parquet is read and written one column at a time
+/// makes it; a Tensor message's array as [`tensor::tensor_file_to_rdata`]
+/// makes it (its first dimension the rows, the others' product the
+/// columns). Parquet is read and written one column at a time
 /// ([`from_arrow::write_columns_file`]), and so is an IPC file; an IPC
 /// stream is read whole. Returns the
 /// numbers of rows and columns.
@@ -202,6 +220,11 @@ pub fn data_file_to_rdata(
     max_memory: u64,
 ) -> crate::Result<(usize, usize)> {
     match DataFileKind::of_file(input)? {
+        DataFileKind::Tensor => {
+            let dims = tensor::tensor_file_to_rdata(input, output, o, max_memory)?;
+            let rows = dims.first().copied().unwrap_or(1);
+            Ok((rows, dims.iter().skip(1).product()))
+        }
         DataFileKind::Parquet => {
             let f = parquet::ParquetFile::open(input, max_memory)?;
             from_arrow::write_columns_file(&f, output, o, || {

@@ -76,6 +76,25 @@
 //! | dense_union, sparse_union | list | each slot's value: a `list<T>` child's element itself, another child's value a vector of length 1 |
 //! | union, interval and the rest | an error naming the column | |
 //!
+//! # R arrays and Arrow tensors
+//!
+//! | R | Arrow Tensor message ([`super::tensor`]) | notes |
+//! |---|---|---|
+//! | integer array | int32 | R's column-major strides: no transpose, no copy; `NA` is `-2^31` |
+//! | logical array | int32 | R's own 32-bit logicals (`NA` is `-2^31`); the type in the message's `"r"` |
+//! | double array | float64 | `NA` keeps R's bit pattern |
+//! | integer64 array | int64 | |
+//! | complex array | float64, a last dimension of 2 (real, imaginary) | NumPy: `t.to_numpy().view(complex)[..., 0]` |
+//! | raw array | uint8 | |
+//! | a vector without `dim` | one dimension | |
+//!
+//! Dimension names are `names(dimnames)`; every attribute (and the R
+//! type) travels in the message's custom metadata `"r"`, so the way back is
+//! `identical()`. A tensor another writer made maps by [`tensor_r_kind`]:
+//! as the table below for columns, strides of any order gathered into R's
+//! column-major order; uint64 and float16 (which R cannot hold exactly),
+//! booleans and other types are refused.
+//!
 //! The `"r"` and `"rdarrow"` metadata then restore what the Arrow type
 //! alone does not say (an integer64 that fits integers, integer Dates,
 //! difftime units, the class of times kept as float64, complex values,
@@ -375,6 +394,39 @@ pub fn r_kind(dt: &DataType, ordered: bool) -> Option<ToR> {
         D::Union(..) => ToR::Kind(RKind::List),
         _ => return None,
     })
+}
+
+/// R to a tensor: the element type of an R array of `sxptype`
+/// (`integer64`: a double array of class integer64); `None` for types no
+/// tensor holds. The table is the module's.
+pub fn tensor_element(sxptype: u8, integer64: bool) -> Option<DataType> {
+    Some(match sxptype {
+        sxp::INT | sxp::LGL => DataType::Int32,
+        sxp::REAL if integer64 => DataType::Int64,
+        // complex: pairs of doubles, a last dimension of 2
+        sxp::REAL | sxp::CPLX => DataType::Float64,
+        sxp::RAW => DataType::UInt8,
+        _ => return None,
+    })
+}
+
+/// A tensor to R: what an array of elements `dt` becomes, as
+/// [`r_kind`] maps columns; `Err` says why R cannot hold it.
+pub fn tensor_r_kind(dt: &DataType) -> Result<ToR, String> {
+    match dt {
+        DataType::UInt64 => Err("a tensor of uint64: R has no unsigned 64-bit integers, and doubles would round values past 2^53 (convert it to int64 or float64 first)".into()),
+        DataType::Float16 => Err("a tensor of float16: R has no half-precision numbers (convert it to float32 or float64 first)".into()),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::Float32
+        | DataType::Float64 => r_kind(dt, false).ok_or_else(|| format!("a tensor of {dt}")),
+        other => Err(format!("a tensor of {other}: a tensor of numbers is read")),
+    }
 }
 
 /// The names of a dense union's children (R to Arrow: a list whose

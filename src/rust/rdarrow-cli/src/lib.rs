@@ -51,7 +51,9 @@ enum Command {
     ToArrow(ToArrowArgs),
     /// Write an object of an R data file as a Parquet file, row group by row group in bounded memory
     ToParquet(ToParquetArgs),
-    /// Write an Arrow IPC file or stream, or a Parquet file, as .RData (or .rds)
+    /// Write an R array (matrix, array, vector) of an R data file as an Arrow Tensor message
+    ToTensor(ToTensorArgs),
+    /// Write an Arrow IPC file or stream, a Parquet file, or an Arrow Tensor message, as .RData (or .rds)
     ToRdata(ToRdataArgs),
     /// Write the data frames of many R data files as one Arrow dataset directory
     ToDataset(ToDatasetArgs),
@@ -122,8 +124,20 @@ struct ToParquetArgs {
 }
 
 #[derive(Args)]
+struct ToTensorArgs {
+    /// The .RData/.rda/.rds file
+    file: PathBuf,
+    /// Output file [default: FILE with the extension .tensor]
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// The array to write [default: the file's only array]
+    #[arg(long, value_name = "NAME")]
+    object: Option<String>,
+}
+
+#[derive(Args)]
 struct ToRdataArgs {
-    /// The Arrow IPC file or stream, or Parquet file, told by its first bytes (- for standard input: IPC)
+    /// The Arrow IPC file or stream, Parquet file, or Arrow Tensor message, told by its first bytes (- for standard input: IPC)
     arrow_file: PathBuf,
     /// Output file: .RData/.rda (save() format), or .rds (saveRDS() format)
     #[arg(short, long, value_name = "OUT")]
@@ -297,6 +311,7 @@ pub fn run(args: Vec<OsString>, host: &[HostCommand]) -> Ran {
                 Command::Ls(a) => ls(a, &read),
                 Command::ToArrow(a) => to_arrow(a, &read, &progress),
                 Command::ToParquet(a) => to_parquet(a, &read, &progress),
+                Command::ToTensor(a) => to_tensor(a, &read, &progress),
                 Command::ToRdata(a) => to_rdata(a, &read, &progress),
                 Command::ToDataset(a) => to_dataset(a, &read, &progress),
             }
@@ -626,6 +641,38 @@ fn to_parquet(a: ToParquetArgs, read: &ReadOptions, progress: &Progress) -> Outc
         eprintln!("rdarrow: warning: {}: {w}", a.file.display());
     }
     progress.note(format!("wrote {rows} rows to {}", out.display()));
+    Ok(())
+}
+
+// --- to-tensor ---------------------------------------------------------------
+
+fn to_tensor(a: ToTensorArgs, read: &ReadOptions, progress: &Progress) -> Outcome {
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("tensor"));
+    if out == a.file {
+        return Err(Failure::Usage(format!(
+            "the output would overwrite the input '{}'; choose another with -o",
+            a.file.display()
+        )));
+    }
+    let spin = progress.spinner(format!("converting {}", a.file.display()));
+    let res = rdarrow_arrow::tensor::rdata_to_tensor(
+        &a.file,
+        a.object.as_deref(),
+        &stream_name(&a.file),
+        read.clone(),
+        &out,
+    );
+    spin.clear();
+    let (name, shape) = res.map_err(|e| data_error(&a.file, e))?;
+    let shape: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    progress.note(format!(
+        "wrote {name} ({}) to {}",
+        shape.join(" x "),
+        out.display()
+    ));
     Ok(())
 }
 

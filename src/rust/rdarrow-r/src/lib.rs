@@ -672,6 +672,35 @@ fn rdata_to_parquet_impl(
     )
 }
 
+/// Write one array of a file as an Arrow Tensor message; returns its
+/// shape, or an error value.
+/// @noRd
+#[extendr]
+fn rdata_to_tensor_impl(path: Robj, sink: &str, object: Nullable<String>, stream_name: &str, settings: Robj) -> Robj {
+    let path = match given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
+    let read = options(&settings);
+    let object = match object {
+        Nullable::NotNull(o) => Some(o),
+        Nullable::Null => None,
+    };
+    let res = job::run("Writing the tensor", || {
+        rdarrow_arrow::tensor::rdata_to_tensor(
+            &path,
+            object.as_deref(),
+            stream_name,
+            read,
+            std::path::Path::new(sink),
+        )
+    });
+    match res {
+        Ok((_, shape)) => shape.iter().map(|&d| d as f64).collect::<Vec<f64>>().into(),
+        Err(e) => error_value(&e),
+    }
+}
+
 /// Whether a file written at `path` is an `.rds` (else an `.RData`): the
 /// engine's one rule (path_is_rds() of the format crate).
 /// @noRd
@@ -862,12 +891,14 @@ fn arrow_to_rdata_impl(
     }
 }
 
-/// Write an Arrow IPC file or stream as .RData/.rds.
+/// Write an Arrow IPC file or stream (or Parquet file, or Tensor
+/// message) as .RData/.rds; `tensor`: the file must be a Tensor message.
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
 fn ipc_to_rdata_impl(
     path: &str,
+    tensor: bool,
     file: &str,
     name: &str,
     compress: &str,
@@ -896,13 +927,14 @@ fn ipc_to_rdata_impl(
                 ..Default::default()
             }
             .memory_limit();
+            let (input, output) = (std::path::Path::new(path), std::path::Path::new(file));
             let res = job::run("Writing", || {
-                rdarrow_arrow::data_file_to_rdata(
-                    std::path::Path::new(path),
-                    std::path::Path::new(file),
-                    &o,
-                    max_memory,
-                )
+                if tensor {
+                    rdarrow_arrow::tensor::tensor_file_to_rdata(input, output, &o, max_memory)
+                        .map(|_| ())
+                } else {
+                    rdarrow_arrow::data_file_to_rdata(input, output, &o, max_memory).map(|_| ())
+                }
             });
             match res {
                 Ok(_) => file.into(),
@@ -1074,6 +1106,7 @@ extendr_module! {
     fn rdata_rewrite_impl;
     fn rdata_to_arrow_impl;
     fn rdata_to_ipc_impl;
+    fn rdata_to_tensor_impl;
     fn rdata_to_parquet_impl;
     fn stream_is_live_impl;
     fn set_element_impl;

@@ -1,0 +1,983 @@
+//! R arrays as Arrow Tensor messages, both ways.
+//!
+//! A Tensor message (Arrow IPC's fourth kind of message, what
+//! `pyarrow.ipc.write_tensor()` writes and `read_tensor()` reads) holds one
+//! n-dimensional array: an element type, a shape, strides in bytes,
+//! dimension names, and one buffer. Its flatbuffers are arrow-ipc's
+//! generated code (`arrow_ipc::Tensor`, `arrow_ipc::Message`).
+//!
+//! R to a tensor ([`TensorParts::of`]): an R array's values are written as
+//! R holds them, with R's column-major strides (no transpose, no copy of
+//! the values); the element type is [`types::tensor_element`]'s. The
+//! array's attributes (`dim`, `dimnames`, a class) and its R type travel in
+//! the message's custom metadata under `"r"` (an R serialization, as the
+//! schema's `"r"` of a table), so that the way back gives the array
+//! `identical()`; dimension names are also the tensor's (`names(dimnames)`).
+//!
+//! A tensor to R ([`read_tensor_file`]): any strides (row-major NumPy
+//! arrays, column-major ones, others) are gathered into R's column-major
+//! order, each element type mapped by [`types::tensor_r_kind`]. What R
+//! cannot hold is refused, naming why.
+
+use crate::base::error::{Error, Result};
+use crate::tree::make::ObjectMaker;
+use crate::tree::*;
+use crate::types::{self, RKind, ToR};
+use crate::wire::decode::Format;
+use crate::wire::header::{Container, StreamHeader};
+use arrow_buffer::Buffer;
+use arrow_schema::DataType;
+use std::io::Write;
+
+/// The key of the message's custom metadata that holds the R array's type
+/// and attributes.
+pub const R_KEY: &str = "r";
+
+/// Bytes before the body are padded to this (the body's values aligned
+/// for any reader that maps the file).
+const BODY_ALIGN: usize = 64;
+
+/// An R array laid out as a tensor: the pieces of its message.
+#[derive(Debug, Clone)]
+pub struct TensorParts {
+    /// The element type ([`types::tensor_element`]).
+    pub element: DataType,
+    /// The shape: R's `dim` (a vector without one: its length), and for a
+    /// complex array a last dimension of 2 (real, imaginary).
+    pub shape: Vec<usize>,
+    /// Bytes between consecutive elements of each dimension: R's
+    /// column-major order.
+    pub strides: Vec<usize>,
+    /// Each dimension's name (`names(dimnames)`); empty when none has one.
+    pub names: Vec<Option<String>>,
+    /// The values as R holds them.
+    pub data: Buffer,
+    /// The R type and attributes (the custom metadata's `"r"`).
+    pub r: String,
+}
+
+/// The shape R's `dim` gives an array of `sxptype`, and the byte strides
+/// of its column-major order (a complex array's last dimension holds the
+/// real and imaginary parts, 8 bytes apart).
+fn column_major(dims: &[usize], width: usize, complex: bool) -> (Vec<usize>, Vec<usize>) {
+    let mut shape = dims.to_vec();
+    let mut strides = Vec::with_capacity(dims.len() + 1);
+    // (an empty array: every stride the element's width, as Arrow C++
+    // computes it)
+    let empty = dims.contains(&0);
+    let mut step = width;
+    for &d in dims {
+        strides.push(if empty { width } else { step });
+        step = step.saturating_mul(d);
+    }
+    if complex {
+        shape.push(2);
+        strides.push(8);
+    }
+    (shape, strides)
+}
+
+/// The integer values of an attribute (`dim`; R writes `2:5` as a
+/// compact sequence).
+fn dims_of(obj: Option<&RObject>, refs: &RefTable) -> Option<Vec<usize>> {
+    let expanded;
+    let data = match obj? {
+        RObject::Vector(v) => &v.data,
+        RObject::Altrep(a) => {
+            expanded = crate::tree::altrep::expand_within(a, refs, 1 << 20).ok()?;
+            &expanded
+        }
+        _ => return None,
+    };
+    match data {
+        VectorData::Integer(x) => x.iter().map(|&d| usize::try_from(d).ok()).collect(),
+        VectorData::Real(x) => x
+            .iter()
+            .map(|&d| (d >= 0.0 && d.fract() == 0.0).then_some(d as usize))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Whether `obj` is an R value that makes a tensor: an integer, logical,
+/// double, complex or raw vector (with `dim`, an array).
+pub fn is_tensor_value(obj: &RObject, refs: &RefTable) -> bool {
+    let t = obj.sxptype(refs);
+    matches!(t, sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW)
+        && obj.attribute(refs, "dim").is_some()
+}
+
+impl TensorParts {
+    /// The tensor of the R value `obj` (an array, or a vector as one
+    /// dimension), its values R's own buffer.
+    pub fn of(obj: &RObject, refs: &RefTable) -> Result<TensorParts> {
+        let (data, attrs, flags) = match obj {
+            RObject::Vector(v) => (v.data.clone(), v.attributes.clone(), v.flags),
+            RObject::Altrep(a) => (
+                crate::tree::altrep::expand(a, refs)?,
+                match &a.attributes {
+                    RObject::Null => None,
+                    o => Some(o.clone()),
+                },
+                a.flags,
+            ),
+            _ => return Err(not_an_array(obj, refs)),
+        };
+        let classes = obj.class_attr(refs);
+        let integer64 = RKind::of(&classes, data.sxptype()) == Some(RKind::Integer64);
+        let element = types::tensor_element(data.sxptype(), integer64)
+            .ok_or_else(|| not_an_array(obj, refs))?;
+        let (bytes, width) = match &data {
+            VectorData::Logical(x) | VectorData::Integer(x) => (x.inner().clone(), 4),
+            VectorData::Real(x) => (x.inner().clone(), 8),
+            VectorData::Complex(x) => (x.inner().clone(), 16),
+            VectorData::Raw(b) => (b.clone(), 1),
+            _ => {
+                return Err(Error::internal(
+                    "an array's payload is not at hand for its tensor",
+                ))
+            }
+        };
+        let len = data.len() as usize;
+        let dim_attr = attrs.as_ref().and_then(|a| pairlist_get(a, refs, b"dim"));
+        let dims = match dim_attr {
+            Some(d) => dims_of(Some(d), refs).ok_or_else(|| {
+                Error::corrupt("an array's dim is not a vector of counts".to_string())
+            })?,
+            None => vec![len],
+        };
+        let count = dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .filter(|&n| n == len)
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "an array's dimensions {} do not match its length {len}",
+                    dims_text(&dims)
+                ))
+            })?;
+        debug_assert_eq!(count, len);
+        let complex = data.sxptype() == sxp::CPLX;
+        let (shape, strides) = column_major(&dims, width, complex);
+        // names(dimnames): the dimensions' names
+        let mut names: Vec<Option<String>> = attrs
+            .as_ref()
+            .and_then(|a| pairlist_get(a, refs, b"dimnames"))
+            .and_then(|d| d.attribute(refs, "names"))
+            .and_then(|n| n.as_strings())
+            .map(|s| {
+                (0..s.len())
+                    .map(|i| s.get(i).map(|b| String::from_utf8_lossy(b).into_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !names.is_empty() && complex {
+            names.push(Some("complex".to_string()));
+        }
+        let r = r_metadata(data.sxptype(), flags, attrs.as_ref(), refs)?;
+        Ok(TensorParts {
+            element,
+            shape,
+            strides,
+            names,
+            data: bytes,
+            r,
+        })
+    }
+
+    /// The message: continuation marker, metadata length, the `Message`
+    /// flatbuffer (padded so the body starts at a multiple of 64 bytes),
+    /// then the body (the values, padded to 8 bytes).
+    pub fn write(&self, w: &mut dyn Write) -> Result<u64> {
+        let body_len = self.data.len().div_ceil(8) * 8;
+        let meta = self.flatbuffer(body_len as i64)?;
+        let padded = (8 + meta.len()).div_ceil(BODY_ALIGN) * BODY_ALIGN - 8;
+        let err = |e: std::io::Error| Error::io(&e, "cannot write the tensor");
+        w.write_all(&[0xff; 4]).map_err(err)?;
+        w.write_all(&(padded as i32).to_le_bytes()).map_err(err)?;
+        w.write_all(&meta).map_err(err)?;
+        w.write_all(&vec![0u8; padded - meta.len()]).map_err(err)?;
+        w.write_all(self.data.as_slice()).map_err(err)?;
+        w.write_all(&vec![0u8; body_len - self.data.len()])
+            .map_err(err)?;
+        Ok((8 + padded + body_len) as u64)
+    }
+
+    fn flatbuffer(&self, body_len: i64) -> Result<Vec<u8>> {
+        use arrow_ipc as fb;
+        let mut b = flatbuffers::FlatBufferBuilder::new();
+        let (type_type, type_) = match &self.element {
+            DataType::Float64 => (
+                fb::Type::FloatingPoint,
+                fb::FloatingPoint::create(
+                    &mut b,
+                    &fb::FloatingPointArgs {
+                        precision: fb::Precision::DOUBLE,
+                    },
+                )
+                .as_union_value(),
+            ),
+            DataType::Int32 | DataType::Int64 | DataType::UInt8 => {
+                let (bits, signed) = match self.element {
+                    DataType::Int32 => (32, true),
+                    DataType::Int64 => (64, true),
+                    _ => (8, false),
+                };
+                (
+                    fb::Type::Int,
+                    fb::Int::create(
+                        &mut b,
+                        &fb::IntArgs {
+                            bitWidth: bits,
+                            is_signed: signed,
+                        },
+                    )
+                    .as_union_value(),
+                )
+            }
+            other => {
+                return Err(Error::internal(format!(
+                    "no tensor element type for {other}"
+                )))
+            }
+        };
+        let dims: Vec<_> = self
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(i, &size)| {
+                let name = self
+                    .names
+                    .get(i)
+                    .and_then(|n| n.as_deref())
+                    .map(|n| b.create_string(n));
+                fb::TensorDim::create(
+                    &mut b,
+                    &fb::TensorDimArgs {
+                        size: size as i64,
+                        name,
+                    },
+                )
+            })
+            .collect();
+        let shape = b.create_vector(&dims);
+        let strides: Vec<i64> = self.strides.iter().map(|&s| s as i64).collect();
+        let strides = b.create_vector(&strides);
+        let data = fb::Buffer::new(0, self.data.len() as i64);
+        let tensor = fb::Tensor::create(
+            &mut b,
+            &fb::TensorArgs {
+                type_type,
+                type_: Some(type_),
+                shape: Some(shape),
+                strides: Some(strides),
+                data: Some(&data),
+            },
+        );
+        let key = b.create_string(R_KEY);
+        let value = b.create_string(&self.r);
+        let kv = fb::KeyValue::create(
+            &mut b,
+            &fb::KeyValueArgs {
+                key: Some(key),
+                value: Some(value),
+            },
+        );
+        let custom = b.create_vector(&[kv]);
+        let message = fb::Message::create(
+            &mut b,
+            &fb::MessageArgs {
+                version: fb::MetadataVersion::V5,
+                header_type: fb::MessageHeader::Tensor,
+                header: Some(tensor.as_union_value()),
+                bodyLength: body_len,
+                custom_metadata: Some(custom),
+            },
+        );
+        b.finish(message, None);
+        Ok(b.finished_data().to_vec())
+    }
+}
+
+fn dims_text(dims: &[usize]) -> String {
+    dims.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+fn not_an_array(obj: &RObject, refs: &RefTable) -> Error {
+    let what = match obj.sxptype(refs) {
+        sxp::STR => "a character vector".to_string(),
+        sxp::VEC if obj.inherits(refs, "data.frame") => "a data frame".to_string(),
+        sxp::VEC => "a list".to_string(),
+        t => format!("an object of type {}", sxp::type_name(t)),
+    };
+    Error::usage(format!(
+        "{what} has no tensor: a tensor holds an integer, logical, double, complex or raw array"
+    ))
+}
+
+/// The `"r"` custom metadata: `list(type = <R type>, attributes =
+/// <the attribute pairlist>)`, serialized as the schema's `"r"` is (ASCII,
+/// doubles in hex).
+fn r_metadata(
+    sxptype: u8,
+    flags: Flags,
+    attrs: Option<&RObject>,
+    refs: &RefTable,
+) -> Result<String> {
+    let mut m = ObjectMaker::with_refs(refs.clone());
+    let ty = crate::tree::make::strings([Some(sxp::type_name(sxptype).as_bytes())]);
+    let object = crate::tree::make::ints(vec![flags.object as i32]);
+    let root = m.named_list(
+        &["type", "object", "attributes"],
+        vec![ty, object, attrs.cloned().unwrap_or(RObject::Null)],
+    );
+    let header = StreamHeader {
+        ascii_hex: true,
+        ..StreamHeader::utf8_v3(Format::Ascii)
+    };
+    let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Write one R array of the R data file at `path` (`object`, else the
+/// file's only array) as a Tensor message at `sink` (or an object store's
+/// URL); the file appears only complete. Returns the object's name and
+/// its tensor's shape.
+pub fn rdata_to_tensor(
+    path: &(impl crate::Origin + ?Sized),
+    object: Option<&str>,
+    stream_name: &str,
+    read: crate::ReadOptions,
+    sink: &std::path::Path,
+) -> Result<(String, Vec<usize>)> {
+    let storage = read.storage.clone();
+    let (name, parts) = tensor_of_file(path, object, stream_name, read)?;
+    crate::atomic_write(sink, &storage, |w| parts.write(w).map(|_| ()))?;
+    Ok((name, parts.shape))
+}
+
+/// The tensor of one R array of the file at `path` (see [`rdata_to_tensor`]).
+pub fn tensor_of_file(
+    path: &(impl crate::Origin + ?Sized),
+    object: Option<&str>,
+    stream_name: &str,
+    read: crate::ReadOptions,
+) -> Result<(String, TensorParts)> {
+    let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
+    // the one named, else the file's only array
+    let chosen = match object {
+        Some(o) => Some(o.to_string()),
+        None if doc.is_rds() => None,
+        None => {
+            doc.check_trust(stream_name)?;
+            let names = doc.object_names(stream_name);
+            let arrays = doc.convertible(&is_tensor_value);
+            match arrays.len() {
+                1 => Some(names[arrays[0]].clone()),
+                0 => {
+                    return Err(Error::usage(format!(
+                        "the file holds no array (an integer, logical, double, complex or raw vector with dim); its objects: {}",
+                        quoted(&names)
+                    )))
+                }
+                n => {
+                    let cands: Vec<String> = arrays.iter().map(|&i| names[i].clone()).collect();
+                    return Err(Error::usage(format!(
+                        "the file holds {n} arrays; choose one by name: {}",
+                        quoted(&cands)
+                    )));
+                }
+            }
+        }
+    };
+    let (name, obj) = doc.take_table_object(chosen.as_deref(), stream_name, &is_tensor_value)?;
+    let parts = TensorParts::of(&obj, &doc.refs).map_err(|e| e.in_object(&name))?;
+    Ok((name, parts))
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A Tensor message's header, read and checked against the file.
+#[derive(Debug, Clone)]
+pub struct TensorHeader {
+    /// The element type.
+    pub element: DataType,
+    pub shape: Vec<usize>,
+    /// Byte strides (row-major when the message gives none).
+    pub strides: Vec<usize>,
+    pub names: Vec<Option<String>>,
+    /// Where the values start in the file, and their bytes.
+    pub data_offset: u64,
+    pub data_len: u64,
+    /// The custom metadata's `"r"`, when the message has it.
+    pub r: Option<String>,
+}
+
+/// The byte width of a tensor element type.
+fn width_of(dt: &DataType) -> usize {
+    dt.primitive_width().unwrap_or(0)
+}
+
+/// The element type of a flatbuffer `Type`, or why it is not one.
+fn element_of(t: &arrow_ipc::Tensor<'_>) -> Result<DataType> {
+    use arrow_ipc as fb;
+    let dt = match t.type_type() {
+        fb::Type::Int => {
+            let i = t
+                .type_as_int()
+                .ok_or_else(|| Error::corrupt("the tensor's Int type is missing"))?;
+            match (i.bitWidth(), i.is_signed()) {
+                (8, true) => DataType::Int8,
+                (16, true) => DataType::Int16,
+                (32, true) => DataType::Int32,
+                (64, true) => DataType::Int64,
+                (8, false) => DataType::UInt8,
+                (16, false) => DataType::UInt16,
+                (32, false) => DataType::UInt32,
+                (64, false) => DataType::UInt64,
+                (b, _) => {
+                    return Err(Error::corrupt(format!(
+                        "the tensor's integers are {b} bits wide (8, 16, 32 or 64 are valid)"
+                    )))
+                }
+            }
+        }
+        fb::Type::FloatingPoint => {
+            let f = t
+                .type_as_floating_point()
+                .ok_or_else(|| Error::corrupt("the tensor's FloatingPoint type is missing"))?;
+            match f.precision() {
+                fb::Precision::HALF => DataType::Float16,
+                fb::Precision::SINGLE => DataType::Float32,
+                fb::Precision::DOUBLE => DataType::Float64,
+                p => {
+                    return Err(Error::corrupt(format!(
+                        "the tensor's floating-point precision {} is not one Arrow defines",
+                        p.0
+                    )))
+                }
+            }
+        }
+        fb::Type::Bool => DataType::Boolean,
+        other => {
+            let name = other.variant_name().unwrap_or("unknown");
+            return Err(Error::unsupported(format!(
+                "the tensor's elements are of type {name} (type id {}): a tensor of numbers is read",
+                other.0
+            )));
+        }
+    };
+    Ok(dt)
+}
+
+/// Whether the file `f` (which starts as an IPC message does) holds a
+/// Tensor message: its metadata says so.
+pub fn is_tensor_message(f: &std::fs::File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 8];
+    if f.read_exact_at(&mut head, 0).is_err() || head[..4] != [0xff; 4] {
+        return false;
+    }
+    let n = i32::from_le_bytes(head[4..8].try_into().unwrap());
+    // (a message's metadata is small; a huge length is no Tensor's)
+    if !(1..=1 << 24).contains(&n) {
+        return false;
+    }
+    let mut meta = vec![0u8; n as usize];
+    f.read_exact_at(&mut meta, 8).is_ok()
+        && arrow_ipc::root_as_message(&meta)
+            .is_ok_and(|m| m.header_type() == arrow_ipc::MessageHeader::Tensor)
+}
+
+/// Read and check the header of the Tensor message in `f` (`len` bytes).
+pub fn read_header(f: &std::fs::File, len: u64) -> Result<TensorHeader> {
+    use std::os::unix::fs::FileExt;
+    let io = |e: std::io::Error| Error::io(&e, "cannot read the tensor");
+    let mut head = [0u8; 8];
+    if len < 8 {
+        return Err(Error::corrupt(format!(
+            "not an Arrow Tensor message: {len} bytes, fewer than a message's 8-byte prefix"
+        )));
+    }
+    f.read_exact_at(&mut head, 0).map_err(io)?;
+    // the continuation marker, then the length (before Arrow 0.15: the
+    // length alone)
+    let (meta_at, meta_len) = if head[..4] == [0xff; 4] {
+        (8u64, i32::from_le_bytes(head[4..8].try_into().unwrap()))
+    } else {
+        (4u64, i32::from_le_bytes(head[..4].try_into().unwrap()))
+    };
+    if meta_len <= 0 || meta_at + meta_len as u64 > len {
+        return Err(Error::corrupt(format!(
+            "not an Arrow Tensor message: its metadata length {meta_len} (bytes {}..{}) does not fit the file's {len} bytes",
+            meta_at - 4,
+            meta_at
+        ))
+        .at(meta_at - 4));
+    }
+    let mut meta = vec![0u8; meta_len as usize];
+    f.read_exact_at(&mut meta, meta_at).map_err(io)?;
+    let body_at = meta_at + meta_len as u64;
+    let msg = arrow_ipc::root_as_message(&meta).map_err(|e| {
+        Error::corrupt(format!(
+            "the message's metadata (bytes {meta_at}..{body_at}) is not a valid Arrow flatbuffer: {e}"
+        ))
+        .at(meta_at)
+    })?;
+    let Some(t) = msg.header_as_tensor() else {
+        let kind = msg.header_type().variant_name().unwrap_or("unknown");
+        let hint = match msg.header_type() {
+            arrow_ipc::MessageHeader::Schema | arrow_ipc::MessageHeader::RecordBatch => {
+                ": an Arrow IPC stream of a table (read it with ipc_to_rdata())"
+            }
+            _ => "",
+        };
+        return Err(Error::usage(format!(
+            "the file holds an Arrow {kind} message, not a Tensor{hint}"
+        )));
+    };
+    let body_len = msg.bodyLength();
+    if body_len < 0 || body_at + body_len as u64 > len {
+        return Err(Error::new(
+            crate::ErrorKind::Truncated,
+            format!(
+                "the tensor's body is {body_len} bytes from byte {body_at}, past the file's {len} bytes (the file is truncated)"
+            ),
+        )
+        .at(body_at));
+    }
+    let element = element_of(&t)?;
+    let width = width_of(&element).max(1);
+    let dims = t.shape();
+    let mut shape = Vec::with_capacity(dims.len());
+    let mut names = Vec::with_capacity(dims.len());
+    for d in dims.iter() {
+        let size = usize::try_from(d.size()).map_err(|_| {
+            Error::corrupt(format!(
+                "the tensor's shape has a negative dimension ({})",
+                d.size()
+            ))
+        })?;
+        shape.push(size);
+        names.push(d.name().filter(|n| !n.is_empty()).map(str::to_string));
+    }
+    if names.iter().all(Option::is_none) {
+        names.clear();
+    }
+    let count = shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "the tensor's shape {} has more elements than a file can hold",
+                dims_text(&shape)
+            ))
+        })?;
+    let strides: Vec<usize> = match t.strides() {
+        None => {
+            // row-major
+            let mut s = vec![0usize; shape.len()];
+            let mut step = width;
+            for i in (0..shape.len()).rev() {
+                s[i] = step;
+                step = step.saturating_mul(shape[i].max(1));
+            }
+            s
+        }
+        Some(s) => {
+            if s.len() != shape.len() {
+                return Err(Error::corrupt(format!(
+                    "the tensor has {} strides for its {} dimensions",
+                    s.len(),
+                    shape.len()
+                )));
+            }
+            let mut out = Vec::with_capacity(s.len());
+            for (i, st) in s.iter().enumerate() {
+                if st < 0 {
+                    return Err(Error::unsupported(format!(
+                        "the tensor's stride {st} of dimension {} is negative: R arrays cannot express it",
+                        i + 1
+                    )));
+                }
+                if st as usize % width != 0 {
+                    return Err(Error::unsupported(format!(
+                        "the tensor's stride {st} of dimension {} is not a multiple of its {width}-byte elements: R arrays cannot express it",
+                        i + 1
+                    )));
+                }
+                out.push(st as usize);
+            }
+            out
+        }
+    };
+    let buf = t.data();
+    let (off, blen) = (buf.offset(), buf.length());
+    if off < 0 || blen < 0 || (off as u64).saturating_add(blen as u64) > body_len as u64 {
+        return Err(Error::corrupt(format!(
+            "the tensor's buffer (offset {off}, {blen} bytes) lies outside its {body_len}-byte body"
+        ))
+        .at(body_at));
+    }
+    // the last byte any element reads
+    if count > 0 {
+        let extent = shape
+            .iter()
+            .zip(&strides)
+            .try_fold(width as u64, |a, (&d, &s)| {
+                (d as u64 - 1)
+                    .checked_mul(s as u64)
+                    .and_then(|x| x.checked_add(a))
+            });
+        match extent {
+            Some(e) if e <= blen as u64 => {}
+            _ => {
+                return Err(Error::corrupt(format!(
+                    "the tensor's shape {} and strides {:?} reach past its {blen}-byte buffer",
+                    dims_text(&shape),
+                    strides
+                )))
+            }
+        }
+    }
+    let r = msg.custom_metadata().and_then(|kvs| {
+        kvs.iter()
+            .find(|kv| kv.key() == Some(R_KEY))
+            .and_then(|kv| kv.value().map(str::to_string))
+    });
+    Ok(TensorHeader {
+        element,
+        shape,
+        strides,
+        names,
+        data_offset: body_at + off as u64,
+        data_len: blen as u64,
+        r,
+    })
+}
+
+/// Copy the elements of a tensor (`width` bytes each, `shape`, byte
+/// `strides`, values from `src`) into `dest` in R's column-major order.
+fn gather(src: &[u8], width: usize, shape: &[usize], strides: &[usize], dest: &mut [u8]) {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return;
+    }
+    if shape.is_empty() {
+        dest[..width].copy_from_slice(&src[..width]);
+        return;
+    }
+    let (d0, s0) = (shape[0], strides[0]);
+    let mut index = vec![0usize; shape.len()];
+    let mut out = 0usize;
+    loop {
+        let base: usize = index[1..]
+            .iter()
+            .zip(&strides[1..])
+            .map(|(i, s)| i * s)
+            .sum();
+        let run = &mut dest[out..out + d0 * width];
+        if s0 == width {
+            run.copy_from_slice(&src[base..base + d0 * width]);
+        } else {
+            for (k, slot) in run.chunks_exact_mut(width).enumerate() {
+                let at = base + k * s0;
+                slot.copy_from_slice(&src[at..at + width]);
+            }
+        }
+        out += d0 * width;
+        // the next column: the odometer over dimensions 2..
+        let mut k = 1;
+        loop {
+            if k == shape.len() {
+                return;
+            }
+            index[k] += 1;
+            if index[k] < shape[k] {
+                break;
+            }
+            index[k] = 0;
+            k += 1;
+        }
+    }
+}
+
+/// The R type and attributes the message's `"r"` says, when it is
+/// rdarrow's and agrees with the tensor.
+struct RSaid {
+    sxptype: u8,
+    object: bool,
+    attributes: Option<RObject>,
+    refs: RefTable,
+}
+
+fn r_said(text: &str) -> Result<RSaid> {
+    let opts = crate::ReadOptions::default();
+    let doc = crate::read_bytes(text.as_bytes().to_vec(), &opts).map_err(|e| {
+        Error::corrupt(format!(
+            "the tensor's \"r\" metadata is not a valid R serialization: {e}"
+        ))
+    })?;
+    let refs = doc.refs.clone();
+    let entries = list_entries(&doc.root, &refs);
+    let get = |k: &str| entries.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+    let ty = get("type")
+        .and_then(|t| t.as_strings())
+        .and_then(|s| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned()))
+        .ok_or_else(|| Error::corrupt("the tensor's \"r\" metadata names no R type"))?;
+    let sxptype = match ty.as_str() {
+        "logical" => sxp::LGL,
+        "integer" => sxp::INT,
+        "double" => sxp::REAL,
+        "complex" => sxp::CPLX,
+        "raw" => sxp::RAW,
+        other => {
+            return Err(Error::corrupt(format!(
+                "the tensor's \"r\" metadata names R type '{other}', which no tensor holds"
+            )))
+        }
+    };
+    let object = matches!(get("object"), Some(RObject::Vector(v)) if matches!(&v.data, VectorData::Integer(x) if x.first() == Some(&1)));
+    let attributes = get("attributes")
+        .filter(|a| matches!(a, RObject::Pairlist(_)))
+        .cloned();
+    Ok(RSaid {
+        sxptype,
+        object,
+        attributes,
+        refs,
+    })
+}
+
+/// The R array of the Tensor message in the file at `path`, with the
+/// reference table its attributes use. At most `max_memory` bytes of
+/// values are made.
+pub fn read_tensor_file(path: &std::path::Path, max_memory: u64) -> Result<(RObject, RefTable)> {
+    use std::os::unix::fs::FileExt;
+    let label = path.display().to_string();
+    let f =
+        std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open '{label}'")))?;
+    let len = f
+        .metadata()
+        .map_err(|e| Error::io(&e, &format!("cannot read '{label}'")))?
+        .len();
+    let h = read_header(&f, len)?;
+    let said = match &h.r {
+        Some(text) => Some(r_said(text)?),
+        None => None,
+    };
+    let width = width_of(&h.element);
+    // a complex array: R's interleaved parts are the last dimension, moved
+    // first
+    let complex = said.as_ref().is_some_and(|s| s.sxptype == sxp::CPLX);
+    let (shape, strides, width_out) = if complex {
+        if h.element != DataType::Float64 || h.shape.last() != Some(&2) {
+            return Err(Error::corrupt(
+                "the tensor says it holds complex values, but its last dimension is not of 2 doubles",
+            ));
+        }
+        let k = h.shape.len() - 1;
+        let mut shape = vec![2];
+        shape.extend_from_slice(&h.shape[..k]);
+        let mut strides = vec![h.strides[k]];
+        strides.extend_from_slice(&h.strides[..k]);
+        (shape, strides, 8)
+    } else {
+        (h.shape.clone(), h.strides.clone(), width)
+    };
+    let count: u64 = shape.iter().map(|&d| d as u64).product();
+    let kind = types::tensor_r_kind(&h.element).map_err(Error::unsupported)?;
+    let bytes = count.saturating_mul(width_out as u64);
+    if bytes > max_memory {
+        return Err(Error::limit_of(
+            crate::base::error::LimitKind::Memory,
+            format!(
+                "the tensor's {count} values take {bytes} bytes, more than the {max_memory} bytes of memory allowed"
+            ),
+        ));
+    }
+    let io = |e: std::io::Error| Error::io(&e, &format!("cannot read '{label}'"));
+    let contiguous = {
+        let mut step = width_out;
+        shape.iter().zip(&strides).all(|(&d, &s)| {
+            let ok = d <= 1 || s == step;
+            step = step.saturating_mul(d);
+            ok
+        })
+    };
+    // the values in R's order, in memory of the source element's width
+    let mut values = arrow_buffer::MutableBuffer::from_len_zeroed(bytes as usize);
+    if count > 0 {
+        if contiguous {
+            f.read_exact_at(values.as_slice_mut(), h.data_offset)
+                .map_err(io)?;
+        } else {
+            let mut src = vec![0u8; h.data_len as usize];
+            f.read_exact_at(&mut src, h.data_offset).map_err(io)?;
+            gather(&src, width_out, &shape, &strides, values.as_slice_mut());
+        }
+    }
+    let values: Buffer = values.into();
+    let (data, integer64) = r_values(&h.element, kind, values, said.as_ref().map(|s| s.sxptype))?;
+    // the array's attributes: rdarrow's own, when they agree with the
+    // shape; else `dim` (and names(dimnames) when the dimensions have names)
+    let dims = if complex {
+        &h.shape[..h.shape.len() - 1]
+    } else {
+        &h.shape[..]
+    };
+    if let Some(s) = said.filter(|s| {
+        s.sxptype == data.sxptype() || (s.sxptype == sxp::LGL && data.sxptype() == sxp::INT)
+    }) {
+        let agrees = match s
+            .attributes
+            .as_ref()
+            .and_then(|a| pairlist_get(a, &s.refs, b"dim"))
+        {
+            Some(d) => dims_of(Some(d), &s.refs).as_deref() == Some(dims),
+            None => dims.len() == 1,
+        };
+        if agrees {
+            let data = match (s.sxptype, data) {
+                (sxp::LGL, VectorData::Integer(x)) => VectorData::Logical(x),
+                (_, d) => d,
+            };
+            let obj = RObject::Vector(Box::new(Vector {
+                flags: Flags {
+                    levels: 0,
+                    object: s.object,
+                },
+                data,
+                attributes: s.attributes,
+            }));
+            return Ok((obj, s.refs));
+        }
+    }
+    plain_array(data, integer64, dims, &h.names)
+}
+
+/// An array of `data` with `dim` (and `dimnames` naming the dimensions
+/// when they have names); bit64's class first for an `integer64` (int64
+/// values that do not all fit R's integers), as `dim<-` leaves it.
+fn plain_array(
+    data: VectorData,
+    integer64: bool,
+    dims: &[usize],
+    names: &[Option<String>],
+) -> Result<(RObject, RefTable)> {
+    let mut m = ObjectMaker::with_refs(RefTable::default());
+    let dim: Vec<i32> = dims
+        .iter()
+        .map(|&d| i32::try_from(d))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| {
+            Error::unsupported("a dimension of the tensor is longer than R's dimensions (2^31 - 1)")
+        })?;
+    let mut attrs: Vec<(&str, RObject)> = Vec::new();
+    if integer64 {
+        attrs.push((
+            "class",
+            crate::tree::make::strings([Some(b"integer64".as_slice())]),
+        ));
+    }
+    attrs.push(("dim", crate::tree::make::ints(dim)));
+    if !names.is_empty() {
+        let n: Vec<String> = (0..dims.len())
+            .map(|i| names.get(i).cloned().flatten().unwrap_or_default())
+            .collect();
+        let nm: Vec<&str> = n.iter().map(String::as_str).collect();
+        let list = m.named_list(&nm, vec![RObject::Null; dims.len()]);
+        attrs.push(("dimnames", list));
+    }
+    let obj = m.vector(data, attrs);
+    Ok((obj, m.refs))
+}
+
+/// The R vector data of values of `element` in R's order, as `kind` (the
+/// mapping's) and `said` (rdarrow's R type, when the message has one) say,
+/// and whether they are bit64's integer64 (int64 values in doubles' bits).
+fn r_values(
+    element: &DataType,
+    kind: ToR,
+    values: Buffer,
+    said: Option<u8>,
+) -> Result<(VectorData, bool)> {
+    use arrow_buffer::ScalarBuffer;
+    fn widen<T: arrow_buffer::ArrowNativeType, U: arrow_buffer::ArrowNativeType>(
+        b: &Buffer,
+        f: impl Fn(T) -> U,
+    ) -> ScalarBuffer<U> {
+        let s: ScalarBuffer<T> =
+            ScalarBuffer::new(b.clone(), 0, b.len() / std::mem::size_of::<T>());
+        s.iter().map(|&x| f(x)).collect()
+    }
+    let len = values.len();
+    let n = |w: usize| len / w;
+    let mut integer64 = false;
+    let data = match element {
+        DataType::Int32 => VectorData::Integer(ScalarBuffer::new(values.clone(), 0, n(4))),
+        DataType::Float64 if said == Some(sxp::CPLX) => {
+            VectorData::Complex(ScalarBuffer::new(values.clone(), 0, n(8)))
+        }
+        DataType::Float64 => VectorData::Real(ScalarBuffer::new(values.clone(), 0, n(8))),
+        DataType::UInt8 if said == Some(sxp::RAW) => VectorData::Raw(values),
+        DataType::Int8 => VectorData::Integer(widen(&values, |x: i8| x as i32)),
+        DataType::Int16 => VectorData::Integer(widen(&values, |x: i16| x as i32)),
+        DataType::UInt8 => VectorData::Integer(widen(&values, |x: u8| x as i32)),
+        DataType::UInt16 => VectorData::Integer(widen(&values, |x: u16| x as i32)),
+        DataType::UInt32 => VectorData::Real(widen(&values, |x: u32| x as f64)),
+        DataType::Float32 => VectorData::Real(widen(&values, |x: f32| x as f64)),
+        DataType::Int64 => {
+            let s: ScalarBuffer<i64> = ScalarBuffer::new(values.clone(), 0, n(8));
+            // integer when every value fits R's integers (i32::MIN is R's NA)
+            if kind == ToR::IntegerOrInteger64
+                && s.iter()
+                    .all(|&x| x > i32::MIN as i64 && x <= i32::MAX as i64)
+            {
+                VectorData::Integer(s.iter().map(|&x| x as i32).collect())
+            } else {
+                // bit64's integer64: the int64's bits in a double
+                integer64 = said.is_none();
+                VectorData::Real(ScalarBuffer::new(values, 0, n(8)))
+            }
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "a tensor of {other} has no R array"
+            )))
+        }
+    };
+    Ok((data, integer64))
+}
+
+/// Write the Tensor message in the file at `input` as an R data file.
+/// Returns the array's dimensions.
+pub fn tensor_file_to_rdata(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    o: &crate::write::ObjectFileOptions,
+    max_memory: u64,
+) -> Result<Vec<usize>> {
+    let (obj, refs) = read_tensor_file(input, max_memory)?;
+    let dims = match &obj {
+        RObject::Vector(v) => dims_of(
+            v.attributes
+                .as_ref()
+                .and_then(|a| pairlist_get(a, &refs, b"dim")),
+            &refs,
+        )
+        .unwrap_or_else(|| vec![v.data.len() as usize]),
+        _ => Vec::new(),
+    };
+    crate::write::write_object_file(output, obj, refs, o)?;
+    Ok(dims)
+}
