@@ -33,6 +33,7 @@ def read_objects(
     names: Optional[Sequence[str]] = ...,
     storage_options: StorageOptions = ...,
     plain: bool = ...,
+    as_tensor: bool = ...,
 ) -> Dict[str, Any]: ...
 def read_anndata(
     path: Any,
@@ -88,6 +89,12 @@ def to_parquet(
     memory: Optional[int] = ...,
     storage_options: StorageOptions = ...,
 ) -> None: ...
+def to_tensor(
+    path: Source,
+    sink: Optional[PathLike] = ...,
+    object: Optional[ObjectRef] = ...,
+    storage_options: StorageOptions = ...,
+) -> Any: ...
 def to_ipc(
     path: Source,
     sink: PathLike,

@@ -26,8 +26,15 @@ def check_compression(compress: str, level: Optional[int] = None) -> None: ...
 def expand_sources(given: str, storage: _Storage = None) -> List[str]: ...
 def list_objects(path: _Given, recursive: bool = False, storage: _Storage = None) -> List[Dict[str, Any]]: ...
 def read_objects(
-    path: _Given, names: Optional[List[str]] = None, storage: _Storage = None, plain: bool = False
+    path: _Given,
+    names: Optional[List[str]] = None,
+    storage: _Storage = None,
+    plain: bool = False,
+    tensors: bool = False,
 ) -> Tuple[Dict[str, Any], List[str]]: ...
+def to_tensor(
+    path: _Given, sink: Optional[str] = None, object: Optional[str] = None, storage: _Storage = None
+) -> Tuple[str, Optional["RTensor"]]: ...
 
 def open_table(
     path: _Given,
@@ -66,6 +73,14 @@ class RVector:
     levels: Optional[List[Optional[str]]]
     tzone: Optional[str]
     units: Optional[str]
+
+class RTensor:
+    """An R array laid out as a tensor: values, shape, byte strides, dimension names."""
+
+    data: Payload
+    shape: List[int]
+    strides: List[int]
+    names: List[Optional[str]]
 
 class RFrame:
     stream: Any

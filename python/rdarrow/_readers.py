@@ -103,6 +103,7 @@ def read_objects(
     names: Optional[Sequence[str]] = None,
     storage_options: StorageOptions = None,
     plain: bool = False,
+    as_tensor: bool = False,
 ) -> Dict[str, Any]:
     """The objects of an R data file (all, or those named: names or object
     paths such as ``"lst$a"``) as Python values, by name.
@@ -125,13 +126,20 @@ def read_objects(
     ``datetime.date``, a POSIXct an aware ``datetime.datetime`` in UTC, a
     data frame a dict of columns.
 
+    ``as_tensor=True`` gives each integer, logical, double, complex or raw
+    array (a vector with ``dim``) as a ``pyarrow.Tensor`` over the engine's
+    buffer instead, laid out as :func:`to_tensor` lays it out (R's values
+    as R holds them, ``NA`` included, in R's column-major strides).
+
     Functions, environments and calls have no value: they are ``None``,
     with an :class:`RDataWarning` saying which kinds were left out.
     """
     if names is not None and not isinstance(names, str):
         names = [n if isinstance(n, str) else object_path_of(n) for n in names]
     src, _opened = engine_source(path, storage_options)
-    values, dropped = _rdarrow.read_objects(src, column_names(names), storage_pairs(storage_options), bool(plain))
+    values, dropped = _rdarrow.read_objects(
+        src, column_names(names), storage_pairs(storage_options), bool(plain), bool(as_tensor)
+    )
     if dropped:
         warnings.warn(
             "left out (None): objects of type " + ", ".join(dropped) + ", which have no Python value",
@@ -267,6 +275,35 @@ def to_parquet(
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)
+
+
+def to_tensor(
+    path: Source,
+    sink: Optional[PathLike] = None,
+    object: Optional[ObjectRef] = None,
+    storage_options: StorageOptions = None,
+) -> Any:
+    """One R array (matrix, array, or vector as one dimension; integer,
+    logical, double, complex or raw) of an R data file as an Arrow tensor,
+    as R's ``rdata_to_tensor()`` writes it: the values as R holds them
+    (``NA`` as R's bit pattern), with R's column-major strides, so no
+    value is transposed or copied; ``names(dimnames)`` the dimensions'
+    names. Logicals are int32, an integer64 int64, raw uint8; a complex
+    array is float64 with a last dimension of 2 (real, imaginary:
+    ``t.to_numpy().view(numpy.complex128)[..., 0]``).
+
+    With ``sink``, writes an Arrow Tensor message there (what
+    ``pyarrow.ipc.read_tensor()`` reads) and returns ``None``; without,
+    returns a ``pyarrow.Tensor`` over the engine's buffer. ``object``
+    names the array of an ``.RData`` file (default: its only array)."""
+    src, _opened = engine_source(path, storage_options)
+    sink_path = None if sink is None else as_path(sink)
+    _, t = _rdarrow.to_tensor(src, sink_path, object_path_of(object), storage_pairs(storage_options))
+    if t is None:
+        return None
+    from . import _values
+
+    return _values.tensor(t)
 
 
 def to_ipc(

@@ -94,7 +94,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._rdarrow import RFrame, RS4, RVector
+from ._rdarrow import RFrame, RS4, RTensor, RVector
 from ._errors import note
 
 
@@ -336,9 +336,23 @@ def sparse(storage: str, slots: dict, sp: Any) -> Any:
     return sp.coo_matrix((data, (_entries(slots["i"]), _entries(slots["j"]))), shape=(nr, nc), copy=False)
 
 
+def tensor(t: RTensor) -> Any:
+    """An array the engine laid out as a tensor (``as_tensor=True``,
+    ``to_tensor()``) as a ``pyarrow.Tensor`` over the engine's buffer: its
+    shape, byte strides and dimension names as the engine gives them."""
+    import pyarrow as pa
+
+    flat = np.asarray(t.data)
+    arr = np.lib.stride_tricks.as_strided(flat, shape=tuple(t.shape), strides=tuple(t.strides), writeable=False)
+    names = [n or "" for n in t.names] if t.names else None
+    return pa.Tensor.from_numpy(arr, dim_names=names)
+
+
 def convert(value: Any) -> Any:
     """The engine's values, each vector, data frame and S4 object made a
     NumPy/pandas/scipy value, lists and dicts kept."""
+    if isinstance(value, RTensor):
+        return tensor(value)
     if isinstance(value, RVector):
         return vector(value)
     if isinstance(value, RFrame):
@@ -355,6 +369,8 @@ def convert(value: Any) -> Any:
 def plain(value: Any) -> Any:
     """``read_objects(plain=True)``'s values: an S4 object a dict of its
     class and slots."""
+    if isinstance(value, RTensor):
+        return tensor(value)
     if isinstance(value, RS4):
         out = {"class": value.class_name, "package": value.package}
         for k, v in value.slots.items():

@@ -366,6 +366,20 @@ pub fn tensor_of_file(
     stream_name: &str,
     read: crate::ReadOptions,
 ) -> Result<(String, TensorParts)> {
+    let (name, doc, obj) = array_of_file(path, object, stream_name, read)?;
+    let parts = TensorParts::of(&obj, &doc.refs).map_err(|e| e.in_object(&name))?;
+    Ok((name, parts))
+}
+
+/// One R array of the file at `path`: the one named `object`, else the
+/// file's only array (an `.rds` file's object), with its document (whose
+/// reference table it uses).
+pub fn array_of_file(
+    path: &(impl crate::Origin + ?Sized),
+    object: Option<&str>,
+    stream_name: &str,
+    read: crate::ReadOptions,
+) -> Result<(String, crate::Document, RObject)> {
     let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
     // the one named, else the file's only array
     let chosen = match object {
@@ -394,8 +408,7 @@ pub fn tensor_of_file(
         }
     };
     let (name, obj) = doc.take_table_object(chosen.as_deref(), stream_name, &is_tensor_value)?;
-    let parts = TensorParts::of(&obj, &doc.refs).map_err(|e| e.in_object(&name))?;
-    Ok((name, parts))
+    Ok((name, doc, obj))
 }
 
 fn quoted(names: &[String]) -> String {

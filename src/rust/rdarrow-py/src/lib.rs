@@ -563,6 +563,43 @@ fn to_ipc(
     )
 }
 
+/// One R array of an R data file as an Arrow Tensor message at `sink`
+/// (the Arrow bridge's `tensor::rdata_to_tensor`), or, without a sink, as
+/// an [`values::RTensor`] over the engine's buffer. Returns the object's
+/// name and the tensor (`None` when written).
+#[pyfunction]
+#[pyo3(signature = (path, sink=None, object=None, storage=None))]
+fn to_tensor(
+    py: Python<'_>,
+    path: &Bound<'_, PyAny>,
+    sink: Option<PathBuf>,
+    object: Option<String>,
+    storage: Option<Vec<(String, String)>>,
+) -> PyResult<(String, Option<Py<PyAny>>)> {
+    let path = Given::of(path)?;
+    let stream_name = path.stream_name();
+    let read = read_options(&storage);
+    match sink {
+        Some(sink) => {
+            let (name, _) = py
+                .detach(|| {
+                    rdarrow_arrow::tensor::rdata_to_tensor(&path, object.as_deref(), &stream_name, read, &sink)
+                })
+                .map_err(|e| in_source(&path.label(), e))?;
+            Ok((name, None))
+        }
+        None => {
+            let (name, doc, obj) = py
+                .detach(|| {
+                    rdarrow_arrow::tensor::array_of_file(&path, object.as_deref(), &stream_name, read)
+                })
+                .map_err(|e| in_source(&path.label(), e))?;
+            let t = values::RTensor::of(py, &obj, &doc.refs)?;
+            Ok((name, Some(pyo3::IntoPyObjectExt::into_py_any(t, py)?)))
+        }
+    }
+}
+
 /// The R data sources one argument names (see the core's
 /// `expand_sources`): a glob's matches, a directory's or an object store
 /// prefix's R data files, else the argument itself.
@@ -587,13 +624,14 @@ fn expand_sources(
 /// (see `values`: shaped for NumPy and pandas, or `plain`), by name, with
 /// the kinds of objects that had no value (they are `None`).
 #[pyfunction]
-#[pyo3(signature = (path, names=None, storage=None, plain=false))]
+#[pyo3(signature = (path, names=None, storage=None, plain=false, tensors=false))]
 fn read_objects<'py>(
     py: Python<'py>,
     path: &Bound<'py, PyAny>,
     names: Option<Vec<String>>,
     storage: Option<Vec<(String, String)>>,
     plain: bool,
+    tensors: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     let path = Given::of(path)?;
     let stream_name = path.stream_name();
@@ -615,6 +653,7 @@ fn read_objects<'py>(
         },
         doc: Some(&doc),
         path: String::new(),
+        tensors,
     };
     let out = PyDict::new(py);
     for (name, obj) in &objects {
@@ -646,6 +685,8 @@ fn _rdarrow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<values::RVector>()?;
     m.add_class::<values::RFrame>()?;
     m.add_class::<values::RS4>()?;
+    m.add_class::<values::RTensor>()?;
+    m.add_function(wrap_pyfunction!(to_tensor, m)?)?;
     m.add("RDataError", py.get_type::<RDataError>())?;
     m.add("RDataIOError", py.get_type::<RDataIOError>())?;
     m.add("NotRDataError", py.get_type::<NotRDataError>())?;

@@ -22,10 +22,10 @@ use arrow_buffer::Buffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
-use rdarrow_arrow::{table_from_object, TableOptions};
-use rdarrow_arrow::tree::object_path::quote_name;
 use rdarrow_arrow::checks::consistency;
+use rdarrow_arrow::tree::object_path::quote_name;
 use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
+use rdarrow_arrow::{table_from_object, TableOptions};
 use rdarrow_arrow::{Document, ErrorKind};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -66,6 +66,7 @@ fn typestr(kind: char, bytes: usize) -> &'static str {
         ('i', 8, false) => ">i8",
         ('c', 16, true) => "<c16",
         ('c', 16, false) => ">c16",
+        ('u', 1, _) => "|u1",
         _ => "|b1",
     }
 }
@@ -134,6 +135,38 @@ pub struct RFrame {
     row_names: Py<PyAny>,
 }
 
+/// An R array as a tensor (`read_objects(as_tensor=True)`,
+/// `to_tensor()`): its values as R holds them (`data`, a [`Payload`] of
+/// the element type, no copy), the tensor's `shape`, byte `strides` (R's
+/// column-major order) and dimension `names`, as the Arrow bridge's
+/// `tensor::TensorParts` lays them out.
+#[pyclass(frozen, get_all, module = "rdarrow._rdarrow")]
+pub struct RTensor {
+    data: Py<PyAny>,
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+    names: Vec<Option<String>>,
+}
+
+impl RTensor {
+    /// The tensor of the R array `obj`.
+    pub fn of(py: Python<'_>, obj: &RObject, refs: &RefTable) -> PyResult<RTensor> {
+        let t = rdarrow_arrow::tensor::TensorParts::of(obj, refs).map_err(crate::py_err)?;
+        let (kind, width) = match t.element {
+            arrow_schema::DataType::Int32 => ('i', 4),
+            arrow_schema::DataType::Int64 => ('i', 8),
+            arrow_schema::DataType::UInt8 => ('u', 1),
+            _ => ('f', 8),
+        };
+        Ok(RTensor {
+            data: Payload::new(t.data, typestr(kind, width), width).into_py_any(py)?,
+            shape: t.shape,
+            strides: t.strides,
+            names: t.names,
+        })
+    }
+}
+
 /// An S4 object: its class, the class's package, and its slots by name;
 /// for a sparse matrix of the Matrix package (or a class extending one)
 /// the letter of its storage (`sparse`: `C`, `R` or `T`), its slots checked
@@ -159,6 +192,9 @@ pub struct ToPython<'a> {
     /// Where the object being converted is, as R code reaches it
     /// (`pbmc@assays$RNA@counts`): what a structure's error names.
     pub path: String,
+    /// Arrays (vectors with `dim` the Arrow bridge lays out as tensors)
+    /// become [`RTensor`]s.
+    pub tensors: bool,
 }
 
 /// A conversion that tracks where inside the object it is, as R code
@@ -192,6 +228,7 @@ impl<'a> ToPython<'a> {
             shape: Shape::Plain,
             doc: None,
             path: String::new(),
+            tensors: false,
         }
     }
 
@@ -212,6 +249,9 @@ impl<'a> ToPython<'a> {
             return Err(crate::py_err(rdarrow_arrow::Error::limit(format!(
                 "the object nests more than {MAX_DEPTH} levels deep"
             ))));
+        }
+        if self.tensors && rdarrow_arrow::tensor::is_tensor_value(obj, self.refs) {
+            return RTensor::of(py, obj, self.refs)?.into_py_any(py);
         }
         Ok(match obj {
             RObject::Null => py.None(),
@@ -305,7 +345,8 @@ impl<'a> ToPython<'a> {
         (0..s.len())
             .map(|i| {
                 s.get(i).map(|b| {
-                    let (_, utf8) = rdarrow_arrow::tree::encoding::to_utf8(b, s.levels(i), self.native);
+                    let (_, utf8) =
+                        rdarrow_arrow::tree::encoding::to_utf8(b, s.levels(i), self.native);
                     String::from_utf8_lossy(&utf8).into_owned()
                 })
             })
