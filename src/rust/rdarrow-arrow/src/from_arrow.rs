@@ -700,6 +700,10 @@ pub fn column(m: &mut ObjectMaker, field: &Field, a: &dyn Array) -> Result<RObje
                     };
                     items.push(column(m, f, child.as_ref())?);
                 }
+                // a tensor per row: R arrays of its shape
+                if let Some(t) = crate::fixed_shape::FieldTensor::of_field(field) {
+                    t?.shape_items(m, &mut items)?;
+                }
                 m.vector(VectorData::List(items), vec![])
             }
             // a list whose elements differ in type: each slot's value is

@@ -22,7 +22,9 @@
 //!   column by column;
 //! - [`rows`]: tables handed over by row range ([`rows::ColumnSource`]);
 //! - [`dataset`]: many R files to one Arrow dataset;
-//! - [`tensor`]: R arrays as Arrow Tensor messages, both ways.
+//! - [`tensor`]: R arrays as Arrow Tensor messages, both ways;
+//! - [`fixed_shape`]: lists of equal-shape arrays as
+//!   `arrow.fixed_shape_tensor` columns.
 //!
 //! Which object of a file converts is the document's rule
 //! ([`crate::Document::choose_table_object`]).
@@ -41,6 +43,7 @@ pub use rdarrow_format::{
 };
 
 pub mod dataset;
+pub mod fixed_shape;
 pub mod from_arrow;
 pub mod ipc;
 pub mod metadata;

@@ -172,6 +172,9 @@ pub struct ColumnMeta {
     /// grown by `[<-` is marked growable), which R writes with it: they
     /// come back, so that the file is written with the bytes R writes.
     gp: u16,
+    /// A list of arrays of one shape: its tensor type, for the field's
+    /// extension metadata ([`super::fixed_shape`]).
+    pub tensor: Option<super::fixed_shape::TensorShape>,
 }
 
 /// A character vector node of `s`, without attributes.
@@ -622,10 +625,14 @@ impl ColumnMeta {
             }
             _ => None,
         };
+        let tensor = (!in_list && kind == Some(RKind::List))
+            .then(|| super::fixed_shape::TensorShape::of_list(obj, refs))
+            .flatten();
         ColumnMeta {
             columns,
             item_types,
             items,
+            tensor,
             ..own
         }
     }

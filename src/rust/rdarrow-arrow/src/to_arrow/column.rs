@@ -373,6 +373,12 @@ impl<'d> Converter<'d> {
         if let Some((nr, nc)) = matrix_dims(obj, refs).filter(|_| !element) {
             return self.matrix_column(obj, payload, nr, nc, name);
         }
+        // a list of arrays of one shape: a tensor per row
+        if !element {
+            if let Some(shape) = crate::fixed_shape::TensorShape::of_list(obj, refs) {
+                return self.tensor_column(obj, &shape, name);
+            }
+        }
         let v = match (payload, obj) {
             (Some(data), RObject::Vector(v)) => Some(View {
                 data: Cow::Owned(data),
@@ -459,6 +465,42 @@ impl<'d> Converter<'d> {
         let arr = FixedSizeListArray::try_new(field.clone(), nc as i32, items, nulls)
             .map_err(|e| Error::corrupt(format!("a matrix column: {e}")))?;
         Ok((DataType::FixedSizeList(field, nc as i32), Arc::new(arr)))
+    }
+
+    /// A list of arrays of one shape and type ([`crate::fixed_shape`]):
+    /// one fixed-size list of each array's values, in R's order, per row.
+    fn tensor_column(
+        &self,
+        obj: &RObject,
+        shape: &crate::fixed_shape::TensorShape,
+        name: &str,
+    ) -> Result<(DataType, ArrayRef)> {
+        let items: Vec<&RObject> = match obj {
+            RObject::Vector(v) => match &v.data {
+                VectorData::List(items) => items.iter().collect(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let label = |i: usize| format!("element {}", i + 1);
+        let arrays = self
+            .values_of(&items, name, &label)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.map(|(_, a)| a)
+                    .ok_or_else(|| Error::internal(format!("{} of a tensor column has no values", label(i))))
+            })
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        let parts: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+        let err = |e: arrow_schema::ArrowError| Error::corrupt(format!("a tensor column: {e}"));
+        let values = arrow_select::concat::concat(&parts).map_err(err)?;
+        let field = Arc::new(arrow_schema::Field::new("item", values.data_type().clone(), true));
+        let size = shape.size() as i32;
+        // a shape without values still has its rows
+        let nulls = (size == 0).then(|| NullBuffer::new_valid(items.len()));
+        let arr = FixedSizeListArray::try_new(field.clone(), size, values, nulls).map_err(err)?;
+        Ok((DataType::FixedSizeList(field, size), Arc::new(arr)))
     }
 
     /// A vector without a class the mapping knows, by its type.

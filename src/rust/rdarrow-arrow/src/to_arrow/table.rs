@@ -474,7 +474,14 @@ pub(super) fn schema_of(
     let fields: Vec<_> = types
         .iter()
         .enumerate()
-        .map(|(k, dt)| types::arrow_field(&plan.names[k], dt.clone(), plan.ordered[k]))
+        .map(|(k, dt)| {
+            let f = types::arrow_field(&plan.names[k], dt.clone(), plan.ordered[k]);
+            // a list of arrays of one shape: Arrow's tensor extension
+            match (&plan.col_meta[k].tensor, dt) {
+                (Some(t), DataType::FixedSizeList(..)) => f.with_metadata(t.field_metadata()),
+                _ => f,
+            }
+        })
         .collect();
     Ok(Arc::new(Schema::new_with_metadata(fields, md)))
 }

@@ -1,0 +1,369 @@
+//! Lists of equal-shape R arrays as Arrow's canonical extension type
+//! `arrow.fixed_shape_tensor`: a fixed-size list column whose every row is
+//! one tensor of one shape (a stack of matrices, images, embeddings).
+//!
+//! R to Arrow ([`TensorShape::of_list`]): a list (or a data frame's list
+//! column) whose elements are all integer or all double arrays of one
+//! `dim`, with no attribute but `dim` (and `dimnames` after it, whose names
+//! agree), becomes `fixed_size_list<T>[prod(dim)]`, each row the element's
+//! values as R holds them (column-major). The field says so in the
+//! extension's metadata ([`TensorShape::field_metadata`]): the physical
+//! (row-major) shape is R's `dim` reversed, and `permutation` `[n-1, ...,
+//! 0]` says that R's dimension `i` is the physical dimension `n-1-i`, so
+//! the values are never transposed; `dim_names` are `names(dimnames)`,
+//! reversed as the physical layout is. What else R had (the elements'
+//! `dimnames`, the list's names or class) travels in the `"r"` metadata,
+//! as for other columns. Readers that do not know the extension see the
+//! fixed-size list underneath (Polars' Array, DuckDB's ARRAY, Spark's
+//! array).
+//!
+//! Arrow to R ([`FieldTensor::of_field`]): such a column, whatever its
+//! permutation (pyarrow's row-major tensors have none), becomes a list of
+//! R arrays of the logical shape, each element's values put in R's
+//! column-major order.
+
+use crate::base::error::{Error, Result};
+use crate::tree::make::ObjectMaker;
+use crate::tree::*;
+use crate::types::RKind;
+use arrow_schema::Field;
+use std::collections::HashMap;
+
+/// The extension's name.
+pub const EXTENSION_NAME: &str = "arrow.fixed_shape_tensor";
+/// The field metadata keys of an extension type.
+pub const NAME_KEY: &str = "ARROW:extension:name";
+pub const METADATA_KEY: &str = "ARROW:extension:metadata";
+
+/// The shape every element of an R list has: R's `dim`, and the
+/// dimensions' names (`names(dimnames)`) when they have them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorShape {
+    pub dims: Vec<usize>,
+    pub dim_names: Option<Vec<String>>,
+}
+
+/// An element's values type and shape, when it can be a row of a tensor
+/// column: an integer or double vector whose attributes are `dim`, then
+/// optionally `dimnames`.
+fn element_shape(obj: &RObject, refs: &RefTable) -> Option<(u8, TensorShape)> {
+    let RObject::Vector(v) = obj else { return None };
+    let t = v.data.sxptype();
+    if !matches!(t, sxp::INT | sxp::REAL) || v.flags.object {
+        return None;
+    }
+    let entries = pairlist_entries(v.attributes.as_ref()?, refs);
+    let (dim, dimnames) = match entries.as_slice() {
+        [(Some(b"dim"), d)] => (*d, None),
+        [(Some(b"dim"), d), (Some(b"dimnames"), n)] => (*d, Some(*n)),
+        _ => return None,
+    };
+    let dims: Vec<usize> = match dim {
+        RObject::Vector(d) => match &d.data {
+            VectorData::Integer(x) => x.iter().map(|&k| usize::try_from(k).ok()).collect::<Option<_>>()?,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    if dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(v.data.len() as usize) {
+        return None;
+    }
+    let dim_names = dimnames
+        .and_then(|n| n.attribute(refs, "names"))
+        .and_then(|n| n.as_strings())
+        .map(|s| {
+            (0..s.len())
+                .map(|i| s.get(i).map(|b| String::from_utf8_lossy(b).into_owned()))
+                .collect::<Option<Vec<String>>>()
+        });
+    let dim_names = match dim_names {
+        // an NA name has no tensor equivalent
+        Some(None) => return None,
+        Some(Some(n)) => Some(n),
+        None => None,
+    };
+    Some((t, TensorShape { dims, dim_names }))
+}
+
+impl TensorShape {
+    /// The shape of a list whose every element is an array of it (of one
+    /// type, integer or double), or `None`: a list of another kind, an
+    /// empty one, one with a `NULL` or any element of another shape or
+    /// type keeps the list type.
+    pub fn of_list(obj: &RObject, refs: &RefTable) -> Option<TensorShape> {
+        let RObject::Vector(v) = obj else { return None };
+        let VectorData::List(items) = &v.data else { return None };
+        if items.is_empty()
+            || RKind::of(&obj.class_attr(refs), sxp::VEC) != Some(RKind::List)
+            || i32::try_from(items.len()).is_err()
+        {
+            return None;
+        }
+        let (t, shape) = element_shape(&items[0], refs)?;
+        let size = shape.size();
+        if shape.dims.is_empty() || i32::try_from(size).is_err() {
+            return None;
+        }
+        items[1..]
+            .iter()
+            .all(|it| element_shape(it, refs).is_some_and(|(u, s)| u == t && s == shape))
+            .then_some(shape)
+    }
+
+    /// Values per element.
+    pub fn size(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// The extension's field metadata for this shape in R's column-major
+    /// order: physical shape `dim` reversed, `permutation` `[n-1, ..., 0]`,
+    /// `dim_names` reversed.
+    pub fn field_metadata(&self) -> HashMap<String, String> {
+        let n = self.dims.len();
+        let mut md = serde_json::Map::new();
+        let shape: Vec<usize> = self.dims.iter().rev().copied().collect();
+        md.insert("shape".into(), shape.into());
+        if let Some(names) = &self.dim_names {
+            let names: Vec<String> = names.iter().rev().cloned().collect();
+            md.insert("dim_names".into(), names.into());
+        }
+        if n > 1 {
+            let perm: Vec<usize> = (0..n).rev().collect();
+            md.insert("permutation".into(), perm.into());
+        }
+        HashMap::from([
+            (NAME_KEY.to_string(), EXTENSION_NAME.to_string()),
+            (
+                METADATA_KEY.to_string(),
+                serde_json::Value::Object(md).to_string(),
+            ),
+        ])
+    }
+}
+
+/// A column's `arrow.fixed_shape_tensor` type, as R takes it: the logical
+/// shape (R's `dim`), the dimensions' names, and where each logical
+/// dimension's consecutive elements lie in a row's values (row-major
+/// physical order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldTensor {
+    pub dims: Vec<usize>,
+    pub dim_names: Option<Vec<String>>,
+    /// Elements between consecutive values of each logical dimension.
+    strides: Vec<usize>,
+}
+
+impl FieldTensor {
+    /// The field's tensor type, if it is one; an error for metadata that
+    /// does not describe one, or that disagrees with the field's type.
+    pub fn of_field(field: &Field) -> Option<Result<FieldTensor>> {
+        let md = field.metadata();
+        if md.get(NAME_KEY).map(String::as_str) != Some(EXTENSION_NAME) {
+            return None;
+        }
+        Some(FieldTensor::parse(field, md.get(METADATA_KEY).map(String::as_str)))
+    }
+
+    fn parse(field: &Field, text: Option<&str>) -> Result<FieldTensor> {
+        let bad = |why: &str| {
+            Error::corrupt(format!(
+                "column '{}': its {EXTENSION_NAME} metadata {why}",
+                field.name()
+            ))
+        };
+        let text = text.ok_or_else(|| bad("is missing"))?;
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| bad(&format!("is not JSON ({e})")))?;
+        let counts = |key: &str| -> Result<Option<Vec<usize>>> {
+            match v.get(key) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(serde_json::Value::Array(a)) => a
+                    .iter()
+                    .map(|x| x.as_u64().and_then(|u| usize::try_from(u).ok()))
+                    .collect::<Option<Vec<usize>>>()
+                    .map(Some)
+                    .ok_or_else(|| bad(&format!("has a '{key}' that is not a list of counts"))),
+                Some(_) => Err(bad(&format!("has a '{key}' that is not a list"))),
+            }
+        };
+        let shape = counts("shape")?.ok_or_else(|| bad("has no 'shape'"))?;
+        let n = shape.len();
+        let perm = counts("permutation")?.unwrap_or_else(|| (0..n).collect());
+        let mut seen = vec![false; n];
+        if perm.len() != n || !perm.iter().all(|&p| p < n && !std::mem::replace(&mut seen[p], true)) {
+            return Err(bad(&format!(
+                "has a 'permutation' {perm:?} that is not one of its {n} dimensions"
+            )));
+        }
+        let names = match v.get("dim_names") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::Array(a)) if a.len() == n => Some(
+                a.iter()
+                    .map(|x| x.as_str().map(str::to_string))
+                    .collect::<Option<Vec<String>>>()
+                    .ok_or_else(|| bad("has 'dim_names' that are not strings"))?,
+            ),
+            Some(_) => return Err(bad(&format!("has 'dim_names' that are not {n} strings"))),
+        };
+        let size = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| bad("has a shape too large"))?;
+        match field.data_type() {
+            arrow_schema::DataType::FixedSizeList(_, k) if *k as usize == size && *k >= 0 => {}
+            dt => {
+                return Err(bad(&format!(
+                    "has shape {shape:?} ({size} values), but the column is {dt}"
+                )))
+            }
+        }
+        // row-major strides of the physical shape, then each logical
+        // dimension's
+        let mut physical = vec![1usize; n];
+        for j in (0..n.saturating_sub(1)).rev() {
+            physical[j] = physical[j + 1] * shape[j + 1];
+        }
+        Ok(FieldTensor {
+            dims: perm.iter().map(|&p| shape[p]).collect(),
+            dim_names: names.map(|nm| perm.iter().map(|&p| nm[p].clone()).collect()),
+            strides: perm.iter().map(|&p| physical[p]).collect(),
+        })
+    }
+
+    /// Whether a row's values are already in R's column-major order.
+    fn column_major(&self) -> bool {
+        let mut step = 1;
+        self.dims.iter().zip(&self.strides).all(|(&d, &s)| {
+            let ok = d <= 1 || s == step;
+            step *= d;
+            ok
+        })
+    }
+
+    /// Make each element of `items` (one row's values each, `NULL` for a
+    /// null row) the R array it holds: its values in R's order, its `dim`,
+    /// and `dimnames` naming the dimensions when they have names.
+    pub fn shape_items(&self, m: &mut ObjectMaker, items: &mut [RObject]) -> Result<()> {
+        let dim: Vec<i32> = self
+            .dims
+            .iter()
+            .map(|&d| i32::try_from(d))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| Error::unsupported("a tensor dimension is longer than R's (2^31 - 1)"))?;
+        let reorder = !self.column_major();
+        for it in items.iter_mut() {
+            let RObject::Vector(v) = it else { continue };
+            if reorder {
+                v.data = self.in_r_order(&v.data)?;
+            }
+            let dims = crate::tree::make::ints(dim.clone());
+            crate::metadata::set_vector_attribute(m, it, "dim", dims);
+            if let Some(names) = &self.dim_names {
+                let nm: Vec<&str> = names.iter().map(String::as_str).collect();
+                let list = m.named_list(&nm, vec![RObject::Null; nm.len()]);
+                crate::metadata::set_vector_attribute(m, it, "dimnames", list);
+            }
+        }
+        Ok(())
+    }
+
+    /// One row's values (in physical order) in R's column-major order.
+    fn in_r_order(&self, data: &VectorData) -> Result<VectorData> {
+        fn gather<T: Copy + Default>(src: &[T], dims: &[usize], strides: &[usize]) -> Vec<T> {
+            let n: usize = dims.iter().product();
+            let mut out = Vec::with_capacity(n);
+            let mut index = vec![0usize; dims.len()];
+            for _ in 0..n {
+                let at: usize = index.iter().zip(strides).map(|(i, s)| i * s).sum();
+                out.push(src[at]);
+                for (k, i) in index.iter_mut().enumerate() {
+                    *i += 1;
+                    if *i < dims[k] {
+                        break;
+                    }
+                    *i = 0;
+                }
+            }
+            out
+        }
+        let n: usize = self.dims.iter().product();
+        if data.len() as usize != n {
+            return Err(Error::corrupt(format!(
+                "a tensor row holds {} values, not {n}",
+                data.len()
+            )));
+        }
+        Ok(match data {
+            VectorData::Integer(x) => VectorData::Integer(gather(x, &self.dims, &self.strides).into()),
+            VectorData::Logical(x) => VectorData::Logical(gather(x, &self.dims, &self.strides).into()),
+            VectorData::Real(x) => VectorData::Real(gather(x, &self.dims, &self.strides).into()),
+            VectorData::Raw(b) => {
+                VectorData::Raw(arrow_buffer::Buffer::from_vec(gather(b.as_slice(), &self.dims, &self.strides)))
+            }
+            other => {
+                return Err(Error::unsupported(format!(
+                    "a tensor of {} values: R arrays of numbers are made",
+                    sxp::type_name(other.sxptype())
+                )))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::DataType;
+    use std::sync::Arc;
+
+    fn field(md: &str, size: i32) -> Field {
+        Field::new(
+            "x",
+            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Int32, true)), size),
+            true,
+        )
+        .with_metadata(HashMap::from([
+            (NAME_KEY.to_string(), EXTENSION_NAME.to_string()),
+            (METADATA_KEY.to_string(), md.to_string()),
+        ]))
+    }
+
+    #[test]
+    fn r_s_order_is_the_reversed_shape_and_permutation() {
+        let s = TensorShape {
+            dims: vec![2, 3, 4],
+            dim_names: Some(vec!["a".into(), "b".into(), "c".into()]),
+        };
+        let md = s.field_metadata();
+        let f = field(&md[METADATA_KEY], 24);
+        let t = FieldTensor::of_field(&f).unwrap().unwrap();
+        assert_eq!(t.dims, vec![2, 3, 4]);
+        assert_eq!(t.dim_names, s.dim_names);
+        assert!(t.column_major());
+    }
+
+    #[test]
+    fn row_major_rows_are_put_in_r_s_order() {
+        let t = FieldTensor::of_field(&field(r#"{"shape": [2, 3]}"#, 6)).unwrap().unwrap();
+        assert_eq!(t.dims, vec![2, 3]);
+        assert!(!t.column_major());
+        let back = t.in_r_order(&VectorData::Integer(vec![0, 1, 2, 3, 4, 5].into())).unwrap();
+        // row-major [[0, 1, 2], [3, 4, 5]] is R's c(0, 3, 1, 4, 2, 5)
+        assert!(matches!(back, VectorData::Integer(x) if x.to_vec() == vec![0, 3, 1, 4, 2, 5]));
+    }
+
+    #[test]
+    fn bad_metadata_is_an_error_naming_the_column() {
+        for (md, why) in [
+            ("nope", "is not JSON"),
+            (r#"{"shape": [2, "x"]}"#, "not a list of counts"),
+            (r#"{"shape": [2, 3], "permutation": [0, 0]}"#, "permutation"),
+            (r#"{"shape": [2, 3], "dim_names": ["a"]}"#, "dim_names"),
+            (r#"{"shape": [2, 4]}"#, "has shape [2, 4] (8 values)"),
+            (r#"{}"#, "has no 'shape'"),
+        ] {
+            let e = FieldTensor::of_field(&field(md, 6)).unwrap().unwrap_err();
+            assert!(e.message.contains("column 'x'") && e.message.contains(why), "{md}: {}", e.message);
+        }
+    }
+}
