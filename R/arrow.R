@@ -337,7 +337,10 @@ stream_for_consumer <- function(x) {
 #' Methods for the arrow package's generics, so that
 #' `arrow::as_arrow_table(rdata_to_arrow(f))` works. They import the C
 #' stream with `arrow::RecordBatchReader$import_from_c()`, which takes the
-#' data without copying it.
+#' data without copying it. A list of arrays of one shape (an
+#' `arrow.fixed_shape_tensor` column elsewhere) reaches arrow as the
+#' fixed-size list underneath, which `as.data.frame()` makes the list it
+#' was: arrow 25 makes no R value of that canonical extension type.
 #' @param x An `rdarrow_array_stream` from [rdata_to_arrow()].
 #' @param ... Ignored.
 #' @param schema Ignored (the stream carries its schema).
@@ -348,13 +351,18 @@ NULL
 #' @rdname arrow-methods
 #' @exportS3Method arrow::as_record_batch_reader
 as_record_batch_reader.rdarrow_array_stream <- function(x, ...) {
-  arrow::RecordBatchReader$import_from_c(stream_for_consumer(x))
+  arrow::RecordBatchReader$import_from_c(for_arrow_r(x))
+}
+
+# The stream as arrow R takes it: tensor columns as their storage.
+for_arrow_r <- function(x) {
+  check_engine(stream_storage_types_impl(stream_for_consumer(x)))
 }
 
 #' @rdname arrow-methods
 #' @exportS3Method arrow::as_arrow_table
 as_arrow_table.rdarrow_array_stream <- function(x, ..., schema = NULL) {
-  arrow::as_arrow_table(arrow::RecordBatchReader$import_from_c(stream_for_consumer(x)))
+  arrow::as_arrow_table(arrow::RecordBatchReader$import_from_c(for_arrow_r(x)))
 }
 
 # Whether the stream is one vector's (its table has that vector's one column).

@@ -89,6 +89,11 @@ rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compressio
 #' @noRd
 rdata_to_tensor_impl <- function(path, sink, object, stream_name, settings) .Call(wrap__rdata_to_tensor_impl, path, sink, object, stream_name, settings)
 
+#' The stream `x` (consumed) with its tensor columns as their storage,
+#' for arrow R.
+#' @noRd
+stream_storage_types_impl <- function(x) .Call(wrap__stream_storage_types_impl, x)
+
 #' Write an object of a file as Parquet.
 #' @noRd
 rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings)

@@ -44,10 +44,13 @@ def _opened(path: Any, object: Optional[str], storage_options: Optional[dict]) -
 
 def _schema_of(t: Any) -> Dict[str, Any]:
     import polars as pl
+    import pyarrow as pa
 
     schema = table_schema(t)
     refuse_unions(schema, "Polars")
-    return dict(pl.from_arrow(schema.empty_table()).schema)
+    # (a table of no batches: pyarrow makes no empty array of a permuted
+    # arrow.fixed_shape_tensor, which schema.empty_table() would need)
+    return dict(pl.from_arrow(pa.Table.from_batches([], schema)).schema)
 
 
 def scan_rdata(

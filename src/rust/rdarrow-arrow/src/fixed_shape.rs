@@ -60,7 +60,10 @@ fn element_shape(obj: &RObject, refs: &RefTable) -> Option<(u8, TensorShape)> {
     };
     let dims: Vec<usize> = match dim {
         RObject::Vector(d) => match &d.data {
-            VectorData::Integer(x) => x.iter().map(|&k| usize::try_from(k).ok()).collect::<Option<_>>()?,
+            VectorData::Integer(x) => x
+                .iter()
+                .map(|&k| usize::try_from(k).ok())
+                .collect::<Option<_>>()?,
             _ => return None,
         },
         _ => return None,
@@ -92,7 +95,9 @@ impl TensorShape {
     /// type keeps the list type.
     pub fn of_list(obj: &RObject, refs: &RefTable) -> Option<TensorShape> {
         let RObject::Vector(v) = obj else { return None };
-        let VectorData::List(items) = &v.data else { return None };
+        let VectorData::List(items) = &v.data else {
+            return None;
+        };
         if items.is_empty()
             || RKind::of(&obj.class_attr(refs), sxp::VEC) != Some(RKind::List)
             || i32::try_from(items.len()).is_err()
@@ -119,26 +124,59 @@ impl TensorShape {
     /// order: physical shape `dim` reversed, `permutation` `[n-1, ..., 0]`,
     /// `dim_names` reversed.
     pub fn field_metadata(&self) -> HashMap<String, String> {
+        // the keys in Arrow C++'s order and form, so that readers that
+        // compare the text (Polars) see the type pyarrow writes
+        // (serde_json's text of a value: compact, strings escaped)
+        let json = |v: serde_json::Value| v.to_string();
         let n = self.dims.len();
-        let mut md = serde_json::Map::new();
         let shape: Vec<usize> = self.dims.iter().rev().copied().collect();
-        md.insert("shape".into(), shape.into());
-        if let Some(names) = &self.dim_names {
-            let names: Vec<String> = names.iter().rev().cloned().collect();
-            md.insert("dim_names".into(), names.into());
-        }
+        let mut text = format!("{{\"shape\":{}", json(shape.into()));
         if n > 1 {
             let perm: Vec<usize> = (0..n).rev().collect();
-            md.insert("permutation".into(), perm.into());
+            text.push_str(&format!(",\"permutation\":{}", json(perm.into())));
         }
+        if let Some(names) = &self.dim_names {
+            let names: Vec<String> = names.iter().rev().cloned().collect();
+            text.push_str(&format!(",\"dim_names\":{}", json(names.into())));
+        }
+        text.push('}');
         HashMap::from([
             (NAME_KEY.to_string(), EXTENSION_NAME.to_string()),
-            (
-                METADATA_KEY.to_string(),
-                serde_json::Value::Object(md).to_string(),
-            ),
+            (METADATA_KEY.to_string(), text),
         ])
     }
+}
+
+/// `schema` with its tensor columns as the fixed-size lists underneath
+/// (their extension metadata left out), for consumers that convert
+/// Arrow to R but not this extension: arrow R 25 cannot make R values of
+/// a canonical extension type it did not define, and makes the same
+/// arrays of the storage type, with the `"r"` metadata, the R list they
+/// were.
+pub fn storage_schema(schema: &arrow_schema::SchemaRef) -> arrow_schema::SchemaRef {
+    let is_tensor =
+        |f: &Field| f.metadata().get(NAME_KEY).map(String::as_str) == Some(EXTENSION_NAME);
+    if !schema.fields().iter().any(|f| is_tensor(f)) {
+        return schema.clone();
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let mut f = f.as_ref().clone();
+            if is_tensor(&f) {
+                let mut md = f.metadata().clone();
+                md.remove(NAME_KEY);
+                md.remove(METADATA_KEY);
+                f.set_metadata(md);
+            }
+            f
+        })
+        .collect();
+    std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    ))
 }
 
 /// A column's `arrow.fixed_shape_tensor` type, as R takes it: the logical
@@ -161,7 +199,10 @@ impl FieldTensor {
         if md.get(NAME_KEY).map(String::as_str) != Some(EXTENSION_NAME) {
             return None;
         }
-        Some(FieldTensor::parse(field, md.get(METADATA_KEY).map(String::as_str)))
+        Some(FieldTensor::parse(
+            field,
+            md.get(METADATA_KEY).map(String::as_str),
+        ))
     }
 
     fn parse(field: &Field, text: Option<&str>) -> Result<FieldTensor> {
@@ -190,7 +231,11 @@ impl FieldTensor {
         let n = shape.len();
         let perm = counts("permutation")?.unwrap_or_else(|| (0..n).collect());
         let mut seen = vec![false; n];
-        if perm.len() != n || !perm.iter().all(|&p| p < n && !std::mem::replace(&mut seen[p], true)) {
+        if perm.len() != n
+            || !perm
+                .iter()
+                .all(|&p| p < n && !std::mem::replace(&mut seen[p], true))
+        {
             return Err(bad(&format!(
                 "has a 'permutation' {perm:?} that is not one of its {n} dimensions"
             )));
@@ -294,12 +339,18 @@ impl FieldTensor {
             )));
         }
         Ok(match data {
-            VectorData::Integer(x) => VectorData::Integer(gather(x, &self.dims, &self.strides).into()),
-            VectorData::Logical(x) => VectorData::Logical(gather(x, &self.dims, &self.strides).into()),
-            VectorData::Real(x) => VectorData::Real(gather(x, &self.dims, &self.strides).into()),
-            VectorData::Raw(b) => {
-                VectorData::Raw(arrow_buffer::Buffer::from_vec(gather(b.as_slice(), &self.dims, &self.strides)))
+            VectorData::Integer(x) => {
+                VectorData::Integer(gather(x, &self.dims, &self.strides).into())
             }
+            VectorData::Logical(x) => {
+                VectorData::Logical(gather(x, &self.dims, &self.strides).into())
+            }
+            VectorData::Real(x) => VectorData::Real(gather(x, &self.dims, &self.strides).into()),
+            VectorData::Raw(b) => VectorData::Raw(arrow_buffer::Buffer::from_vec(gather(
+                b.as_slice(),
+                &self.dims,
+                &self.strides,
+            ))),
             other => {
                 return Err(Error::unsupported(format!(
                     "a tensor of {} values: R arrays of numbers are made",
@@ -344,10 +395,14 @@ mod tests {
 
     #[test]
     fn row_major_rows_are_put_in_r_s_order() {
-        let t = FieldTensor::of_field(&field(r#"{"shape": [2, 3]}"#, 6)).unwrap().unwrap();
+        let t = FieldTensor::of_field(&field(r#"{"shape": [2, 3]}"#, 6))
+            .unwrap()
+            .unwrap();
         assert_eq!(t.dims, vec![2, 3]);
         assert!(!t.column_major());
-        let back = t.in_r_order(&VectorData::Integer(vec![0, 1, 2, 3, 4, 5].into())).unwrap();
+        let back = t
+            .in_r_order(&VectorData::Integer(vec![0, 1, 2, 3, 4, 5].into()))
+            .unwrap();
         // row-major [[0, 1, 2], [3, 4, 5]] is R's c(0, 3, 1, 4, 2, 5)
         assert!(matches!(back, VectorData::Integer(x) if x.to_vec() == vec![0, 3, 1, 4, 2, 5]));
     }
@@ -363,7 +418,11 @@ mod tests {
             (r#"{}"#, "has no 'shape'"),
         ] {
             let e = FieldTensor::of_field(&field(md, 6)).unwrap().unwrap_err();
-            assert!(e.message.contains("column 'x'") && e.message.contains(why), "{md}: {}", e.message);
+            assert!(
+                e.message.contains("column 'x'") && e.message.contains(why),
+                "{md}: {}",
+                e.message
+            );
         }
     }
 }

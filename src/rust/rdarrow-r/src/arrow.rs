@@ -222,6 +222,35 @@ fn to_arrow_streamed(path: &Given, req: &Request, rows: usize, read: ReadOptions
     .into()
 }
 
+/// The stream `x` (an external pointer, consumed) with its tensor columns
+/// as their storage, for arrow R ([`rdarrow_arrow::fixed_shape::storage_schema`]):
+/// the same arrays, no copy.
+pub fn storage_types(x: &Robj) -> Robj {
+    use arrow_array::ffi_stream::RecordBatchStreamReader;
+    use arrow_array::RecordBatchReader;
+    let p = unsafe { R_ExternalPtrAddr(x.get()) as *mut FFI_ArrowArrayStream };
+    if p.is_null() {
+        return error_value(&Error::usage("the Arrow stream pointer is NULL"));
+    }
+    let reader = match unsafe { RecordBatchStreamReader::from_raw(p) } {
+        Ok(r) => r,
+        Err(e) => return error_value(&Error::corrupt(format!("cannot read the Arrow stream: {e}"))),
+    };
+    let schema = rdarrow_arrow::fixed_shape::storage_schema(&reader.schema());
+    let out = schema.clone();
+    let batches = reader.map(move |b| {
+        b.and_then(|b| {
+            arrow_array::RecordBatch::try_new_with_options(
+                out.clone(),
+                b.columns().to_vec(),
+                &arrow_array::RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+            )
+        })
+    });
+    let reader = arrow_array::RecordBatchIterator::new(batches, schema);
+    stream_xptr(Box::new(FFI_ArrowArrayStream::new(Box::new(reader))))
+}
+
 /// The stream in an external pointer that releases it when R frees it.
 fn stream_xptr(stream: Box<FFI_ArrowArrayStream>) -> Robj {
     unsafe {

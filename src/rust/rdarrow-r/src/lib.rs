@@ -600,6 +600,14 @@ fn rdata_to_arrow_impl(
     )
 }
 
+/// The stream `x` (consumed) with its tensor columns as their storage,
+/// for arrow R.
+/// @noRd
+#[extendr]
+fn stream_storage_types_impl(x: Robj) -> Robj {
+    arrow::storage_types(&x)
+}
+
 /// Write an object of a file as Arrow IPC.
 /// @noRd
 #[extendr]
@@ -1107,6 +1115,7 @@ extendr_module! {
     fn rdata_to_arrow_impl;
     fn rdata_to_ipc_impl;
     fn rdata_to_tensor_impl;
+    fn stream_storage_types_impl;
     fn rdata_to_parquet_impl;
     fn stream_is_live_impl;
     fn set_element_impl;
