@@ -38,6 +38,46 @@ def write_sliced(path):
         ipc.write_tensor(pa.Tensor.from_numpy(a), f)
     return [float(v) for v in a.ravel(order="F")], list(a.shape)
 
+def fixed_shape(path, column):
+    """A column of an IPC file as pyarrow sees it: the name of its type, the
+    physical shape, permutation and dim names, and the stacked arrays
+    (to_numpy_ndarray) in R order as hex, one per row, with NaN (a null)
+    positions."""
+    t = ipc.open_file(path).read_all()
+    col = t.column(column).combine_chunks()
+    ty = col.type
+    out = dict(type=str(ty), extension=getattr(ty, "extension_name", None))
+    if out["extension"] == "arrow.fixed_shape_tensor":
+        a = col.to_numpy_ndarray()
+        out.update(shape=list(ty.shape), permutation=list(ty.permutation or []), dim_names=list(ty.dim_names or []),
+                   stacked=[int(d) for d in a.shape],
+                   rows=[np.asarray(a[k], dtype="float64").tobytes(order="F").hex() for k in range(a.shape[0])])
+    return out
+
+def write_fixed_shape(path, dtype, shape, perm, names):
+    """A table of one tensor column pyarrow makes from a C-order NumPy
+    stack (a permutation applied as a transpose of its values)."""
+    n = int(np.prod(shape))
+    a = np.arange(3 * n).astype(dtype).reshape([3] + list(shape))
+    if perm:
+        ty = pa.fixed_shape_tensor(pa.from_numpy_dtype(np.dtype(dtype)), shape, permutation=perm, dim_names=names)
+        storage = pa.FixedSizeListArray.from_arrays(pa.array(a.ravel()), n)
+        arr = pa.ExtensionArray.from_storage(ty, storage)
+    else:
+        arr = pa.FixedShapeTensorArray.from_numpy_ndarray(a)
+        if names:
+            ty = pa.fixed_shape_tensor(arr.type.value_type, shape, dim_names=names)
+            arr = pa.ExtensionArray.from_storage(ty, arr.storage)
+    # the rows as the specification defines them: logical dimension i is
+    # physical dimension perm[i] (pyarrow 25 stacks 3-cycles wrongly)
+    physical = a
+    logical = physical.transpose([0] + [p + 1 for p in perm]) if perm else arr.to_numpy_ndarray()
+    if perm and sorted(perm) == list(perm)[::-1] or perm == [1, 0, 2]:
+        assert np.array_equal(arr.to_numpy_ndarray(), logical)
+    with ipc.new_file(path, pa.schema([("x", arr.type)])) as w:
+        w.write_table(pa.table({"x": arr}))
+    return [[float(v) for v in np.asarray(logical[k]).ravel(order="F")] for k in range(3)], [int(d) for d in logical.shape[1:]]
+
 def stream(path):
     t = pa.table({"x": [1, 2]})
     with ipc.new_stream(path, t.schema) as w:
@@ -326,4 +366,142 @@ big = dict(shape=[int(d) for d in t.shape], strides=[int(s) for s in t.strides],
   unlink(t)
   back <- readRDS(out)
   expect_identical(back, x)
+})
+
+# R's values of each element as the float64 bytes pyarrow's stack gives.
+r_rows <- function(l) vapply(l, function(x) {
+  paste(as.character(writeBin(as.double(as.vector(x)), raw(), endian = "little")), collapse = "")
+}, "")
+
+test_that("a list of equal-shape arrays is an arrow.fixed_shape_tensor column pyarrow stacks, and comes back identical()", {
+  py <- tensor_py()
+  dir <- local_tempdir()
+  set.seed(58)
+  cases <- list(
+    doubles = replicate(4, matrix(rnorm(6), 2, 3), simplify = FALSE),
+    integers = lapply(1:3, function(i) array(i * 1:24, c(2, 3, 4))),
+    one_dim = lapply(1:3, function(i) array(as.double(i + 0:4), 5)),
+    five_dims = lapply(1:2, function(i) array(as.double(i * 1:720), 2:6)),
+    named_dims = lapply(1:3, function(i) array(i * 1:24, c(2, 3, 4), dimnames = list(a = NULL, b = NULL, c = letters[1:4]))),
+    zero_length = lapply(1:3, function(i) matrix(numeric(0), 0, 3)),
+    with_na = list(matrix(c(1, NA, 3, 4), 2), matrix(c(NA_real_, 2, NaN, 4), 2)),
+    int_na = list(matrix(c(1L, NA, 3L, 4L), 2), matrix(5:8, 2)),
+    covariances = lapply(1:50, function(i) cov(matrix(rnorm(30), 10)))
+  )
+  for (nm in names(cases)) {
+    l <- cases[[nm]]
+    df <- data.frame(id = seq_along(l))
+    df$x <- l
+    f <- file.path(dir, "df.rds")
+    saveRDS(df, f)
+    ipc <- file.path(dir, "df.arrow")
+    rdata_to_ipc(f, ipc)
+    got <- reticulate::py_to_r(py$fixed_shape(ipc, "x"))
+    expect_equal(got$extension, "arrow.fixed_shape_tensor", info = nm)
+    d <- dim(l[[1]])
+    expect_equal(got$shape, rev(d), info = nm)
+    if (length(d) > 1) expect_equal(got$permutation, rev(seq_along(d)) - 1, info = nm)
+    expect_equal(got$stacked, c(length(l), d), info = nm)
+    if (!is.null(names(dimnames(l[[1]])))) expect_equal(got$dim_names, rev(names(dimnames(l[[1]]))), info = nm)
+    # every element's values, as R holds them (an NA is NaN in NumPy)
+    if (!nm %in% c("with_na", "int_na") && prod(d) > 0) expect_identical(got$rows, r_rows(l), info = nm)
+    # back through IPC (file and stream), Parquet and the C stream
+    back <- file.path(dir, "back.rds")
+    ipc_to_rdata(ipc, back)
+    expect_identical(readRDS(back), df, info = paste(nm, "ipc"))
+    rdata_to_ipc(f, ipc, format = "stream")
+    ipc_to_rdata(ipc, back)
+    expect_identical(readRDS(back), df, info = paste(nm, "ipc stream"))
+    pq <- file.path(dir, "df.parquet")
+    rdata_to_parquet(f, pq)
+    parquet_to_rdata(pq, back)
+    expect_identical(readRDS(back), df, info = paste(nm, "parquet"))
+    expect_identical(as.data.frame(rdata_to_arrow(f)), df, info = paste(nm, "C stream"))
+    # a list object itself
+    saveRDS(l, f)
+    rdata_to_ipc(f, ipc)
+    ipc_to_rdata(ipc, back)
+    expect_identical(readRDS(back), l, info = paste(nm, "list"))
+  }
+  # NA: a null in Arrow; R's NaN stays NaN
+  l <- cases$with_na
+  saveRDS(l, file.path(dir, "na.rds"))
+  rdata_to_ipc(file.path(dir, "na.rds"), ipc)
+  got <- reticulate::py_to_r(py$fixed_shape(ipc, 0L))
+  expect_equal(got$stacked, c(2, 2, 2))
+  stacked <- c(l[[1]], l[[2]])
+  bits <- unlist(lapply(got$rows, function(h) readBin(as.raw(strtoi(substring(h, seq(1, nchar(h), 2), seq(2, nchar(h), 2)), 16L)), "double", 4)))
+  # (under Arrow's nulls, R's own NA bits: NumPy's stack holds R's values)
+  expect_identical(bits, stacked)
+})
+
+test_that("lists of other shapes, types or attributes stay lists", {
+  py <- tensor_py()
+  dir <- local_tempdir()
+  cases <- list(
+    shapes = list(matrix(1, 2, 2), matrix(1, 2, 3)),
+    types = list(matrix(1L, 2, 2), matrix(1, 2, 2)),
+    plain_vectors = list(1:3, 4:6),
+    a_null = list(matrix(1, 2, 2), NULL),
+    classed = list(structure(matrix(1, 2, 2), class = "foo"), structure(matrix(2, 2, 2), class = "foo")),
+    logical = list(matrix(TRUE, 2, 2), matrix(FALSE, 2, 2)),
+    other_names = list(matrix(1, 2, 2, dimnames = list(a = NULL, b = NULL)), matrix(1, 2, 2, dimnames = list(x = NULL, b = NULL)))
+  )
+  for (nm in names(cases)) {
+    l <- cases[[nm]]
+    f <- file.path(dir, "l.rds")
+    saveRDS(l, f)
+    ipc <- file.path(dir, "l.arrow")
+    rdata_to_ipc(f, ipc)
+    got <- reticulate::py_to_r(py$fixed_shape(ipc, 0L))
+    expect_null(got$extension, info = nm)
+    back <- file.path(dir, "back.rds")
+    ipc_to_rdata(ipc, back)
+    expect_identical(readRDS(back), l, info = nm)
+  }
+})
+
+test_that("tensor columns pyarrow writes, with or without a permutation, become R arrays as NumPy stacks them", {
+  py <- tensor_py()
+  dir <- local_tempdir()
+  for (case in list(
+    list(dtype = "float64", shape = list(2L, 3L), perm = NULL, names = NULL),
+    list(dtype = "int32", shape = list(2L, 3L, 4L), perm = NULL, names = list("x", "y", "z")),
+    list(dtype = "int16", shape = list(2L, 3L, 4L), perm = list(1L, 2L, 0L), names = list("x", "y", "z")),
+    list(dtype = "float64", shape = list(2L, 3L, 4L), perm = list(1L, 0L, 2L), names = NULL),
+    list(dtype = "float32", shape = list(4L), perm = NULL, names = NULL)
+  )) {
+    ipc <- file.path(dir, "py.arrow")
+    want <- reticulate::py_to_r(py$write_fixed_shape(ipc, case$dtype, case$shape, case$perm, case$names))
+    out <- file.path(dir, "py.rds")
+    ipc_to_rdata(ipc, out)
+    got <- readRDS(out)$x
+    label <- paste(case$dtype, length(case$shape))
+    expect_length(got, 3L)
+    logical <- unlist(want[[2]])
+    for (k in 1:3) {
+      expect_equal(dim(got[[k]]), logical, info = label)
+      expect_equal(as.double(got[[k]]), want[[1]][[k]], info = label)
+      if (!is.null(case$names)) {
+        nms <- unlist(case$names)
+        if (!is.null(case$perm)) nms <- nms[unlist(case$perm) + 1]
+        expect_equal(names(dimnames(got[[k]])), nms, info = label)
+      }
+    }
+    expect_identical(typeof(got[[1]]), if (case$dtype %in% c("int32", "int16")) "integer" else "double")
+  }
+})
+
+test_that("arrow R reads a tensor column as the list it was", {
+  skip_if_not_installed("arrow")
+  dir <- local_tempdir()
+  l <- lapply(1:3, function(i) matrix(i * 1:6, 2))
+  df <- data.frame(id = 1:3)
+  df$m <- l
+  f <- file.path(dir, "df.rds")
+  saveRDS(df, f)
+  tab <- arrow::as_arrow_table(rdata_to_arrow(f))
+  expect_true(grepl("fixed_size_list", tab$schema$m$type$ToString()))
+  expect_identical(as.data.frame(tab), df)
+  expect_identical(as.data.frame(arrow::as_record_batch_reader(rdata_to_arrow(f))$read_table()), df)
 })

@@ -58,16 +58,7 @@ fn element_shape(obj: &RObject, refs: &RefTable) -> Option<(u8, TensorShape)> {
         [(Some(b"dim"), d), (Some(b"dimnames"), n)] => (*d, Some(*n)),
         _ => return None,
     };
-    let dims: Vec<usize> = match dim {
-        RObject::Vector(d) => match &d.data {
-            VectorData::Integer(x) => x
-                .iter()
-                .map(|&k| usize::try_from(k).ok())
-                .collect::<Option<_>>()?,
-            _ => return None,
-        },
-        _ => return None,
-    };
+    let dims = crate::tensor::dims_of(Some(dim), refs)?;
     if dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(v.data.len() as usize) {
         return None;
     }

@@ -443,6 +443,27 @@ impl NaBits {
     }
 }
 
+/// An attribute's value as the metadata keeps it: a compact sequence
+/// (`dim = 2:6`) as the plain vector it stands for (`identical()` in R),
+/// which every consumer builds.
+fn plain_value(v: &RObject, refs: &RefTable) -> RObject {
+    if let RObject::Altrep(a) = v {
+        let (class, _) = crate::tree::altrep::class_of(a, refs);
+        if class.is_some_and(crate::tree::altrep::is_compact_sequence)
+            && matches!(a.attributes, RObject::Null)
+        {
+            if let Ok(data) = crate::tree::altrep::expand_within(a, refs, 1 << 20) {
+                return RObject::Vector(Box::new(Vector {
+                    flags: a.flags,
+                    data,
+                    attributes: None,
+                }));
+            }
+        }
+    }
+    v.clone()
+}
+
 impl ColumnMeta {
     /// The metadata of `obj` itself: its class, type and attributes (not
     /// its columns or elements).
@@ -455,7 +476,7 @@ impl ColumnMeta {
             Some(a) => pairlist_entries(a, refs)
                 .into_iter()
                 .filter(|(n, _)| !s4 || *n == Some(b"class".as_slice()))
-                .filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), v.clone())))
+                .filter_map(|(n, v)| Some((String::from_utf8_lossy(n?).into_owned(), plain_value(v, refs))))
                 .collect(),
             None => Vec::new(),
         };

@@ -79,7 +79,7 @@ fn column_major(dims: &[usize], width: usize, complex: bool) -> (Vec<usize>, Vec
 
 /// The integer values of an attribute (`dim`; R writes `2:5` as a
 /// compact sequence).
-fn dims_of(obj: Option<&RObject>, refs: &RefTable) -> Option<Vec<usize>> {
+pub(crate) fn dims_of(obj: Option<&RObject>, refs: &RefTable) -> Option<Vec<usize>> {
     let expanded;
     let data = match obj? {
         RObject::Vector(v) => &v.data,
