@@ -128,9 +128,12 @@ def _size(path: str) -> int:
 
 def _plain_type(t: Any) -> Any:
     """An Arrow type as Spark takes it: a dictionary its values' type,
-    nested types likewise, timestamps and durations in microseconds."""
+    nested types likewise, timestamps and durations in microseconds, an
+    extension type (a tensor column) the type it stores."""
     import pyarrow as pa
 
+    if isinstance(t, pa.BaseExtensionType):
+        return _plain_type(t.storage_type)
     if pa.types.is_dictionary(t):
         return _plain_type(t.value_type)
     if pa.types.is_timestamp(t):

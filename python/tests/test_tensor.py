@@ -99,3 +99,72 @@ def test_errors_name_the_objects(arrays):
         rdarrow.to_tensor(arrays / "arrays.RData")
     with pytest.raises(rdarrow.UsageError, match="a data frame has no tensor"):
         rdarrow.to_tensor(arrays / "arrays.RData", object="df")
+
+
+@pytest.fixture(scope="module")
+def stacks(run_r, tmp_path_factory):
+    """A data frame with a column of 2 x 3 x 4 integer arrays (dimension
+    names) and a list of 2 x 2 double matrices (NA in one)."""
+    out = tmp_path_factory.mktemp("stacks")
+    run_r(
+        f"""
+        df <- data.frame(id = 1:4)
+        df$m <- lapply(1:4, function(i) array(i * 1:24, c(2, 3, 4), dimnames = list(a = NULL, b = NULL, c = NULL)))
+        saveRDS(df, "{out}/df.rds")
+        saveRDS(list(matrix(c(1, NA, 3, 4), 2), matrix(5:8 + 0.5, 2)), "{out}/mats.rds")
+        """
+    )
+    return out
+
+
+def r_array(i):
+    """R's array(i * 1:24, c(2, 3, 4)) as NumPy holds it."""
+    return (i * np.arange(1, 25)).reshape((2, 3, 4), order="F")
+
+
+def test_tensor_columns_stack_as_r_holds_them(stacks):
+    t = rdarrow.read_table(stacks / "df.rds")
+    col = t.column("m").combine_chunks()
+    assert col.type.extension_name == "arrow.fixed_shape_tensor"
+    assert col.type.shape == [4, 3, 2] and col.type.permutation == [2, 1, 0]
+    assert col.type.dim_names == ["c", "b", "a"]
+    a = col.to_numpy_ndarray()
+    assert a.shape == (4, 2, 3, 4)
+    for k in range(4):
+        assert np.array_equal(a[k], r_array(k + 1))
+    m = rdarrow.read_table(stacks / "mats.rds").column(0).combine_chunks().to_numpy_ndarray()
+    assert m.shape == (2, 2, 2) and m[0, 0, 1] == 3 and m[1, 1, 1] == 8.5
+    # R's NA under Arrow's null: R's own bits
+    assert m[0].ravel(order="F").view(np.uint64)[1] == 0x7FF00000000007A2
+
+
+def test_polars_reads_the_fixed_size_lists(stacks):
+    pl = pytest.importorskip("polars")
+    import rdarrow.polars as rp
+
+    d = pl.from_arrow(rdarrow.read_table(stacks / "df.rds"))
+    scanned = rp.scan_rdata(stacks / "df.rds").collect()
+    for frame in (d, scanned):
+        row = frame["m"][1]
+        values = list(row) if not hasattr(row, "to_list") else row.to_list()
+        assert values == (2 * np.arange(1, 25)).tolist()
+    assert scanned.height == 4
+
+
+def test_duckdb_reads_the_fixed_size_lists(stacks):
+    from test_duckdb import connect
+
+    con = connect()
+    rows = con.execute(f"select id, m from read_rds('{stacks / 'df.rds'}') order by id").fetchall()
+    assert [r[0] for r in rows] == [1, 2, 3, 4]
+    assert list(rows[2][1]) == (3 * np.arange(1, 25)).tolist()
+    assert "INTEGER[24]" in str(con.execute(f"describe select m from read_rds('{stacks / 'df.rds'}')").fetchall())
+
+
+def test_spark_reads_the_fixed_size_lists(stacks, spark):
+    from pyspark.sql import types as T
+
+    df = spark.read.format("rdata").load(str(stacks / "df.rds"))
+    assert df.schema["m"].dataType == T.ArrayType(T.IntegerType())
+    rows = sorted(df.collect(), key=lambda r: r["id"])
+    assert rows[3]["m"] == (4 * np.arange(1, 25)).tolist()

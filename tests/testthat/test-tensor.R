@@ -130,10 +130,11 @@ test_that("every R array type reaches pyarrow as R holds it, and comes back iden
     logical = matrix(c(TRUE, NA, FALSE, TRUE, FALSE, NA), 3),
     raw = array(as.raw(0:23), c(4, 3, 2)),
     complex = matrix(complex(real = c(1, NA, 3, -0, 5, NaN), imaginary = c(NA, 2, 3, 4, Inf, 6)), 2),
-    integer64 = structure(c(1, 2, NA, 4), class = "integer64", dim = c(2L, 2L))
+    # integer64's values are bit patterns (NA is INT64_MIN); made without
+    # bit64's methods, whether bit64 is loaded or not
+    integer64 = structure(readBin(writeBin(c(1L, 0L, 2L, 0L, 0L, NA_integer_, 5L, 7L), raw()), "double", 4),
+                          class = "integer64", dim = c(2L, 2L))
   )
-  # integer64's values are bit patterns: make real ones (NA is INT64_MIN)
-  arrays$integer64[] <- unclass(readBin(writeBin(c(1L, 0L, 2L, 0L, 0L, NA_integer_, 5L, 7L), raw()), "double", 4))
   types <- c(double = "double", integer = "int32", logical = "int32", raw = "uint8",
              complex = "double", integer64 = "int64")
   widths <- c(double = 8, integer = 4, logical = 4, raw = 1, complex = 16, integer64 = 8)
@@ -179,7 +180,10 @@ test_that("dimensions from 1 to 5, zero-length ones, dimnames and classes come b
     named_table = table(cyl = mtcars$cyl, gear = mtcars$gear),
     volcano = volcano,
     titanic = Titanic,
-    iris3 = iris3
+    iris3 = iris3,
+    # an integer64 whose values fit R's integers stays an integer64
+    small64 = structure(readBin(writeBin(c(1L, 0L, 2L, 0L, 3L, 0L, 4L, 0L), raw()), "double", 4),
+                        class = "integer64", dim = c(2L, 2L))
   )
   for (nm in names(cases)) {
     x <- cases[[nm]]

@@ -12,6 +12,8 @@
 #     uncompressed so that mutations reach their slots.
 #   ipc_to_rdata: Arrow IPC files and streams from seedgen/make_ipc_seeds.py
 #     (pyarrow), including arrow R "r" schema metadata.
+#   tensor_message: Arrow Tensor messages from seedgen/make_tensor_seeds.py
+#     (pyarrow's, every numeric type and layout; rdarrow's of R arrays).
 #   trust_rule: the uncompressed R files above, and files holding promises,
 #     closures, active bindings, byte code and namespace references
 #     (seedgen/make_trust_seeds.R, crafted by the R tests' own helper).
@@ -25,7 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$seeds"
-mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata" "$seeds/structure_checks" "$seeds/trust_rule"
+mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata" "$seeds/structure_checks" "$seeds/trust_rule" "$seeds/tensor_message"
 
 # peer fixtures (data files only), flattened to unique names
 if [ -d "$peers" ]; then
@@ -58,7 +60,13 @@ Rscript "$here/seedgen/make_trust_seeds.R" "$seeds/trust_rule" >/dev/null 2>&1
 
 # Arrow IPC
 "$python" "$here/seedgen/make_ipc_seeds.py" "$seeds/ipc_to_rdata" "$tmp/r_metadata_ascii.txt" "$tmp/r_metadata_gz.txt" >/dev/null
+Rscript -e 'out <- commandArgs(TRUE)[1]; dir.create(out, showWarnings = FALSE)
+  x <- list(volcano = volcano, titanic = Titanic, iris3 = iris3, tab = table(mtcars$cyl, mtcars$gear),
+    lgl = matrix(c(TRUE, NA, FALSE, TRUE), 2), cplx = matrix(complex(real = 1:4, imaginary = c(NA, 2:4)), 2),
+    raw = array(as.raw(1:24), 2:4), named = array(1:24, 2:4, dimnames = list(a = NULL, b = NULL, c = letters[1:4])))
+  for (n in names(x)) saveRDS(x[[n]], file.path(out, paste0(n, ".rds")), compress = FALSE)' "$tmp/arrays"
+"$python" "$here/seedgen/make_tensor_seeds.py" "$seeds/tensor_message" "$tmp"/arrays/*.rds >/dev/null
 
-for t in rdata_parse rdata_to_arrow ipc_to_rdata structure_checks trust_rule; do
+for t in rdata_parse rdata_to_arrow ipc_to_rdata structure_checks trust_rule tensor_message; do
   echo "$t: $(ls "$seeds/$t" | wc -l) files, $(du -sk "$seeds/$t" | cut -f1) KiB"
 done

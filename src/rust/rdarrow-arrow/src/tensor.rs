@@ -492,12 +492,45 @@ fn element_of(t: &arrow_ipc::Tensor<'_>) -> Result<DataType> {
     Ok(dt)
 }
 
-/// Whether the file `f` (which starts as an IPC message does) holds a
-/// Tensor message: its metadata says so.
-pub fn is_tensor_message(f: &std::fs::File) -> bool {
-    use std::os::unix::fs::FileExt;
+/// Where a message's bytes are read from, by position: a file, or bytes
+/// in memory.
+pub trait MessageBytes {
+    /// Its length in bytes.
+    fn size(&self) -> std::io::Result<u64>;
+    /// `buf.len()` bytes from byte `at`.
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()>;
+}
+
+impl MessageBytes for std::fs::File {
+    fn size(&self) -> std::io::Result<u64> {
+        self.metadata().map(|m| m.len())
+    }
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, at)
+    }
+}
+
+impl MessageBytes for &[u8] {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        let from = usize::try_from(at).ok().filter(|&a| a <= self.len());
+        match from.and_then(|a| self.get(a..a.checked_add(buf.len())?)) {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+        }
+    }
+}
+
+/// Whether `f` (which starts as an IPC message does) holds a Tensor
+/// message: its metadata says so.
+pub fn is_tensor_message(f: &dyn MessageBytes) -> bool {
     let mut head = [0u8; 8];
-    if f.read_exact_at(&mut head, 0).is_err() || head[..4] != [0xff; 4] {
+    if f.read_at(&mut head, 0).is_err() || head[..4] != [0xff; 4] {
         return false;
     }
     let n = i32::from_le_bytes(head[4..8].try_into().unwrap());
@@ -506,22 +539,22 @@ pub fn is_tensor_message(f: &std::fs::File) -> bool {
         return false;
     }
     let mut meta = vec![0u8; n as usize];
-    f.read_exact_at(&mut meta, 8).is_ok()
+    f.read_at(&mut meta, 8).is_ok()
         && arrow_ipc::root_as_message(&meta)
             .is_ok_and(|m| m.header_type() == arrow_ipc::MessageHeader::Tensor)
 }
 
-/// Read and check the header of the Tensor message in `f` (`len` bytes).
-pub fn read_header(f: &std::fs::File, len: u64) -> Result<TensorHeader> {
-    use std::os::unix::fs::FileExt;
+/// Read and check the header of the Tensor message in `f`.
+pub fn read_header(f: &dyn MessageBytes) -> Result<TensorHeader> {
     let io = |e: std::io::Error| Error::io(&e, "cannot read the tensor");
+    let len = f.size().map_err(io)?;
     let mut head = [0u8; 8];
     if len < 8 {
         return Err(Error::corrupt(format!(
             "not an Arrow Tensor message: {len} bytes, fewer than a message's 8-byte prefix"
         )));
     }
-    f.read_exact_at(&mut head, 0).map_err(io)?;
+    f.read_at(&mut head, 0).map_err(io)?;
     // the continuation marker, then the length (before Arrow 0.15: the
     // length alone)
     let (meta_at, meta_len) = if head[..4] == [0xff; 4] {
@@ -538,7 +571,7 @@ pub fn read_header(f: &std::fs::File, len: u64) -> Result<TensorHeader> {
         .at(meta_at - 4));
     }
     let mut meta = vec![0u8; meta_len as usize];
-    f.read_exact_at(&mut meta, meta_at).map_err(io)?;
+    f.read_at(&mut meta, meta_at).map_err(io)?;
     let body_at = meta_at + meta_len as u64;
     let msg = arrow_ipc::root_as_message(&meta).map_err(|e| {
         Error::corrupt(format!(
@@ -775,15 +808,16 @@ fn r_said(text: &str) -> Result<RSaid> {
 /// reference table its attributes use. At most `max_memory` bytes of
 /// values are made.
 pub fn read_tensor_file(path: &std::path::Path, max_memory: u64) -> Result<(RObject, RefTable)> {
-    use std::os::unix::fs::FileExt;
     let label = path.display().to_string();
     let f =
         std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open '{label}'")))?;
-    let len = f
-        .metadata()
-        .map_err(|e| Error::io(&e, &format!("cannot read '{label}'")))?
-        .len();
-    let h = read_header(&f, len)?;
+    read_tensor(&f, &label, max_memory)
+}
+
+/// The R array of the Tensor message in `f` (`label`: what it is, for
+/// errors), as [`read_tensor_file`] makes it.
+pub fn read_tensor(f: &dyn MessageBytes, label: &str, max_memory: u64) -> Result<(RObject, RefTable)> {
+    let h = read_header(f)?;
     let said = match &h.r {
         Some(text) => Some(r_said(text)?),
         None => None,
@@ -831,11 +865,10 @@ pub fn read_tensor_file(path: &std::path::Path, max_memory: u64) -> Result<(RObj
     let mut values = arrow_buffer::MutableBuffer::from_len_zeroed(bytes as usize);
     if count > 0 {
         if contiguous {
-            f.read_exact_at(values.as_slice_mut(), h.data_offset)
-                .map_err(io)?;
+            f.read_at(values.as_slice_mut(), h.data_offset).map_err(io)?;
         } else {
             let mut src = vec![0u8; h.data_len as usize];
-            f.read_exact_at(&mut src, h.data_offset).map_err(io)?;
+            f.read_at(&mut src, h.data_offset).map_err(io)?;
             gather(&src, width_out, &shape, &strides, values.as_slice_mut());
         }
     }
@@ -952,7 +985,9 @@ fn r_values(
         DataType::Int64 => {
             let s: ScalarBuffer<i64> = ScalarBuffer::new(values.clone(), 0, n(8));
             // integer when every value fits R's integers (i32::MIN is R's NA)
-            if kind == ToR::IntegerOrInteger64
+            // (one rdarrow wrote says what R had: an integer64 stays one)
+            if said.is_none()
+                && kind == ToR::IntegerOrInteger64
                 && s.iter()
                     .all(|&x| x > i32::MIN as i64 && x <= i32::MAX as i64)
             {
@@ -993,4 +1028,90 @@ pub fn tensor_file_to_rdata(
     };
     crate::write::write_object_file(output, obj, refs, o)?;
     Ok(dims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(data: VectorData, dims: &[i32], names: Option<&[&str]>) -> (RObject, RefTable) {
+        let mut m = ObjectMaker::with_refs(RefTable::default());
+        let mut attrs = vec![("dim", crate::tree::make::ints(dims.to_vec()))];
+        if let Some(n) = names {
+            let list = m.named_list(n, vec![RObject::Null; n.len()]);
+            attrs.push(("dimnames", list));
+        }
+        let obj = m.vector(data, attrs);
+        (obj, m.refs)
+    }
+
+    fn message(obj: &RObject, refs: &RefTable) -> Vec<u8> {
+        let mut out = Vec::new();
+        TensorParts::of(obj, refs).unwrap().write(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn every_type_goes_and_comes_back_as_it_was() {
+        let cases = [
+            VectorData::Integer(vec![1, 2, i32::MIN, 4, 5, 6].into()),
+            VectorData::Logical(vec![1, 0, i32::MIN, 1, 0, 1].into()),
+            VectorData::Real(vec![1.5, f64::NAN, crate::tree::make::na_real(), -0.0, 5.0, 6.0].into()),
+            VectorData::Complex(vec![1.0; 12].into()),
+            VectorData::Raw(arrow_buffer::Buffer::from_vec(vec![1u8, 2, 3, 4, 5, 6])),
+        ];
+        for data in cases {
+            let t = data.sxptype();
+            let (obj, refs) = array(data, &[2, 3], Some(&["r", "c"]));
+            let bytes = message(&obj, &refs);
+            // the body starts at a multiple of 64 bytes
+            let meta = i32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+            assert_eq!((8 + meta) % 64, 0);
+            let h = read_header(&bytes.as_slice()).unwrap();
+            assert_eq!(h.names, vec![Some("r".to_string()), Some("c".to_string())]
+                .into_iter()
+                .chain((t == sxp::CPLX).then(|| Some("complex".to_string())))
+                .collect::<Vec<_>>());
+            let (back, brefs) = read_tensor(&bytes.as_slice(), "x", 1 << 20).unwrap();
+            // the same bytes again: the same values, type and attributes
+            assert_eq!(message(&back, &brefs), bytes, "{}", sxp::type_name(t));
+        }
+    }
+
+    #[test]
+    fn strides_are_r_s_column_major_order() {
+        let (obj, refs) = array(VectorData::Real(vec![0.0; 24].into()), &[2, 3, 4], None);
+        let p = TensorParts::of(&obj, &refs).unwrap();
+        assert_eq!(p.shape, vec![2, 3, 4]);
+        assert_eq!(p.strides, vec![8, 16, 48]);
+        let (obj, refs) = array(VectorData::Complex(vec![0.0; 12].into()), &[2, 3], None);
+        let p = TensorParts::of(&obj, &refs).unwrap();
+        assert_eq!((p.shape, p.strides), (vec![2, 3, 2], vec![16, 32, 8]));
+    }
+
+    #[test]
+    fn gathering_puts_any_order_in_r_s() {
+        // row-major 2 x 3 of 0..6 is R's c(0, 3, 1, 4, 2, 5)
+        let src: Vec<u8> = (0u8..6).collect();
+        let mut out = vec![0u8; 6];
+        gather(&src, 1, &[2, 3], &[3, 1], &mut out);
+        assert_eq!(out, vec![0, 3, 1, 4, 2, 5]);
+    }
+
+    #[test]
+    fn damaged_headers_are_errors() {
+        let (obj, refs) = array(VectorData::Real(vec![1.0; 6].into()), &[2, 3], None);
+        let good = message(&obj, &refs);
+        for (bytes, why) in [
+            (good[..5].to_vec(), "8-byte prefix"),
+            (good[..40].to_vec(), "does not fit"),
+            (good[..good.len() - 8].to_vec(), "truncated"),
+        ] {
+            let e = read_tensor(&bytes.as_slice(), "x", 1 << 20).unwrap_err();
+            assert!(e.message.contains(why), "{why}: {}", e.message);
+        }
+        // a shape beyond memory allowed is refused before allocating
+        let e = read_tensor(&good.as_slice(), "x", 8).unwrap_err();
+        assert!(e.message.contains("more than the 8 bytes"), "{}", e.message);
+    }
 }

@@ -28,6 +28,7 @@
 //! | S4 object whose type is a vector (contains `"integer"`, ...) | that vector's type | the S4 bit (`s4`) and slots in `"r"` |
 //! | list of raw vectors | binary (large_binary beyond 2 GiB) | as arrow R maps it |
 //! | data.frame column | struct | |
+//! | list (or list column) of integer or double arrays of one `dim` (no other attribute but `dimnames`) | `arrow.fixed_shape_tensor`: fixed_size_list<T>[prod(dim)] | one row per element, its values as R holds them; the extension's shape `rev(dim)`, `permutation` `[n-1, ..., 0]` (R's column-major order), `dim_names` `rev(names(dimnames))` ([`super::fixed_shape`]); arrow R is handed the storage type |
 //! | matrix column (a column with two `dim`) | fixed_size_list<T>[ncol] | one list of the row's values per row (pyarrow FixedSizeList, Polars Array, DuckDB ARRAY); `dim` and `dimnames` in the column's node; a matrix inside a list keeps its values as one vector |
 //! | POSIXlt (column or object) | timestamp, as POSIXct | the instants of its times in its zone (`tzone`, else the default zone); the attributes, and the components that do not derive back from the instants as they were, in the column's node ([`super::posixlt`]) |
 //! | sparse matrix of package Matrix (`*CMatrix`, `*RMatrix`, `*TMatrix`) | a table `i: int32, j: int32, x` | one row per stored entry, `i` and `j` counted from 1 as R counts; the other slots in the `"r"` metadata ([`super::sparse`]) |
@@ -71,6 +72,7 @@
 //! | dictionary of strings | factor (ordered when the field says so) | the batches' dictionaries unified |
 //! | dictionary of other values, run-end encoded | the decoded values, mapped by their own type | |
 //! | list, large_list, fixed_size_list, list_view, large_list_view | list | null -> NULL; a fixed_size_list whose node records a matrix: the matrix |
+//! | `arrow.fixed_shape_tensor` | list of arrays | each row an array of the logical shape (`dim`), its values put in R's column-major order whatever the permutation; `dim_names` as `names(dimnames)` |
 //! | map | list of key/value data frames | |
 //! | struct | data.frame column | a struct whose node says `struct`: the named list or S4 object it was |
 //! | dense_union, sparse_union | list | each slot's value: a `list<T>` child's element itself, another child's value a vector of length 1 |
