@@ -6,7 +6,7 @@ The array: a double matrix of --gib GiB (8192 rows), saved by R's
 saveRDS() gzip-compressed (R's default) and uncompressed. For each file:
 
   anchor   R: readRDS(file)                                   (Rscript)
-  before   Python: numpy.asarray(rdarrow.read_objects(file)["x"])
+  before   Python: numpy.asarray(<the one value of rdarrow.read_objects(file)>)
   tensor   Python: rdarrow.to_tensor(file).to_numpy()
   file     R: rdata_to_tensor(file, t) (Rscript), then Python:
            pyarrow.ipc.read_tensor(pyarrow.memory_map(t)).to_numpy()
@@ -91,7 +91,7 @@ def main():
         before = run_py(f"""
 import rdarrow, numpy as np
 t0 = time.perf_counter()
-a = np.asarray(rdarrow.read_objects({f!r})["x"])
+a = np.asarray(next(iter(rdarrow.read_objects({f!r}).values())))
 s = time.perf_counter() - t0
 sm = check(a)
 print(json.dumps(dict(s=s, peak=hwm(), sum=sm, fortran=bool(a.flags["F_CONTIGUOUS"]))))
@@ -129,7 +129,7 @@ print(json.dumps(dict(s=s, peak=hwm(), sum=sm, fortran=bool(a.flags["F_CONTIGUOU
             print(f"| {kind} | {name} | {s:.2f} | {peak:.0f} | {s / before['s']:.2f} | {peak / before['peak']:.2f} | "
                   f"{s / anchor['s']:.2f} | {peak / anchor['peak']:.2f} |")
         line("R `readRDS()` (anchor)", anchor["s"], anchor["peak"])
-        line("`numpy.asarray(read_objects(f)['x'])` (before)", before["s"], before["peak"])
+        line("`numpy.asarray(read_objects(f))` (before)", before["s"], before["peak"])
         line("`rdarrow.to_tensor(f).to_numpy()`", tensor["s"], tensor["peak"])
         line("R `rdata_to_tensor()`", write["s"], write["peak"])
         line("`read_tensor(memory_map(t)).to_numpy()`", mapped["s"], mapped["peak"])
