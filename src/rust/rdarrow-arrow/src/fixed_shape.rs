@@ -398,6 +398,74 @@ mod tests {
         assert!(matches!(back, VectorData::Integer(x) if x.to_vec() == vec![0, 3, 1, 4, 2, 5]));
     }
 
+    /// A list of 2 x 3 integer arrays through arrow-rs's IPC writer and
+    /// reader: the field keeps the extension, the rows R's values, and the
+    /// way back the list.
+    #[test]
+    fn arrow_rs_carries_the_extension_and_the_way_back_is_the_list() {
+        use crate::tree::make::{ints, ObjectMaker};
+        let mut m = ObjectMaker::with_refs(RefTable::default());
+        let mut items = Vec::new();
+        for k in 0..3 {
+            let names = m.named_list(&["r", "c"], vec![RObject::Null, RObject::Null]);
+            let values: Vec<i32> = (0..6).map(|i| 10 * k + i).collect();
+            items.push(m.vector(
+                VectorData::Integer(values.into()),
+                vec![("dim", ints(vec![2, 3])), ("dimnames", names)],
+            ));
+        }
+        let list = m.vector(VectorData::List(items), vec![]);
+        let doc = crate::to_arrow::doc_of(m, list);
+        let table = crate::table_from_object(&doc, &doc.root, &Default::default()).unwrap();
+        let bytes = crate::ipc::write_ipc(
+            &table,
+            Vec::new(),
+            crate::ipc::IpcFormat::Stream,
+            crate::ipc::IpcCompression::Uncompressed,
+        )
+        .unwrap();
+        let reader =
+            arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+        let schema = reader.schema();
+        let f = schema.field(0);
+        assert_eq!(f.metadata()[NAME_KEY], EXTENSION_NAME);
+        assert_eq!(
+            f.metadata()[METADATA_KEY],
+            r#"{"shape":[3,2],"permutation":[1,0],"dim_names":["c","r"]}"#
+        );
+        let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+        let col = batches[0].column(0);
+        use arrow_array::Array;
+        let fsl = col
+            .as_any()
+            .downcast_ref::<arrow_array::FixedSizeListArray>()
+            .unwrap();
+        assert_eq!(fsl.len(), 3);
+        let row = fsl.value(2);
+        let row = row
+            .as_any()
+            .downcast_ref::<arrow_array::Int32Array>()
+            .unwrap();
+        assert_eq!(row.values().to_vec(), vec![20, 21, 22, 23, 24, 25]);
+        let t = FieldTensor::of_field(f).unwrap().unwrap();
+        assert_eq!(
+            (t.dims.clone(), t.dim_names.clone()),
+            (vec![2, 3], Some(vec!["r".into(), "c".into()]))
+        );
+        let back = crate::from_arrow::object_from_batches(&schema, &batches).unwrap();
+        let RObject::Vector(v) = &back.object else {
+            panic!("not a list")
+        };
+        let VectorData::List(items) = &v.data else {
+            panic!("not a list")
+        };
+        assert_eq!(items.len(), 3);
+        assert_eq!(
+            crate::tensor::dims_of(items[1].attribute(&back.refs, "dim"), &back.refs),
+            Some(vec![2, 3])
+        );
+    }
+
     #[test]
     fn bad_metadata_is_an_error_naming_the_column() {
         for (md, why) in [

@@ -816,7 +816,11 @@ pub fn read_tensor_file(path: &std::path::Path, max_memory: u64) -> Result<(RObj
 
 /// The R array of the Tensor message in `f` (`label`: what it is, for
 /// errors), as [`read_tensor_file`] makes it.
-pub fn read_tensor(f: &dyn MessageBytes, label: &str, max_memory: u64) -> Result<(RObject, RefTable)> {
+pub fn read_tensor(
+    f: &dyn MessageBytes,
+    label: &str,
+    max_memory: u64,
+) -> Result<(RObject, RefTable)> {
     let h = read_header(f)?;
     let said = match &h.r {
         Some(text) => Some(r_said(text)?),
@@ -865,7 +869,8 @@ pub fn read_tensor(f: &dyn MessageBytes, label: &str, max_memory: u64) -> Result
     let mut values = arrow_buffer::MutableBuffer::from_len_zeroed(bytes as usize);
     if count > 0 {
         if contiguous {
-            f.read_at(values.as_slice_mut(), h.data_offset).map_err(io)?;
+            f.read_at(values.as_slice_mut(), h.data_offset)
+                .map_err(io)?;
         } else {
             let mut src = vec![0u8; h.data_len as usize];
             f.read_at(&mut src, h.data_offset).map_err(io)?;
@@ -1056,7 +1061,9 @@ mod tests {
         let cases = [
             VectorData::Integer(vec![1, 2, i32::MIN, 4, 5, 6].into()),
             VectorData::Logical(vec![1, 0, i32::MIN, 1, 0, 1].into()),
-            VectorData::Real(vec![1.5, f64::NAN, crate::tree::make::na_real(), -0.0, 5.0, 6.0].into()),
+            VectorData::Real(
+                vec![1.5, f64::NAN, crate::tree::make::na_real(), -0.0, 5.0, 6.0].into(),
+            ),
             VectorData::Complex(vec![1.0; 12].into()),
             VectorData::Raw(arrow_buffer::Buffer::from_vec(vec![1u8, 2, 3, 4, 5, 6])),
         ];
@@ -1068,10 +1075,13 @@ mod tests {
             let meta = i32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
             assert_eq!((8 + meta) % 64, 0);
             let h = read_header(&bytes.as_slice()).unwrap();
-            assert_eq!(h.names, vec![Some("r".to_string()), Some("c".to_string())]
-                .into_iter()
-                .chain((t == sxp::CPLX).then(|| Some("complex".to_string())))
-                .collect::<Vec<_>>());
+            assert_eq!(
+                h.names,
+                vec![Some("r".to_string()), Some("c".to_string())]
+                    .into_iter()
+                    .chain((t == sxp::CPLX).then(|| Some("complex".to_string())))
+                    .collect::<Vec<_>>()
+            );
             let (back, brefs) = read_tensor(&bytes.as_slice(), "x", 1 << 20).unwrap();
             // the same bytes again: the same values, type and attributes
             assert_eq!(message(&back, &brefs), bytes, "{}", sxp::type_name(t));

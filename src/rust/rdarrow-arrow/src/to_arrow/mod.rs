@@ -28,4 +28,4 @@ pub use table::{
 };
 
 #[cfg(test)]
-pub(crate) use table::tests::wide_doc;
+pub(crate) use table::tests::{doc_of, wide_doc};
