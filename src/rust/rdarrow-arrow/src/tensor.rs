@@ -910,10 +910,19 @@ pub fn read_tensor(
                 data,
                 attributes: s.attributes,
             }));
+            // attributes from a stranger's file: what R can build, and no
+            // code where R keeps none
+            crate::checks::validate::check_for_r(&obj, &s.refs).map_err(|e| {
+                Error::corrupt(format!("the tensor's \"r\" metadata: {}", e.message))
+            })?;
             return Ok((obj, s.refs));
         }
     }
-    plain_array(data, integer64, dims, &h.names)
+    let (obj, refs) = plain_array(data, integer64, dims, &h.names)?;
+    // (a dimension's name R cannot hold: an embedded NUL)
+    crate::checks::validate::check_for_r(&obj, &refs)
+        .map_err(|e| Error::unsupported(format!("the tensor's dimension names: {}", e.message)))?;
+    Ok((obj, refs))
 }
 
 /// An array of `data` with `dim` (and `dimnames` naming the dimensions

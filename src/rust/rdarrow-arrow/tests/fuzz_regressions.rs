@@ -212,3 +212,32 @@ fn structure_findings_are_refused_by_the_checks() {
     }
     assert!(seen >= 4, "{seen} structure findings");
 }
+
+/// Tensor messages the tensor_message campaign found: each is refused as
+/// what it is, or reads as an array whose tensor, written again, reads
+/// back the same.
+#[test]
+fn tensor_findings_are_refused_or_read_back() {
+    use rdarrow_arrow::tensor::{read_tensor, TensorParts};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.file_name().unwrap().to_string_lossy().starts_with("tensor-") {
+            continue;
+        }
+        seen += 1;
+        let bytes = std::fs::read(&path).unwrap();
+        match read_tensor(&bytes.as_slice(), "x", 1 << 30) {
+            // a dimension named with an embedded NUL: R cannot hold it
+            Err(e) => assert!(e.message.contains("NUL") || e.kind == ErrorKind::Corrupt, "{}: {}", path.display(), e.message),
+            Ok((obj, refs)) => {
+                let mut out = Vec::new();
+                TensorParts::of(&obj, &refs).unwrap().write(&mut out).unwrap();
+                read_tensor(&out.as_slice(), "again", 1 << 30).unwrap();
+            }
+        }
+    }
+    assert!(seen > 0);
+    assert!(LARGEST.load(Ordering::Relaxed) < MAX_ALLOCATION);
+}
