@@ -38,7 +38,7 @@ def test_the_help_is_the_binarys_with_the_single_cell_commands():
     assert ours.returncode == theirs.returncode == 0
     extra = [line for line in ours.stdout.splitlines() if line not in theirs.stdout.splitlines()]
     assert [line.split()[0] for line in extra] == ["to-h5ad", "from-h5ad"]
-    for cmd in ("ls", "to-arrow", "to-parquet", "to-rdata", "to-dataset"):
+    for cmd in ("ls", "to-arrow", "to-parquet", "to-tensor", "to-rdata", "to-dataset"):
         a, b = run(installed(), cmd, "--help"), run(cargo_binary(), cmd, "--help")
         assert a.returncode == 0 and a.stdout == b.stdout
     for cmd in ("to-h5ad", "from-h5ad"):

@@ -146,8 +146,7 @@ impl TensorParts {
             })?,
             None => vec![len],
         };
-        let count = dims
-            .iter()
+        dims.iter()
             .try_fold(1usize, |a, &d| a.checked_mul(d))
             .filter(|&n| n == len)
             .ok_or_else(|| {
@@ -156,7 +155,6 @@ impl TensorParts {
                     dims_text(&dims)
                 ))
             })?;
-        debug_assert_eq!(count, len);
         let complex = data.sxptype() == sxp::CPLX;
         let (shape, strides) = column_major(&dims, width, complex);
         // names(dimnames): the dimensions' names
