@@ -234,6 +234,10 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
 #' `"table"`) travel in the message's custom metadata, so
 #' [tensor_to_rdata()] gives back an object `identical()` to the original.
 #'
+#' A list of arrays of one shape (not one array) goes to Arrow as an
+#' `arrow.fixed_shape_tensor` column instead, through [rdata_to_arrow()],
+#' [rdata_to_ipc()] and [rdata_to_parquet()].
+#'
 #' @inheritParams rdata_to_arrow
 #' @param sink Path of the tensor file to write (or an object store URL).
 #' @param object Name of the array in an `.RData` file (or an object path
