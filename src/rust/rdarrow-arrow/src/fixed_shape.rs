@@ -53,15 +53,13 @@ fn element_shape(obj: &RObject, refs: &RefTable) -> Option<(u8, TensorShape)> {
         return None;
     }
     let entries = pairlist_entries(v.attributes.as_ref()?, refs);
-    let (dim, dimnames) = match entries.as_slice() {
-        [(Some(b"dim"), d)] => (*d, None),
-        [(Some(b"dim"), d), (Some(b"dimnames"), n)] => (*d, Some(*n)),
+    let dimnames = match entries.as_slice() {
+        [(Some(b"dim"), _)] => None,
+        [(Some(b"dim"), _), (Some(b"dimnames"), n)] => Some(*n),
         _ => return None,
     };
-    let dims = crate::tensor::dims_of(Some(dim), refs)?;
-    if dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(v.data.len() as usize) {
-        return None;
-    }
+    // the format crate's checked `dim`: counts whose product is the length
+    let dims = crate::checks::consistency::dims(obj, refs, v.data.len()).ok()??;
     let dim_names = dimnames
         .and_then(|n| n.attribute(refs, "names"))
         .and_then(|n| n.as_strings())
@@ -305,23 +303,6 @@ impl FieldTensor {
 
     /// One row's values (in physical order) in R's column-major order.
     fn in_r_order(&self, data: &VectorData) -> Result<VectorData> {
-        fn gather<T: Copy + Default>(src: &[T], dims: &[usize], strides: &[usize]) -> Vec<T> {
-            let n: usize = dims.iter().product();
-            let mut out = Vec::with_capacity(n);
-            let mut index = vec![0usize; dims.len()];
-            for _ in 0..n {
-                let at: usize = index.iter().zip(strides).map(|(i, s)| i * s).sum();
-                out.push(src[at]);
-                for (k, i) in index.iter_mut().enumerate() {
-                    *i += 1;
-                    if *i < dims[k] {
-                        break;
-                    }
-                    *i = 0;
-                }
-            }
-            out
-        }
         let n: usize = self.dims.iter().product();
         if data.len() as usize != n {
             return Err(Error::corrupt(format!(
@@ -329,25 +310,37 @@ impl FieldTensor {
                 data.len()
             )));
         }
-        Ok(match data {
-            VectorData::Integer(x) => {
-                VectorData::Integer(gather(x, &self.dims, &self.strides).into())
-            }
-            VectorData::Logical(x) => {
-                VectorData::Logical(gather(x, &self.dims, &self.strides).into())
-            }
-            VectorData::Real(x) => VectorData::Real(gather(x, &self.dims, &self.strides).into()),
-            VectorData::Raw(b) => VectorData::Raw(arrow_buffer::Buffer::from_vec(gather(
-                b.as_slice(),
-                &self.dims,
-                &self.strides,
-            ))),
+        let (bytes, width) = match data {
+            VectorData::Integer(x) | VectorData::Logical(x) => (x.inner(), 4),
+            VectorData::Real(x) => (x.inner(), 8),
+            VectorData::Raw(b) => (b, 1),
             other => {
                 return Err(Error::unsupported(format!(
                     "a tensor of {} values: R arrays of numbers are made",
                     sxp::type_name(other.sxptype())
                 )))
             }
+        };
+        // the tensor module's gather, over the row's bytes
+        let strides: Vec<usize> = self.strides.iter().map(|s| s * width).collect();
+        let mut out = arrow_buffer::MutableBuffer::from_len_zeroed(n * width);
+        crate::tensor::gather(
+            bytes.as_slice(),
+            width,
+            &self.dims,
+            &strides,
+            out.as_slice_mut(),
+        );
+        let out: arrow_buffer::Buffer = out.into();
+        Ok(match data {
+            VectorData::Integer(_) => {
+                VectorData::Integer(arrow_buffer::ScalarBuffer::new(out, 0, n))
+            }
+            VectorData::Logical(_) => {
+                VectorData::Logical(arrow_buffer::ScalarBuffer::new(out, 0, n))
+            }
+            VectorData::Real(_) => VectorData::Real(arrow_buffer::ScalarBuffer::new(out, 0, n)),
+            _ => VectorData::Raw(out),
         })
     }
 }
@@ -461,7 +454,7 @@ mod tests {
         };
         assert_eq!(items.len(), 3);
         assert_eq!(
-            crate::tensor::dims_of(items[1].attribute(&back.refs, "dim"), &back.refs),
+            crate::checks::consistency::dims(&items[1], &back.refs, 6).unwrap(),
             Some(vec![2, 3])
         );
     }

@@ -1952,19 +1952,23 @@ pub fn apply_r_metadata(
     Ok((frame, shape))
 }
 
-/// The `"r"` schema metadata, as the R object it serializes (parsed on
-/// this thread where its stack allows: metadata is small, and a thread of
-/// its own would cost more than the parse).
+/// The `"r"` schema metadata, as the R object it serializes.
 fn parse_r_metadata(md: &str) -> Result<crate::Document> {
+    read_r_text(md, "the \"r\" schema metadata")
+}
+
+/// An R object serialized in ASCII as the `"r"` metadata holds it
+/// (`what`: which metadata, for its error), parsed on this thread where
+/// its stack allows: metadata is small, and a thread of its own would cost
+/// more than the parse.
+pub(crate) fn read_r_text(md: &str, what: &str) -> Result<crate::Document> {
     let read = |bytes: Vec<u8>| {
         let opts = crate::ReadOptions::default();
         crate::read_here(&opts, |o| crate::read_bytes(bytes.clone(), o))
             .unwrap_or_else(|| crate::read_bytes(bytes, &opts))
     };
     let doc = read(md.as_bytes().to_vec()).map_err(|e| {
-        crate::Error::corrupt(format!(
-            "the \"r\" schema metadata is not a valid R serialization: {e}"
-        ))
+        crate::Error::corrupt(format!("{what} is not a valid R serialization: {e}"))
     })?;
     // arrow R gzips large metadata: serialize(memCompress(x, "gzip"))
     if let RObject::Vector(v) = &doc.root {

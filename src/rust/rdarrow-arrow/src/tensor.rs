@@ -22,7 +22,7 @@
 use crate::base::error::{Error, Result};
 use crate::tree::make::ObjectMaker;
 use crate::tree::*;
-use crate::types::{self, RKind, ToR};
+use crate::types::{self, RKind};
 use crate::wire::decode::Format;
 use crate::wire::header::{Container, StreamHeader};
 use arrow_buffer::Buffer;
@@ -77,28 +77,6 @@ fn column_major(dims: &[usize], width: usize, complex: bool) -> (Vec<usize>, Vec
     (shape, strides)
 }
 
-/// The integer values of an attribute (`dim`; R writes `2:5` as a
-/// compact sequence).
-pub(crate) fn dims_of(obj: Option<&RObject>, refs: &RefTable) -> Option<Vec<usize>> {
-    let expanded;
-    let data = match obj? {
-        RObject::Vector(v) => &v.data,
-        RObject::Altrep(a) => {
-            expanded = crate::tree::altrep::expand_within(a, refs, 1 << 20).ok()?;
-            &expanded
-        }
-        _ => return None,
-    };
-    match data {
-        VectorData::Integer(x) => x.iter().map(|&d| usize::try_from(d).ok()).collect(),
-        VectorData::Real(x) => x
-            .iter()
-            .map(|&d| (d >= 0.0 && d.fract() == 0.0).then_some(d as usize))
-            .collect(),
-        _ => None,
-    }
-}
-
 /// Whether `obj` is an R value that makes a tensor: an integer, logical,
 /// double, complex or raw vector (with `dim`, an array).
 pub fn is_tensor_value(obj: &RObject, refs: &RefTable) -> bool {
@@ -139,22 +117,8 @@ impl TensorParts {
             }
         };
         let len = data.len() as usize;
-        let dim_attr = attrs.as_ref().and_then(|a| pairlist_get(a, refs, b"dim"));
-        let dims = match dim_attr {
-            Some(d) => dims_of(Some(d), refs).ok_or_else(|| {
-                Error::corrupt("an array's dim is not a vector of counts".to_string())
-            })?,
-            None => vec![len],
-        };
-        dims.iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .filter(|&n| n == len)
-            .ok_or_else(|| {
-                Error::corrupt(format!(
-                    "an array's dimensions {} do not match its length {len}",
-                    dims_text(&dims)
-                ))
-            })?;
+        // the format crate's checked `dim` (counts whose product is the length)
+        let dims = crate::checks::consistency::dims(obj, refs, len as u64)?.unwrap_or(vec![len]);
         let complex = data.sxptype() == sxp::CPLX;
         let (shape, strides) = column_major(&dims, width, complex);
         // names(dimnames): the dimensions' names
@@ -392,14 +356,14 @@ pub fn array_of_file(
                 0 => {
                     return Err(Error::usage(format!(
                         "the file holds no array (an integer, logical, double, complex or raw vector with dim); its objects: {}",
-                        quoted(&names)
+                        crate::read::document::quoted(&names)
                     )))
                 }
                 n => {
                     let cands: Vec<String> = arrays.iter().map(|&i| names[i].clone()).collect();
                     return Err(Error::usage(format!(
                         "the file holds {n} arrays; choose one by name: {}",
-                        quoted(&cands)
+                        crate::read::document::quoted(&cands)
                     )));
                 }
             }
@@ -407,14 +371,6 @@ pub fn array_of_file(
     };
     let (name, obj) = doc.take_table_object(chosen.as_deref(), stream_name, &is_tensor_value)?;
     Ok((name, doc, obj))
-}
-
-fn quoted(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A Tensor message's header, read and checked against the file.
@@ -711,7 +667,13 @@ pub fn read_header(f: &dyn MessageBytes) -> Result<TensorHeader> {
 
 /// Copy the elements of a tensor (`width` bytes each, `shape`, byte
 /// `strides`, values from `src`) into `dest` in R's column-major order.
-fn gather(src: &[u8], width: usize, shape: &[usize], strides: &[usize], dest: &mut [u8]) {
+pub(crate) fn gather(
+    src: &[u8],
+    width: usize,
+    shape: &[usize],
+    strides: &[usize],
+    dest: &mut [u8],
+) {
     let n: usize = shape.iter().product();
     if n == 0 {
         return;
@@ -765,12 +727,8 @@ struct RSaid {
 }
 
 fn r_said(text: &str) -> Result<RSaid> {
-    let opts = crate::ReadOptions::default();
-    let doc = crate::read_bytes(text.as_bytes().to_vec(), &opts).map_err(|e| {
-        Error::corrupt(format!(
-            "the tensor's \"r\" metadata is not a valid R serialization: {e}"
-        ))
-    })?;
+    // (read as a schema's "r" is read)
+    let doc = crate::metadata::read_r_text(text, "the tensor's \"r\" metadata")?;
     let refs = doc.refs.clone();
     let entries = list_entries(&doc.root, &refs);
     let get = |k: &str| entries.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
@@ -844,7 +802,8 @@ pub fn read_tensor(
         (h.shape.clone(), h.strides.clone(), width)
     };
     let count: u64 = shape.iter().map(|&d| d as u64).product();
-    let kind = types::tensor_r_kind(&h.element).map_err(Error::unsupported)?;
+    // what R cannot hold, refused before anything is allocated
+    types::tensor_r_kind(&h.element).map_err(Error::unsupported)?;
     let bytes = count.saturating_mul(width_out as u64);
     if bytes > max_memory {
         return Err(Error::limit_of(
@@ -876,30 +835,17 @@ pub fn read_tensor(
         }
     }
     let values: Buffer = values.into();
-    let (data, integer64) = r_values(&h.element, kind, values, said.as_ref().map(|s| s.sxptype))?;
-    // the array's attributes: rdarrow's own, when they agree with the
-    // shape; else `dim` (and names(dimnames) when the dimensions have names)
+    // the dimensions R's `dim` says (a complex array's parts are not one)
     let dims = if complex {
         &h.shape[..h.shape.len() - 1]
     } else {
         &h.shape[..]
     };
-    if let Some(s) = said.filter(|s| {
-        s.sxptype == data.sxptype() || (s.sxptype == sxp::LGL && data.sxptype() == sxp::INT)
-    }) {
-        let agrees = match s
-            .attributes
-            .as_ref()
-            .and_then(|a| pairlist_get(a, &s.refs, b"dim"))
-        {
-            Some(d) => dims_of(Some(d), &s.refs).as_deref() == Some(dims),
-            None => dims.len() == 1,
-        };
-        if agrees {
-            let data = match (s.sxptype, data) {
-                (sxp::LGL, VectorData::Integer(x)) => VectorData::Logical(x),
-                (_, d) => d,
-            };
+    let len = dims.iter().product::<usize>() as u64;
+    // the array rdarrow wrote: its R type and attributes, where they agree
+    // with the tensor
+    if let Some(s) = said {
+        if let Some(data) = said_values(s.sxptype, &h.element, &values) {
             let obj = RObject::Vector(Box::new(Vector {
                 flags: Flags {
                     levels: 0,
@@ -908,31 +854,28 @@ pub fn read_tensor(
                 data,
                 attributes: s.attributes,
             }));
-            // attributes from a stranger's file: what R can build, and no
-            // code where R keeps none
-            crate::checks::validate::check_for_r(&obj, &s.refs).map_err(|e| {
-                Error::corrupt(format!("the tensor's \"r\" metadata: {}", e.message))
-            })?;
-            return Ok((obj, s.refs));
+            let agrees = match crate::checks::consistency::dims(&obj, &s.refs, len) {
+                Ok(Some(d)) => d == dims,
+                Ok(None) => dims.len() == 1,
+                Err(_) => false,
+            };
+            if agrees {
+                // attributes from a stranger's file: what R can build, and
+                // no code where R keeps none
+                crate::checks::validate::check_for_r(&obj, &s.refs).map_err(|e| {
+                    Error::corrupt(format!("the tensor's \"r\" metadata: {}", e.message))
+                })?;
+                return Ok((obj, s.refs));
+            }
         }
     }
-    let (obj, refs) = plain_array(data, integer64, dims, &h.names)?;
-    // (a dimension's name R cannot hold: an embedded NUL)
-    crate::checks::validate::check_for_r(&obj, &refs)
-        .map_err(|e| Error::unsupported(format!("the tensor's dimension names: {}", e.message)))?;
-    Ok((obj, refs))
-}
-
-/// An array of `data` with `dim` (and `dimnames` naming the dimensions
-/// when they have names); bit64's class first for an `integer64` (int64
-/// values that do not all fit R's integers), as `dim<-` leaves it.
-fn plain_array(
-    data: VectorData,
-    integer64: bool,
-    dims: &[usize],
-    names: &[Option<String>],
-) -> Result<(RObject, RefTable)> {
+    // any other: the values as the type mapping makes an Arrow array of
+    // them (int64 integer where every value fits, else integer64), with
+    // `dim` and names(dimnames) when the dimensions have names
     let mut m = ObjectMaker::with_refs(RefTable::default());
+    let field = arrow_schema::Field::new("tensor", h.element.clone(), false);
+    let mut obj =
+        crate::from_arrow::column(&mut m, &field, primitive(&h.element, values)?.as_ref())?;
     let dim: Vec<i32> = dims
         .iter()
         .map(|&d| i32::try_from(d))
@@ -940,83 +883,67 @@ fn plain_array(
         .map_err(|_| {
             Error::unsupported("a dimension of the tensor is longer than R's dimensions (2^31 - 1)")
         })?;
-    let mut attrs: Vec<(&str, RObject)> = Vec::new();
-    if integer64 {
-        attrs.push((
-            "class",
-            crate::tree::make::strings([Some(b"integer64".as_slice())]),
-        ));
-    }
-    attrs.push(("dim", crate::tree::make::ints(dim)));
-    if !names.is_empty() {
-        let n: Vec<String> = (0..dims.len())
-            .map(|i| names.get(i).cloned().flatten().unwrap_or_default())
+    crate::metadata::set_vector_attribute(&mut m, &mut obj, "dim", crate::tree::make::ints(dim));
+    if !h.names.is_empty() {
+        let n: Vec<&str> = (0..dims.len())
+            .map(|i| h.names.get(i).and_then(|n| n.as_deref()).unwrap_or(""))
             .collect();
-        let nm: Vec<&str> = n.iter().map(String::as_str).collect();
-        let list = m.named_list(&nm, vec![RObject::Null; dims.len()]);
-        attrs.push(("dimnames", list));
+        let list = m.named_list(&n, vec![RObject::Null; dims.len()]);
+        crate::metadata::set_vector_attribute(&mut m, &mut obj, "dimnames", list);
     }
-    let obj = m.vector(data, attrs);
+    // (a dimension's name R cannot hold: an embedded NUL)
+    crate::checks::validate::check_for_r(&obj, &m.refs)
+        .map_err(|e| Error::unsupported(format!("the tensor's dimension names: {}", e.message)))?;
     Ok((obj, m.refs))
 }
 
-/// The R vector data of values of `element` in R's order, as `kind` (the
-/// mapping's) and `said` (rdarrow's R type, when the message has one) say,
-/// and whether they are bit64's integer64 (int64 values in doubles' bits).
-fn r_values(
-    element: &DataType,
-    kind: ToR,
-    values: Buffer,
-    said: Option<u8>,
-) -> Result<(VectorData, bool)> {
+/// The values (in R's order) as R's own vector of `sxptype`, when the
+/// element type is the one rdarrow writes for it ([`types::tensor_element`]).
+fn said_values(sxptype: u8, element: &DataType, values: &Buffer) -> Option<VectorData> {
     use arrow_buffer::ScalarBuffer;
-    fn widen<T: arrow_buffer::ArrowNativeType, U: arrow_buffer::ArrowNativeType>(
-        b: &Buffer,
-        f: impl Fn(T) -> U,
-    ) -> ScalarBuffer<U> {
-        let s: ScalarBuffer<T> =
-            ScalarBuffer::new(b.clone(), 0, b.len() / std::mem::size_of::<T>());
-        s.iter().map(|&x| f(x)).collect()
+    let integer64 = sxptype == sxp::REAL && *element == DataType::Int64;
+    if types::tensor_element(sxptype, integer64).as_ref() != Some(element) {
+        return None;
     }
-    let len = values.len();
-    let n = |w: usize| len / w;
-    let mut integer64 = false;
-    let data = match element {
-        DataType::Int32 => VectorData::Integer(ScalarBuffer::new(values.clone(), 0, n(4))),
-        DataType::Float64 if said == Some(sxp::CPLX) => {
-            VectorData::Complex(ScalarBuffer::new(values.clone(), 0, n(8)))
-        }
-        DataType::Float64 => VectorData::Real(ScalarBuffer::new(values.clone(), 0, n(8))),
-        DataType::UInt8 if said == Some(sxp::RAW) => VectorData::Raw(values),
-        DataType::Int8 => VectorData::Integer(widen(&values, |x: i8| x as i32)),
-        DataType::Int16 => VectorData::Integer(widen(&values, |x: i16| x as i32)),
-        DataType::UInt8 => VectorData::Integer(widen(&values, |x: u8| x as i32)),
-        DataType::UInt16 => VectorData::Integer(widen(&values, |x: u16| x as i32)),
-        DataType::UInt32 => VectorData::Real(widen(&values, |x: u32| x as f64)),
-        DataType::Float32 => VectorData::Real(widen(&values, |x: f32| x as f64)),
-        DataType::Int64 => {
-            let s: ScalarBuffer<i64> = ScalarBuffer::new(values.clone(), 0, n(8));
-            // integer when every value fits R's integers (i32::MIN is R's NA)
-            // (one rdarrow wrote says what R had: an integer64 stays one)
-            if said.is_none()
-                && kind == ToR::IntegerOrInteger64
-                && s.iter()
-                    .all(|&x| x > i32::MIN as i64 && x <= i32::MAX as i64)
-            {
-                VectorData::Integer(s.iter().map(|&x| x as i32).collect())
-            } else {
-                // bit64's integer64: the int64's bits in a double
-                integer64 = said.is_none();
-                VectorData::Real(ScalarBuffer::new(values, 0, n(8)))
-            }
-        }
+    let n = |w: usize| values.len() / w;
+    let v = values.clone();
+    Some(match sxptype {
+        sxp::LGL => VectorData::Logical(ScalarBuffer::new(v, 0, n(4))),
+        sxp::INT => VectorData::Integer(ScalarBuffer::new(v, 0, n(4))),
+        // an integer64's int64 bits in doubles
+        sxp::REAL => VectorData::Real(ScalarBuffer::new(v, 0, n(8))),
+        sxp::CPLX => VectorData::Complex(ScalarBuffer::new(v, 0, n(8))),
+        _ => VectorData::Raw(v),
+    })
+}
+
+/// The values of a tensor of `element` as an Arrow array (no copy).
+fn primitive(element: &DataType, values: Buffer) -> Result<arrow_array::ArrayRef> {
+    use arrow_array::types::*;
+    use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray};
+    fn of<T: ArrowPrimitiveType>(b: Buffer) -> ArrayRef {
+        let n = b.len() / std::mem::size_of::<T::Native>();
+        std::sync::Arc::new(PrimitiveArray::<T>::new(
+            arrow_buffer::ScalarBuffer::new(b, 0, n),
+            None,
+        ))
+    }
+    Ok(match element {
+        DataType::Int8 => of::<Int8Type>(values),
+        DataType::Int16 => of::<Int16Type>(values),
+        DataType::Int32 => of::<Int32Type>(values),
+        DataType::Int64 => of::<Int64Type>(values),
+        DataType::UInt8 => of::<UInt8Type>(values),
+        DataType::UInt16 => of::<UInt16Type>(values),
+        DataType::UInt32 => of::<UInt32Type>(values),
+        DataType::Float32 => of::<Float32Type>(values),
+        DataType::Float64 => of::<Float64Type>(values),
         other => {
             return Err(Error::unsupported(format!(
                 "a tensor of {other} has no R array"
             )))
         }
-    };
-    Ok((data, integer64))
+    })
 }
 
 /// Write the Tensor message in the file at `input` as an R data file.
@@ -1028,16 +955,8 @@ pub fn tensor_file_to_rdata(
     max_memory: u64,
 ) -> Result<Vec<usize>> {
     let (obj, refs) = read_tensor_file(input, max_memory)?;
-    let dims = match &obj {
-        RObject::Vector(v) => dims_of(
-            v.attributes
-                .as_ref()
-                .and_then(|a| pairlist_get(a, &refs, b"dim")),
-            &refs,
-        )
-        .unwrap_or_else(|| vec![v.data.len() as usize]),
-        _ => Vec::new(),
-    };
+    let len = obj.vector_len(&refs);
+    let dims = crate::checks::consistency::dims(&obj, &refs, len)?.unwrap_or(vec![len as usize]);
     crate::write::write_object_file(output, obj, refs, o)?;
     Ok(dims)
 }

@@ -400,8 +400,8 @@ pub fn not_one_object(names: &[String]) -> Error {
     ))
 }
 
-/// `'a', 'b'`
-fn quoted<S: AsRef<str>>(names: &[S]) -> String {
+/// `'a', 'b'`: objects named in a message.
+pub fn quoted<S: AsRef<str>>(names: &[S]) -> String {
     names
         .iter()
         .map(|s| format!("'{}'", s.as_ref()))
