@@ -113,11 +113,13 @@ set_element_impl <- function(x, element, value) .Call(wrap__set_element_impl, x,
 #' @noRd
 path_is_rds_impl <- function(path) .Call(wrap__path_is_rds_impl, path)
 
-#' Check a writer's compression name and level (NULL: none given) by the
-#' engine's one rule (Compression::for_writing() of the format crate);
-#' the level R's writers pass on (-1: R's default), or an error value.
+#' Check a writer's compression name and level (NULL: none given) for a
+#' file at `file` by the engine's one rule (compression_for_path() of the
+#' format crate: R's compressions, or a .qs2/.qdata file's container):
+#' list(compress = the name the writers pass on, level = the level, -1
+#' for the default), or an error value.
 #' @noRd
-write_compression_impl <- function(compress, level) .Call(wrap__write_compression_impl, compress, level)
+write_compression_impl <- function(file, compress, level) .Call(wrap__write_compression_impl, file, compress, level)
 
 #' The names objects of `sources` (paths or URLs) take: the engine's one
 #' rule (object_name_of() of the format crate).

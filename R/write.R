@@ -253,7 +253,10 @@ write_options <- function(file, name, compress, compression_level, version, asci
     abort_usage("`compression_level` must be NULL or a number.")
   }
   # names and levels: the engine's one rule (Compression::for_writing())
-  level <- check_engine(write_compression_impl(compress, if (is.null(compression_level)) NULL else as.double(compression_level)))
+  # (a .qs2 or .qdata file: its container, compressed with zstd)
+  written <- check_engine(write_compression_impl(file, compress, if (is.null(compression_level)) NULL else as.double(compression_level)))
+  compress <- written$compress
+  level <- written$level
   if (!version %in% c(2, 3)) abort_usage("`version` must be 2 or 3.")
   if (!is.logical(ascii) || length(ascii) != 1L || is.na(ascii)) abort_usage("`ascii` must be TRUE or FALSE.")
   if (is.null(threads)) threads <- max(1L, parallel::detectCores(logical = TRUE), na.rm = TRUE)

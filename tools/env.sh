@@ -11,6 +11,8 @@
 #                  repository is a link to it
 #   seurat5-<key>/ SeuratObject 5.3.0 with Matrix 1.6-5 (test-only, for
 #                  Seurat v5 objects); .seurat5 in the repository links to it
+#   qs-<key>/      qs 0.27.3 and qs2 0.2.1 (test-only, to make .qs, .qs2 and
+#                  .qdata files); .qs-lib in the repository links to it
 #   target-<key>/  cargo's target directory, shared by the R package build,
 #                  cargo test, the command line, the Python wheel and the
 #                  DuckDB extension (one profile, and the same features of
@@ -58,7 +60,7 @@ rdarrow_note_build() {
 # Cache entries not used for 14 days go.
 rdarrow_prune_cache() {
   [ -n "$rdarrow_cache" ] || return 0
-  find "$rdarrow_cache" -mindepth 1 -maxdepth 1 -type d \( -name 'target-*' -o -name 'venv-*' -o -name 'seurat5-*' \) \
+  find "$rdarrow_cache" -mindepth 1 -maxdepth 1 -type d \( -name 'target-*' -o -name 'venv-*' -o -name 'seurat5-*' -o -name 'qs-*' \) \
     -mtime +14 -exec rm -rf {} + 2>/dev/null || true
 }
 

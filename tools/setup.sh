@@ -186,6 +186,33 @@ fi
 
 step_done "SeuratObject 5"
 
+# --- qs and qs2 (test-only) ---------------------------------------------------
+# The tests of .qs, .qs2 and .qdata files make them with the real qs 0.27.3
+# and qs2 0.2.1 from ../shared/qs (with RApiSerialize and stringfish; Rcpp,
+# RcppParallel and BH from Debian), built into a library of their own (a
+# cache entry keyed by R's version and the sources; .qs-lib in the
+# repository links to it). rdarrow itself reads and writes these files
+# without them.
+qs_dir="$(pwd)/../shared/qs"
+if [ -f "$qs_dir/install.sh" ]; then
+  qs_key="$( { R --version | head -1; sha256sum "$qs_dir"/*.tar.gz "$qs_dir"/install.sh | cut -c1-64; } | rdarrow_hash)"
+  qs_lib="${rdarrow_cache:-$(pwd)/.cache}/qs-$qs_key"
+  if [ -f "$qs_lib/.rdarrow-complete" ]; then
+    echo "==> qs and qs2: cached in $qs_lib"
+    touch "$qs_lib"
+  else
+    echo "==> qs 0.27.3 and qs2 0.2.1 in $qs_lib"
+    rm -rf "$qs_lib"
+    JOBS=2 bash "$qs_dir/install.sh" "$qs_lib" 2>&1 | tail -n 5
+    touch "$qs_lib/.rdarrow-complete"
+  fi
+  ln -sfn "$qs_lib" .qs-lib
+else
+  echo "==> $qs_dir/install.sh not found: the tests of files made by qs and qs2 will skip"
+fi
+
+step_done "qs and qs2"
+
 # --- Build and install ---------------------------------------------------------
 echo "==> R CMD INSTALL ."
 start=$(date +%s)

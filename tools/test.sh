@@ -60,6 +60,14 @@ if [ -d "$root/.seurat5" ]; then
 fi
 export RDARROW_REQUIRE_SEURAT5=1
 echo "==> RDARROW_SEURAT5_LIB=${RDARROW_SEURAT5_LIB:-<unset>}"
+# qs and qs2 from set-up (.qs-lib): the tests of .qs, .qs2 and .qdata files
+# made by them fail without it here.
+if [ -d "$root/.qs-lib" ]; then
+  RDARROW_QS_LIB="$(cd "$root/.qs-lib" && pwd -P)"
+  export RDARROW_QS_LIB
+fi
+export RDARROW_REQUIRE_QS=1
+echo "==> RDARROW_QS_LIB=${RDARROW_QS_LIB:-<unset>}"
 
 echo "==> layers (tools/layers.py)"
 python3 tools/layers.py

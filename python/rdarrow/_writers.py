@@ -62,8 +62,9 @@ def check_write(path: PathLike, compress: str, compression_level: Optional[int],
         not isinstance(compression_level, int) or isinstance(compression_level, bool)
     ):
         raise TypeError("compression_level must be an integer or None")
-    # names and levels: the engine's one rule
-    _rdarrow.check_compression(compress, compression_level)
+    # names and levels for this path: the engine's one rule (a .qs2 or
+    # .qdata file takes its container, compressed with zstd)
+    _rdarrow.check_compression(compress, compression_level, str(path))
     if version not in (2, 3):
         raise ValueError("version must be 2 or 3")
     return as_path(path)
@@ -131,7 +132,10 @@ def write_rds(
 ) -> None:
     """Write one value (a table, or any value of the mapping) as an ``.rds``
     file that R's ``readRDS()`` reads (see :func:`write_rdata` for the
-    values and the arguments)."""
+    values and the arguments). A path ending in ``.qs2`` gives a qs2 file
+    (``qs2::qs_read()``), ``.qdata`` a qdata file (``qs2::qd_read()``),
+    compressed with zstd (``compress="zstd"``, ``compression_level`` 1 to
+    22, default 3)."""
     p = check_write(path, compress, compression_level, version)
     _rdarrow.write_rdata(
         [("", value_of(data, ""))], p, rds=True, compress=compress, level=compression_level, version=version,

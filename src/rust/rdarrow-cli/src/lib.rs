@@ -691,8 +691,9 @@ fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome 
             "the object name (--name) must not be empty".into(),
         ));
     }
-    let (compression, level) = Compression::for_writing(&a.compress, a.level)
-        .map_err(|e| Failure::Usage(e.message))?;
+    let (compression, level) =
+        rdarrow_arrow::compression_for_path(&a.output.to_string_lossy(), &a.compress, a.level)
+            .map_err(|e| Failure::Usage(e.message))?;
     let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

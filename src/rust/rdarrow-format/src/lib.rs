@@ -89,7 +89,7 @@ pub use compression::Compression;
 pub use read::document::{object_name_of, stream_object_name, Document, Wanted};
 pub use base::error::{Error, ErrorKind, Result};
 pub use io::atomic::{atomic_write, FileBatch, WritebackFile};
-pub use wire::header::{path_is_rds, Container, StreamHeader};
+pub use wire::header::{compression_for_path, container_of_path, path_is_rds, Container, StreamHeader};
 pub use wire::decode::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,

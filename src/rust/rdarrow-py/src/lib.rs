@@ -125,12 +125,13 @@ fn location_of(given: &str) -> &'static str {
     rdarrow_arrow::location_of(given).name()
 }
 
-/// Check a writer's compression name and level by the engine's one rule
-/// (`Compression::for_writing`), raising its message.
+/// Check a writer's compression name and level for a file at `path` by
+/// the engine's one rule (`compression_for_path`: R's compressions, or a
+/// .qs2/.qdata file's container), raising its message.
 #[pyfunction]
-#[pyo3(signature = (compress, level=None))]
-fn check_compression(compress: &str, level: Option<i64>) -> PyResult<()> {
-    rdarrow_arrow::Compression::for_writing(compress, level).map_err(py_err)?;
+#[pyo3(signature = (compress, level=None, path=""))]
+fn check_compression(compress: &str, level: Option<i64>, path: &str) -> PyResult<()> {
+    rdarrow_arrow::compression_for_path(path, compress, level).map_err(py_err)?;
     Ok(())
 }
 
@@ -367,7 +368,7 @@ fn write_rdata(
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<()> {
     let (compression, level) =
-        rdarrow_arrow::Compression::for_writing(compress, level).map_err(py_err)?;
+        rdarrow_arrow::compression_for_path(&path.to_string_lossy(), compress, level).map_err(py_err)?;
     rdarrow_arrow::wire::header::check_version(version).map_err(py_err)?;
     enum Given {
         Table(SchemaRef, Vec<RecordBatch>),

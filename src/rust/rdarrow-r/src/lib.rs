@@ -764,12 +764,14 @@ fn expect_file_kind_impl(path: &str, label: &str, kind: &str, right_function: &s
     }
 }
 
-/// Check a writer's compression name and level (NULL: none given) by the
-/// engine's one rule (Compression::for_writing() of the format crate);
-/// the level R's writers pass on (-1: R's default), or an error value.
+/// Check a writer's compression name and level (NULL: none given) for a
+/// file at `file` by the engine's one rule (compression_for_path() of the
+/// format crate: R's compressions, or a .qs2/.qdata file's container):
+/// list(compress = the name the writers pass on, level = the level, -1
+/// for the default), or an error value.
 /// @noRd
 #[extendr]
-fn write_compression_impl(compress: &str, level: Robj) -> Robj {
+fn write_compression_impl(file: &str, compress: &str, level: Robj) -> Robj {
     let level = if level.is_null() {
         None
     } else if let Some(level) = level
@@ -782,8 +784,8 @@ fn write_compression_impl(compress: &str, level: Robj) -> Robj {
             "the compression level must be a whole number",
         ));
     };
-    match Compression::for_writing(compress, level) {
-        Ok((_, level)) => Robj::from(level.map_or(-1, |l| l as i32)),
+    match rdarrow_arrow::compression_for_path(file, compress, level) {
+        Ok((kind, level)) => list!(compress = kind.name(), level = level.map_or(-1, |l| l as i32)).into(),
         Err(e) => error_value(&e),
     }
 }

@@ -293,6 +293,15 @@ pub fn save_object(x: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
 /// tagged pairlist of a `save()` file (`o.rds` false), as `saveRDS()` and
 /// `save()` write them.
 pub fn save_stream(object: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
+    if o.compression.is_qs_container() && !o.rds {
+        return error_value(&rdarrow_arrow::write::one_object(o.compression));
+    }
+    if o.compression == rdarrow_arrow::Compression::Qdata {
+        return match save_qdata(&object, file, o) {
+            Ok(()) => file.into(),
+            Err(e) => error_value(&e),
+        };
+    }
     let native = if o.ascii {
         Ok(false)
     } else {
@@ -307,4 +316,32 @@ pub fn save_stream(object: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
         Ok(()) => file.into(),
         Err(e) => error_value(&e),
     }
+}
+
+/// Write `object` as a `.qdata` file: its serialization (the native
+/// walk's, else R's serializer's) read into the engine's tree, which the
+/// engine writes in qdata's encoding (refusing what qdata cannot hold).
+fn save_qdata(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<(), Error> {
+    let prefix = r_header(3)?;
+    // SAFETY: `object` is held by the caller and no R code runs until the
+    // layout is dropped
+    let laid = unsafe { crate::save_native::layout_object(object, &prefix, 3, o.threads) }.map(|l| l.to_vec());
+    let bytes = match laid {
+        Some(b) => b,
+        None => extendr_api::call!("base::serialize", object.clone(), ())
+            .ok()
+            .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
+            .ok_or_else(|| Error::new(ErrorKind::Unsupported, r_error_message()))?,
+    };
+    let doc = rdarrow_arrow::read_bytes(bytes, &rdarrow_arrow::ReadOptions::default())?;
+    crate::job::run("Writing", || {
+        rdarrow_arrow::write::qdata::write_qdata_file(
+            std::path::Path::new(file),
+            &o.storage,
+            &doc.root,
+            &doc.refs,
+            o.level,
+            o.threads,
+        )
+    })
 }

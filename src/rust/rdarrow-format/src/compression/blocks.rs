@@ -97,7 +97,12 @@ pub fn compress_piece(
                 ..CompressedBlock::default()
             })
         }
-        Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib => Err(io::Error::new(
+        Compression::Qs2 | Compression::Qdata => Ok(CompressedBlock {
+            bytes: crate::compression::qx::compress_blocks(data, level as i32)?,
+            len: data.len() as u64,
+            ..CompressedBlock::default()
+        }),
+        Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs => Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "this compression is read-only; write gzip, bzip2, xz or zstd",
         )),
@@ -260,7 +265,8 @@ fn gzip_header(room: usize, index: Option<&GzipIndex>) -> Vec<u8> {
 /// header with its index filled in).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderPatch {
-    /// Where (always 0: the header opens the file).
+    /// Where, from the file's start (a gzip header's index: 0; a qs2
+    /// container's hash: 16).
     pub offset: u64,
     /// What.
     pub bytes: Vec<u8>,
@@ -591,6 +597,10 @@ pub struct Joiner {
     bz_crc: u32,
     /// xz: each block's unpadded and uncompressed sizes.
     xz_blocks: Vec<(u64, u64)>,
+    /// qs2: whether the output can be written again (for the hash in the
+    /// header), and the hash of the blocks so far.
+    patchable: bool,
+    qx_hash: crate::compression::qx::BodyHash,
 }
 
 impl Joiner {
@@ -610,6 +620,8 @@ impl Joiner {
             bits: BitWriter::default(),
             bz_crc: 0,
             xz_blocks: Vec::new(),
+            patchable: indexed,
+            qx_hash: crate::compression::qx::body_hash(),
         }
     }
 
@@ -641,6 +653,8 @@ impl Joiner {
                 }
                 h
             }
+            Compression::Qs2 => crate::compression::qx::QxHeader::written(crate::compression::qx::QxFormat::Qs2).to_vec(),
+            Compression::Qdata => crate::compression::qx::QxHeader::written(crate::compression::qx::QxFormat::Qdata).to_vec(),
             _ => Vec::new(),
         };
         self.emit(out, &head)
@@ -668,6 +682,10 @@ impl Joiner {
                 if piece.len > 0 {
                     self.xz_blocks.push((piece.count, piece.len));
                 }
+                self.emit(out, &piece.bytes)
+            }
+            Compression::Qs2 | Compression::Qdata => {
+                std::hash::Hasher::write(&mut self.qx_hash, &piece.bytes);
                 self.emit(out, &piece.bytes)
             }
             _ => self.emit(out, &piece.bytes),
@@ -721,6 +739,12 @@ impl Joiner {
                 self.emit(out, &tail)?;
                 Ok(None)
             }
+            // the hash of every byte after the header, in the header (an
+            // upload, which cannot be written again, keeps 0: not stored)
+            Compression::Qs2 | Compression::Qdata if self.patchable => Ok(Some(HeaderPatch {
+                offset: crate::compression::qx::HASH_AT as u64,
+                bytes: crate::compression::qx::stored_hash(std::hash::Hasher::finish(&self.qx_hash)).to_vec(),
+            })),
             _ => Ok(None),
         }
     }

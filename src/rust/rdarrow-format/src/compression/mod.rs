@@ -4,6 +4,8 @@
 
 pub mod blocks;
 pub mod parallel;
+pub mod qs;
+pub mod qx;
 
 use std::io::{self, BufRead, Read, Write};
 
@@ -28,6 +30,15 @@ pub enum Compression {
     /// A bare zlib stream (R's `memCompress(type = "gzip")` of a
     /// serialization).
     Zlib,
+    /// A `.qs2` file (`qs2::qs_save()`): R's serialization in qs2's
+    /// container of zstd blocks ([`qx`]).
+    Qs2,
+    /// A `.qdata` file (`qs2::qd_save()`): qs2's own encoding in the same
+    /// container ([`qx`]).
+    Qdata,
+    /// A `.qs` file (`qs::qsave()`): qs's own encoding in qs's container
+    /// of zstd, lz4 or uncompressed blocks ([`qs`]).
+    Qs,
 }
 
 impl Compression {
@@ -36,16 +47,23 @@ impl Compression {
     pub fn check_writable(self) -> crate::Result<()> {
         if matches!(
             self,
-            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib
+            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs
         ) {
             return Err(crate::Error::usage("write gzip, bzip2, xz, zstd or none"));
         }
         Ok(())
     }
 
-    /// Detect from the first bytes of a file (at least 6 bytes when available).
+    /// Detect from the first bytes of a file (at least [`DETECT_LEN`]
+    /// bytes when available).
     pub fn detect(prefix: &[u8]) -> Compression {
-        if prefix.starts_with(&[0x1f, 0x8b]) {
+        if prefix.starts_with(&qx::QS2_MAGIC) {
+            Compression::Qs2
+        } else if prefix.starts_with(&qx::QDATA_MAGIC) {
+            Compression::Qdata
+        } else if qs::is_qs(prefix) {
+            Compression::Qs
+        } else if prefix.starts_with(&[0x1f, 0x8b]) {
             Compression::Gzip
         } else if prefix.starts_with(b"BZh") {
             Compression::Bzip2
@@ -83,7 +101,16 @@ impl Compression {
             Compression::Zstd => "zstd",
             Compression::LazyLoadZlib => "zlib (lazy-load entry)",
             Compression::Zlib => "zlib",
+            Compression::Qs2 => "qs2",
+            Compression::Qdata => "qdata",
+            Compression::Qs => "qs",
         }
+    }
+
+    /// Whether this is one of the containers of qs and qs2 (read with
+    /// their own readers, [`qx`] and [`qs`]), not a stream codec.
+    pub fn is_qs_container(self) -> bool {
+        matches!(self, Compression::Qs2 | Compression::Qdata | Compression::Qs)
     }
 
     /// The compression R names `name`.
@@ -94,6 +121,8 @@ impl Compression {
             "bzip2" => Compression::Bzip2,
             "xz" => Compression::Xz,
             "zstd" => Compression::Zstd,
+            "qs2" => Compression::Qs2,
+            "qdata" => Compression::Qdata,
             _ => return None,
         })
     }
@@ -146,7 +175,7 @@ impl Compression {
         match self {
             Compression::Gzip => 6,
             Compression::Bzip2 | Compression::Xz => 9,
-            Compression::Zstd => 3,
+            Compression::Zstd | Compression::Qs2 | Compression::Qdata => 3,
             _ => 0,
         }
     }
@@ -166,6 +195,10 @@ pub fn written_names() -> String {
     let names: Vec<String> = WRITTEN.iter().map(|c| format!("\"{}\"", c.name())).collect();
     format!("{} or {}", names[..names.len() - 1].join(", "), names[names.len() - 1])
 }
+
+/// How many first bytes [`Compression::detect`] looks at (a `.qs` file
+/// from before qs 0.20, which has no magic, is told by its first 12).
+pub const DETECT_LEN: usize = 12;
 
 /// Memory the xz/lzma decoders may use (R's own limit for xz and lzma
 /// connections). The dictionary is allocated from the size a header
@@ -201,6 +234,12 @@ pub fn decompressor<R: BufRead + Send + 'static>(
             Box::new(flate2::bufread::ZlibDecoder::new(src))
         }
         Compression::Zlib => Box::new(flate2::bufread::ZlibDecoder::new(src)),
+        Compression::Qs2 | Compression::Qdata | Compression::Qs => {
+            return Err(io::Error::other(format!(
+                "a {} file is read by its container's reader, not as a stream",
+                kind.name()
+            )))
+        }
     };
     Ok((kind, reader))
 }
@@ -389,10 +428,15 @@ impl<W: Write> Compressor<W> {
             Compression::Zstd => {
                 Compressor::Zstd(zstd::stream::write::Encoder::new(sink, level as i32)?)
             }
-            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib => {
+            Compression::Lzma
+            | Compression::LazyLoadZlib
+            | Compression::Zlib
+            | Compression::Qs2
+            | Compression::Qdata
+            | Compression::Qs => {
                 return Err(io::Error::new(
                     io::ErrorKind::Unsupported,
-                    "this compression is read-only; write gzip, bzip2, xz or zstd",
+                    "this compression is not a stream to write into; write gzip, bzip2, xz or zstd",
                 ))
             }
         })

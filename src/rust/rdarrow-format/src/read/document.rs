@@ -491,7 +491,7 @@ fn parse_here(
     filter: &mut (dyn ObjectFilter + Send),
 ) -> Result<Document> {
     let (container, mut header) = header::read_header(&mut inp)?;
-    let (root, refs, spans, seen) = read::read_body(&mut inp, container, &header, opts, filter)?;
+    let (root, refs, spans, seen) = read::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)?;
     header.ascii_hex = inp.saw_hex_double;
     if header.format == Format::Ascii {
         // the line end after the last token belongs to the stream

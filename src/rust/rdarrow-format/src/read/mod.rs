@@ -3,6 +3,9 @@
 //! their final buffers; in listing mode it skips payloads without decoding.
 
 pub mod document;
+pub mod emit;
+pub mod qdata;
+pub mod qs;
 pub mod spill;
 pub mod summary;
 
@@ -369,6 +372,11 @@ pub(crate) struct Parser<'a> {
     in_altrep: u32,
     /// The kinds of node the trust rule looks at, met so far.
     seen: crate::checks::trust::Seen,
+    /// qs's rule for the object bit ([`class_sets_object`]): a node has it
+    /// when its class is a character vector of one string or more, as
+    /// `qs::qread()` sets it (a `.qs` file holds the class after the node,
+    /// so its stream cannot say it first).
+    class_rule: bool,
 }
 
 fn is_pairlist_type(t: u8) -> bool {
@@ -398,6 +406,7 @@ impl<'a> Parser<'a> {
             list_depth: 0,
             in_altrep: 0,
             seen: Default::default(),
+            class_rule: false,
         }
     }
 
@@ -546,7 +555,8 @@ impl<'a> Parser<'a> {
             }
             sxp::S4 => {
                 let attributes = self.opt_attributes(has_attr)?;
-                Ok(RObject::S4(Box::new(AttrOnly { flags: fl, attributes })))
+                let flags = self.with_class_rule(fl, &attributes);
+                Ok(RObject::S4(Box::new(AttrOnly { flags, attributes })))
             }
             sxp::BCODE => {
                 let reps_len = self.inp.read_int()?;
@@ -659,7 +669,7 @@ impl<'a> Parser<'a> {
             let car = self.item()?;
             cells.push(Cell {
                 sxptype: t,
-                flags: fl,
+                flags: self.with_class_rule(fl, &attributes),
                 attributes,
                 tag,
                 car,
@@ -786,10 +796,19 @@ impl<'a> Parser<'a> {
         };
         let attributes = self.opt_attributes(has_attr)?;
         Ok(RObject::Vector(Box::new(Vector {
-            flags: fl,
+            flags: self.with_class_rule(fl, &attributes),
             data,
             attributes,
         })))
+    }
+
+    /// `fl`, with the object bit set by the class in `attributes` where
+    /// the stream follows qs's rule ([`class_sets_object`]).
+    fn with_class_rule(&self, mut fl: Flags, attributes: &Option<RObject>) -> Flags {
+        if self.class_rule && !fl.object {
+            fl.object = class_sets_object(attributes, &self.refs);
+        }
+        fl
     }
 
     /// Whether a payload read here may go to the consumer's memory: not in
@@ -1075,14 +1094,29 @@ pub(crate) fn strings_at(inp: &mut Input, skip: u64, n: u64) -> Result<StringVec
 /// For a `save()` file, each top-level object is offered to `filter`:
 /// objects it declines are read with their payloads skipped. Returns the
 /// root, the reference table and the span of each top-level object.
+/// qs's rule for the object bit (`qs::qread()`): a class attribute that
+/// is a character vector of one string or more.
+fn class_sets_object(attributes: &Option<RObject>, refs: &RefTable) -> bool {
+    let Some(RObject::Pairlist(pl)) = attributes else {
+        return false;
+    };
+    pl.cells.iter().any(|c| {
+        let named_class = matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(&b"class"[..]));
+        named_class
+            && matches!(&c.car, RObject::Vector(v) if matches!(&v.data, VectorData::Character(s) if s.len() >= 1))
+    })
+}
+
 pub(crate) fn read_body(
     inp: &mut Input,
     container: Container,
     header: &StreamHeader,
     opts: &ReadOptions,
     filter: &mut dyn ObjectFilter,
+    class_rule: bool,
 ) -> Result<(RObject, RefTable, Vec<ObjectSpan>, crate::checks::trust::Seen)> {
     let mut p = Parser::new(inp, opts);
+    p.class_rule = class_rule;
     p.consumer = opts
         .consumer
         .clone()

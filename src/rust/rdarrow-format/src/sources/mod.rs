@@ -212,6 +212,9 @@ impl Source {
     pub(crate) fn input(self, opts: &ReadOptions) -> Result<(Compression, Input)> {
         let (opened, kind) = self.open(opts)?;
         Ok(match (opened, kind) {
+            (opened, kind) if kind.is_qs_container() => {
+                (kind, Input::new(crate::wire::decode::ByteSource::Stream(opened.decompressed(kind)?)))
+            }
             (Opened::File { file, len }, Compression::None) => {
                 (kind, Input::sized(crate::wire::decode::ByteSource::File { file, len }, len))
             }
@@ -262,17 +265,14 @@ impl Source {
 }
 
 /// The R data files a directory holds, as every reader takes a directory:
-/// its `.rda`, `.RData` and `.rds` files (the extension in any case), in
+/// its `.rda`, `.RData` and `.rds` files, and the `.qs`, `.qs2` and
+/// `.qdata` files of qs and qs2 (the extension in any case), in
 /// its subdirectories too (not following links to directories), as paths
 /// relative to `dir`, sorted by their bytes (a host may order them by its
 /// own collation). `label` names the directory in errors (as the user gave
 /// it); one that holds none is a usage error.
 pub fn data_files_in(dir: &Path, label: &str) -> Result<Vec<PathBuf>> {
-    let is_data = |p: &Path| {
-        p.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| ["rda", "rdata", "rds"].contains(&e.to_ascii_lowercase().as_str()))
-    };
+    let is_data = |p: &Path| p.file_name().and_then(|n| n.to_str()).is_some_and(is_data_name);
     let listing = format!("cannot list directory '{label}'");
     let mut found = Vec::new();
     let mut todo = vec![PathBuf::new()];
@@ -293,7 +293,7 @@ pub fn data_files_in(dir: &Path, label: &str) -> Result<Vec<PathBuf>> {
     }
     if found.is_empty() {
         return Err(Error::usage(format!(
-            "directory '{label}' holds no .rda, .RData or .rds file"
+            "directory '{label}' holds no .rda, .RData or .rds file (nor .qs, .qs2 or .qdata)"
         )));
     }
     found.sort();
@@ -391,11 +391,15 @@ pub fn expand_each<S: AsRef<str>>(given: &[S], opts: &ReadOptions) -> Result<Vec
     Ok(out)
 }
 
-/// Whether a file name is an R data file's (`.rda`, `.RData`, `.rds`, in
-/// any case).
+/// The extensions of R data files, in lower case: R's own, then qs's
+/// and qs2's.
+const DATA_EXTENSIONS: [&str; 6] = ["rda", "rdata", "rds", "qs", "qs2", "qdata"];
+
+/// Whether a file name is an R data file's ([`DATA_EXTENSIONS`], in any
+/// case).
 fn is_data_name(name: &str) -> bool {
     let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    ext.is_some_and(|e| ["rda", "rdata", "rds"].contains(&e.as_str()))
+    ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str()))
 }
 
 /// [`expand_sources`] in an object store.
@@ -428,7 +432,7 @@ fn expand_in_store(given: &str, opts: &ReadOptions) -> Result<Vec<PathBuf>> {
     };
     if found.is_empty() {
         return Err(Error::usage(if folder {
-            format!("'{given}' holds no .rda, .RData or .rds object")
+            format!("'{given}' holds no .rda, .RData or .rds object (nor .qs, .qs2 or .qdata)")
         } else {
             format!("no object matches '{given}'")
         }));
@@ -473,6 +477,9 @@ impl Opened {
     /// blocks decoded on every core, anything else on a thread of its own.
     pub(crate) fn decompressed(self, kind: Compression) -> Result<Box<dyn Read + Send>> {
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        if kind.is_qs_container() {
+            return self.unpacked(kind, cores);
+        }
         if let (Opened::File { file, len }, Compression::Gzip, true) = (&self, kind, cores > 1) {
             let reader = file
                 .try_clone()
@@ -496,6 +503,67 @@ impl Opened {
             .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
         Ok(Box::new(piped))
     }
+}
+
+impl Opened {
+    /// The R serialization a file of qs or qs2 holds: a `.qs2` file's
+    /// payload as it is, a `.qdata` or `.qs` file's encoding turned into
+    /// it (`read::qdata`, `read::qs`); the blocks of qs2's container
+    /// decompressed on `cores` threads, qs's on a thread of their own.
+    fn unpacked(self, kind: Compression, cores: usize) -> Result<Box<dyn Read + Send>> {
+        use crate::compression::qx::{QxHeader, QxReader, HEADER_LEN};
+        let unreadable = |e: std::io::Error| {
+            let kind = match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => ErrorKind::Truncated,
+                std::io::ErrorKind::Unsupported => ErrorKind::Unsupported,
+                std::io::ErrorKind::InvalidData => ErrorKind::Corrupt,
+                _ => return Error::io(&e, "cannot read the file"),
+            };
+            Error::new(kind, e.to_string())
+        };
+        let mut src = self.buffered();
+        match kind {
+            Compression::Qs2 | Compression::Qdata => {
+                let mut head = [0u8; HEADER_LEN];
+                let got = read_prefix_of(&mut src, &mut head).map_err(unreadable)?;
+                let header = QxHeader::parse(&head[..got]).map_err(unreadable)?;
+                let blocks = QxReader::new(Box::new(src), header, cores)
+                    .map_err(|e| Error::io(&e, "cannot start the qs2 block readers"))?;
+                if kind == Compression::Qs2 {
+                    Ok(Box::new(crate::compression::qx::binary_in_file_order(blocks, header.big_endian)))
+                } else {
+                    let r = crate::read::qdata::QdataReader::new(Box::new(blocks), header.big_endian)
+                        .map_err(unreadable)?;
+                    Ok(Box::new(r))
+                }
+            }
+            _ => {
+                let blocks = crate::compression::qs::QsReader::open(Box::new(src)).map_err(unreadable)?;
+                let header = blocks.header();
+                // decompressed on a thread of their own, turned into R's
+                // serialization on another
+                let piped = compression::PipelinedReader::new(Box::new(blocks))
+                    .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
+                let r = crate::read::qs::QsTranscoded::new(Box::new(piped), header)
+                    .map_err(|e| Error::io(&e, "cannot start the qs reader"))?;
+                Ok(Box::new(r))
+            }
+        }
+    }
+}
+
+/// Read the first bytes of `r` (fewer at its end); how many.
+fn read_prefix_of(r: &mut dyn Read, prefix: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < prefix.len() {
+        match r.read(&mut prefix[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// Compressed files up to this size are decompressed on the parsing
@@ -526,8 +594,8 @@ fn ahead(prefix: Vec<u8>, body: Box<dyn Read + Send>) -> Result<Opened> {
 /// The first bytes of a stream (an empty one is not R data) and the
 /// compression they say.
 fn first_bytes(what: &str, body: &mut dyn Read) -> Result<(Vec<u8>, Compression)> {
-    let mut prefix = Vec::with_capacity(6);
-    body.take(6)
+    let mut prefix = Vec::with_capacity(compression::DETECT_LEN);
+    body.take(compression::DETECT_LEN as u64)
         .read_to_end(&mut prefix)
         .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
     if prefix.is_empty() {
@@ -617,7 +685,7 @@ fn open_file(path: &Path) -> Result<(Opened, Compression)> {
     // from its bytes: one open, one stat, one read (a special file, of
     // length 0, is read as a stream); else its first bytes
     let small = len > 0 && len <= INLINE_MAX;
-    let mut data = vec![0u8; if small { len as usize } else { 6 }];
+    let mut data = vec![0u8; if small { len as usize } else { compression::DETECT_LEN }];
     let got = read_prefix(&mut file, &mut data)?;
     if got == 0 {
         return Err(empty(&format!("'{}'", path.display())));

@@ -5,6 +5,7 @@
 //! Every other module asks here.
 
 use crate::base::error::{Error, ErrorKind, Result};
+use crate::compression::Compression;
 use crate::wire::decode::{Format, Input};
 use crate::wire::encode::Output;
 use std::io::Write;
@@ -88,9 +89,60 @@ pub enum Container {
 /// rule of every writer that takes a path: R's `arrow_to_rdata()`,
 /// `ipc_to_rdata()` and `parquet_to_rdata()`, Python's single-cell
 /// writers, the command line's `to-rdata`.
+///
+/// A `.qs2` or `.qdata` file ([`container_of_path`]) holds one object
+/// too, as an `.rds` file does.
 pub fn path_is_rds(path: &str) -> bool {
-    let b = path.as_bytes();
-    b.len() >= 4 && b[b.len() - 4..].eq_ignore_ascii_case(b".rds")
+    ends_with(path, ".rds") || container_of_path(path).is_some()
+}
+
+fn ends_with(path: &str, ext: &str) -> bool {
+    let (b, e) = (path.as_bytes(), ext.as_bytes());
+    b.len() >= e.len() && b[b.len() - e.len()..].eq_ignore_ascii_case(e)
+}
+
+/// The container a file written at `path` takes from its name, in any
+/// case: a `.qs2` file qs2's (R's serialization in zstd blocks, which
+/// `qs2::qs_read()` reads), a `.qdata` file qs2's with qs2's own encoding
+/// (`qs2::qd_read()`); `None` for R's own files.
+pub fn container_of_path(path: &str) -> Option<Compression> {
+    if ends_with(path, ".qs2") {
+        Some(Compression::Qs2)
+    } else if ends_with(path, ".qdata") {
+        Some(Compression::Qdata)
+    } else {
+        None
+    }
+}
+
+/// The zstd levels a `.qs2` or `.qdata` file is written at (qs2's).
+pub const QS2_LEVELS: std::ops::RangeInclusive<i64> = 1..=22;
+
+/// The compression and level a writer asked for by name (`compress`,
+/// `level`) for a file at `path`: R's compressions ([`Compression::for_writing`])
+/// for R's files; for a `.qs2` or `.qdata` file its container, compressed
+/// with zstd, at `level` (1 to 22, default 3) when `compress` is `"zstd"`
+/// (or the container's own name), at the default when it is `"gzip"`
+/// (every writer's default name). The one rule of every writer.
+pub fn compression_for_path(path: &str, compress: &str, level: Option<i64>) -> Result<(Compression, Option<u32>)> {
+    let Some(container) = container_of_path(path) else {
+        return Compression::for_writing(compress, level);
+    };
+    match compress {
+        "gzip" => Ok((container, None)),
+        "zstd" | "qs2" | "qdata" => match level {
+            None => Ok((container, None)),
+            Some(l) if QS2_LEVELS.contains(&l) => Ok((container, Some(l as u32))),
+            Some(l) => Err(Error::usage(format!(
+                "compression level {l} is out of range: a .{} file's zstd takes 1 to 22",
+                container.name()
+            ))),
+        },
+        other => Err(Error::usage(format!(
+            "a .{} file is compressed with zstd (compress = \"zstd\"), not '{other}'",
+            container.name()
+        ))),
+    }
 }
 
 impl Container {
@@ -326,8 +378,25 @@ mod path_tests {
         for p in ["x.rds", "X.RDS", "dir.rdata/x.Rds", "s3://bucket/key.rds"] {
             assert!(path_is_rds(p), "{p}");
         }
-        for p in ["x.RData", "x.rda", "x.bin", "x", "rds", "x.rds.gz", "caf\u{e9}.rd", ""] {
+        for p in ["x.RData", "x.rda", "x.bin", "x", "rds", "x.rds.gz", "caf\u{e9}.rd", "", "x.qs"] {
             assert!(!path_is_rds(p), "{p}");
         }
+        // qs2's files hold one object too, in their own containers
+        assert!(path_is_rds("x.qs2") && path_is_rds("X.QDATA"));
+        assert_eq!(container_of_path("d/x.Qs2"), Some(Compression::Qs2));
+        assert_eq!(container_of_path("x.qdata"), Some(Compression::Qdata));
+        assert_eq!(container_of_path("x.rds"), None);
+    }
+
+    #[test]
+    fn a_qs2_path_takes_zstd_at_qs2s_levels() {
+        assert_eq!(compression_for_path("x.qs2", "gzip", None).unwrap(), (Compression::Qs2, None));
+        assert_eq!(compression_for_path("x.qs2", "zstd", Some(19)).unwrap(), (Compression::Qs2, Some(19)));
+        assert_eq!(compression_for_path("x.qdata", "zstd", None).unwrap(), (Compression::Qdata, None));
+        assert_eq!(compression_for_path("x.rds", "xz", Some(6)).unwrap(), (Compression::Xz, Some(6)));
+        let e = compression_for_path("x.qs2", "xz", None).unwrap_err();
+        assert_eq!(e.message, "a .qs2 file is compressed with zstd (compress = \"zstd\"), not 'xz'");
+        assert!(compression_for_path("x.qs2", "zstd", Some(23)).is_err());
+        assert!(compression_for_path("x.RData", "zstd", None).is_err());
     }
 }

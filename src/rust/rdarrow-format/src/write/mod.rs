@@ -4,6 +4,7 @@
 //! stream re-serializes byte for byte.
 
 pub mod layout;
+pub mod qdata;
 
 use crate::compression::Compression;
 use crate::base::error::{Error, Result};
@@ -486,6 +487,12 @@ pub fn write_tree_file(
     threads: usize,
 ) -> Result<()> {
     compression.check_writable()?;
+    if compression.is_qs_container() && !container.is_rds() {
+        return Err(one_object(compression));
+    }
+    if compression == Compression::Qdata {
+        return qdata::write_qdata_file(path, storage, root, refs, level, threads);
+    }
     if header.format == Format::Xdr {
         // laid out, then rendered and written on all cores
         let layout = layout_stream(container, header, root, refs, threads)?;
@@ -502,6 +509,15 @@ pub fn write_tree_file(
     compressed_file(path, storage, compression, level, threads, |c| {
         write_stream(c, container, header, root, refs)
     })
+}
+
+/// The error of a `.qs2` or `.qdata` file asked to hold named objects, as
+/// a `save()` file does.
+pub fn one_object(compression: Compression) -> Error {
+    Error::usage(format!(
+        "a .{} file holds one object, as an .rds file does, not objects by name",
+        compression.name()
+    ))
 }
 
 /// The compressor of a file being written atomically at `path`, its
@@ -562,6 +578,15 @@ pub fn write_frame_file(
 ) -> Result<()> {
     let header = StreamHeader::new(o.format(), o.version, o.writer_version)?;
     o.compression.check_writable()?;
+    if o.compression.is_qs_container() && !o.rds {
+        return Err(one_object(o.compression));
+    }
+    if o.compression == Compression::Qdata {
+        // qdata groups the data by type after the whole tree: the frame
+        // is made whole first
+        let whole = whole_frame(frame, fill)?;
+        return qdata::write_qdata_file(path, &o.storage, &whole, &refs, o.level, o.threads.max(1));
+    }
     let RObject::Vector(v) = frame else {
         return Err(Error::internal("a data frame to write is not a vector"));
     };
@@ -604,6 +629,107 @@ pub fn write_frame_file(
             s.out.finish()
         },
     )
+}
+
+/// `frame` with each skipped column made whole by `fill` (see
+/// [`write_frame_file`]).
+fn whole_frame(
+    frame: &RObject,
+    fill: &mut dyn FnMut(usize, &mut dyn FnMut(VectorData) -> Result<()>) -> Result<()>,
+) -> Result<RObject> {
+    let RObject::Vector(v) = frame else {
+        return Err(Error::internal("a data frame to write is not a vector"));
+    };
+    let VectorData::List(columns) = &v.data else {
+        return Err(Error::internal("a data frame to write is not a list"));
+    };
+    let mut out = Vec::with_capacity(columns.len());
+    for (j, col) in columns.iter().enumerate() {
+        match col {
+            RObject::Vector(c) if matches!(c.data, VectorData::Skipped { .. }) => {
+                let mut parts = Vec::new();
+                fill(j, &mut |part| {
+                    parts.push(part);
+                    Ok(())
+                })?;
+                out.push(RObject::Vector(Box::new(Vector {
+                    flags: c.flags,
+                    data: concat_parts(parts)?,
+                    attributes: c.attributes.clone(),
+                })));
+            }
+            other => out.push(other.clone()),
+        }
+    }
+    Ok(RObject::Vector(Box::new(Vector {
+        flags: v.flags,
+        data: VectorData::List(out),
+        attributes: v.attributes.clone(),
+    })))
+}
+
+/// The parts of one vector, one after another.
+fn concat_parts(parts: Vec<VectorData>) -> Result<VectorData> {
+    fn ints(parts: &[VectorData], f: fn(&VectorData) -> Option<&ScalarBuffer<i32>>) -> Option<ScalarBuffer<i32>> {
+        let mut v = Vec::new();
+        for p in parts {
+            v.extend_from_slice(f(p)?);
+        }
+        Some(ScalarBuffer::from(v))
+    }
+    let Some(first) = parts.first() else {
+        return Err(Error::internal("a column of no parts"));
+    };
+    let bad = || Error::internal("the parts of a column differ in type");
+    Ok(match first {
+        VectorData::Logical(_) => VectorData::Logical(
+            ints(&parts, |p| if let VectorData::Logical(v) = p { Some(v) } else { None }).ok_or_else(bad)?,
+        ),
+        VectorData::Integer(_) => VectorData::Integer(
+            ints(&parts, |p| if let VectorData::Integer(v) = p { Some(v) } else { None }).ok_or_else(bad)?,
+        ),
+        VectorData::Real(_) | VectorData::Complex(_) => {
+            let mut v: Vec<f64> = Vec::new();
+            for p in &parts {
+                match (first, p) {
+                    (VectorData::Real(_), VectorData::Real(x)) | (VectorData::Complex(_), VectorData::Complex(x)) => {
+                        v.extend_from_slice(x)
+                    }
+                    _ => return Err(bad()),
+                }
+            }
+            if matches!(first, VectorData::Real(_)) {
+                VectorData::Real(ScalarBuffer::from(v))
+            } else {
+                VectorData::Complex(ScalarBuffer::from(v))
+            }
+        }
+        VectorData::Raw(_) => {
+            let mut v = Vec::new();
+            for p in &parts {
+                let VectorData::Raw(b) = p else { return Err(bad()) };
+                v.extend_from_slice(b.as_slice());
+            }
+            VectorData::Raw(Buffer::from_vec(v))
+        }
+        VectorData::Character(_) => {
+            let n: usize = parts.iter().map(|p| p.len() as usize).sum();
+            let mut b = StringVectorBuilder::new(n);
+            for p in &parts {
+                let VectorData::Character(s) = p else { return Err(bad()) };
+                for i in 0..s.len() {
+                    let lev = match &s.levels {
+                        StringLevels::Uniform(l) => *l,
+                        StringLevels::PerElement(v) => v[i],
+                    };
+                    b.push(s.get(i), lev);
+                }
+            }
+            VectorData::Character(b.finish())
+        }
+        _ if parts.len() == 1 => parts.into_iter().next().expect("one part"),
+        _ => return Err(Error::internal("a column whose parts cannot be joined")),
+    })
 }
 
 /// The symbol of an object's name in a `save()` file, added to `refs`.
