@@ -28,6 +28,7 @@ test_that("qs2 files read as qs2::qs_read() reads them, whatever their name", {
   # raw bytes and connections
   expect_identical(read_rds(readBin(f, "raw", file.size(f)))$chr, want$chr)
   con <- file(f, "rb")
+  on.exit(close(con))
   expect_identical(read_rds(con)$fac, want$fac)
 })
 

@@ -155,6 +155,10 @@ enum Seg {
     Sym,
     /// Environment `id` of qs starts here (a new entry).
     EnvDef(u32),
+    /// Environment `id` of qs, held with its content (what follows
+    /// `ENVSXP`): R's reader defines it where the stream first names it,
+    /// which in a part held back may be a reference qs wrote before it.
+    Env(u32, Vec<Seg>),
     /// A reference to environment `id` of qs.
     Ref(u32),
     /// An embedded XDR serialization, copied with its references
@@ -381,9 +385,56 @@ impl Transcoder {
         Ok(())
     }
 
+    /// Write the segments of a part held back where they land: in the
+    /// order R reads them, each environment defined where the stream
+    /// first names it (its content found among `root`'s segments).
+    fn render_all(&mut self, e: &mut Emitter, root: &[Seg], segs: &[Seg]) -> io::Result<()> {
+        for seg in segs {
+            match seg {
+                Seg::Env(id, content) => {
+                    if self.envs.contains_key(id) {
+                        reference(e, self.envs[id]);
+                    } else {
+                        self.define(e, root, *id, content)?;
+                    }
+                }
+                Seg::Ref(id) if !self.envs.contains_key(id) => {
+                    let content = find_env(root, *id).ok_or_else(|| {
+                        damaged(format!("a reference to environment {id}, which it does not hold"))
+                    })?;
+                    self.define(e, root, *id, content)?;
+                }
+                Seg::Bytes(b) => e.out.extend_from_slice(b),
+                Seg::Splice(data) => {
+                    let added = splice(data, e, self.refs)?;
+                    self.refs += added;
+                }
+                Seg::Sym => self.refs += 1,
+                Seg::EnvDef(id) => {
+                    self.refs += 1;
+                    self.envs.insert(*id, self.refs);
+                }
+                Seg::Ref(id) => reference(e, self.envs[id]),
+            }
+        }
+        Ok(())
+    }
+
+    /// Environment `id` defined here: `ENVSXP`, then its content.
+    fn define(&mut self, e: &mut Emitter, root: &[Seg], id: u32, content: &[Seg]) -> io::Result<()> {
+        e.int(i32::from(sxp::ENV));
+        self.refs += 1;
+        self.envs.insert(id, self.refs);
+        self.render_all(e, root, content)
+    }
+
     /// Write `seg` where it lands, numbering R's reference table.
     fn render(&mut self, e: &mut Emitter, seg: Seg) -> io::Result<()> {
         match seg {
+            Seg::Env(id, content) => {
+                let root = vec![Seg::Env(id, content)];
+                return self.render_all(e, &root, &root);
+            }
             Seg::Bytes(b) => e.out.extend_from_slice(&b),
             Seg::Sym => self.refs += 1,
             Seg::EnvDef(id) => {
@@ -409,10 +460,28 @@ impl Transcoder {
         if !part.e.out.is_empty() {
             part.segs.push(Seg::Bytes(std::mem::take(&mut part.e.out)));
         }
-        for seg in part.segs {
-            self.mark(p, seg)?;
+        if p.top {
+            self.render_all(&mut p.e, &part.segs, &part.segs)?;
+        } else {
+            for seg in part.segs {
+                self.mark(p, seg)?;
+            }
         }
         self.flush(p)
+    }
+
+    /// Place several parts held back, in this order, at the end of `p`
+    /// (one rendering: an environment one of them defines may be named
+    /// first by another).
+    fn append_all(&mut self, p: &mut Part, parts: Vec<Part>) -> io::Result<()> {
+        let mut all = Part::held();
+        for mut part in parts {
+            if !part.e.out.is_empty() {
+                part.segs.push(Seg::Bytes(std::mem::take(&mut part.e.out)));
+            }
+            all.segs.extend(part.segs);
+        }
+        self.append(p, all)
     }
 
     /// A payload of `bytes` bytes, unshuffled by `size` when `shuffled`.
@@ -573,17 +642,31 @@ impl Transcoder {
                 }
             }
             Tag::Env(id, locked) => {
-                p.e.int(i32::from(sxp::ENV));
-                self.mark(p, Seg::EnvDef(id))?;
-                p.e.int(i32::from(locked));
+                // in the stream: ENVSXP, then its content; in a part held
+                // back: the content held with it (see `Seg::Env`)
+                let mut held = Part::held();
+                let out = if p.top {
+                    p.e.int(i32::from(sxp::ENV));
+                    self.mark(p, Seg::EnvDef(id))?;
+                    &mut *p
+                } else {
+                    &mut held
+                };
+                out.e.int(i32::from(locked));
                 for _ in 0..3 {
                     // parent, frame, hash table
-                    self.object(p, depth + 1)?;
+                    self.object(out, depth + 1)?;
                 }
                 if has_attr {
-                    self.attributes(p, nattr, depth)?;
+                    self.attributes(out, nattr, depth)?;
                 } else {
-                    p.e.null();
+                    out.e.null();
+                }
+                if !p.top {
+                    if !held.e.out.is_empty() {
+                        held.segs.push(Seg::Bytes(std::mem::take(&mut held.e.out)));
+                    }
+                    self.mark(p, Seg::Env(id, held.segs))?;
                 }
             }
             Tag::Reference(id) => self.mark(p, Seg::Ref(id))?,
@@ -628,11 +711,8 @@ impl Transcoder {
         let attrs = self.held_attributes(nattr, depth)?;
         let has_tag = t == sxp::CLO || !tag.is_null();
         p.e.flags(t, object, true, has_tag, lev);
-        self.append(p, attrs)?;
-        if has_tag {
-            self.append(p, tag)?;
-        }
-        self.append(p, rest)
+        let parts = if has_tag { vec![attrs, tag, rest] } else { vec![attrs, rest] };
+        self.append_all(p, parts)
     }
 
     /// A pairlist of `n` cells (each cell's flags first when
@@ -674,8 +754,7 @@ impl Transcoder {
             let attrs = self.held_attributes(nattr, depth)?;
             held.e.null();
             p.e.flags(sxp::LIST, object, true, has_tag, lev);
-            self.append(p, attrs)?;
-            self.append(p, held)
+            self.append_all(p, vec![attrs, held])
         } else {
             p.e.null();
             Ok(())
@@ -691,6 +770,15 @@ impl Transcoder {
             _ => Err(damaged(format!("more data follows the object, from byte {}", self.at))),
         }
     }
+}
+
+/// The content of environment `id` among `segs` (at any depth).
+fn find_env(segs: &[Seg], id: u32) -> Option<&[Seg]> {
+    segs.iter().find_map(|s| match s {
+        Seg::Env(i, content) if *i == id => Some(&content[..]),
+        Seg::Env(_, content) => find_env(content, id),
+        _ => None,
+    })
 }
 
 /// A reference to entry `idx` of R's reference table.
@@ -735,6 +823,59 @@ struct Spliced<'a> {
 }
 
 impl Spliced<'_> {
+    /// One byte-code object (R's `ReadBC1`): the code, then its constants.
+    fn bytecode(&mut self, e: &mut Emitter, depth: usize) -> io::Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(damaged("its embedded byte code nests too deeply".into()));
+        }
+        self.item(e, depth + 1)?;
+        let n = self.copy_int(e)?;
+        for _ in 0..n.max(0) {
+            let t = self.copy_int(e)?;
+            match t {
+                t if t == i32::from(sxp::BCODE) => self.bytecode(e, depth + 1)?,
+                _ => self.bytecode_lang(e, t, depth + 1)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A call or pairlist of byte code's constants (R's `ReadBCLang`),
+    /// its type already read; anything else is an item after the type.
+    fn bytecode_lang(&mut self, e: &mut Emitter, t: i32, depth: usize) -> io::Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(damaged("its embedded byte code nests too deeply".into()));
+        }
+        const REPREF: i32 = sxp::BCREPREF as i32;
+        const REPDEF: i32 = sxp::BCREPDEF as i32;
+        const LANG: i32 = sxp::LANG as i32;
+        const LIST: i32 = sxp::LIST as i32;
+        const ATTRLANG: i32 = sxp::ATTRLANG as i32;
+        const ATTRLIST: i32 = sxp::ATTRLIST as i32;
+        match t {
+            REPREF => {
+                self.copy_int(e)?;
+            }
+            REPDEF | LANG | LIST | ATTRLANG | ATTRLIST => {
+                let mut t = t;
+                if t == REPDEF {
+                    self.copy_int(e)?;
+                    t = self.copy_int(e)?;
+                }
+                if t == ATTRLANG || t == ATTRLIST {
+                    self.item(e, depth + 1)?;
+                }
+                self.item(e, depth + 1)?;
+                let car = self.copy_int(e)?;
+                self.bytecode_lang(e, car, depth + 1)?;
+                let cdr = self.copy_int(e)?;
+                self.bytecode_lang(e, cdr, depth + 1)?;
+            }
+            _ => self.item(e, depth + 1)?,
+        }
+        Ok(())
+    }
+
     fn take(&mut self, n: usize) -> io::Result<&[u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len()).ok_or_else(|| {
             damaged("its embedded R serialization is cut short".into())
@@ -893,6 +1034,14 @@ impl Spliced<'_> {
             238 => {
                 // ALTREP: class info, state, attributes
                 for _ in 0..3 {
+                    self.item(e, depth + 1)?;
+                }
+            }
+            sxp::BCODE => {
+                // the count of repeated cells, the code and its constants
+                self.copy_int(e)?;
+                self.bytecode(e, depth + 1)?;
+                if has_attr {
                     self.item(e, depth + 1)?;
                 }
             }

@@ -5,7 +5,8 @@
 //! pairlists, expression vectors, strings marked as bytes) is refused,
 //! naming the first part that cannot be held, before a byte is written.
 //! Strings are written in UTF-8 (Latin-1 ones translated, as `qd_save()`
-//! does); ALTREP vectors as the vectors they stand for.
+//! does); ALTREP vectors as the vectors they stand for; data.table's
+//! pointer to itself is left out, as `qd_save()` leaves it.
 //!
 //! The payload is cut into blocks as qs2's own writer cuts it (a header
 //! never straddles two blocks, data fills them), because `qd_read()`
@@ -208,6 +209,13 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
                 _ => None,
             }
             .ok_or_else(|| refuse(path, "an attribute without a name"))?;
+            // data.table's pointer to itself, which data.table makes anew
+            // (qd_save() drops it too)
+            if name == b".internal.selfref"
+                && matches!(&c.car, RObject::Ref(id) if matches!(refs.get(*id), Some(crate::tree::RefEntry::ExternalPointer(_))))
+            {
+                continue;
+            }
             let shown = String::from_utf8_lossy(name);
             let value = item(&c.car, refs, &format!("attr({path}, \"{shown}\")"), depth + 1)?;
             if matches!(value, Item::Nil) {
