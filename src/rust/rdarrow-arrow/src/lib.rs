@@ -33,8 +33,8 @@
 // listing and writing API the bridge and the bindings call.
 pub use rdarrow_format::{base, checks, compression, io, read, sources, tree, wire, write};
 pub use rdarrow_format::{
-    atomic_write, convert_document, decompress_bytes, decompressed_len, expand_each, expand_sources, is_path,
-    compression_for_path, container_of_path, list_file, location_of, node_to_rds, object_name_of, object_to_rds, path_is_rds, read_bytes,
+    atomic_write, convert_document, decompress_bytes, decompressed_len, expand_each, expand_sources, is_data_name, is_path,
+    compression_for_path, container_of_path, list_file, location_of, looks_like_r_data, rewrite_file, node_to_rds, object_name_of, object_to_rds, path_is_rds, read_bytes,
     read_file, read_file_deferred, read_file_filtered, read_for_r, read_here, read_paths,
     read_small_here, read_small_here_or, stream_object_name, write_document, write_file, Column,
     Compression, Consumer, Container, Document, Error, ErrorKind, FileBatch, Format, Origin,

@@ -1,5 +1,6 @@
-//! `rdarrow`: R data files (`.RData`, `.rda`, `.rds`) and Apache Arrow on
-//! the command line, without R.
+//! `rdarrow`: R data files (`.RData`, `.rda`, `.rds`, and the `.qs`,
+//! `.qs2` and `.qdata` files of qs and qs2) and Apache Arrow on the
+//! command line, without R.
 //!
 //! Exit status: 0 success, 1 a data error (the message names the file, the
 //! object and the byte offset where known), 2 a usage error.
@@ -19,7 +20,7 @@ use rdarrow_arrow::ipc::{
 };
 use rdarrow_arrow::{read_table, ColumnRef, TableOptions};
 use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
-use rdarrow_arrow::{Compression, Error, ReadOptions};
+use rdarrow_arrow::{Error, ReadOptions};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 #[command(
     name = "rdarrow",
     version,
-    about = "List R data files (.RData/.rda/.rds) and convert them to and from Apache Arrow, without R",
+    about = "List R data files (.RData/.rda/.rds, and qs's .qs, qs2's .qs2/.qdata) and convert them to and from Apache Arrow, without R",
     after_help = "Exit status: 0 success, 1 data error, 2 usage error.\n\
                   Progress is shown on standard error when it is a terminal."
 )]
@@ -53,7 +54,7 @@ enum Command {
     ToParquet(ToParquetArgs),
     /// Write an R array (matrix, array, vector) of an R data file as an Arrow Tensor message
     ToTensor(ToTensorArgs),
-    /// Write an Arrow IPC file or stream, a Parquet file, or an Arrow Tensor message, as .RData (or .rds)
+    /// Write an Arrow IPC file or stream, a Parquet file, an Arrow Tensor message, or an R data file of any kind (a .qs file: its rescue), as .RData, .rds, .qs2 or .qdata
     ToRdata(ToRdataArgs),
     /// Write the data frames of many R data files as one Arrow dataset directory
     ToDataset(ToDatasetArgs),
@@ -61,7 +62,7 @@ enum Command {
 
 #[derive(Args)]
 struct LsArgs {
-    /// The .RData/.rda/.rds files: paths, URLs, directories or glob patterns (** across folders); several get a file column
+    /// The R data files (.RData/.rda/.rds/.qs/.qs2/.qdata, told by their bytes): paths, URLs, directories or glob patterns (** across folders); several get a file column
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Print a JSON array instead of a table
@@ -74,7 +75,7 @@ struct LsArgs {
 
 #[derive(Args)]
 struct ToArrowArgs {
-    /// The .RData/.rda/.rds file
+    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata, told by its bytes)
     file: PathBuf,
     /// Output file, or - for standard output [default: FILE with the extension .arrow]
     #[arg(short, long, value_name = "OUT")]
@@ -98,7 +99,7 @@ struct ToArrowArgs {
 
 #[derive(Args)]
 struct ToParquetArgs {
-    /// The .RData/.rda/.rds file
+    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata, told by its bytes)
     file: PathBuf,
     /// Output file [default: FILE with the extension .parquet]
     #[arg(short, long, value_name = "OUT")]
@@ -125,7 +126,7 @@ struct ToParquetArgs {
 
 #[derive(Args)]
 struct ToTensorArgs {
-    /// The .RData/.rda/.rds file
+    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata, told by its bytes)
     file: PathBuf,
     /// Output file [default: FILE with the extension .tensor]
     #[arg(short, long, value_name = "OUT")]
@@ -137,18 +138,18 @@ struct ToTensorArgs {
 
 #[derive(Args)]
 struct ToRdataArgs {
-    /// The Arrow IPC file or stream, Parquet file, or Arrow Tensor message, told by its first bytes (- for standard input: IPC)
+    /// The Arrow IPC file or stream, Parquet file, Arrow Tensor message, or R data file (.rds, .RData, .qs, .qs2, .qdata), told by its first bytes (- for standard input: IPC)
     arrow_file: PathBuf,
-    /// Output file: .RData/.rda (save() format), or .rds (saveRDS() format)
+    /// Output file: .RData/.rda (save() format), .rds (saveRDS() format), .qs2 (qs2::qs_read()) or .qdata (qs2::qd_read())
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// The object's name in the .RData file [default: ARROW_FILE's stem]
     #[arg(long)]
     name: Option<String>,
-    /// Compression of the R data file: gzip, bzip2, xz or none
+    /// Compression of the R data file: gzip, bzip2, xz or none (a .qs2 or .qdata file: zstd)
     #[arg(long, default_value = "gzip")]
     compress: String,
-    /// Compression level (gzip 0-9, bzip2 1-9, xz 0-9) [default: as R's save()]
+    /// Compression level (gzip 0-9, bzip2 1-9, xz 0-9, zstd of .qs2/.qdata 1-22) [default: as R's save(), zstd 3]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     level: Option<i64>,
     /// Threads compressing independent blocks [default: the number of cores]
@@ -158,7 +159,7 @@ struct ToRdataArgs {
 
 #[derive(Args)]
 struct ToDatasetArgs {
-    /// The .RData/.rda/.rds files, all with the same columns (a directory: its R data files, in subdirectories too)
+    /// The R data files (.RData/.rda/.rds/.qs/.qs2/.qdata), all with the same columns (a directory: its R data files, in subdirectories too)
     #[arg(required = true, num_args = 1..)]
     files: Vec<PathBuf>,
     /// The dataset directory (created; must be new or empty)
@@ -709,6 +710,27 @@ fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome 
         ..ObjectFileOptions::default()
     };
     let limit = read.memory_limit();
+    if !from_stdin && is_r_data_file(&a.arrow_file) {
+        // an R data file of any kind (a .qs file among them), rewritten
+        // as R's own
+        let spin = progress.spinner(format!("rewriting {}", a.arrow_file.display()));
+        let res = rdarrow_arrow::rewrite_file(a.arrow_file.as_path(), &a.output, &opts, read);
+        spin.clear();
+        let n = res.map_err(|e| {
+            if e.to_string().contains(&a.output.display().to_string()) {
+                data_error(&a.output, e)
+            } else {
+                data_error(&a.arrow_file, e)
+            }
+        })?;
+        progress.note(format!(
+            "wrote {} ({n} object{}){}",
+            a.output.display(),
+            if n == 1 { "" } else { "s" },
+            if rds { String::new() } else { format!(" as '{name}'") }
+        ));
+        return Ok(());
+    }
     let spin = progress.spinner(format!("converting {}", a.arrow_file.display()));
     let (rows, columns) = if from_stdin {
         let mut buf = Vec::new();
@@ -754,6 +776,25 @@ fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) -> Outcome 
         }
     ));
     Ok(())
+}
+
+/// Whether the local file at `path` is an R data file, by its first bytes
+/// (the engine's rule); not one that cannot be read (the converter says
+/// why).
+fn is_r_data_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; rdarrow_arrow::compression::DETECT_LEN];
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    rdarrow_arrow::looks_like_r_data(&head[..n])
 }
 
 // --- to-dataset --------------------------------------------------------------

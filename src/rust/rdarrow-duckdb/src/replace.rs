@@ -1,17 +1,15 @@
-//! Replacement scans: `FROM 'survey.rds'` and `FROM 'archive/*.RData'` read
-//! as `read_rdata(...)`, as DuckDB reads a Parquet or CSV file named in
-//! FROM. A name is taken when it ends in `.rds`, `.rda` or `.RData` (in
-//! any case).
+//! Replacement scans: `FROM 'survey.rds'`, `FROM 'archive/*.RData'` and
+//! `FROM 'x.qs2'` read as `read_rdata(...)`, as DuckDB reads a Parquet or
+//! CSV file named in FROM. A name is taken when it is an R data file's by
+//! the engine's rule (`.rds`, `.rda`, `.RData`, `.qs`, `.qs2`, `.qdata`,
+//! in any case).
 
 use libduckdb_sys as ffi;
 use std::ffi::{c_void, CStr};
 
-/// Whether a name in FROM is an R data file's.
+/// Whether a name in FROM is an R data file's (the engine's rule).
 pub fn is_rdata_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    [".rds", ".rda", ".rdata"]
-        .iter()
-        .any(|e| lower.ends_with(e))
+    rdarrow_arrow::is_data_name(name)
 }
 
 unsafe extern "C" fn replace(

@@ -94,7 +94,7 @@ pub use wire::decode::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
 };
-pub use sources::{data_files_in, expand_each, expand_sources, location_of, Location, Origin, Source, Streamed};
+pub use sources::{data_files_in, is_data_name, expand_each, expand_sources, location_of, Location, Origin, Source, Streamed};
 pub use io::store::StorageOptions;
 pub use tree::{RObject, RefTable};
 
@@ -478,6 +478,56 @@ pub fn node_to_rds(header: &StreamHeader, refs: &tree::RefTable, obj: &RObject) 
         obj,
         refs,
     )
+}
+
+/// Whether `prefix` (a file's first bytes, [`compression::DETECT_LEN`]
+/// of them where the file has them) starts an R data file: a compression
+/// or container rdarrow reads (gzip, bzip2, xz, zstd, qs, qs2, qdata), a
+/// `save()` file's magic or a serialization's format line.
+pub fn looks_like_r_data(prefix: &[u8]) -> bool {
+    Compression::detect(prefix) != Compression::None
+        || prefix.starts_with(b"RD")
+        || [&b"X\n"[..], b"A\n", b"B\n"].iter().any(|f| prefix.starts_with(f))
+}
+
+/// Write the objects of an R data file of any kind (`.rds`, `.RData`,
+/// `.qs`, `.qs2`, `.qdata`, told by its bytes) as the file `o` describes
+/// at `output`: the one object of a single-object file under `o.name`,
+/// the objects of a `save()` file under their names (an `.rds`, `.qs2`
+/// or `.qdata` output takes one). How a `.qs` file is rescued without qs
+/// on any R version. The number of objects written.
+pub fn rewrite_file(
+    input: &(impl Origin + ?Sized),
+    output: &Path,
+    o: &write::ObjectFileOptions,
+    opts: &ReadOptions,
+) -> Result<usize> {
+    let doc = read_file(input, opts)?;
+    let objects: Vec<(String, RObject)> = if doc.is_rds() {
+        vec![(o.name.clone(), doc.root.clone())]
+    } else {
+        match &doc.root {
+            RObject::Pairlist(p) => p
+                .cells
+                .iter()
+                .map(|c| {
+                    let name = match &c.tag {
+                        Some(RObject::Ref(id)) => doc.refs.symbol_name(*id),
+                        _ => None,
+                    };
+                    (String::from_utf8_lossy(name.unwrap_or(b"")).into_owned(), c.car.clone())
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let n = objects.len();
+    if o.rds && n != 1 {
+        let names: Vec<String> = objects.into_iter().map(|(n, _)| n).collect();
+        return Err(read::document::not_one_object(&names));
+    }
+    write::write_objects_file(output, objects, doc.refs.clone(), o)?;
+    Ok(n)
 }
 
 /// Change the format and/or version a document will be written in.

@@ -396,8 +396,9 @@ pub fn expand_each<S: AsRef<str>>(given: &[S], opts: &ReadOptions) -> Result<Vec
 const DATA_EXTENSIONS: [&str; 6] = ["rda", "rdata", "rds", "qs", "qs2", "qdata"];
 
 /// Whether a file name is an R data file's ([`DATA_EXTENSIONS`], in any
-/// case).
-fn is_data_name(name: &str) -> bool {
+/// case): the one rule of directories, store folders and DuckDB's
+/// replacement scan (`FROM 'x.qs2'`).
+pub fn is_data_name(name: &str) -> bool {
     let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str()))
 }
