@@ -68,6 +68,19 @@ def seurat5_lib():
     pytest.skip(why)
 
 
+def qs_lib():
+    """The library of the real qs and qs2 (RDARROW_QS_LIB, built by
+    tools/setup.sh into .qs-lib); a skip when it is not built, a failure
+    where the suite requires it (RDARROW_REQUIRE_QS=1)."""
+    lib = os.environ.get("RDARROW_QS_LIB")
+    if lib and (Path(lib) / "qs2").is_dir():
+        return lib
+    why = "qs and qs2 are not built (tools/setup.sh builds them from ../shared/qs into .qs-lib)"
+    if os.environ.get("RDARROW_REQUIRE_QS") == "1":
+        raise AssertionError(why)
+    pytest.skip(why)
+
+
 def need_single_cell_r(run_r):
     """Skip unless R has SeuratObject and SingleCellExperiment (the
     single-cell tests make their objects with them)."""
