@@ -168,7 +168,7 @@ cat(identical(a, want), identical(b, want))
         f"""
 suppressPackageStartupMessages(library(SeuratObject))
 x <- qs2::qs_read("{tmp_path / 'back.qs2'}", validate_checksum = TRUE)
-cat(class(x), identical(x, readRDS("{tmp_path / 'back.rds'}")), ncol(x@assays$RNA@counts))
+cat(class(x), identical(x, readRDS("{tmp_path / 'back.rds'}")), length(x@meta.data[[1]]))
 """,
         **_r_env(),
     )
