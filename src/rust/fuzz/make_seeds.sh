@@ -14,6 +14,11 @@
 #     (pyarrow), including arrow R "r" schema metadata.
 #   tensor_message: Arrow Tensor messages from seedgen/make_tensor_seeds.py
 #     (pyarrow's, every numeric type and layout; rdarrow's of R arrays).
+#   qs_formats, qs_encoding, qdata_encoding: .qs, .qs2 and .qdata files of
+#     every preset, level and shuffle made by the real qs and qs2
+#     (seedgen/make_qs_seeds.R, with RDARROW_QS_LIB or the repository's
+#     .qs-lib), and their decompressed streams and payloads
+#     (seedgen/make_qdata_payloads.py).
 #   trust_rule: the uncompressed R files above, and files holding promises,
 #     closures, active bindings, byte code and namespace references
 #     (seedgen/make_trust_seeds.R, crafted by the R tests' own helper).
@@ -28,6 +33,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$seeds"
 mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata" "$seeds/structure_checks" "$seeds/trust_rule" "$seeds/tensor_message"
+# qs and qs2's files, made by the real packages
+RDARROW_QS_LIB="${RDARROW_QS_LIB:-$here/../../../.qs-lib}" Rscript "$here/seedgen/make_qs_seeds.R" "$seeds"
+"$python" "$here/seedgen/make_qdata_payloads.py" "$seeds"
 
 # peer fixtures (data files only), flattened to unique names
 if [ -d "$peers" ]; then

@@ -385,8 +385,17 @@ impl QdataReader {
     /// bytes), its tree and where its data lies; `big`: the writer's
     /// integers were big-endian.
     pub fn new(mut src: Box<dyn Read + Send>, big: bool) -> io::Result<QdataReader> {
+        // the payload is held whole (its data lies after its tree): no
+        // more than this machine's memory, whatever the blocks inflate to
+        let limit = crate::base::limits::physical_memory();
         let mut payload = Vec::new();
-        src.read_to_end(&mut payload)?;
+        (&mut src).take(limit.saturating_add(1)).read_to_end(&mut payload)?;
+        if payload.len() as u64 > limit {
+            return Err(io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("the qdata file inflates to more than this machine's {limit} bytes of memory"),
+            ));
+        }
         if payload.is_empty() {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the qdata file holds no object"));
         }

@@ -203,9 +203,18 @@ struct Transcoder {
 }
 
 impl Transcoder {
+    /// `n` bytes of the stream; memory grows with the bytes that arrive,
+    /// never to a length the file only claims.
     fn bytes(&mut self, n: usize) -> io::Result<Vec<u8>> {
-        let mut v = vec![0u8; n];
-        self.fill(&mut v)?;
+        let mut v = Vec::with_capacity(n.min(1 << 24));
+        let got = (&mut self.src).take(n as u64).read_to_end(&mut v)?;
+        self.at += got as u64;
+        if got < n {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the qs file is truncated: its data ends at byte {} of the stream, inside an object of {n} bytes", self.at),
+            ));
+        }
         Ok(v)
     }
 

@@ -518,6 +518,7 @@ impl Opened {
                 std::io::ErrorKind::UnexpectedEof => ErrorKind::Truncated,
                 std::io::ErrorKind::Unsupported => ErrorKind::Unsupported,
                 std::io::ErrorKind::InvalidData => ErrorKind::Corrupt,
+                std::io::ErrorKind::OutOfMemory => ErrorKind::Limit,
                 _ => return Error::io(&e, "cannot read the file"),
             };
             Error::new(kind, e.to_string())
