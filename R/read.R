@@ -4,10 +4,13 @@
 #' file written by [saveRDS()], without building any R object: payloads are
 #' skipped, not decoded, so this is how to see what a large file holds
 #' before loading it. Compression (gzip, bzip2, xz, zstd or none) is
-#' detected from the file's bytes.
+#' detected from the file's bytes, and so are the files of qs and qs2
+#' (`.qs`, `.qs2`, `.qdata`), which hold one object, named as an `.rds`
+#' file's.
 #'
 #' @param file Where the R data is: the path of an `.RData`/`.rda`/`.rds`
-#'   file; a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
+#'   file, or of a `.qs2`/`.qdata` file of qs2 or a `.qs` file of qs
+#'   (read without those packages; see `vignette("sources", "rdarrow")`); a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
 #'   path they share, such as `system.file("data", "Rdata", package =
 #'   "datasets")`); an `http://` or `https://` URL (read as a stream, with
 #'   `getOption("timeout")` seconds allowed for connecting and for each
@@ -15,7 +18,7 @@
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
 #'   `rawConnection()`), read to its end. Several sources at once: a
 #'   character vector of paths and URLs, or a directory (its `.rda`,
-#'   `.RData` and `.rds` files, in its subdirectories too, in sorted
+#'   `.RData`, `.rds`, `.qs`, `.qs2` and `.qdata` files, in its subdirectories too, in sorted
 #'   order); they are read on all cores at once. An object store URL
 #'   (`s3://bucket/key.RData`, `gs://...`, `az://...`) is read as a stream
 #'   (a lazy-load data base's `.rdb`/`.rdx` by byte range); a glob in one
@@ -112,7 +115,7 @@ list_files <- function(files, recursive, call, storage = character()) {
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
 #'   `rawConnection()`), read to its end. Several sources at once: a
 #'   character vector of paths and URLs, or a directory (its `.rda`,
-#'   `.RData` and `.rds` files, in its subdirectories too, in sorted
+#'   `.RData`, `.rds`, `.qs`, `.qs2` and `.qdata` files, in its subdirectories too, in sorted
 #'   order); they are read on all cores at once.
 #' @param objects `NULL` (all objects) or a character vector of object
 #'   names to read; the others are skipped without being built. An object

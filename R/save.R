@@ -36,9 +36,17 @@
 #' @param object The R object to save.
 #' @param file Path of the file to write, or an object store URL
 #'   (`s3://bucket/key.rds`, uploaded in parts, appearing only complete).
-#'   The format does not depend on the name's extension.
+#'   R's format does not depend on the name's extension, except for a
+#'   name ending in `.qs2` (a file `qs2::qs_read()` reads: R's
+#'   serialization in qs2's zstd blocks, compressed on every core, the
+#'   XXH3-64 hash in its header) or `.qdata` (a file `qs2::qd_read()`
+#'   reads: qs2's own encoding, which holds vectors, lists and attributes
+#'   only; other objects are refused, naming the first part it cannot
+#'   hold). Such files hold one object: `write_rds()` writes them.
 #' @param compress `TRUE` (gzip), `FALSE` (none), or one of `"gzip"`,
-#'   `"bzip2"`, `"xz"`, `"none"`, as [saveRDS()] takes it.
+#'   `"bzip2"`, `"xz"`, `"none"`, as [saveRDS()] takes it; for a `.qs2` or
+#'   `.qdata` file `"zstd"` (the default `"gzip"` means zstd there), with
+#'   `compression_level` 1 to 22 (default 3).
 #' @param compression_level Compression level (`NULL`: R's default,
 #'   `saveRDS()`'s for `write_rds()`, 6 for gzip and xz and 9 for bzip2, and
 #'   `save()`'s for `write_rdata()`, 6 for gzip and 9 for bzip2 and xz).

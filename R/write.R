@@ -44,7 +44,9 @@
 #'   other than struct is one vector), or a data frame. A stream is
 #'   consumed.
 #' @param file Path of the file to write. A name ending in `.rds` gets
-#'   `saveRDS()`'s format (one unnamed object), anything else `save()`'s.
+#'   `saveRDS()`'s format (one unnamed object), `.qs2` or `.qdata` a file
+#'   of qs2 (read by `qs2::qs_read()` or `qs2::qd_read()`; see
+#'   [write_rds()]), anything else `save()`'s.
 #'   An object store URL (`s3://bucket/key.RData`) is uploaded in parts
 #'   and appears only complete; a failed upload leaves nothing.
 #' @param name Name of the object in the file; by default the expression
