@@ -20,6 +20,10 @@ in UTC; saved by R's save(), gzip), at each of --sizes rows:
      >= 10x faster. The file
      rdarrow writes is read back by R and compared with identical().
 
+With --qs DIR (the x.qs2 and x.rds that bench/qs.R keeps with
+RDARROW_BENCH_KEEP=DIR): rdarrow.read_table() of the .qs2 file against the
+same frame's gzip .rds, median of --reps; target: faster.
+
 How to run (from the repository root, with the .venv of tools/setup.sh,
 pyreadr and rdata installed from PyPI, and R with the rdarrow package):
   .venv/bin/python bench/python.py                       # 5e5 and 5e6 rows
@@ -81,12 +85,30 @@ def peak(what, path):
     return hwm - base
 
 
+def qs_rows(folder, reps):
+    """read_table() of a .qs2 file against the same frame's gzip .rds."""
+    import rdarrow
+
+    qs2 = os.path.join(folder, "x.qs2")
+    rds = os.path.join(folder, "x.rds")
+    t_qs2 = statistics.median(timed(lambda: rdarrow.read_table(qs2), reps))
+    t_rds = statistics.median(timed(lambda: rdarrow.read_table(rds), reps))
+    assert rdarrow.read_table(qs2).equals(rdarrow.read_table(rds))
+    print("| read_table() of | s | vs gzip .rds |")
+    print("|---|---:|---:|")
+    print(f"| x.rds (gzip) | {t_rds:.2f} | 1.00 |")
+    print(f"| x.qs2 (qs_save() defaults) | {t_qs2:.2f} | **{t_qs2 / t_rds:.2f}** |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="5e5,5e6")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--qs", default=None, help="a folder with x.qs2 and x.rds (bench/qs.R, RDARROW_BENCH_KEEP)")
     a = ap.parse_args()
     sizes = [int(float(s)) for s in a.sizes.split(",")]
+    if a.qs:
+        return qs_rows(a.qs, a.reps)
 
     import warnings
 

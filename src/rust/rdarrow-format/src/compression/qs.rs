@@ -120,7 +120,11 @@ impl QsHeader {
         let big = match flags[3] {
             0 => false,
             1 => true,
-            other => return Err(bad(format!("the qs header's byte order is {other}, neither 0 (little) nor 1 (big)"))),
+            other => {
+                return Err(bad(format!(
+                    "the qs header's byte order is {other}, neither 0 (little) nor 1 (big)"
+                )))
+            }
         };
         if big != cfg!(target_endian = "big") {
             return Err(io::Error::new(
@@ -131,7 +135,10 @@ impl QsHeader {
         if flags[0] > FORMAT_VERSION {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("the qs file has format version {}, newer than the version 3 of qs 0.27", flags[0]),
+                format!(
+                    "the qs file has format version {}, newer than the version 3 of qs 0.27",
+                    flags[0]
+                ),
             ));
         }
         let algorithm = match flags[2] >> 4 {
@@ -140,12 +147,20 @@ impl QsHeader {
             2 => Algorithm::Lz4hc,
             3 => Algorithm::ZstdStream,
             4 => Algorithm::Uncompressed,
-            other => return Err(bad(format!("the qs file names compression algorithm {other}, which qs does not have"))),
+            other => {
+                return Err(bad(format!(
+                    "the qs file names compression algorithm {other}, which qs does not have"
+                )))
+            }
         };
         let checksum = match flags[1] {
             0 => false,
             1 => true,
-            other => return Err(bad(format!("the qs header's checksum flag is {other}, neither 0 nor 1"))),
+            other => {
+                return Err(bad(format!(
+                    "the qs header's checksum flag is {other}, neither 0 nor 1"
+                )))
+            }
         };
         Ok(QsHeader {
             version: flags[0],
@@ -258,8 +273,13 @@ impl QsReader {
         let header = QsHeader::read(&mut src)?;
         let keep = if header.checksum { 4 } else { 0 };
         let body = match header.algorithm {
-            Algorithm::Zstd => Body::Blocks(HoldBack::new(src, keep), BlockCodec::Zstd(zstd::bulk::Decompressor::new()?)),
-            Algorithm::Lz4 | Algorithm::Lz4hc => Body::Blocks(HoldBack::new(src, keep), BlockCodec::Lz4),
+            Algorithm::Zstd => Body::Blocks(
+                HoldBack::new(src, keep),
+                BlockCodec::Zstd(zstd::bulk::Decompressor::new()?),
+            ),
+            Algorithm::Lz4 | Algorithm::Lz4hc => {
+                Body::Blocks(HoldBack::new(src, keep), BlockCodec::Lz4)
+            }
             Algorithm::ZstdStream => {
                 // qs ends the stream with a flush, not a frame's end: the
                 // length in the header says where it ends
@@ -327,10 +347,13 @@ impl QsReader {
             self.current = Vec::with_capacity(BLOCK);
         }
         self.current.clear();
-        let damaged = |why: String| bad(format!("the qs file is damaged: block {index} does not decompress to at most 512 KiB ({why})"));
+        let damaged = |why: String| {
+            bad(format!("the qs file is damaged: block {index} does not decompress to at most 512 KiB ({why})"))
+        };
         match codec {
             BlockCodec::Zstd(z) => {
-                z.decompress_to_buffer(&self.frame, &mut self.current).map_err(|e| damaged(e.to_string()))?;
+                z.decompress_to_buffer(&self.frame, &mut self.current)
+                    .map_err(|e| damaged(e.to_string()))?;
             }
             BlockCodec::Lz4 => {
                 self.current.resize(BLOCK, 0);
@@ -407,61 +430,69 @@ impl Read for QsReader {
         if out.is_empty() {
             return Ok(0);
         }
-        loop {
-            if self.done {
-                return Ok(0);
-            }
-            let n = match &mut self.body {
-                Body::Blocks(..) => {
-                    if self.pos == self.current.len() && !self.next_block()? {
-                        0
-                    } else {
-                        let k = out.len().min(self.current.len() - self.pos);
-                        out[..k].copy_from_slice(&self.current[self.pos..self.pos + k]);
-                        self.pos += k;
-                        k
-                    }
-                }
-                Body::Plain(_) | Body::Stream(_) if self.header.length != 0 && self.out == self.header.length => 0,
-                Body::Plain(src) => {
-                    let want = if self.header.length != 0 {
-                        out.len().min((self.header.length - self.out) as usize)
-                    } else {
-                        out.len()
-                    };
-                    let n = src.read(&mut out[..want])?;
-                    if n == 0 && self.header.length != 0 {
-                        return Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            format!("the qs file is truncated: its header says {} bytes, it holds {}", self.header.length, self.out),
-                        ));
-                    }
-                    n
-                }
-                Body::Stream(r) => {
-                    let want = if self.header.length != 0 {
-                        out.len().min((self.header.length - self.out) as usize)
-                    } else {
-                        out.len()
-                    };
-                    let n = r.read(&mut out[..want])?;
-                    if n == 0 && self.header.length != 0 {
-                        return Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            format!("the qs file is truncated: its header says {} bytes, it holds {}", self.header.length, self.out),
-                        ));
-                    }
-                    n
-                }
-            };
-            if n == 0 {
-                self.done = true;
-                self.finish()?;
-                return Ok(0);
-            }
-            self.hash.write(&out[..n]);
-            self.out += n as u64;
-            return Ok(n);
+        if self.done {
+            return Ok(0);
         }
+        let n = match &mut self.body {
+            Body::Blocks(..) => {
+                if self.pos == self.current.len() && !self.next_block()? {
+                    0
+                } else {
+                    let k = out.len().min(self.current.len() - self.pos);
+                    out[..k].copy_from_slice(&self.current[self.pos..self.pos + k]);
+                    self.pos += k;
+                    k
+                }
+            }
+            Body::Plain(_) | Body::Stream(_)
+                if self.header.length != 0 && self.out == self.header.length =>
+            {
+                0
+            }
+            Body::Plain(src) => {
+                let want = if self.header.length != 0 {
+                    out.len().min((self.header.length - self.out) as usize)
+                } else {
+                    out.len()
+                };
+                let n = src.read(&mut out[..want])?;
+                if n == 0 && self.header.length != 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "the qs file is truncated: its header says {} bytes, it holds {}",
+                            self.header.length, self.out
+                        ),
+                    ));
+                }
+                n
+            }
+            Body::Stream(r) => {
+                let want = if self.header.length != 0 {
+                    out.len().min((self.header.length - self.out) as usize)
+                } else {
+                    out.len()
+                };
+                let n = r.read(&mut out[..want])?;
+                if n == 0 && self.header.length != 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "the qs file is truncated: its header says {} bytes, it holds {}",
+                            self.header.length, self.out
+                        ),
+                    ));
+                }
+                n
+            }
+        };
+        if n == 0 {
+            self.done = true;
+            self.finish()?;
+            return Ok(0);
+        }
+        self.hash.write(&out[..n]);
+        self.out += n as u64;
+        Ok(n)
     }
 }

@@ -36,7 +36,10 @@ impl Emitter {
 
     /// A part of a stream (no header), to be placed in one later.
     pub fn part(big: bool) -> Emitter {
-        Emitter { out: Vec::new(), big }
+        Emitter {
+            out: Vec::new(),
+            big,
+        }
     }
 
     /// Whether the stream's integers are big-endian.

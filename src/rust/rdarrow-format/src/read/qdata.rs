@@ -99,7 +99,10 @@ struct Attr {
 }
 
 fn damaged(what: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("the qdata file is damaged: {what}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the qdata file is damaged: {what}"),
+    )
 }
 
 fn short(at: u64) -> io::Error {
@@ -118,7 +121,11 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn take(&mut self, n: usize) -> io::Result<&[u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len()).ok_or_else(|| short(self.b.len() as u64))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or_else(|| short(self.b.len() as u64))?;
         let s = &self.b[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -162,7 +169,9 @@ fn header(c: &mut Cursor<'_>) -> io::Result<(Kind, u64, u64)> {
         attrs = len;
         let (k, l) = one_header(c)?;
         if k.is_none() {
-            return Err(damaged(format!("two attribute headers in a row at byte {at}")));
+            return Err(damaged(format!(
+                "two attribute headers in a row at byte {at}"
+            )));
         }
         (kind, len) = (k, l);
     }
@@ -182,7 +191,11 @@ fn one_header(c: &mut Cursor<'_>) -> io::Result<(Option<Kind>, u64)> {
             tag::LOGICAL_5 => Kind::Logical,
             tag::CHARACTER_5 => Kind::Character,
             tag::ATTRIBUTE_5 => return Ok((None, len)),
-            _ => return Err(damaged(format!("unknown object header {h:#04x} at byte {at}"))),
+            _ => {
+                return Err(damaged(format!(
+                    "unknown object header {h:#04x} at byte {at}"
+                )))
+            }
         };
         return Ok((Some(kind), len));
     }
@@ -200,7 +213,11 @@ fn one_header(c: &mut Cursor<'_>) -> io::Result<(Option<Kind>, u64)> {
         0x18 => (Kind::Raw, 8),
         tag::ATTRIBUTE_8 => return Ok((None, c.uint(1)?)),
         tag::ATTRIBUTE_32 => return Ok((None, c.uint(4)?)),
-        _ => return Err(damaged(format!("unknown object header {h:#04x} at byte {at}"))),
+        _ => {
+            return Err(damaged(format!(
+                "unknown object header {h:#04x} at byte {at}"
+            )))
+        }
     };
     Ok((Some(kind), c.uint(w)?))
 }
@@ -231,7 +248,11 @@ impl Tree {
     /// Read the tree from the payload's start, then place each vector's
     /// data in the groups after it.
     fn read(payload: &[u8], big: bool) -> io::Result<Tree> {
-        let mut c = Cursor { b: payload, pos: 0, big };
+        let mut c = Cursor {
+            b: payload,
+            pos: 0,
+            big,
+        };
         let mut t = Tree {
             nodes: Vec::new(),
             attrs: Vec::new(),
@@ -276,12 +297,18 @@ impl Tree {
                 Slot::Child(i) => t.children[i] = id,
             }
             match kind {
-                Kind::List => stack.push(Frame::Children { next: c0, end: c0 + len as usize }),
+                Kind::List => stack.push(Frame::Children {
+                    next: c0,
+                    end: c0 + len as usize,
+                }),
                 Kind::Nil => {}
                 _ if len > 0 => stack.push(Frame::Payload(id)),
                 _ => {}
             }
-            stack.push(Frame::Attrs { next: a0, end: a0 + nattrs as usize });
+            stack.push(Frame::Attrs {
+                next: a0,
+                end: a0 + nattrs as usize,
+            });
             // the next object to read
             let next = loop {
                 match stack.pop() {
@@ -293,11 +320,17 @@ impl Tree {
                         let start = c.pos as u64;
                         c.take(usize::try_from(n).map_err(|_| short(c.b.len() as u64))?)?;
                         t.attrs[next].name = (start, n as u32);
-                        stack.push(Frame::Attrs { next: next + 1, end });
+                        stack.push(Frame::Attrs {
+                            next: next + 1,
+                            end,
+                        });
                         break Some(Slot::Attr(next));
                     }
                     Some(Frame::Children { next, end }) if next < end => {
-                        stack.push(Frame::Children { next: next + 1, end });
+                        stack.push(Frame::Children {
+                            next: next + 1,
+                            end,
+                        });
                         break Some(Slot::Child(next));
                     }
                     Some(Frame::Payload(id)) => {
@@ -333,7 +366,10 @@ impl Tree {
             for &id in group {
                 let node = &mut t.nodes[id as usize];
                 node.data = pos;
-                let bytes = node.len.checked_mul(node.kind.width()).ok_or_else(|| short(pos))?;
+                let bytes = node
+                    .len
+                    .checked_mul(node.kind.width())
+                    .ok_or_else(|| short(pos))?;
                 pos = pos.checked_add(bytes).filter(|&p| p <= payload.len() as u64).ok_or_else(|| {
                     io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -352,11 +388,13 @@ impl Tree {
     /// Whether node `id` has the object bit: a class of one string or more.
     fn is_object(&self, payload: &[u8], id: u32) -> bool {
         let n = &self.nodes[id as usize];
-        self.attrs[n.attrs.0 as usize..n.attrs.1 as usize].iter().any(|a| {
-            let name = &payload[a.name.0 as usize..a.name.0 as usize + a.name.1 as usize];
-            let v = &self.nodes[a.value as usize];
-            name == b"class" && v.kind == Kind::Character && v.len >= 1
-        })
+        self.attrs[n.attrs.0 as usize..n.attrs.1 as usize]
+            .iter()
+            .any(|a| {
+                let name = &payload[a.name.0 as usize..a.name.0 as usize + a.name.1 as usize];
+                let v = &self.nodes[a.value as usize];
+                name == b"class" && v.kind == Kind::Character && v.len >= 1
+            })
     }
 }
 
@@ -366,9 +404,15 @@ enum Task {
     Cell(usize),
     Null,
     /// Payload bytes handed over as they lie.
-    Bytes { start: u64, end: u64 },
+    Bytes {
+        start: u64,
+        end: u64,
+    },
     /// A character vector's elements from `next` on, read at `pos`.
-    Strings { left: u64, pos: u64 },
+    Strings {
+        left: u64,
+        pos: u64,
+    },
 }
 
 /// The R serialization of a qdata payload, written as it is read.
@@ -389,15 +433,22 @@ impl QdataReader {
         // more than this machine's memory, whatever the blocks inflate to
         let limit = crate::base::limits::physical_memory();
         let mut payload = Vec::new();
-        (&mut src).take(limit.saturating_add(1)).read_to_end(&mut payload)?;
+        (&mut src)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut payload)?;
         if payload.len() as u64 > limit {
             return Err(io::Error::new(
                 io::ErrorKind::OutOfMemory,
-                format!("the qdata file inflates to more than this machine's {limit} bytes of memory"),
+                format!(
+                    "the qdata file inflates to more than this machine's {limit} bytes of memory"
+                ),
             ));
         }
         if payload.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the qdata file holds no object"));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the qdata file holds no object",
+            ));
         }
         let tree = Tree::read(&payload, big)?;
         Ok(QdataReader {
@@ -436,7 +487,10 @@ impl QdataReader {
                             self.tasks.push(Task::Node(t.children[i as usize]));
                         }
                     }
-                    Kind::Character if n.len > 0 => self.tasks.push(Task::Strings { left: n.len, pos: n.data }),
+                    Kind::Character if n.len > 0 => self.tasks.push(Task::Strings {
+                        left: n.len,
+                        pos: n.data,
+                    }),
                     _ if n.len > 0 => self.tasks.push(Task::Bytes {
                         start: n.data,
                         end: n.data + n.len * n.kind.width(),
@@ -451,7 +505,11 @@ impl QdataReader {
             }
             Task::Null => self.e.null(),
             Task::Strings { mut left, pos } => {
-                let mut c = Cursor { b: &self.payload, pos: pos as usize, big: self.e.big_endian() };
+                let mut c = Cursor {
+                    b: &self.payload,
+                    pos: pos as usize,
+                    big: self.e.big_endian(),
+                };
                 while left > 0 && self.e.out.len() < 1 << 16 {
                     // placed and checked when the tree was read
                     let n = c.string_len().expect("string lengths checked");
@@ -465,7 +523,10 @@ impl QdataReader {
                     left -= 1;
                 }
                 if left > 0 {
-                    self.tasks.push(Task::Strings { left, pos: c.pos as u64 });
+                    self.tasks.push(Task::Strings {
+                        left,
+                        pos: c.pos as u64,
+                    });
                 }
             }
             Task::Bytes { .. } => unreachable!("served directly"),
@@ -490,14 +551,19 @@ impl Read for QdataReader {
                     let k = (out.len() as u64).min(end - start) as usize;
                     out[..k].copy_from_slice(&self.payload[start as usize..start as usize + k]);
                     if start + (k as u64) < end {
-                        self.tasks.push(Task::Bytes { start: start + k as u64, end });
+                        self.tasks.push(Task::Bytes {
+                            start: start + k as u64,
+                            end,
+                        });
                     }
                     return Ok(k);
                 }
                 Some(task) => {
                     self.step(task);
                     // gather small tasks into one chunk
-                    while self.e.out.len() < 1 << 16 && !matches!(self.tasks.last(), None | Some(Task::Bytes { .. })) {
+                    while self.e.out.len() < 1 << 16
+                        && !matches!(self.tasks.last(), None | Some(Task::Bytes { .. }))
+                    {
                         let t = self.tasks.pop().expect("a task");
                         self.step(t);
                     }

@@ -37,7 +37,10 @@ pub const MAX_DEPTH: usize = 50_000;
 const CHUNK: usize = 1 << 18;
 
 fn damaged(what: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("the qs file is damaged: {what}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the qs file is damaged: {what}"),
+    )
 }
 
 /// The stream R would have written, made on a thread of its own from the
@@ -66,7 +69,11 @@ impl QsTranscoded {
                     refs: 0,
                     at: 0,
                 };
-                let mut p = Part { e: Emitter::new(false), segs: Vec::new(), top: true };
+                let mut p = Part {
+                    e: Emitter::new(false),
+                    segs: Vec::new(),
+                    top: true,
+                };
                 let r = t.object(&mut p, 0).and_then(|()| t.end());
                 match r {
                     Ok(()) => {
@@ -176,7 +183,11 @@ struct Part {
 
 impl Part {
     fn held() -> Part {
-        Part { e: Emitter::part(false), segs: Vec::new(), top: false }
+        Part {
+            e: Emitter::part(false),
+            segs: Vec::new(),
+            top: false,
+        }
     }
 
     /// Whether the part is exactly `NULL`.
@@ -254,7 +265,10 @@ impl Transcoder {
         let bytes = len.checked_mul(width).filter(|&b| b <= 1 << 48);
         match bytes.and_then(|b| usize::try_from(b).ok()) {
             Some(b) => Ok(b),
-            None => Err(damaged(format!("a vector of {len} elements at byte {}", self.at))),
+            None => Err(damaged(format!(
+                "a vector of {len} elements at byte {}",
+                self.at
+            ))),
         }
     }
 
@@ -280,7 +294,11 @@ impl Transcoder {
                     0x08 => Tag::Env(self.uint(4)? as u32, false),
                     0x09 => Tag::Env(self.uint(4)? as u32, true),
                     0x10 => Tag::Reference(self.uint(4)? as u32),
-                    other => return Err(damaged(format!("unknown extension tag {other:#04x} at byte {at}"))),
+                    other => {
+                        return Err(damaged(format!(
+                            "unknown extension tag {other:#04x} at byte {at}"
+                        )))
+                    }
                 }
             }
             0x1D => Tag::Sym,
@@ -339,19 +357,29 @@ impl Transcoder {
             _ => levels::BYTES,
         };
         if h & 0x20 != 0 {
-            return Ok(QString { levels, len: Some(u32::from(h & 0x1F)) });
+            return Ok(QString {
+                levels,
+                len: Some(u32::from(h & 0x1F)),
+            });
         }
         let len = match h & 0x1F {
             0x01 => self.uint(1)? as u32,
             0x02 => self.uint(2)? as u32,
             0x03 => self.uint(4)? as u32,
             0x0F => return Ok(QString { levels, len: None }),
-            other => return Err(damaged(format!("unknown string header {other:#04x} at byte {at}"))),
+            other => {
+                return Err(damaged(format!(
+                    "unknown string header {other:#04x} at byte {at}"
+                )))
+            }
         };
         if len > i32::MAX as u32 {
             return Err(damaged(format!("a string of {len} bytes at byte {at}")));
         }
-        Ok(QString { levels, len: Some(len) })
+        Ok(QString {
+            levels,
+            len: Some(len),
+        })
     }
 
     /// A string's bytes (`None`: `NA`) and encoding bits.
@@ -409,7 +437,9 @@ impl Transcoder {
                 }
                 Seg::Ref(id) if !self.envs.contains_key(id) => {
                     let content = find_env(root, *id).ok_or_else(|| {
-                        damaged(format!("a reference to environment {id}, which it does not hold"))
+                        damaged(format!(
+                            "a reference to environment {id}, which it does not hold"
+                        ))
                     })?;
                     self.define(e, root, *id, content)?;
                 }
@@ -430,7 +460,13 @@ impl Transcoder {
     }
 
     /// Environment `id` defined here: `ENVSXP`, then its content.
-    fn define(&mut self, e: &mut Emitter, root: &[Seg], id: u32, content: &[Seg]) -> io::Result<()> {
+    fn define(
+        &mut self,
+        e: &mut Emitter,
+        root: &[Seg],
+        id: u32,
+        content: &[Seg],
+    ) -> io::Result<()> {
         e.int(i32::from(sxp::ENV));
         self.refs += 1;
         self.envs.insert(id, self.refs);
@@ -452,7 +488,9 @@ impl Transcoder {
             }
             Seg::Ref(id) => {
                 let idx = *self.envs.get(&id).ok_or_else(|| {
-                    damaged(format!("a reference to environment {id} comes before the environment"))
+                    damaged(format!(
+                        "a reference to environment {id} comes before the environment"
+                    ))
                 })?;
                 reference(e, idx);
             }
@@ -534,7 +572,8 @@ impl Transcoder {
     fn attributes(&mut self, p: &mut Part, n: u64, depth: usize) -> io::Result<()> {
         for _ in 0..n {
             let (name, lev) = self.string()?;
-            let name = name.ok_or_else(|| damaged(format!("an attribute's name is NA at byte {}", self.at)))?;
+            let name = name
+                .ok_or_else(|| damaged(format!("an attribute's name is NA at byte {}", self.at)))?;
             p.e.flags(sxp::LIST, false, false, true, 0);
             self.symbol(p, &name, lev)?;
             self.object(p, depth + 1)?;
@@ -623,7 +662,8 @@ impl Transcoder {
             }
             Tag::Sym => {
                 let (name, l) = self.string()?;
-                let name = name.ok_or_else(|| damaged(format!("a symbol's name is NA at byte {}", self.at)))?;
+                let name = name
+                    .ok_or_else(|| damaged(format!("a symbol's name is NA at byte {}", self.at)))?;
                 self.symbol(p, &name, l)?;
                 if has_attr {
                     // symbols hold no attributes in R's serialization
@@ -694,7 +734,15 @@ impl Transcoder {
     /// A call, function or `...` node (`t`): R writes its flags, its
     /// attributes, then tag, car and cdr; qs writes tag, car, cdr, then
     /// the attributes.
-    fn node(&mut self, p: &mut Part, t: u8, flags: Option<i32>, nattr: u64, lev: u16, depth: usize) -> io::Result<()> {
+    fn node(
+        &mut self,
+        p: &mut Part,
+        t: u8,
+        flags: Option<i32>,
+        nattr: u64,
+        lev: u16,
+        depth: usize,
+    ) -> io::Result<()> {
         let (levels_of, object) = match flags {
             Some(f) => ((f & 0xFFFF) as u16, f & (1 << 16) != 0),
             None => (0, false),
@@ -720,14 +768,25 @@ impl Transcoder {
         let attrs = self.held_attributes(nattr, depth)?;
         let has_tag = t == sxp::CLO || !tag.is_null();
         p.e.flags(t, object, true, has_tag, lev);
-        let parts = if has_tag { vec![attrs, tag, rest] } else { vec![attrs, rest] };
+        let parts = if has_tag {
+            vec![attrs, tag, rest]
+        } else {
+            vec![attrs, rest]
+        };
         self.append_all(p, parts)
     }
 
     /// A pairlist of `n` cells (each cell's flags first when
     /// `with_flags`), then `nattr` attributes, which R writes with the
     /// first cell.
-    fn pairlist(&mut self, p: &mut Part, n: u64, with_flags: bool, nattr: u64, depth: usize) -> io::Result<()> {
+    fn pairlist(
+        &mut self,
+        p: &mut Part,
+        n: u64,
+        with_flags: bool,
+        nattr: u64,
+        depth: usize,
+    ) -> io::Result<()> {
         if n == 0 {
             if nattr > 0 {
                 self.held_attributes(nattr, depth)?;
@@ -776,7 +835,10 @@ impl Transcoder {
         let mut extra = [0u8; 1];
         match self.src.read(&mut extra)? {
             0 => Ok(()),
-            _ => Err(damaged(format!("more data follows the object, from byte {}", self.at))),
+            _ => Err(damaged(format!(
+                "more data follows the object, from byte {}",
+                self.at
+            ))),
         }
     }
 }
@@ -804,7 +866,12 @@ fn reference(e: &mut Emitter, idx: u32) {
 /// NULL)`) into `e`, their references renumbered after the `base`
 /// entries R's reader already holds: how many entries they add.
 fn splice(data: &[u8], e: &mut Emitter, base: u32) -> io::Result<u32> {
-    let mut s = Spliced { b: data, pos: 0, base, added: 0 };
+    let mut s = Spliced {
+        b: data,
+        pos: 0,
+        base,
+        added: 0,
+    };
     let bad = |what: &str| damaged(format!("its embedded R serialization {what}"));
     if !data.starts_with(b"X\n") {
         return Err(bad("is not XDR"));
@@ -886,16 +953,20 @@ impl Spliced<'_> {
     }
 
     fn take(&mut self, n: usize) -> io::Result<&[u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len()).ok_or_else(|| {
-            damaged("its embedded R serialization is cut short".into())
-        })?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or_else(|| damaged("its embedded R serialization is cut short".into()))?;
         let s = &self.b[self.pos..end];
         self.pos = end;
         Ok(s)
     }
 
     fn int(&mut self) -> io::Result<i32> {
-        Ok(i32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(i32::from_be_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 
     fn copy_int(&mut self, e: &mut Emitter) -> io::Result<i32> {
@@ -910,7 +981,9 @@ impl Spliced<'_> {
             return Ok(n as u64);
         }
         if n != -1 {
-            return Err(damaged("its embedded R serialization has a negative length".into()));
+            return Err(damaged(
+                "its embedded R serialization has a negative length".into(),
+            ));
         }
         let hi = self.copy_int(e)? as u32 as u64;
         let lo = self.copy_int(e)? as u32 as u64;
@@ -936,7 +1009,9 @@ impl Spliced<'_> {
 
     fn item(&mut self, e: &mut Emitter, depth: usize) -> io::Result<()> {
         if depth > MAX_DEPTH {
-            return Err(damaged("its embedded R serialization nests too deeply".into()));
+            return Err(damaged(
+                "its embedded R serialization nests too deeply".into(),
+            ));
         }
         let flags = self.int()?;
         let t = (flags as u32 & word::TYPE_MASK) as u8;
@@ -948,7 +1023,9 @@ impl Spliced<'_> {
                 idx = self.int()? as u32;
             }
             if idx == 0 || idx > self.added {
-                return Err(damaged("its embedded R serialization refers to an entry it does not have".into()));
+                return Err(damaged(
+                    "its embedded R serialization refers to an entry it does not have".into(),
+                ));
             }
             reference(e, self.base + idx);
             return Ok(());

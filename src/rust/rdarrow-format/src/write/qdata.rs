@@ -95,7 +95,8 @@ fn refuse(path: &str, what: &str) -> Error {
 fn le_bytes(data: &VectorData) -> Option<(u8, u64, Vec<u8>)> {
     fn bytes_of<T: Copy>(v: &[T]) -> Vec<u8> {
         // SAFETY: plain numbers viewed as their bytes
-        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }.to_vec()
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+            .to_vec()
     }
     Some(match data {
         VectorData::Logical(v) => (sxp::LGL, v.len() as u64, bytes_of(v)),
@@ -116,7 +117,8 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
         RObject::Null => return Ok(Item::Nil),
         RObject::Vector(v) => (v.flags, None, &v.data, v.attributes.as_ref()),
         RObject::Altrep(a) => {
-            let expanded = altrep::expand(a, refs).map_err(|_| refuse(path, "an ALTREP vector of a class rdarrow does not expand"))?;
+            let expanded = altrep::expand(a, refs)
+                .map_err(|_| refuse(path, "an ALTREP vector of a class rdarrow does not expand"))?;
             let attrs = match &a.attributes {
                 RObject::Null => None,
                 other => Some(other),
@@ -125,11 +127,14 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
         }
         RObject::S4(_) => return Err(refuse(path, "an S4 object")),
         RObject::Ref(id) => {
-            return Err(refuse(path, match refs.get(*id) {
-                Some(crate::tree::RefEntry::Environment(_)) => "an environment",
-                Some(crate::tree::RefEntry::Symbol(_)) => "a symbol",
-                _ => "an environment, external pointer or weak reference",
-            }))
+            return Err(refuse(
+                path,
+                match refs.get(*id) {
+                    Some(crate::tree::RefEntry::Environment(_)) => "an environment",
+                    Some(crate::tree::RefEntry::Symbol(_)) => "a symbol",
+                    _ => "an environment, external pointer or weak reference",
+                },
+            ))
         }
         RObject::Pairlist(p) => {
             return Err(refuse(
@@ -145,28 +150,35 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
         RObject::Special(_) => return Err(refuse(path, "an environment or special value")),
         RObject::Primitive(_) => return Err(refuse(path, "a primitive function")),
         RObject::Bytecode(_) => return Err(refuse(path, "byte code")),
-        RObject::Char(_) | RObject::Taken(_) => return Err(refuse(path, "a part R's vectors do not hold")),
+        RObject::Char(_) | RObject::Taken(_) => {
+            return Err(refuse(path, "a part R's vectors do not hold"))
+        }
     };
     if flags.levels & levels::S4_OBJECT != 0 {
         return Err(refuse(path, "an S4 object"));
     }
     // a payload made here (an expanded ALTREP vector, a consumer's copy)
     // is owned by what is written; one of the tree's is borrowed
-    let owned = match (data_owned, data) {
-        (Some(d), _) => Some(d),
-        (None, VectorData::Deferred(_) | VectorData::Skipped { .. }) => {
-            return Err(Error::internal(format!("the payload of {path} is not at hand for the qdata writer")))
-        }
-        (None, VectorData::Consumed(c)) => Some(
-            c.payload()
-                .ok_or_else(|| Error::internal(format!("the payload of {path} went to a consumer")))?,
-        ),
-        (None, _) => None,
-    };
+    let owned =
+        match (data_owned, data) {
+            (Some(d), _) => Some(d),
+            (None, VectorData::Deferred(_) | VectorData::Skipped { .. }) => {
+                return Err(Error::internal(format!(
+                    "the payload of {path} is not at hand for the qdata writer"
+                )))
+            }
+            (None, VectorData::Consumed(c)) => Some(c.payload().ok_or_else(|| {
+                Error::internal(format!("the payload of {path} went to a consumer"))
+            })?),
+            (None, _) => None,
+        };
     let check_strings = |s: &StringVector| -> Result<()> {
         for i in 0..s.len() {
             if !s.is_na(i) && level_of(&s.levels, i) & levels::BYTES != 0 {
-                return Err(refuse(path, "strings marked as bytes (qdata holds UTF-8 text)"));
+                return Err(refuse(
+                    path,
+                    "strings marked as bytes (qdata holds UTF-8 text)",
+                ));
             }
         }
         Ok(())
@@ -174,15 +186,24 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
     let (kind, len, body) = match (owned, data) {
         (Some(VectorData::Character(s)), _) => {
             check_strings(&s)?;
-            (sxp::STR, s.len() as u64, Data::Strings(std::borrow::Cow::Owned(s)))
+            (
+                sxp::STR,
+                s.len() as u64,
+                Data::Strings(std::borrow::Cow::Owned(s)),
+            )
         }
         (Some(d), _) => {
-            let (k, n, b) = le_bytes(&d).ok_or_else(|| Error::internal(format!("the payload of {path}")))?;
+            let (k, n, b) =
+                le_bytes(&d).ok_or_else(|| Error::internal(format!("the payload of {path}")))?;
             (k, n, Data::Fixed(b))
         }
         (None, VectorData::Character(s)) => {
             check_strings(s)?;
-            (sxp::STR, s.len() as u64, Data::Strings(std::borrow::Cow::Borrowed(s)))
+            (
+                sxp::STR,
+                s.len() as u64,
+                Data::Strings(std::borrow::Cow::Borrowed(s)),
+            )
         }
         (None, VectorData::List(items)) => {
             let mut out = Vec::with_capacity(items.len());
@@ -194,7 +215,8 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
         (None, VectorData::Expression(_)) => return Err(refuse(path, "an expression vector")),
         (None, VectorData::Raw(b)) => (sxp::RAW, b.len() as u64, Data::Borrowed(b.as_slice())),
         (None, d) => {
-            let (k, n, b) = le_bytes(d).ok_or_else(|| Error::internal(format!("the payload of {path}")))?;
+            let (k, n, b) =
+                le_bytes(d).ok_or_else(|| Error::internal(format!("the payload of {path}")))?;
             (k, n, Data::Fixed(b))
         }
     };
@@ -217,14 +239,24 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
                 continue;
             }
             let shown = String::from_utf8_lossy(name);
-            let value = item(&c.car, refs, &format!("attr({path}, \"{shown}\")"), depth + 1)?;
+            let value = item(
+                &c.car,
+                refs,
+                &format!("attr({path}, \"{shown}\")"),
+                depth + 1,
+            )?;
             if matches!(value, Item::Nil) {
                 continue;
             }
             attrs.push((name, value));
         }
     }
-    Ok(Item::Vector { kind, len, data: body, attrs })
+    Ok(Item::Vector {
+        kind,
+        len,
+        data: body,
+        attrs,
+    })
 }
 
 fn level_of(l: &StringLevels, i: usize) -> u16 {
@@ -311,10 +343,19 @@ fn string_header(b: &mut Blocks<'_>, len: Option<usize>) -> Result<()> {
 
 /// The tree of `it` (headers and attribute names), gathering its
 /// payloads by group in the order `qd_read()` meets them.
-fn tree<'a, 'b>(b: &mut Blocks<'_>, it: &'b Item<'a>, groups: &mut [Vec<&'b Item<'a>>; 5]) -> Result<()> {
+fn tree<'a, 'b>(
+    b: &mut Blocks<'_>,
+    it: &'b Item<'a>,
+    groups: &mut [Vec<&'b Item<'a>>; 5],
+) -> Result<()> {
     match it {
         Item::Nil => b.pod(&[0x00]),
-        Item::Vector { kind, len, data, attrs } => {
+        Item::Vector {
+            kind,
+            len,
+            data,
+            attrs,
+        } => {
             header(b, *kind, *len, attrs.len())?;
             for (name, value) in attrs {
                 string_header(b, Some(name.len()))?;
@@ -354,7 +395,9 @@ fn encode(root: &Item<'_>, done: &mut dyn FnMut(Vec<u8>) -> Result<()>) -> Resul
     tree(&mut b, root, &mut groups)?;
     for (g, group) in groups.iter().enumerate() {
         for it in group {
-            let Item::Vector { data, .. } = it else { continue };
+            let Item::Vector { data, .. } = it else {
+                continue;
+            };
             match data {
                 Data::Strings(s) => {
                     for i in 0..s.len() {
@@ -401,7 +444,8 @@ pub fn write_qdata_file(
         let can_patch = f.can_patch();
         let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut *f);
         let header = QxHeader::written(QxFormat::Qdata);
-        out.write_all(&header).map_err(|e| Error::io(&e, "cannot write"))?;
+        out.write_all(&header)
+            .map_err(|e| Error::io(&e, "cannot write"))?;
         let mut hash = qx::body_hash();
         compress_in_order(&it, level, threads.max(1), &mut |z: &[u8]| {
             std::hash::Hasher::write(&mut hash, z);
@@ -422,7 +466,12 @@ pub fn write_qdata_file(
 
 /// Encode `it`, compress its blocks on `threads` threads, and hand the
 /// compressed blocks to `write` in order.
-fn compress_in_order(it: &Item<'_>, level: i32, threads: usize, write: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+fn compress_in_order(
+    it: &Item<'_>,
+    level: i32,
+    threads: usize,
+    write: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     use std::collections::BTreeMap;
     use std::sync::mpsc::{channel, sync_channel};
     use std::sync::{Arc, Mutex};
@@ -445,22 +494,25 @@ fn compress_in_order(it: &Item<'_>, level: i32, threads: usize, write: &mut dyn 
         let mut next_in = 0u64;
         let mut next_out = 0u64;
         let mut pending: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-        let mut drain = |upto: u64, pending: &mut BTreeMap<u64, Vec<u8>>, next_out: &mut u64| -> Result<()> {
-            while *next_out < upto {
-                if let Some(z) = pending.remove(next_out) {
-                    write(&z)?;
-                    *next_out += 1;
-                    continue;
+        let mut drain =
+            |upto: u64, pending: &mut BTreeMap<u64, Vec<u8>>, next_out: &mut u64| -> Result<()> {
+                while *next_out < upto {
+                    if let Some(z) = pending.remove(next_out) {
+                        write(&z)?;
+                        *next_out += 1;
+                        continue;
+                    }
+                    let (i, z) = done_rx
+                        .recv()
+                        .map_err(|_| Error::internal("a qdata compression thread stopped"))?;
+                    pending.insert(i, z.map_err(|e| Error::io(&e, "cannot compress"))?);
                 }
-                let (i, z) = done_rx.recv().map_err(|_| Error::internal("a qdata compression thread stopped"))?;
-                pending.insert(i, z.map_err(|e| Error::io(&e, "cannot compress"))?);
-            }
-            Ok(())
-        };
+                Ok(())
+            };
         let result = encode(it, &mut |block| {
             crate::base::cancel::check()?;
             // each thread busy and one block waiting
-            if next_in >= next_out + threads as u64 + 1 {
+            if next_in > next_out + threads as u64 {
                 drain(next_in - threads as u64, &mut pending, &mut next_out)?;
             }
             jobs_tx
