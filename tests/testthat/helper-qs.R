@@ -66,6 +66,9 @@ qs_objects <- function(full = TRUE) {
     out$sym <- as.name("a_symbol")
     out$expr <- expression(1 + 2, x)
     out$missing_arg <- formals(function(x) NULL)
+    bytes <- "\xff\x01 raw"
+    Encoding(bytes) <- "bytes"
+    out$bytes <- bytes
   }
   out
 }

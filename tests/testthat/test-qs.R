@@ -38,10 +38,12 @@ test_that("qs2 files: every level, shuffle on and off, one and two threads, many
   n <- 4e5
   big <- data.frame(i = sample.int(1e6, n, TRUE), d = rnorm(n), s = sample(c("alpha", "beta", NA), n, TRUE),
                     u = sprintf("id%08d", seq_len(n)), stringsAsFactors = FALSE)
-  for (level in c(1L, 3L, 19L)) for (shuffle in c(TRUE, FALSE)) for (nt in 1:2) {
+  # every level, shuffle and thread count, each with each other
+  combos <- list(c(1, 1, 1), c(1, 0, 2), c(3, 1, 2), c(3, 0, 1), c(19, 1, 2), c(19, 0, 1))
+  for (k in combos) {
     f <- qs_tmp("qs2")
-    p$qs2$qs_save(big, f, compress_level = level, shuffle = shuffle, nthreads = nt)
-    expect_identical(read_rds(f), big, label = sprintf("level %d shuffle %s threads %d", level, shuffle, nt))
+    p$qs2$qs_save(big, f, compress_level = k[[1]], shuffle = k[[2]] == 1, nthreads = k[[3]])
+    expect_identical(read_rds(f), big, label = sprintf("level %d shuffle %d threads %d", k[[1]], k[[2]], k[[3]]))
   }
   # many 1 MiB blocks
   expect_gt(file.size(f), 2^20)
@@ -223,8 +225,11 @@ test_that("write_rds() writes .qs2 files qs2::qs_read() reads back identical, at
   f <- qs_tmp("qs2")
   write_rds(objs, f)
   got <- p$qs2$qs_read(f, validate_checksum = TRUE)
-  for (n in setdiff(names(objs), c("env", "fun"))) expect_identical(got[[n]], objs[[n]], label = n)
+  # (environments are new ones: compared by what they hold)
+  for (n in setdiff(names(objs), c("env", "fun", "formula"))) expect_identical(got[[n]], objs[[n]], label = n)
   expect_identical(as.list(got$env), as.list(objs$env))
+  expect_identical(deparse(got$formula), deparse(objs$formula))
+  expect_identical(deparse(got$fun), deparse(objs$fun))
   expect_identical(read_rds(f)$df, objs$df)
   set.seed(5)
   big <- data.frame(i = seq_len(3e5), d = rnorm(3e5), s = sample(c("a", NA, "\u00e9"), 3e5, TRUE))
@@ -282,4 +287,43 @@ test_that("Arrow data and Parquet files become .qs2 and .qdata files", {
     got <- if (k == "qs2") p$qs2$qs_read(g) else p$qs2$qd_read(g)
     expect_identical(got, df, label = k)
   }
+})
+
+test_that("qs2, qdata and qs files over http, and to IPC, tensors and datasets", {
+  p <- qs_pkgs()
+  dir <- withr::local_tempdir()
+  x <- data.frame(id = 1:3000, v = rnorm(3000), s = sample(letters, 3000, TRUE))
+  p$qs2$qs_save(x, file.path(dir, "a.qs2"))
+  p$qs2$qd_save(x, file.path(dir, "b.qdata"))
+  p$qs$qsave(x, file.path(dir, "c.qs"))
+  saveRDS(x, file.path(dir, "d.rds"))
+  base <- local_server(dir)
+  for (f in c("a.qs2", "b.qdata", "c.qs")) {
+    url <- paste0(base, "/", f)
+    expect_identical(read_rds(url), x, label = f)
+    expect_identical(read_rds(gzcon(url(url))), x, label = f)
+  }
+  # a cut download is an error, never a partial object
+  expect_error(read_rds(paste0(base, "/cut/a.qs2")), class = "rdarrow_error")
+  # Arrow IPC
+  ipc <- tempfile(fileext = ".arrow")
+  rdata_to_ipc(file.path(dir, "a.qs2"), ipc)
+  back <- tempfile(fileext = ".rds")
+  ipc_to_rdata(ipc, back)
+  expect_identical(readRDS(back), x)
+  # a matrix as a tensor
+  m <- matrix(as.double(1:12), 3)
+  mf <- file.path(withr::local_tempdir(), "m.qs2")
+  p$qs2$qs_save(m, mf)
+  tf <- tempfile(fileext = ".tensor")
+  rdata_to_tensor(mf, tf)
+  tb <- tempfile(fileext = ".rds")
+  tensor_to_rdata(tf, tb)
+  expect_identical(readRDS(tb), m)
+  # a dataset of a directory of mixed files
+  ds <- tempfile("ds-")
+  rdata_to_dataset(dir(dir, "\\.(qs2|qdata|qs|rds)$", full.names = TRUE), ds)
+  skip_if_not_installed("arrow")
+  got <- as.data.frame(arrow::open_dataset(ds))
+  expect_identical(nrow(got), 4L * 3000L)
 })

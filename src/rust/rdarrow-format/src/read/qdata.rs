@@ -572,3 +572,66 @@ impl Read for QdataReader {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{RObject, VectorData};
+
+    /// The object a payload reads as.
+    fn read(payload: Vec<u8>, big: bool) -> crate::Result<RObject> {
+        let mut r = QdataReader::new(Box::new(std::io::Cursor::new(payload)), big)
+            .map_err(|e| crate::Error::corrupt(e.to_string()))?;
+        let mut stream = Vec::new();
+        r.read_to_end(&mut stream).map_err(|e| crate::Error::corrupt(e.to_string()))?;
+        Ok(crate::read_bytes(stream, &Default::default())?.root)
+    }
+
+    #[test]
+    fn a_big_endian_payload_reads_as_the_little_endian_one() {
+        // list(1:2 with NA, 2.5) in both byte orders: a list of 2, an
+        // integer vector of 2, a double of 1; then the data, doubles first
+        let little = [
+            vec![0x22, 0x62, 0x41],
+            2.5f64.to_le_bytes().to_vec(),
+            1i32.to_le_bytes().to_vec(),
+            i32::MIN.to_le_bytes().to_vec(),
+        ]
+        .concat();
+        let big = [
+            vec![0x22, 0x62, 0x41],
+            2.5f64.to_be_bytes().to_vec(),
+            1i32.to_be_bytes().to_vec(),
+            i32::MIN.to_be_bytes().to_vec(),
+        ]
+        .concat();
+        for (payload, is_big) in [(little, false), (big, true)] {
+            let RObject::Vector(v) = read(payload, is_big).unwrap() else { panic!("a list") };
+            let VectorData::List(items) = &v.data else { panic!("a list") };
+            match (&items[0], &items[1]) {
+                (RObject::Vector(a), RObject::Vector(b)) => {
+                    assert!(matches!(&a.data, VectorData::Integer(x) if x[..] == [1, i32::MIN]));
+                    assert!(matches!(&b.data, VectorData::Real(x) if x[..] == [2.5]));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn lengths_that_run_past_the_payload_are_refused_before_anything_is_reserved() {
+        // a list claiming 2^32 elements in a payload of a few bytes
+        let e = read(vec![0x03, 0xff, 0xff, 0xff, 0xff, 0x00], false).unwrap_err();
+        assert!(e.message.contains("more than the"), "{}", e.message);
+        // a double vector of 2^31 elements with 8 bytes of data
+        let mut p = vec![0x07];
+        p.extend(0x8000_0000u32.to_le_bytes());
+        p.extend([0u8; 8]);
+        let e = read(p, false).unwrap_err();
+        assert!(e.message.contains("truncated"), "{}", e.message);
+        // an unknown header
+        assert!(read(vec![0xC5], false).unwrap_err().message.contains("unknown object header"));
+        // NA as an attribute's name
+        assert!(read(vec![0xE1, 0x41, 0xFF], false).unwrap_err().message.contains("NA"));
+    }
+}
