@@ -250,6 +250,22 @@ pub struct QxReader {
     pos: usize,
     pool: Pool,
     done: bool,
+    /// The frame reader and the workers, joined when the reader goes.
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for QxReader {
+    fn drop(&mut self) {
+        // the events go first: the threads see their channels closed and
+        // end (a thread still running its thread-local destructors after
+        // its reader is gone would outlive it)
+        let (_, closed) = sync_channel(0);
+        drop(std::mem::replace(&mut self.events, closed));
+        self.ahead = None;
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }
 
 impl QxReader {
@@ -265,16 +281,22 @@ impl QxReader {
         let (jobs_tx, jobs_rx) = sync_channel::<Job>(depth);
         let jobs_rx = Arc::new(Mutex::new(jobs_rx));
         let pool: Pool = Arc::new(Mutex::new(Vec::new()));
-        for i in 0..threads {
+        let count = threads;
+        let mut threads = Vec::with_capacity(count + 1);
+        for i in 0..count {
             let rx = jobs_rx.clone();
             let pool = pool.clone();
-            std::thread::Builder::new()
-                .name(format!("rdarrow-qx-{i}"))
-                .spawn(move || decompress_jobs(rx, pool))?;
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("rdarrow-qx-{i}"))
+                    .spawn(move || decompress_jobs(rx, pool))?,
+            );
         }
-        std::thread::Builder::new()
-            .name("rdarrow-qx-frames".into())
-            .spawn(move || read_frames(body, header, jobs_tx, events_tx))?;
+        threads.push(
+            std::thread::Builder::new()
+                .name("rdarrow-qx-frames".into())
+                .spawn(move || read_frames(body, header, jobs_tx, events_tx))?,
+        );
         Ok(QxReader {
             events,
             ahead: None,
@@ -282,6 +304,7 @@ impl QxReader {
             pos: 0,
             pool,
             done: false,
+            threads,
         })
     }
 

@@ -50,6 +50,20 @@ pub struct QsTranscoded {
     current: Vec<u8>,
     pos: usize,
     done: bool,
+    /// The transcoding thread, joined when the reader goes.
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for QsTranscoded {
+    fn drop(&mut self) {
+        // its channel closed first: the thread's next chunk finds no
+        // reader and it ends
+        let (_, closed) = sync_channel(0);
+        drop(std::mem::replace(&mut self.rx, closed));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl QsTranscoded {
@@ -57,7 +71,7 @@ impl QsTranscoded {
     /// R's serialization.
     pub fn new(src: Box<dyn Read + Send>, header: QsHeader) -> io::Result<QsTranscoded> {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("rdarrow-qs".into())
             .stack_size(256 << 20)
             .spawn(move || {
@@ -89,6 +103,7 @@ impl QsTranscoded {
             current: Vec::new(),
             pos: 0,
             done: false,
+            thread: Some(thread),
         })
     }
 }

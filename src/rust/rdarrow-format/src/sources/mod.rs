@@ -510,7 +510,7 @@ impl Opened {
     /// The R serialization a file of qs or qs2 holds: a `.qs2` file's
     /// payload as it is, a `.qdata` or `.qs` file's encoding turned into
     /// it (`read::qdata`, `read::qs`); the blocks of qs2's container
-    /// decompressed on `cores` threads, qs's on a thread of their own.
+    /// decompressed on `cores` threads, qs's on the thread that turns them.
     fn unpacked(self, kind: Compression, cores: usize) -> Result<Box<dyn Read + Send>> {
         use crate::compression::qx::{QxHeader, QxReader, HEADER_LEN};
         let unreadable = |e: std::io::Error| {
@@ -542,11 +542,9 @@ impl Opened {
             _ => {
                 let blocks = crate::compression::qs::QsReader::open(Box::new(src)).map_err(unreadable)?;
                 let header = blocks.header();
-                // decompressed on a thread of their own, turned into R's
-                // serialization on another
-                let piped = compression::PipelinedReader::new(Box::new(blocks))
-                    .map_err(|e| Error::io(&e, "cannot start the decompression thread"))?;
-                let r = crate::read::qs::QsTranscoded::new(Box::new(piped), header)
+                // decompressed and turned into R's serialization on a
+                // thread of its own, while the stream is parsed
+                let r = crate::read::qs::QsTranscoded::new(Box::new(blocks), header)
                     .map_err(|e| Error::io(&e, "cannot start the qs reader"))?;
                 Ok(Box::new(r))
             }
