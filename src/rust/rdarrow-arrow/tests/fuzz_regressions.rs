@@ -241,3 +241,24 @@ fn tensor_findings_are_refused_or_read_back() {
     assert!(seen > 0);
     assert!(LARGEST.load(Ordering::Relaxed) < MAX_ALLOCATION);
 }
+
+/// Files of qs and qs2 the qs_formats campaign found: a damaged `.qdata`
+/// file whose reader's threads ran their thread-local destructors after
+/// the read had returned (now joined). Each ends in an error, with no
+/// allocation its bytes do not justify.
+#[test]
+fn qs_findings_end_in_errors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.file_name().unwrap().to_string_lossy().starts_with("qs-") {
+            continue;
+        }
+        seen += 1;
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(exercise(&bytes).is_some(), "{} read without an error", path.display());
+    }
+    assert!(seen > 0);
+    assert!(LARGEST.load(Ordering::Relaxed) < MAX_ALLOCATION);
+}
