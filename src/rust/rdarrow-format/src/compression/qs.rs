@@ -14,6 +14,7 @@
 //! into R's serialization; the shuffle bits go with it ([`QsHeader`]).
 
 use std::hash::Hasher;
+use super::read_full;
 use std::io::{self, BufRead, Read};
 
 /// The magic of a `.qs` file (qs 0.20 and later).
@@ -411,19 +412,6 @@ impl QsReader {
     }
 }
 
-/// Read exactly `buf.len()` bytes, or as many as there are: how many.
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
 
 impl Read for QsReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
@@ -449,31 +437,18 @@ impl Read for QsReader {
             {
                 0
             }
-            Body::Plain(src) => {
+            Body::Plain(_) | Body::Stream(_) => {
+                // the stream modes: as many bytes as the header records
                 let want = if self.header.length != 0 {
                     out.len().min((self.header.length - self.out) as usize)
                 } else {
                     out.len()
                 };
-                let n = src.read(&mut out[..want])?;
-                if n == 0 && self.header.length != 0 {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "the qs file is truncated: its header says {} bytes, it holds {}",
-                            self.header.length, self.out
-                        ),
-                    ));
-                }
-                n
-            }
-            Body::Stream(r) => {
-                let want = if self.header.length != 0 {
-                    out.len().min((self.header.length - self.out) as usize)
-                } else {
-                    out.len()
+                let n = match &mut self.body {
+                    Body::Plain(src) => src.read(&mut out[..want])?,
+                    Body::Stream(r) => r.read(&mut out[..want])?,
+                    Body::Blocks(..) => unreachable!("matched above"),
                 };
-                let n = r.read(&mut out[..want])?;
                 if n == 0 && self.header.length != 0 {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,

@@ -16,6 +16,7 @@
 //! piece of the parallel writer (`compression::blocks`), shuffling a block
 //! where that makes it smaller.
 
+use super::read_full;
 use std::io::{self, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -368,19 +369,6 @@ impl Read for QxReader {
     }
 }
 
-/// Read exactly `buf.len()` bytes, or as many as there are: how many.
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
 
 /// The frame-reading thread: each block's length and frame, in order,
 /// hashed, handed to the workers; then the verdict.
