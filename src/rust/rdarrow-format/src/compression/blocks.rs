@@ -97,12 +97,14 @@ pub fn compress_piece(
                 ..CompressedBlock::default()
             })
         }
-        Compression::Qs2 | Compression::Qdata => Ok(CompressedBlock {
+        // (a .qdata file's blocks are cut by its encoding, write::qdata,
+        // never from a flat stream)
+        Compression::Qs2 => Ok(CompressedBlock {
             bytes: crate::compression::qx::compress_blocks(data, level as i32)?,
             len: data.len() as u64,
             ..CompressedBlock::default()
         }),
-        Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs => Err(io::Error::new(
+        Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs | Compression::Qdata => Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "this compression is read-only; write gzip, bzip2, xz or zstd",
         )),
@@ -654,7 +656,6 @@ impl Joiner {
                 h
             }
             Compression::Qs2 => crate::compression::qx::QxHeader::written(crate::compression::qx::QxFormat::Qs2).to_vec(),
-            Compression::Qdata => crate::compression::qx::QxHeader::written(crate::compression::qx::QxFormat::Qdata).to_vec(),
             _ => Vec::new(),
         };
         self.emit(out, &head)
@@ -684,7 +685,7 @@ impl Joiner {
                 }
                 self.emit(out, &piece.bytes)
             }
-            Compression::Qs2 | Compression::Qdata => {
+            Compression::Qs2 => {
                 std::hash::Hasher::write(&mut self.qx_hash, &piece.bytes);
                 self.emit(out, &piece.bytes)
             }
@@ -741,7 +742,7 @@ impl Joiner {
             }
             // the hash of every byte after the header, in the header (an
             // upload, which cannot be written again, keeps 0: not stored)
-            Compression::Qs2 | Compression::Qdata if self.patchable => Ok(Some(HeaderPatch {
+            Compression::Qs2 if self.patchable => Ok(Some(HeaderPatch {
                 offset: crate::compression::qx::HASH_AT as u64,
                 bytes: crate::compression::qx::stored_hash(std::hash::Hasher::finish(&self.qx_hash)).to_vec(),
             })),

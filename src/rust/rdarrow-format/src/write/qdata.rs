@@ -15,7 +15,7 @@
 
 use crate::base::error::{Error, Result};
 use crate::compression::qx::{self, QxFormat, QxHeader, MAX_BLOCK};
-use crate::tree::{altrep, levels, sxp, RObject, RefTable, StringLevels, StringVector, VectorData};
+use crate::tree::{altrep, encoding, levels, sxp, RObject, RefTable, StringLevels, StringVector, VectorData};
 use std::io::Write;
 use std::path::Path;
 
@@ -393,7 +393,7 @@ fn encode(root: &Item<'_>, done: &mut dyn FnMut(Vec<u8>) -> Result<()>) -> Resul
     };
     let mut groups: [Vec<&Item<'_>>; 5] = Default::default();
     tree(&mut b, root, &mut groups)?;
-    for (g, group) in groups.iter().enumerate() {
+    for group in &groups {
         for it in group {
             let Item::Vector { data, .. } = it else {
                 continue;
@@ -405,22 +405,17 @@ fn encode(root: &Item<'_>, done: &mut dyn FnMut(Vec<u8>) -> Result<()>) -> Resul
                             string_header(&mut b, None)?;
                             continue;
                         }
-                        let bytes = s.bytes(i);
-                        if level_of(&s.levels, i) & levels::LATIN1 != 0 && !bytes.is_ascii() {
-                            let utf8: String = bytes.iter().map(|&c| char::from(c)).collect();
-                            string_header(&mut b, Some(utf8.len()))?;
-                            b.data(utf8.as_bytes())?;
-                        } else {
-                            string_header(&mut b, Some(bytes.len()))?;
-                            b.data(bytes)?;
-                        }
+                        // in UTF-8, as qd_save() writes them (bytes were
+                        // refused when the tree was checked)
+                        let (_, text) = encoding::to_utf8(s.bytes(i), level_of(&s.levels, i), None);
+                        string_header(&mut b, Some(text.len()))?;
+                        b.data(&text)?;
                     }
                 }
                 Data::Fixed(v) => b.data(v)?,
                 Data::Borrowed(v) => b.data(v)?,
                 Data::List(_) => {}
             }
-            let _ = g;
         }
     }
     b.flush()
