@@ -3,9 +3,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::from_arrow::frame_from_batches;
-use rdarrow_arrow::ipc::read_ipc_bytes;
-use rdarrow_arrow::{Container, Format, StreamHeader};
+use rdarrow_arrow::from_arrow::frame::frame_from_batches;
+use rdarrow_arrow::files::ipc::read_ipc_bytes;
+use rdarrow_arrow::Container;
+use rdarrow_arrow::Format;
+use rdarrow_arrow::StreamHeader;
 
 /// libfuzzer-sys aborts on every panic, caught or not. The Arrow IPC reader
 /// panics on some malformed buffers, and arrow on some malformed types;

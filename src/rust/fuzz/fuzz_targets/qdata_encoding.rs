@@ -6,7 +6,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::{read::qdata::QdataReader, read_bytes, ReadOptions};
+use rdarrow_arrow::read::qdata::QdataReader;
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::ReadOptions;
 use std::io::Read;
 
 fuzz_target!(|data: &[u8]| {

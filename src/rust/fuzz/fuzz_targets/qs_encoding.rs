@@ -6,8 +6,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::compression::qs::{Algorithm, QsHeader};
-use rdarrow_arrow::{read::qs::QsTranscoded, read_bytes, ReadOptions};
+use rdarrow_arrow::compression::qs::Algorithm;
+use rdarrow_arrow::compression::qs::QsHeader;
+use rdarrow_arrow::read::qs::QsTranscoded;
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::ReadOptions;
 use std::io::Read;
 
 fuzz_target!(|data: &[u8]| {

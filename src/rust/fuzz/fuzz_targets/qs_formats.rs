@@ -6,7 +6,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::{read::summary, read_bytes, write_document, ReadOptions};
+use rdarrow_arrow::read::summary;
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::write_document;
+use rdarrow_arrow::ReadOptions;
 
 fuzz_target!(|data: &[u8]| {
     let opts = ReadOptions { max_depth: 500, max_memory: Some(1 << 30), ..Default::default() };

@@ -3,7 +3,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::{tree::altrep, read_bytes, read::summary, write_document, RObject, ReadOptions};
+use rdarrow_arrow::tree::altrep;
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::read::summary;
+use rdarrow_arrow::write_document;
+use rdarrow_arrow::RObject;
+use rdarrow_arrow::ReadOptions;
 
 fuzz_target!(|data: &[u8]| {
     // a decoding memory limit below libFuzzer's malloc limit

@@ -5,8 +5,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::{table_from_object, table_from_owned, EarlyColumns, TableOptions};
-use rdarrow_arrow::{read_bytes, ReadOptions};
+use rdarrow_arrow::table_from_object;
+use rdarrow_arrow::table_from_owned;
+use rdarrow_arrow::EarlyColumns;
+use rdarrow_arrow::TableOptions;
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::ReadOptions;
 
 fuzz_target!(|data: &[u8]| {
     // a decoding memory limit below libFuzzer's malloc limit
@@ -25,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mut doc) = read_bytes(data.to_vec(), &opts) else { return };
     let names: Vec<String> = doc.objects().iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
     let first = names.first().filter(|n| !n.is_empty()).cloned();
-    if let Ok((_, obj)) = doc.take_table_object(first.as_deref(), "value", &rdarrow_arrow::to_arrow::converts) {
+    if let Ok((_, obj)) = doc.take_table_object(first.as_deref(), "value", &rdarrow_arrow::mapping::objects::converts) {
         let _ = table_from_owned(&doc, obj, &TableOptions { chunk_size: Some(3), ..Default::default() });
     }
 });

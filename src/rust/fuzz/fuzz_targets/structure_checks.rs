@@ -9,7 +9,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::{read_bytes, checks::consistency, ReadOptions};
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::checks::consistency;
+use rdarrow_arrow::ReadOptions;
 
 fuzz_target!(|data: &[u8]| {
     let opts = ReadOptions { max_depth: 500, max_memory: Some(1 << 30), ..Default::default() };

@@ -5,7 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::tensor::{read_tensor, TensorParts};
+use rdarrow_arrow::files::tensor::read_tensor;
+use rdarrow_arrow::files::tensor::TensorParts;
 
 fuzz_target!(|data: &[u8]| {
     // (1 GiB of values at most, below libFuzzer's allocation limit, as a

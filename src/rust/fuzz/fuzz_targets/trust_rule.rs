@@ -7,9 +7,18 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rdarrow_arrow::tree::{sxp, RObject, RefEntry, RefTable, VectorData};
-use rdarrow_arrow::checks::trust::{self, Host, Trust};
-use rdarrow_arrow::{read_bytes, write_document, ErrorKind, ReadOptions};
+use rdarrow_arrow::tree::sxp;
+use rdarrow_arrow::tree::RObject;
+use rdarrow_arrow::tree::RefEntry;
+use rdarrow_arrow::tree::RefTable;
+use rdarrow_arrow::tree::VectorData;
+use rdarrow_arrow::checks::trust;
+use rdarrow_arrow::checks::trust::Host;
+use rdarrow_arrow::checks::trust::Trust;
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::write_document;
+use rdarrow_arrow::ErrorKind;
+use rdarrow_arrow::ReadOptions;
 
 /// Whether any promise, function or byte code is reachable from `o`.
 fn code_anywhere(o: &RObject, refs: &RefTable, seen: &mut Vec<bool>, depth: usize) -> bool {

@@ -4,8 +4,15 @@
 //! allocation request (a file's declared lengths must never be allocated
 //! up front).
 
-use rdarrow_arrow::{table_from_object, TableOptions};
-use rdarrow_arrow::{tree::altrep, read_bytes, checks::validate, ErrorKind, RObject, ReadOptions};
+use rdarrow_arrow::table_from_object;
+
+use rdarrow_arrow::TableOptions;
+use rdarrow_arrow::tree::altrep;
+use rdarrow_arrow::read_bytes;
+use rdarrow_arrow::checks::validate;
+use rdarrow_arrow::ErrorKind;
+use rdarrow_arrow::RObject;
+use rdarrow_arrow::ReadOptions;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -143,9 +150,9 @@ fn ipc_findings_are_corrupt_errors() {
             };
             // (the zstd one declares 12 GB: over the 1 GiB limit)
             let err =
-                rdarrow_arrow::ipc::read_ipc_bytes(bytes, "the input", limit).unwrap_err();
+                rdarrow_arrow::files::ipc::read_ipc_bytes(bytes, "the input", limit).unwrap_err();
             assert_eq!(err.kind, want, "{}: {err}", path.display());
-            let err = rdarrow_arrow::ipc::read_ipc_file(&path, limit).unwrap_err();
+            let err = rdarrow_arrow::files::ipc::read_ipc_file(&path, limit).unwrap_err();
             assert_eq!(err.kind, want, "{}: {err}", path.display());
             let largest = LARGEST.load(Ordering::Relaxed);
             assert!(
@@ -166,8 +173,8 @@ fn ipc_findings_are_corrupt_errors() {
 fn map_type_without_entry_fields_is_a_corrupt_error() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fuzz-findings/frame-map-without-entry-fields.arrows");
-    let (schema, batches) = rdarrow_arrow::ipc::read_ipc_file(&path, 1 << 30).unwrap();
-    let err = rdarrow_arrow::from_arrow::frame_from_batches(&schema, &batches)
+    let (schema, batches) = rdarrow_arrow::files::ipc::read_ipc_file(&path, 1 << 30).unwrap();
+    let err = rdarrow_arrow::from_arrow::frame::frame_from_batches(&schema, &batches)
         .err()
         .unwrap();
     assert_eq!(err.kind, ErrorKind::Corrupt, "{err}");
@@ -218,7 +225,8 @@ fn structure_findings_are_refused_by_the_checks() {
 /// back the same.
 #[test]
 fn tensor_findings_are_refused_or_read_back() {
-    use rdarrow_arrow::tensor::{read_tensor, TensorParts};
+    use rdarrow_arrow::files::tensor::read_tensor;
+    use rdarrow_arrow::files::tensor::TensorParts;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-findings");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {

@@ -13,14 +13,23 @@ mod progress;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use progress::{Progress, Spinner};
-use rdarrow_arrow::dataset::{write_dataset, DatasetEvent, DatasetFormat, DatasetOptions};
-use rdarrow_arrow::from_arrow::object_from_batches;
-use rdarrow_arrow::ipc::{
-    read_ipc_bytes, write_ipc, write_ipc_file, IpcCompression, IpcFormat,
-};
-use rdarrow_arrow::{read_table, ColumnRef, TableOptions};
-use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
-use rdarrow_arrow::{Error, ReadOptions};
+use rdarrow_arrow::files::dataset::write_dataset;
+use rdarrow_arrow::files::dataset::DatasetEvent;
+use rdarrow_arrow::files::dataset::DatasetFormat;
+use rdarrow_arrow::files::dataset::DatasetOptions;
+use rdarrow_arrow::from_arrow::frame::object_from_batches;
+use rdarrow_arrow::files::ipc::read_ipc_bytes;
+use rdarrow_arrow::files::ipc::write_ipc;
+use rdarrow_arrow::files::ipc::write_ipc_file;
+use rdarrow_arrow::files::ipc::IpcCompression;
+use rdarrow_arrow::files::ipc::IpcFormat;
+use rdarrow_arrow::read_table;
+use rdarrow_arrow::ColumnRef;
+use rdarrow_arrow::TableOptions;
+use rdarrow_arrow::write::write_object_file;
+use rdarrow_arrow::write::ObjectFileOptions;
+use rdarrow_arrow::Error;
+use rdarrow_arrow::ReadOptions;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -175,7 +184,7 @@ struct ToDatasetArgs {
     #[arg(long, value_name = "NAME")]
     object: Option<String>,
     /// Where the object is a list of data frames: the partition column of their names in the list
-    #[arg(long, value_name = "COL", default_value = rdarrow_arrow::dataset::DEFAULT_NAMES_TO)]
+    #[arg(long, value_name = "COL", default_value = rdarrow_arrow::files::dataset::DEFAULT_NAMES_TO)]
     names_to: String,
     /// Compression [default: zstd for parquet, none for arrow and feather]
     #[arg(long, value_enum)]
@@ -211,8 +220,8 @@ impl Codec {
         }
     }
 
-    fn parquet(self) -> rdarrow_arrow::parquet::ParquetCompression {
-        use rdarrow_arrow::parquet::ParquetCompression;
+    fn parquet(self) -> rdarrow_arrow::files::parquet_layout::ParquetCompression {
+        use rdarrow_arrow::files::parquet_layout::ParquetCompression;
         match self {
             Codec::None => ParquetCompression::Uncompressed,
             Codec::Lz4 => ParquetCompression::Lz4,
@@ -595,8 +604,12 @@ fn stream_name(file: &Path) -> String {
 // --- to-parquet --------------------------------------------------------------
 
 fn to_parquet(a: ToParquetArgs, read: &ReadOptions, progress: &Progress) -> Outcome {
-    use rdarrow_arrow::parquet::{ParquetCompression, ParquetOptions};
-    use rdarrow_arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
+    use rdarrow_arrow::files::parquet_layout::ParquetCompression;
+    use rdarrow_arrow::files::parquet_layout::ParquetOptions;
+    use rdarrow_arrow::check_sink_name;
+    use rdarrow_arrow::convert_to_file;
+    use rdarrow_arrow::DataFileKind;
+    use rdarrow_arrow::FileOutput;
     let out = a
         .output
         .clone()
@@ -659,7 +672,7 @@ fn to_tensor(a: ToTensorArgs, read: &ReadOptions, progress: &Progress) -> Outcom
         )));
     }
     let spin = progress.spinner(format!("converting {}", a.file.display()));
-    let res = rdarrow_arrow::tensor::rdata_to_tensor(
+    let res = rdarrow_arrow::files::tensor::rdata_to_tensor(
         &a.file,
         a.object.as_deref(),
         &stream_name(&a.file),
@@ -816,7 +829,7 @@ fn to_dataset(a: ToDatasetArgs, read: &ReadOptions, progress: &Progress) -> Outc
         names_to: a.names_to.clone(),
         compression: a.compression.map(Codec::ipc),
         parquet: {
-            let mut p = rdarrow_arrow::parquet::ParquetOptions::default();
+            let mut p = rdarrow_arrow::files::parquet_layout::ParquetOptions::default();
             if let Some(c) = a.compression {
                 p.compression = c.parquet();
             }

@@ -42,9 +42,9 @@ unsafe fn bind(info: ffi::duckdb_bind_info) -> Result<(), String> {
         .pairs("storage_options")?,
     );
     let sources = crate::scan::sources_of(&paths, &read)?;
-    let listed = rdarrow_arrow::rows::per_column(
+    let listed = rdarrow_arrow::batches::rows::per_column(
         sources.len(),
-        rdarrow_arrow::rows::all_cores()
+        rdarrow_arrow::batches::rows::all_cores()
             .min(sources.len())
             .max(1),
         |i| {

@@ -2,7 +2,7 @@
 //! `read_rds(path)`: the rows of one object of each R data file the path
 //! names (a file, a glob, a list of them, a directory, an http(s) URL, a
 //! lazy-load data base), as one table (columns matched by name,
-//! [`rdarrow_arrow::union`]).
+//! [`rdarrow_arrow::files::union`]).
 //!
 //! Bind opens every file on all cores (the engine's `open_table`: a data
 //! frame's payloads stay in the file, or in a spill of its decompressed
@@ -20,9 +20,13 @@ use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, Int64Array, StringArray};
 use arrow_schema::{DataType, TimeUnit};
 use libduckdb_sys as ffi;
-use rdarrow_arrow::rows::ColumnSource;
-use rdarrow_arrow::union::{conform, union_by_name, Union, UnionInput};
-use rdarrow_arrow::{ColumnRef, TableOptions};
+use rdarrow_arrow::batches::rows::ColumnSource;
+use rdarrow_arrow::files::union::conform;
+use rdarrow_arrow::files::union::union_by_name;
+use rdarrow_arrow::files::union::Union;
+use rdarrow_arrow::files::union::UnionInput;
+use rdarrow_arrow::ColumnRef;
+use rdarrow_arrow::TableOptions;
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -217,9 +221,9 @@ unsafe fn call_of(info: ffi::duckdb_bind_info, named: bool) -> Result<Call, Stri
 unsafe fn bind(info: ffi::duckdb_bind_info, named: bool) -> Result<(), String> {
     let call = call_of(info, named)?;
     let sources = sources_of(&call.paths, &call.read)?;
-    let threads = rdarrow_arrow::rows::all_cores();
+    let threads = rdarrow_arrow::batches::rows::all_cores();
     let opened: Vec<Result<FileTable, String>> =
-        rdarrow_arrow::rows::per_column(sources.len(), threads.min(sources.len()), |i| {
+        rdarrow_arrow::batches::rows::per_column(sources.len(), threads.min(sources.len()), |i| {
             let (path, label) = &sources[i];
             Ok(open_file(
                 path,
@@ -292,7 +296,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
             let mut units = Vec::new();
             let mut row = 0;
             for (file, f) in bind.files.iter().enumerate() {
-                for (start, len) in rdarrow_arrow::rows::row_groups(f.rows, UNIT_ROWS) {
+                for (start, len) in rdarrow_arrow::batches::rows::row_groups(f.rows, UNIT_ROWS) {
                     units.push(Unit {
                         file,
                         start,
@@ -302,7 +306,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
                 }
                 row += f.rows;
             }
-            let threads = rdarrow_arrow::rows::all_cores()
+            let threads = rdarrow_arrow::batches::rows::all_cores()
                 .min(units.len())
                 .max(1);
             ffi::duckdb_init_set_max_threads(info, threads as ffi::idx_t);
@@ -370,9 +374,9 @@ fn produce(
     projected: Vec<usize>,
     to: std::sync::mpsc::SyncSender<Converted>,
 ) {
-    let threads = rdarrow_arrow::rows::all_cores();
+    let threads = rdarrow_arrow::batches::rows::all_cores();
     let failed = std::cell::Cell::new(false);
-    let outcome = rdarrow_arrow::rows::by_row_group(
+    let outcome = rdarrow_arrow::batches::rows::by_row_group(
         units.len(),
         projected.len().max(1),
         threads,

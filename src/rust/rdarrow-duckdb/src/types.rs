@@ -1,7 +1,7 @@
 //! The DuckDB type of each Arrow type rdarrow makes: the type DuckDB's own
 //! Arrow scan gives it, so that `read_rdata()` and a scan of
 //! `rdarrow.read_table()` agree. rdarrow's one R -> Arrow mapping
-//! (`rdarrow_arrow::types`) decides the Arrow type; this only
+//! (`rdarrow_arrow::mapping::types`) decides the Arrow type; this only
 //! names it in DuckDB's terms: factors (dictionaries) are ENUM, Date is
 //! DATE, POSIXct with a zone is TIMESTAMP WITH TIME ZONE, difftime
 //! (duration) is INTERVAL, integer64 is BIGINT, list columns are LIST,

@@ -10,7 +10,11 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 use rdarrow_arrow::base::error::source_failure as failure;
-use rdarrow_arrow::{Error, Origin, Result, Source, Streamed};
+use rdarrow_arrow::Error;
+use rdarrow_arrow::Origin;
+use rdarrow_arrow::Result;
+use rdarrow_arrow::Source;
+use rdarrow_arrow::Streamed;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

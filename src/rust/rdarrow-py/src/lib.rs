@@ -11,8 +11,12 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList};
-use rdarrow_arrow::{read_table, ColumnRef, TableOptions};
-use rdarrow_arrow::{Error, ErrorKind, ReadOptions};
+use rdarrow_arrow::read_table;
+use rdarrow_arrow::ColumnRef;
+use rdarrow_arrow::TableOptions;
+use rdarrow_arrow::Error;
+use rdarrow_arrow::ErrorKind;
+use rdarrow_arrow::ReadOptions;
 use std::path::PathBuf;
 
 mod given;
@@ -139,7 +143,8 @@ fn check_compression(compress: &str, level: Option<i64>, path: &str) -> PyResult
 /// name, then names (str) and positions from 1 (int).
 #[pyfunction]
 fn object_path(parts: Vec<Bound<'_, PyAny>>) -> PyResult<String> {
-    use rdarrow_arrow::tree::object_path::{ObjectPath, Step};
+    use rdarrow_arrow::tree::object_path::ObjectPath;
+    use rdarrow_arrow::tree::object_path::Step;
     let mut it = parts.iter();
     let top: String = it
         .next()
@@ -399,7 +404,7 @@ fn write_rdata(
         level,
         version,
         rds,
-        threads: threads.unwrap_or_else(rdarrow_arrow::rows::all_cores),
+        threads: threads.unwrap_or_else(rdarrow_arrow::batches::rows::all_cores),
         storage: storage_of(&storage),
         ..Default::default()
     };
@@ -408,7 +413,7 @@ fn write_rdata(
         for (name, g) in given {
             let obj = match g {
                 Given::Table(schema, batches) => {
-                    rdarrow_arrow::from_arrow::object_with(&mut m, &schema, &batches)
+                    rdarrow_arrow::from_arrow::frame::object_with(&mut m, &schema, &batches)
                         .map_err(|e| e.in_object(&name))?
                 }
                 Given::Made(obj) => obj,
@@ -513,7 +518,8 @@ fn to_parquet(
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    use rdarrow_arrow::parquet::{ParquetCompression, ParquetOptions};
+    use rdarrow_arrow::files::parquet_layout::ParquetCompression;
+    use rdarrow_arrow::files::parquet_layout::ParquetOptions;
     let compression = ParquetCompression::parse(compression).map_err(py_err)?;
     let out = rdarrow_arrow::FileOutput::Parquet(ParquetOptions {
         compression,
@@ -543,7 +549,8 @@ fn to_ipc(
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
 ) -> PyResult<(String, usize, Vec<String>)> {
-    use rdarrow_arrow::ipc::{IpcCompression, IpcFormat};
+    use rdarrow_arrow::files::ipc::IpcCompression;
+    use rdarrow_arrow::files::ipc::IpcFormat;
     let out = rdarrow_arrow::FileOutput::Ipc {
         format: IpcFormat::from_name(format).map_err(py_err)?,
         compression: IpcCompression::from_name(compression).map_err(py_err)?,
@@ -584,7 +591,7 @@ fn to_tensor(
         Some(sink) => {
             let (name, _) = py
                 .detach(|| {
-                    rdarrow_arrow::tensor::rdata_to_tensor(&path, object.as_deref(), &stream_name, read, &sink)
+                    rdarrow_arrow::files::tensor::rdata_to_tensor(&path, object.as_deref(), &stream_name, read, &sink)
                 })
                 .map_err(|e| in_source(&path.label(), e))?;
             Ok((name, None))
@@ -592,7 +599,7 @@ fn to_tensor(
         None => {
             let (name, doc, obj) = py
                 .detach(|| {
-                    rdarrow_arrow::tensor::array_of_file(&path, object.as_deref(), &stream_name, read)
+                    rdarrow_arrow::files::tensor::array_of_file(&path, object.as_deref(), &stream_name, read)
                 })
                 .map_err(|e| in_source(&path.label(), e))?;
             let t = values::RTensor::of(py, &obj, &doc.refs)?;

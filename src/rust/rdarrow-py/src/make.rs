@@ -25,8 +25,15 @@ use crate::values::Tracked;
 use arrow_buffer::{Buffer, ScalarBuffer};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList, PyString, PyTuple};
-use rdarrow_arrow::tree::make::{strings, ObjectMaker};
-use rdarrow_arrow::tree::{levels, na, set_attribute, AttrOnly, Flags, RObject, VectorData};
+use rdarrow_arrow::tree::make::strings;
+use rdarrow_arrow::tree::make::ObjectMaker;
+use rdarrow_arrow::tree::levels;
+use rdarrow_arrow::tree::na;
+use rdarrow_arrow::tree::set_attribute;
+use rdarrow_arrow::tree::AttrOnly;
+use rdarrow_arrow::tree::Flags;
+use rdarrow_arrow::tree::RObject;
+use rdarrow_arrow::tree::VectorData;
 use rdarrow_arrow::Error;
 use std::panic::AssertUnwindSafe;
 use std::ptr::NonNull;
@@ -124,7 +131,7 @@ impl<'m> FromPython<'m> {
                     .map_err(|_| self.here("a table is not an Arrow C stream"))?;
                 let (schema, batches) = crate::import_stream(capsule)?;
                 let mut obj =
-                    rdarrow_arrow::from_arrow::object_with(self.maker, &schema, &batches)
+                    rdarrow_arrow::from_arrow::frame::object_with(self.maker, &schema, &batches)
                         .map_err(|e| self.engine(e))?;
                 drop(batches);
                 for (name, value) in self.attributes(&t.get_item(2)?, depth)? {

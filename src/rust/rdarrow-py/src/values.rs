@@ -24,9 +24,16 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 use rdarrow_arrow::checks::consistency;
 use rdarrow_arrow::tree::object_path::quote_name;
-use rdarrow_arrow::tree::{na, sxp, RObject, RefTable, StringVector, VectorData};
-use rdarrow_arrow::{table_from_object, TableOptions};
-use rdarrow_arrow::{Document, ErrorKind};
+use rdarrow_arrow::tree::na;
+use rdarrow_arrow::tree::sxp;
+use rdarrow_arrow::tree::RObject;
+use rdarrow_arrow::tree::RefTable;
+use rdarrow_arrow::tree::StringVector;
+use rdarrow_arrow::tree::VectorData;
+use rdarrow_arrow::table_from_object;
+use rdarrow_arrow::TableOptions;
+use rdarrow_arrow::Document;
+use rdarrow_arrow::ErrorKind;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
@@ -151,7 +158,7 @@ pub struct RTensor {
 impl RTensor {
     /// The tensor of the R array `obj`.
     pub fn of(py: Python<'_>, obj: &RObject, refs: &RefTable) -> PyResult<RTensor> {
-        let t = rdarrow_arrow::tensor::TensorParts::of(obj, refs).map_err(crate::py_err)?;
+        let t = rdarrow_arrow::files::tensor::TensorParts::of(obj, refs).map_err(crate::py_err)?;
         let (kind, width) = match t.element {
             arrow_schema::DataType::Int32 => ('i', 4),
             arrow_schema::DataType::Int64 => ('i', 8),
@@ -250,7 +257,7 @@ impl<'a> ToPython<'a> {
                 "the object nests more than {MAX_DEPTH} levels deep"
             ))));
         }
-        if self.tensors && rdarrow_arrow::tensor::is_tensor_value(obj, self.refs) {
+        if self.tensors && rdarrow_arrow::files::tensor::is_tensor_value(obj, self.refs) {
             return RTensor::of(py, obj, self.refs)?.into_py_any(py);
         }
         Ok(match obj {
@@ -668,7 +675,7 @@ fn mask(na: impl Iterator<Item = bool> + Clone) -> Option<Vec<bool>> {
 /// A table's own row names (not 1..n) from its `"r"` metadata, as plain
 /// values, for a pandas index.
 pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResult<Py<PyAny>> {
-    match rdarrow_arrow::metadata::row_names(schema).map_err(crate::py_err)? {
+    match rdarrow_arrow::metadata::document::row_names(schema).map_err(crate::py_err)? {
         Some((rn, refs)) => ToPython::plain(&refs).value(py, &rn, 0),
         None => Ok(py.None()),
     }

@@ -11,10 +11,19 @@ use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_arrow::ipc::{into_ffi_stream, IpcCompression, IpcFormat};
-use rdarrow_arrow::parquet::{ParquetCompression, ParquetOptions};
-use rdarrow_arrow::{check_sink_name, convert_to_file, DataFileKind, FileOutput};
-use rdarrow_arrow::{read_table, ArrowTable, ColumnRef, TableOptions};
+use rdarrow_arrow::files::ipc::into_ffi_stream;
+use rdarrow_arrow::files::ipc::IpcCompression;
+use rdarrow_arrow::files::ipc::IpcFormat;
+use rdarrow_arrow::files::parquet_layout::ParquetCompression;
+use rdarrow_arrow::files::parquet_layout::ParquetOptions;
+use rdarrow_arrow::check_sink_name;
+use rdarrow_arrow::convert_to_file;
+use rdarrow_arrow::DataFileKind;
+use rdarrow_arrow::FileOutput;
+use rdarrow_arrow::read_table;
+use rdarrow_arrow::ArrowTable;
+use rdarrow_arrow::ColumnRef;
+use rdarrow_arrow::TableOptions;
 use rdarrow_arrow::Error;
 use rdarrow_arrow::ReadOptions;
 
@@ -152,7 +161,7 @@ pub fn to_arrow(
         .collect();
     let addresses = buffer_addresses(&table);
     let warnings = table.warnings.clone();
-    let shape = rdarrow_arrow::metadata::object_shape(&table.schema);
+    let shape = rdarrow_arrow::metadata::document::object_shape(&table.schema);
     let stream = Box::new(into_ffi_stream(table));
     list!(
         stream = stream_xptr(stream),
@@ -205,8 +214,8 @@ fn to_arrow_streamed(path: &Given, req: &Request, rows: usize, read: ReadOptions
         .collect();
     let nrow = t.source.num_rows() as f64;
     let warnings = t.source.warnings();
-    let shape = rdarrow_arrow::metadata::object_shape(&t.source.schema());
-    let stream = Box::new(rdarrow_arrow::ipc::streamed_ffi_stream(
+    let shape = rdarrow_arrow::metadata::document::object_shape(&t.source.schema());
+    let stream = Box::new(rdarrow_arrow::files::ipc::streamed_ffi_stream(
         t.source,
         t.group_rows,
     ));
@@ -223,7 +232,7 @@ fn to_arrow_streamed(path: &Given, req: &Request, rows: usize, read: ReadOptions
 }
 
 /// The stream `x` (an external pointer, consumed) with its tensor columns
-/// as their storage, for arrow R ([`rdarrow_arrow::fixed_shape::storage_schema`]):
+/// as their storage, for arrow R ([`rdarrow_arrow::mapping::shape::storage_schema`]):
 /// the same arrays, no copy.
 pub fn storage_types(x: &Robj) -> Robj {
     use arrow_array::ffi_stream::RecordBatchStreamReader;
@@ -236,7 +245,7 @@ pub fn storage_types(x: &Robj) -> Robj {
         Ok(r) => r,
         Err(e) => return error_value(&Error::corrupt(format!("cannot read the Arrow stream: {e}"))),
     };
-    let schema = rdarrow_arrow::fixed_shape::storage_schema(&reader.schema());
+    let schema = rdarrow_arrow::mapping::shape::storage_schema(&reader.schema());
     let out = schema.clone();
     let batches = reader.map(move |b| {
         b.and_then(|b| {

@@ -1,10 +1,12 @@
 //! Arrow datasets from R data files: argument conversion for
 //! `rdata_to_dataset()`; the work is the engine's
-//! (`rdarrow_arrow::dataset`).
+//! (`rdarrow_arrow::files::dataset`).
 
 use crate::errors::error_value;
 use extendr_api::prelude::*;
-use rdarrow_arrow::dataset::{write_dataset, DatasetFormat, DatasetOptions};
+use rdarrow_arrow::files::dataset::write_dataset;
+use rdarrow_arrow::files::dataset::DatasetFormat;
+use rdarrow_arrow::files::dataset::DatasetOptions;
 use rdarrow_arrow::Error;
 use std::path::PathBuf;
 

@@ -3,7 +3,8 @@
 
 use extendr_api::prelude::*;
 use rdarrow_arrow::base::error::LimitKind;
-use rdarrow_arrow::{Error, ErrorKind};
+use rdarrow_arrow::Error;
+use rdarrow_arrow::ErrorKind;
 
 /// How an R user raises the limit an error ran into.
 fn limit_hint(limit: LimitKind) -> &'static str {

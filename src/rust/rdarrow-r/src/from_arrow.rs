@@ -12,11 +12,14 @@ use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NilValue, R_RegisterCFinalizerEx,
     Rboolean, SEXP,
 };
-use rdarrow_arrow::from_arrow::{
-    frame_from_batches, object_from_batches, vector_from_batches, RFrame,
-};
-use rdarrow_arrow::write::{write_object_file, ObjectFileOptions};
-use rdarrow_arrow::{Compression, Error};
+use rdarrow_arrow::from_arrow::frame::frame_from_batches;
+use rdarrow_arrow::from_arrow::frame::object_from_batches;
+use rdarrow_arrow::from_arrow::frame::vector_from_batches;
+use rdarrow_arrow::from_arrow::frame::RFrame;
+use rdarrow_arrow::write::write_object_file;
+use rdarrow_arrow::write::ObjectFileOptions;
+use rdarrow_arrow::Compression;
+use rdarrow_arrow::Error;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -4,7 +4,9 @@
 //! temporary file.
 
 use extendr_api::prelude::*;
-use rdarrow_arrow::{Error, Origin, Source};
+use rdarrow_arrow::Error;
+use rdarrow_arrow::Origin;
+use rdarrow_arrow::Source;
 use std::path::Path;
 
 /// A reader's `file`.

@@ -4,7 +4,10 @@
 
 use extendr_api::prelude::*;
 use rdarrow_arrow::base::error::LimitKind;
-use rdarrow_arrow::{Compression, Document, Format, ReadOptions};
+use rdarrow_arrow::Compression;
+use rdarrow_arrow::Document;
+use rdarrow_arrow::Format;
+use rdarrow_arrow::ReadOptions;
 
 mod arrow;
 mod dataset;
@@ -28,7 +31,8 @@ use to_r::{BuildError, RBuilder};
 /// read may decode; unset = the machine's memory) and `timeout`. Main
 /// thread only: it asks R.
 pub(crate) fn options(settings: &Robj) -> ReadOptions {
-    use rdarrow_arrow::checks::trust::{Host, Trust};
+    use rdarrow_arrow::checks::trust::Host;
+    use rdarrow_arrow::checks::trust::Trust;
     let mut max_depth = 10_000;
     let mut storage = Vec::new();
     let mut data_only = false;
@@ -269,7 +273,8 @@ fn rdata_list_files_impl(
 /// @noRd
 #[extendr]
 fn object_path_impl(parts: Vec<String>, position: Logicals) -> Robj {
-    use rdarrow_arrow::tree::object_path::{ObjectPath, Step};
+    use rdarrow_arrow::tree::object_path::ObjectPath;
+    use rdarrow_arrow::tree::object_path::Step;
     let position: Vec<bool> = position.iter().map(|b| b.is_true()).collect();
     let mut steps = Vec::new();
     for (p, &pos) in parts.iter().zip(&position).skip(1) {
@@ -695,7 +700,7 @@ fn rdata_to_tensor_impl(path: Robj, sink: &str, object: Nullable<String>, stream
         Nullable::Null => None,
     };
     let res = job::run("Writing the tensor", || {
-        rdarrow_arrow::tensor::rdata_to_tensor(
+        rdarrow_arrow::files::tensor::rdata_to_tensor(
             &path,
             object.as_deref(),
             stream_name,
@@ -940,7 +945,7 @@ fn ipc_to_rdata_impl(
             let (input, output) = (std::path::Path::new(path), std::path::Path::new(file));
             let res = job::run("Writing", || {
                 if tensor {
-                    rdarrow_arrow::tensor::tensor_file_to_rdata(input, output, &o, max_memory)
+                    rdarrow_arrow::files::tensor::tensor_file_to_rdata(input, output, &o, max_memory)
                         .map(|_| ())
                 } else {
                     rdarrow_arrow::data_file_to_rdata(input, output, &o, max_memory).map(|_| ())

@@ -20,8 +20,16 @@ use extendr_ffi::{
     R_NilValue, R_PreserveObject, R_ReleaseObject, R_xlen_t, Rf_allocVector, COMPLEX, INTEGER,
     LOGICAL, RAW, REAL, SET_STRING_ELT, SEXP, SEXPTYPE,
 };
-use rdarrow_arrow::read::{Allocation, Column, Consumer, Placement, StringSink};
-use rdarrow_arrow::tree::{sxp, Consumed, RObject, Taken, VectorData};
+use rdarrow_arrow::read::Allocation;
+use rdarrow_arrow::read::Column;
+use rdarrow_arrow::read::Consumer;
+use rdarrow_arrow::read::Placement;
+use rdarrow_arrow::read::StringSink;
+use rdarrow_arrow::tree::sxp;
+use rdarrow_arrow::tree::Consumed;
+use rdarrow_arrow::tree::RObject;
+use rdarrow_arrow::tree::Taken;
+use rdarrow_arrow::tree::VectorData;
 use rdarrow_arrow::StreamHeader;
 use std::ptr::NonNull;
 use std::sync::mpsc;

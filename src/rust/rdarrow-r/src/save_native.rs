@@ -22,8 +22,13 @@
 use extendr_api::prelude::*;
 use extendr_ffi::{R_xlen_t, SEXP};
 use rdarrow_arrow::tree::altrep;
-use rdarrow_arrow::tree::{pack, sxp, Flags, SpecialValue};
-use rdarrow_arrow::write::layout::{Layout, StringItem, StringSource};
+use rdarrow_arrow::tree::pack;
+use rdarrow_arrow::tree::sxp;
+use rdarrow_arrow::tree::Flags;
+use rdarrow_arrow::tree::SpecialValue;
+use rdarrow_arrow::write::layout::Layout;
+use rdarrow_arrow::write::layout::StringItem;
+use rdarrow_arrow::write::layout::StringSource;
 use rdarrow_arrow::write::Emit;
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
@@ -213,7 +218,8 @@ impl BufferStrings {
         native: Option<&[u8]>,
         na_flags: i32,
     ) -> Option<Self> {
-        use rdarrow_arrow::tree::encoding::{is_utf8_name, levels_in_r};
+        use rdarrow_arrow::tree::encoding::is_utf8_name;
+        use rdarrow_arrow::tree::encoding::levels_in_r;
         if !native.is_none_or(is_utf8_name)
             && !(0..strings.len())
                 .all(|i| levels_in_r(strings.bytes(i), strings.levels(i), native).is_some())

@@ -9,7 +9,9 @@ use extendr_api::prelude::*;
 use extendr_ffi::{R_Serialize, R_outpstream_st, R_pstream_format_t, Rboolean, SEXP};
 use rdarrow_arrow::compression::parallel::ParallelCompressor;
 use rdarrow_arrow::write::ObjectFileOptions;
-use rdarrow_arrow::{Error, ErrorKind, WritebackFile};
+use rdarrow_arrow::Error;
+use rdarrow_arrow::ErrorKind;
+use rdarrow_arrow::WritebackFile;
 use std::io::{BufWriter, Write};
 use std::os::raw::{c_int, c_void};
 

@@ -13,7 +13,8 @@ use extendr_ffi::{
     Rf_mkCharLenCE, Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR,
     SETLEVELS, SET_ATTRIB, SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
-use rdarrow_arrow::tree::encoding::{to_utf8, CharEncoding};
+use rdarrow_arrow::tree::encoding::to_utf8;
+use rdarrow_arrow::tree::encoding::CharEncoding;
 use rdarrow_arrow::tree::*;
 use rdarrow_arrow::Error;
 

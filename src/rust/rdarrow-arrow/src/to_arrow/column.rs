@@ -3,16 +3,33 @@
 //! converts the values. Integer, double, integer64, raw and UTF-8 string
 //! payloads are wrapped, not copied.
 
-use super::during_parse::ConvertedColumn;
-use super::table::{table_from_object, TableOptions};
-use super::temporal::{self, TimeChoice};
-use crate::tree::altrep;
-use crate::types::{self, Facts, RKind};
-use crate::tree::encoding;
-use crate::base::error::{Error, Result};
-use crate::tree::na::{self, is_na_real};
-use crate::tree::*;
-use crate::Document;
+use crate::to_arrow::nulls::fused_validity;
+use crate::mapping::objects::has_arrow_value;
+use crate::to_arrow::nulls::int_nulls;
+use crate::mapping::objects::matrix_dims;
+use crate::mapping::objects::not_convertible;
+use crate::to_arrow::nulls::nulls_from;
+use crate::mapping::objects::strings_in;
+use crate::mapping::objects::strings_of;
+use crate::mapping::objects::view;
+use crate::mapping::objects::View;
+use crate::metadata::columns::{binary_list, raw_bytes};
+use crate::metadata::converted::ConvertedColumn;
+use crate::to_arrow::table::table_from_object;
+use crate::to_arrow::options::TableOptions;
+use crate::to_arrow::temporal;
+use crate::to_arrow::temporal::TimeChoice;
+use rdarrow_format::tree::altrep;
+use crate::mapping::types;
+use crate::mapping::types::Facts;
+use crate::mapping::types::RKind;
+use rdarrow_format::tree::encoding;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::tree::na;
+use rdarrow_format::tree::na::is_na_real;
+use rdarrow_format::tree::*;
+use rdarrow_format::Document;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int8Type};
 use arrow_array::*;
@@ -21,33 +38,10 @@ use arrow_schema::DataType;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// A vector's data and attributes, with ALTREP expanded.
-pub(super) struct View<'a> {
-    pub data: Cow<'a, VectorData>,
-    pub attrs: Option<&'a RObject>,
-}
-
-pub(super) fn view<'a>(obj: &'a RObject, refs: &RefTable) -> Result<Option<View<'a>>> {
-    Ok(match obj {
-        RObject::Vector(v) => Some(View {
-            data: Cow::Borrowed(&v.data),
-            attrs: v.attributes.as_ref(),
-        }),
-        RObject::Altrep(a) => Some(View {
-            data: Cow::Owned(altrep::expand(a, refs)?),
-            attrs: match &a.attributes {
-                RObject::Null => None,
-                other => Some(other),
-            },
-        }),
-        _ => None,
-    })
-}
-
 /// Move an atomic vector's payload out of its node (which keeps its
 /// attributes and a skipped payload of the same type and length), so the
 /// conversion owns the only reference to its buffers.
-pub(super) fn take_payload(obj: &mut RObject) -> Option<VectorData> {
+pub(crate) fn take_payload(obj: &mut RObject) -> Option<VectorData> {
     let RObject::Vector(v) = obj else { return None };
     if matches!(
         v.data,
@@ -69,123 +63,6 @@ fn attr<'a>(attrs: Option<&'a RObject>, refs: &RefTable, name: &str) -> Option<&
     attrs.and_then(|a| pairlist_get(a, refs, name.as_bytes()))
 }
 
-/// The strings of a character vector, expanding an ALTREP one (whose class
-/// names resolve through `refs`).
-pub(crate) fn strings_in(obj: Option<&RObject>, refs: &RefTable) -> Vec<String> {
-    let owned;
-    let s = match obj {
-        Some(RObject::Altrep(a)) => {
-            // e.g. names kept in an ALTREP wrapper
-            owned = altrep::expand(a, refs).ok();
-            match &owned {
-                Some(VectorData::Character(s)) => Some(s),
-                _ => None,
-            }
-        }
-        Some(o) => o.as_strings(),
-        None => None,
-    };
-    match s {
-        Some(s) => (0..s.len())
-            .map(|i| String::from_utf8_lossy(s.get(i).unwrap_or(b"NA")).into_owned())
-            .collect(),
-        None => Vec::new(),
-    }
-}
-
-/// The strings of a character vector (an ALTREP one is not expanded).
-pub(super) fn strings_of(obj: Option<&RObject>) -> Vec<String> {
-    strings_in(obj, &RefTable::default())
-}
-
-/// Whether a list element has an Arrow value: a vector (not an expression
-/// vector; an S4 object whose type is a vector as that vector), an S4
-/// object (a struct of its slots). Others (calls, functions, environments)
-/// are null in Arrow, their R serialization in the metadata
-/// ([`crate::metadata`]).
-pub(crate) fn has_arrow_value(obj: &RObject) -> bool {
-    match obj {
-        RObject::Null | RObject::Altrep(_) | RObject::S4(_) => true,
-        RObject::Vector(v) => !matches!(v.data, VectorData::Expression(_)),
-        _ => false,
-    }
-}
-
-/// The dimensions of a matrix (a vector whose `dim` has two numbers).
-pub(crate) fn matrix_dims(obj: &RObject, refs: &RefTable) -> Option<(usize, usize)> {
-    let d = obj.attribute(refs, "dim")?;
-    let dims: Vec<i64> = match d {
-        RObject::Vector(v) => match &v.data {
-            VectorData::Integer(x) => x.iter().map(|&i| i as i64).collect(),
-            VectorData::Real(x) => x.iter().map(|&f| f as i64).collect(),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    match dims[..] {
-        [r, c] if r >= 0 && c >= 0 => Some((r as usize, c as usize)),
-        _ => None,
-    }
-}
-
-/// Whether `obj` is an S4 object whose type is a vector (it converts as
-/// the vector, its S4 bit kept in the metadata).
-pub(crate) fn is_s4(obj: &RObject) -> bool {
-    matches!(obj, RObject::Vector(v) if v.flags.levels & levels::S4_OBJECT != 0)
-}
-
-/// Whether a file's object is one to convert when none is named: a kind
-/// the type mapping knows ([`RKind`]), `NULL` and S4 objects aside, or a
-/// sparse matrix. (Any object named converts; an S4 object as a struct of
-/// its slots.) The Arrow bridge's rule for
-/// [`Document::choose_table_object`].
-pub fn converts(obj: &RObject, refs: &RefTable) -> bool {
-    (!is_s4(obj)
-        && matches!(RKind::of(&obj.class_attr(refs), obj.sxptype(refs)), Some(k) if k != RKind::Null))
-        || crate::sparse::storage_of(obj, refs).is_some()
-}
-
-/// The error for an R value with no Arrow equivalent.
-pub(super) fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Error {
-    if obj.sxptype(refs) == sxp::PROM {
-        // the one rule's words (a promise is code, not a value to convert)
-        return Error::new(
-            crate::ErrorKind::Unsafe,
-            crate::checks::trust::promise_message(what),
-        );
-    }
-    Error::unsupported(format!(
-        "{what} is {} (type {}), which has no Arrow equivalent (it is not data: functions, calls, formulas and environments stay in R); data frames, atomic vectors, factors, dates, times, matrices, lists and S4 objects of those convert",
-        obj.class(refs).join("/"),
-        sxp::type_name(obj.sxptype(refs))
-    ))
-}
-
-/// One pass over `n` elements: `f(i)` does the element's work (filling
-/// the caller's outputs) and says whether it is valid; the validity bits
-/// are gathered as it goes. `None` when every element is valid.
-pub(super) fn fused_validity(n: usize, mut f: impl FnMut(usize) -> bool) -> Option<NullBuffer> {
-    let mut words: Vec<u64> = Vec::with_capacity(n.div_ceil(64));
-    let mut all_valid = true;
-    let mut start = 0;
-    while start < n {
-        let end = (start + 64).min(n);
-        let mut w = 0u64;
-        for i in start..end {
-            w |= (f(i) as u64) << (i - start);
-        }
-        let full = if end - start == 64 {
-            u64::MAX
-        } else {
-            (1u64 << (end - start)) - 1
-        };
-        all_valid &= w == full;
-        words.push(w);
-        start = end;
-    }
-    (!all_valid).then(|| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(words), 0, n)))
-}
-
 /// R logicals as Arrow booleans, values and validity in one pass.
 fn logical_array(x: &[i32]) -> BooleanArray {
     let mut values: Vec<u64> = vec![0; x.len().div_ceil(64)];
@@ -198,19 +75,6 @@ fn logical_array(x: &[i32]) -> BooleanArray {
         BooleanBuffer::new(Buffer::from_vec(values), 0, x.len()),
         nulls,
     )
-}
-
-pub(super) fn nulls_from(len: usize, valid: impl Fn(usize) -> bool) -> Option<NullBuffer> {
-    let b = BooleanBuffer::collect_bool(len, valid);
-    let n = NullBuffer::new(b);
-    (n.null_count() > 0).then_some(n)
-}
-
-pub(super) fn int_nulls(v: &[i32]) -> Option<NullBuffer> {
-    if !v.contains(&na::INTEGER) {
-        return None;
-    }
-    nulls_from(v.len(), |i| v[i] != na::INTEGER)
 }
 
 fn real_nulls(v: &[f64]) -> Option<NullBuffer> {
@@ -226,7 +90,7 @@ fn plain_type(kind: RKind) -> DataType {
 }
 
 /// Converts R columns (of one document) to Arrow arrays.
-pub(super) struct Converter<'d> {
+pub(crate) struct Converter<'d> {
     pub refs: &'d RefTable,
     /// The stream's native encoding.
     native: Option<&'d [u8]>,
@@ -260,7 +124,7 @@ impl<'d> Converter<'d> {
     /// reference table so far); data-frame columns do not convert.
     pub fn while_reading(
         refs: &'d RefTable,
-        header: &'d crate::StreamHeader,
+        header: &'d rdarrow_format::StreamHeader,
         default_tz: Option<&'d str>,
         time_unit: Option<arrow_schema::TimeUnit>,
     ) -> Self {
@@ -353,7 +217,7 @@ impl<'d> Converter<'d> {
         if RKind::of(&classes, obj.sxptype(refs)) == Some(RKind::DataFrame) {
             return self.struct_column(obj, name);
         }
-        if crate::posixlt::is_posixlt(&classes, obj.sxptype(refs)) {
+        if crate::mapping::posixlt::is_posixlt(&classes, obj.sxptype(refs)) {
             // the instants of its times, as a POSIXct in its zone
             let zone = match strings_in(obj.attribute(refs, "tzone"), refs)
                 .into_iter()
@@ -362,8 +226,8 @@ impl<'d> Converter<'d> {
                 Some(tz) if !tz.is_empty() => Some(tz),
                 _ => self.default_tz.map(str::to_string),
             };
-            let tz = crate::posixlt::time_zone(zone.as_deref());
-            let secs = crate::posixlt::instants(obj, refs, &tz);
+            let tz = crate::mapping::posixlt::time_zone(zone.as_deref());
+            let secs = crate::mapping::posixlt::instants(obj, refs, &tz);
             return temporal::date_time(
                 Cow::Owned(VectorData::Real(secs.into())),
                 zone,
@@ -375,7 +239,7 @@ impl<'d> Converter<'d> {
         }
         // a list of arrays of one shape: a tensor per row
         if !element {
-            if let Some(shape) = crate::fixed_shape::TensorShape::of_list(obj, refs) {
+            if let Some(shape) = crate::mapping::shape::TensorShape::of_list(obj, refs) {
                 return self.tensor_column(obj, &shape, name);
             }
         }
@@ -467,12 +331,12 @@ impl<'d> Converter<'d> {
         Ok((DataType::FixedSizeList(field, nc as i32), Arc::new(arr)))
     }
 
-    /// A list of arrays of one shape and type ([`crate::fixed_shape`]):
+    /// A list of arrays of one shape and type ([`crate::from_arrow::tensor_columns`]):
     /// one fixed-size list of each array's values, in R's order, per row.
     fn tensor_column(
         &self,
         obj: &RObject,
-        shape: &crate::fixed_shape::TensorShape,
+        shape: &crate::mapping::shape::TensorShape,
         name: &str,
     ) -> Result<(DataType, ArrayRef)> {
         let items: Vec<&RObject> = match obj {
@@ -675,7 +539,7 @@ impl<'d> Converter<'d> {
                     true
                 });
                 if let Some(bad) = bad {
-                    return Err(crate::checks::consistency::factor_code_outside(
+                    return Err(rdarrow_format::checks::consistency::factor_code_outside(
                         bad,
                         None,
                         nlev as u64,
@@ -1215,33 +1079,4 @@ fn complex(x: &ScalarBuffer<f64>) -> Result<(DataType, ArrayRef)> {
         nulls,
     );
     Ok((dt, Arc::new(arr)))
-}
-
-/// A raw vector without attributes: its bytes (a column converted while
-/// its file was read is a `uint8` array by then).
-fn raw_bytes(o: &RObject) -> Option<&[u8]> {
-    let RObject::Vector(v) = o else { return None };
-    if v.attributes.is_some() {
-        return None;
-    }
-    match &v.data {
-        VectorData::Raw(b) => Some(b.as_slice()),
-        data => match ConvertedColumn::of(data).map(|c| &c.result) {
-            Some(Ok((DataType::UInt8, a))) => {
-                Some(a.as_primitive::<arrow_array::types::UInt8Type>().values())
-            }
-            _ => None,
-        },
-    }
-}
-
-/// Whether a list's elements make Arrow binary (as arrow R maps a list of
-/// raw vectors): raw vectors without attributes and `NULL`s, one raw at
-/// least. Such a list comes back as raw vectors; a raw element of any
-/// other list says so in its metadata node.
-pub(crate) fn binary_list(items: &[RObject]) -> bool {
-    items.iter().any(|o| raw_bytes(o).is_some())
-        && items
-            .iter()
-            .all(|o| matches!(o, RObject::Null) || raw_bytes(o).is_some())
 }

@@ -4,36 +4,13 @@
 //! ([`VectorData::Consumed`] holding a [`ConvertedColumn`]), where the
 //! table conversion finds it.
 
-use super::column::{take_payload, Converter};
-use crate::metadata::{KeptStrings, NaBits};
-use crate::base::error::Result;
-use crate::tree::*;
-use arrow_array::ArrayRef;
-use arrow_schema::DataType;
+use crate::metadata::converted::ConvertedColumn;
+use crate::to_arrow::column::take_payload;
+use crate::to_arrow::column::Converter;
+use crate::metadata::strings::KeptStrings;
+use crate::metadata::na_bits::NaBits;
+use rdarrow_format::tree::*;
 use std::sync::Arc;
-
-/// A column's Arrow array made while its file was read, kept in the tree
-/// in place of its R payload ([`Consumed`]): the conversion's result (an
-/// error surfaces when the table conversion reaches it).
-#[derive(Debug, Clone)]
-pub struct ConvertedColumn {
-    pub result: Result<(DataType, ArrayRef)>,
-    /// Its strings that need keeping in the metadata.
-    pub strings: Option<KeptStrings>,
-    /// Its NAs whose bits are not R's `NA_real_` (Arrow's null keeps no
-    /// bits), for the metadata.
-    pub na_bits: Option<NaBits>,
-}
-
-impl ConvertedColumn {
-    /// The column converted while its file was read, if `data` is one.
-    pub fn of(data: &VectorData) -> Option<&ConvertedColumn> {
-        match data {
-            VectorData::Consumed(c) => c.value::<ConvertedColumn>(),
-            _ => None,
-        }
-    }
-}
 
 /// Converts columns while their file is still being read. The parser
 /// hands each column of a top-level list (a data frame's columns) to the
@@ -67,12 +44,12 @@ impl EarlyColumns {
         })
     }
 
-    /// As the reader's consumer ([`crate::ReadOptions::consumer`]).
-    pub fn consumer(self: &Arc<Self>) -> Arc<dyn crate::Consumer> {
+    /// As the reader's consumer ([`rdarrow_format::ReadOptions::consumer`]).
+    pub fn consumer(self: &Arc<Self>) -> Arc<dyn rdarrow_format::Consumer> {
         self.clone()
     }
 
-    fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &crate::StreamHeader) {
+    fn convert(&self, obj: &mut RObject, refs: &RefTable, header: &rdarrow_format::StreamHeader) {
         let conv =
             Converter::while_reading(refs, header, self.default_tz.as_deref(), self.time_unit);
         // data-frame columns convert with their parent
@@ -81,7 +58,7 @@ impl EarlyColumns {
         }
         // a matrix is a fixed-size list column in a data frame but keeps
         // its values in a list: its parent decides
-        if super::column::matrix_dims(obj, refs).is_some() {
+        if crate::mapping::objects::matrix_dims(obj, refs).is_some() {
             return;
         }
         let native = header.native_encoding.as_deref();
@@ -143,18 +120,21 @@ impl EarlyColumns {
 
 /// Each column converts as soon as it is read; payloads are decoded into
 /// the tree's buffers, which the arrays then wrap.
-impl crate::Consumer for EarlyColumns {
-    fn column(&self, column: crate::Column<'_>) {
+impl rdarrow_format::Consumer for EarlyColumns {
+    fn column(&self, column: rdarrow_format::Column<'_>) {
         self.convert(column.object, column.refs, column.header)
     }
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::super::table::tests::wide_doc;
-    use super::super::table::{
-        table_from_object, table_from_owned, ColumnRef, TableOptions, PARALLEL_ROWS,
-    };
+pub(crate) mod tests {
+    use arrow_schema::DataType;
+    use crate::to_arrow::table::tests::wide_doc;
+    use crate::to_arrow::table::table_from_object;
+    use crate::to_arrow::table::table_from_owned;
+    use crate::to_arrow::options::ColumnRef;
+    use crate::to_arrow::options::TableOptions;
+    use crate::to_arrow::table::PARALLEL_ROWS;
     use super::*;
 
     #[test]
@@ -162,7 +142,7 @@ pub(super) mod tests {
         let units = [None, Some(arrow_schema::TimeUnit::Nanosecond)];
         for (n, time_unit) in [7, PARALLEL_ROWS + 1].into_iter().zip(units) {
             let doc = wide_doc(n);
-            let bytes = crate::write_document(&doc, Vec::new()).unwrap();
+            let bytes = rdarrow_format::write_document(&doc, Vec::new()).unwrap();
             let opts = TableOptions {
                 time_unit,
                 ..Default::default()
@@ -177,11 +157,11 @@ pub(super) mod tests {
             }
 
             let early = EarlyColumns::with_unit(None, time_unit);
-            let read_opts = crate::ReadOptions {
+            let read_opts = rdarrow_format::ReadOptions {
                 consumer: Some(early.consumer()),
                 ..Default::default()
             };
-            let mut read = crate::read_bytes(bytes, &read_opts).unwrap();
+            let mut read = rdarrow_format::read_bytes(bytes, &read_opts).unwrap();
             // every column was converted and its payload released while reading
             match &read.root {
                 RObject::Vector(v) => match &v.data {
@@ -199,12 +179,12 @@ pub(super) mod tests {
 
             // a selection that repeats a column, on a read with the hook
             let early = EarlyColumns::new(None);
-            let read_opts = crate::ReadOptions {
+            let read_opts = rdarrow_format::ReadOptions {
                 consumer: Some(early.consumer()),
                 ..Default::default()
             };
             let mut read =
-                crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts)
+                rdarrow_format::read_bytes(rdarrow_format::write_document(&doc, Vec::new()).unwrap(), &read_opts)
                     .unwrap();
             let root = std::mem::replace(&mut read.root, RObject::Null);
             let col_select = Some(vec![
@@ -236,7 +216,7 @@ pub(super) mod tests {
 
     /// A compact sequence 1..n (an ALTREP node) of base type `base`.
     pub(crate) fn compact_seq(
-        m: &mut crate::tree::make::ObjectMaker,
+        m: &mut rdarrow_format::tree::make::ObjectMaker,
         class: &str,
         base: u8,
         n: usize,
@@ -252,14 +232,14 @@ pub(super) mod tests {
         let cells = vec![
             cell(m.symbol(class)),
             cell(m.symbol("base")),
-            cell(crate::tree::make::ints(vec![base as i32])),
+            cell(rdarrow_format::tree::make::ints(vec![base as i32])),
         ];
         let info = RObject::Pairlist(Box::new(Pairlist {
             cells,
             tail: RObject::Null,
         }));
         let object = !matches!(attributes, RObject::Null);
-        let state = crate::tree::make::reals(vec![n as f64, 1.0, 1.0]);
+        let state = rdarrow_format::tree::make::reals(vec![n as f64, 1.0, 1.0]);
         RObject::Altrep(Box::new(Altrep {
             flags: Flags { levels: 0, object },
             info,
@@ -271,15 +251,15 @@ pub(super) mod tests {
     #[test]
     fn compact_sequences_converted_while_reading_keep_their_attributes() {
         let n = 50;
-        let mut m = crate::tree::make::ObjectMaker::default();
+        let mut m = rdarrow_format::tree::make::ObjectMaker::default();
         let id = compact_seq(&mut m, "compact_intseq", sxp::INT, n, RObject::Null);
         let class = m
-            .tagged_pairlist(vec![("class", crate::tree::make::strings([Some(&b"Date"[..])]))])
+            .tagged_pairlist(vec![("class", rdarrow_format::tree::make::strings([Some(&b"Date"[..])]))])
             .unwrap();
         let day = compact_seq(&mut m, "compact_realseq", sxp::REAL, n, class);
-        let names = crate::tree::make::strings([Some(&b"id"[..]), Some(&b"day"[..])]);
-        let frame_class = crate::tree::make::strings([Some(&b"data.frame"[..])]);
-        let row_names = crate::tree::make::ints(vec![na::INTEGER, -(n as i32)]);
+        let names = rdarrow_format::tree::make::strings([Some(&b"id"[..]), Some(&b"day"[..])]);
+        let frame_class = rdarrow_format::tree::make::strings([Some(&b"data.frame"[..])]);
+        let row_names = rdarrow_format::tree::make::ints(vec![na::INTEGER, -(n as i32)]);
         let df = m.vector(
             VectorData::List(vec![id, day]),
             vec![
@@ -288,7 +268,7 @@ pub(super) mod tests {
                 ("row.names", row_names),
             ],
         );
-        let doc = super::super::table::tests::doc_of(m, df);
+        let doc = crate::to_arrow::table::tests::doc_of(m, df);
         let expected = table_from_object(&doc, &doc.root, &TableOptions::default()).unwrap();
         let types: Vec<String> = expected
             .schema
@@ -299,12 +279,12 @@ pub(super) mod tests {
         assert_eq!(types, ["Int32", "Date32"]);
 
         let early = EarlyColumns::new(None);
-        let read_opts = crate::ReadOptions {
+        let read_opts = rdarrow_format::ReadOptions {
             consumer: Some(early.consumer()),
             ..Default::default()
         };
         let mut read =
-            crate::read_bytes(crate::write_document(&doc, Vec::new()).unwrap(), &read_opts)
+            rdarrow_format::read_bytes(rdarrow_format::write_document(&doc, Vec::new()).unwrap(), &read_opts)
                 .unwrap();
         let root = std::mem::replace(&mut read.root, RObject::Null);
         match &root {

@@ -1,6 +1,6 @@
 //! A data frame converted row group by row group, its payloads read back
 //! from the file (or the spill of its decompressed stream, see
-//! [`crate::read::spill`]) by row range: memory holds one row group of every
+//! [`rdarrow_format::read::spill`]) by row range: memory holds one row group of every
 //! column, never the table.
 //!
 //! The schema is fixed before the first row group: each column converts
@@ -12,16 +12,25 @@
 //! ALTREP) were decoded by the parser and convert whole, once; their row
 //! groups are slices.
 
-use super::column::{matrix_dims, Converter};
-use super::table::{distinct_positions, plan_table, schema_of, table_from_owned, TableOptions};
-use super::temporal::{self, TimeChoice};
-use crate::metadata::{KeptStrings, NaBits};
-use crate::rows::ColumnSource;
-use crate::types::{self, RKind};
-use crate::base::error::{Error, Result};
-use crate::read::spill::PayloadStore;
-use crate::tree::*;
-use crate::Document;
+use crate::mapping::objects::matrix_dims;
+use crate::to_arrow::column::Converter;
+use crate::to_arrow::table::distinct_positions;
+use crate::to_arrow::table::plan_table;
+use crate::to_arrow::table::schema_of;
+use crate::to_arrow::table::table_from_owned;
+use crate::to_arrow::options::TableOptions;
+use crate::to_arrow::temporal;
+use crate::to_arrow::temporal::TimeChoice;
+use crate::metadata::strings::KeptStrings;
+use crate::metadata::na_bits::NaBits;
+use crate::batches::rows::ColumnSource;
+use crate::mapping::types;
+use crate::mapping::types::RKind;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::read::spill::PayloadStore;
+use rdarrow_format::tree::*;
+use rdarrow_format::Document;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, SchemaRef};
 use std::borrow::Cow;
@@ -122,12 +131,12 @@ impl DeferredColumn {
 }
 
 /// A column of a data frame whose file is still being parsed, read by row
-/// range from what has been read so far (see [`crate::Column::store`]):
+/// range from what has been read so far (see [`rdarrow_format::Column::store`]):
 /// converted as [`StreamedTable`] will convert it once the parse is done.
 pub struct ColumnSoFar {
     col: DeferredColumn,
     refs: RefTable,
-    header: crate::StreamHeader,
+    header: rdarrow_format::StreamHeader,
     store: PayloadStore,
     default_tz: Option<String>,
     time_unit: Option<arrow_schema::TimeUnit>,
@@ -140,7 +149,7 @@ impl ColumnSoFar {
     pub fn new(
         node: RObject,
         refs: RefTable,
-        header: crate::StreamHeader,
+        header: rdarrow_format::StreamHeader,
         store: PayloadStore,
         opts: &TableOptions,
         rows: usize,
@@ -212,12 +221,12 @@ pub struct OpenedTable {
 
 /// The rows a row group may hold when about `row_bytes` bytes per row must
 /// fit four times (decoded, converted, encoded, compressed) for each of the
-/// row groups worked on at once ([`crate::rows::GROUPS_IN_FLIGHT`])
+/// row groups worked on at once ([`crate::batches::rows::GROUPS_IN_FLIGHT`])
 /// in `memory`.
 pub fn rows_for(row_bytes: u64, memory: u64) -> usize {
-    let copies = 4 * crate::rows::GROUPS_IN_FLIGHT as u64;
+    let copies = 4 * crate::batches::rows::GROUPS_IN_FLIGHT as u64;
     let rows = memory / (copies * row_bytes.max(1));
-    (rows as usize).clamp(1024, crate::parquet::DEFAULT_ROW_GROUP_ROWS)
+    (rows as usize).clamp(1024, crate::batches::rows::DEFAULT_ROW_GROUP_ROWS)
 }
 
 /// Bytes per element of a payload, strings by their average size.
@@ -237,45 +246,45 @@ pub fn element_bytes(obj: &RObject) -> u64 {
 }
 
 /// Open one object of the file at `path` for conversion by row group (see
-/// [`crate::Document::choose_table_object`] for which object), spilling a
+/// [`rdarrow_format::Document::choose_table_object`] for which object), spilling a
 /// compressed file's stream to `spill_dir`. A data frame streams; other
 /// objects (and data frames in ASCII files) convert in memory. `rows` as
 /// asked by the caller, else chosen for `memory` bytes.
 pub fn open_table(
-    path: &(impl crate::Origin + ?Sized),
+    path: &(impl rdarrow_format::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
     mut opts: TableOptions,
-    read: crate::ReadOptions,
+    read: rdarrow_format::ReadOptions,
     spill_dir: &Path,
     rows: Option<usize>,
     memory: u64,
-    on_column: Option<Arc<dyn crate::Consumer>>,
+    on_column: Option<Arc<dyn rdarrow_format::Consumer>>,
 ) -> Result<OpenedTable> {
     // an element of a list streams too: the elements of lists are left
     // in the stream at every depth
-    let placement = if object.is_some_and(crate::is_path) {
-        crate::Placement::DeferNested
+    let placement = if object.is_some_and(rdarrow_format::is_path) {
+        rdarrow_format::Placement::DeferNested
     } else {
-        crate::Placement::Defer
+        rdarrow_format::Placement::Defer
     };
-    let consumer: Arc<dyn crate::Consumer> = match on_column {
-        Some(inner) => Arc::new(crate::Placed { placement, inner }),
+    let consumer: Arc<dyn rdarrow_format::Consumer> = match on_column {
+        Some(inner) => Arc::new(rdarrow_format::Placed { placement, inner }),
         None => Arc::new(placement),
     };
-    let read = crate::ReadOptions {
+    let read = rdarrow_format::ReadOptions {
         consumer: Some(consumer),
         ..read
     };
     let (mut doc, store) =
-        crate::read_file_deferred(path, &read, &mut crate::Wanted::one(object), spill_dir)?;
+        rdarrow_format::read_file_deferred(path, &read, &mut rdarrow_format::Wanted::one(object), spill_dir)?;
     if opts.one_object {
         let names = doc.object_names(stream_name);
         if names.len() != 1 {
-            return Err(crate::read::document::not_one_object(&names));
+            return Err(rdarrow_format::read::document::not_one_object(&names));
         }
     }
-    let (name, obj) = doc.take_table_object(object, stream_name, &super::converts)?;
+    let (name, obj) = doc.take_table_object(object, stream_name, &crate::mapping::objects::converts)?;
     opts.object_name = if name.is_empty() {
         "value".into()
     } else {
@@ -450,9 +459,9 @@ fn in_column(name: &str, e: Error) -> Error {
 /// data frame's row numbers and `seq_len()` columns): its row groups are
 /// made from the sequence's three numbers.
 fn is_sequence(a: &Altrep, refs: &RefTable) -> bool {
-    crate::tree::altrep::class_of(a, refs)
+    rdarrow_format::tree::altrep::class_of(a, refs)
         .0
-        .is_some_and(crate::tree::altrep::is_compact_sequence)
+        .is_some_and(rdarrow_format::tree::altrep::is_compact_sequence)
 }
 
 /// The strings of a deferred character column that need keeping in the
@@ -471,7 +480,7 @@ fn kept_strings(
         return Ok(None);
     };
     let native = doc.header.native_encoding.as_deref();
-    if d.sxptype != sxp::STR || (d.plain_text && native.is_none_or(crate::tree::encoding::is_utf8_name)) {
+    if d.sxptype != sxp::STR || (d.plain_text && native.is_none_or(rdarrow_format::tree::encoding::is_utf8_name)) {
         return Ok(None);
     }
     let mut parts = Vec::new();
@@ -495,7 +504,7 @@ fn read_through(
     let rows = rows.max(1);
     let mut start = 0;
     while start < len {
-        crate::base::cancel::check()?;
+        rdarrow_format::base::cancel::check()?;
         let n = rows.min(len - start);
         f(store.read(d, start as u64, n as u64)?, start);
         start += n;
@@ -543,7 +552,7 @@ fn part(
         RObject::Altrep(a) => {
             return Ok(RObject::Vector(Box::new(Vector {
                 flags: a.flags,
-                data: crate::tree::altrep::sequence_part(a, refs, start as u64, n as u64)?,
+                data: rdarrow_format::tree::altrep::sequence_part(a, refs, start as u64, n as u64)?,
                 attributes: match &a.attributes {
                     RObject::Null => None,
                     other => Some(other.clone()),
@@ -574,7 +583,7 @@ fn time_choice(
     let len = node.vector_len(refs) as usize;
     let to_seconds = match kind {
         RKind::Difftime => {
-            let units = super::column::strings_in(node.attribute(refs, "units"), refs)
+            let units = crate::mapping::objects::strings_in(node.attribute(refs, "units"), refs)
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| "secs".into());
@@ -587,7 +596,7 @@ fn time_choice(
     let mut mask = 0b1111u8;
     let mut start = 0;
     while start < len && mask != 0 {
-        crate::base::cancel::check()?;
+        rdarrow_format::base::cancel::check()?;
         let n = rows.min(len - start);
         if let RObject::Vector(v) = part(store, refs, node, start, n)? {
             mask &= temporal::kept_units(kind, &v.data, to_seconds);
@@ -628,12 +637,16 @@ impl ColumnSource for StreamedTable {
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::tests::{doc_of, wide_doc};
-    use super::super::table::{table_from_object, ColumnRef};
+    use crate::to_arrow::table::tests::doc_of;
+    use crate::to_arrow::table::tests::wide_doc;
+    use crate::to_arrow::table::table_from_object;
+    use crate::to_arrow::options::ColumnRef;
     use super::*;
-    use crate::rows::{batch_of, row_groups};
-    use crate::tree::make::{self, ObjectMaker};
-    use crate::Compression;
+    use crate::batches::rows::batch_of;
+    use crate::batches::rows::row_groups;
+    use rdarrow_format::tree::make;
+    use rdarrow_format::tree::make::ObjectMaker;
+    use rdarrow_format::Compression;
 
     fn temp_dir(tag: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("rdarrow-streamed-{tag}-{}", std::process::id()));
@@ -654,7 +667,7 @@ mod tests {
             None,
             "x",
             opts,
-            crate::ReadOptions::default(),
+            rdarrow_format::ReadOptions::default(),
             dir,
             Some(rows),
             1 << 30,
@@ -681,7 +694,7 @@ mod tests {
             .enumerate()
         {
             let path = dir.join(format!("f{k}.rds"));
-            crate::write_file(&doc, &path, comp, None).unwrap();
+            rdarrow_format::write_file(&doc, &path, comp, None).unwrap();
             for sel in [
                 None,
                 Some(vec![
@@ -754,7 +767,7 @@ mod tests {
         }
         let doc = doc_of(m, df);
         let path = dir.join("t.rds");
-        crate::write_file(&doc, &path, Compression::Gzip, None).unwrap();
+        rdarrow_format::write_file(&doc, &path, Compression::Gzip, None).unwrap();
         let opts = TableOptions {
             object_name: "x".into(),
             ..Default::default()
@@ -791,7 +804,7 @@ mod tests {
         let dir = temp_dir("seq");
         let n = 10_000;
         let mut m = ObjectMaker::default();
-        let seq = super::super::during_parse::tests::compact_seq;
+        let seq = crate::to_arrow::during_parse::tests::compact_seq;
         let id = seq(&mut m, "compact_intseq", sxp::INT, n, RObject::Null);
         let class = m
             .tagged_pairlist(vec![("class", make::strings([Some(&b"Date"[..])]))])
@@ -812,7 +825,7 @@ mod tests {
         );
         let doc = doc_of(m, df);
         let path = dir.join("s.rds");
-        crate::write_file(&doc, &path, Compression::Gzip, None).unwrap();
+        rdarrow_format::write_file(&doc, &path, Compression::Gzip, None).unwrap();
         let opts = TableOptions {
             object_name: "x".into(),
             ..Default::default()
@@ -828,10 +841,16 @@ mod tests {
 
     #[test]
     fn parquet_and_ipc_files_become_the_same_rdata_file_written_one_column_at_a_time() {
-        use crate::from_arrow::object_from_batches;
-        use crate::ipc::{write_ipc_source_file, IpcCompression, IpcFile, IpcFormat};
-        use crate::parquet::{read_parquet_file, write_parquet_file, ParquetOptions};
-        use crate::write::{write_object_file, ObjectFileOptions};
+        use crate::from_arrow::frame::object_from_batches;
+        use crate::files::ipc::write_ipc_source_file;
+        use crate::files::ipc::IpcCompression;
+        use crate::files::ipc::IpcFile;
+        use crate::files::ipc::IpcFormat;
+        use crate::files::parquet::read_parquet_file;
+        use crate::files::parquet::write_parquet_file;
+        use crate::files::parquet_layout::ParquetOptions;
+        use rdarrow_format::write::write_object_file;
+        use rdarrow_format::write::ObjectFileOptions;
         let dir = temp_dir("columns");
         let doc = wide_doc(5000);
         let opts = TableOptions {

@@ -3,14 +3,24 @@
 //! [`convert_columns`] converts the selected columns (on several threads
 //! for large tables) and [`assemble`] makes the schema and record batches.
 
-use super::column::{not_convertible, nulls_from, strings_in, strings_of, view, Converter};
-use super::during_parse::EarlyColumns;
-use crate::tree::altrep;
-use crate::{metadata, types};
-use crate::base::error::{Error, Result};
-use crate::tree::na;
-use crate::tree::*;
-use crate::Document;
+use crate::batches::table::ArrowTable;
+use crate::to_arrow::options::ColumnRef;
+use crate::to_arrow::options::TableOptions;
+use crate::mapping::objects::names_of;
+use crate::mapping::objects::not_convertible;
+use crate::to_arrow::nulls::nulls_from;
+use crate::mapping::objects::strings_of;
+use crate::mapping::objects::view;
+use crate::to_arrow::column::Converter;
+use crate::to_arrow::during_parse::EarlyColumns;
+use rdarrow_format::tree::altrep;
+use crate::metadata;
+use crate::mapping::types;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::tree::na;
+use rdarrow_format::tree::*;
+use rdarrow_format::Document;
 use arrow_array::*;
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Schema, SchemaRef};
@@ -18,52 +28,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A column chosen by name or by 1-based position.
-#[derive(Debug, Clone)]
-pub enum ColumnRef {
-    Name(String),
-    Position(usize),
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct TableOptions {
-    /// Columns to keep, in this order (all when `None`).
-    pub col_select: Option<Vec<ColumnRef>>,
-    /// Rows per record batch (one batch when `None`).
-    pub chunk_size: Option<usize>,
-    /// The zone given to POSIXct values without a `tzone` (arrow R uses the
-    /// session's zone); `None` leaves them without a zone.
-    pub default_tz: Option<String>,
-    /// The name of a single column made from a vector.
-    pub object_name: String,
-    /// One unit for every POSIXct column's timestamps (rounded to it), as
-    /// a dataset's files need one schema; `None` gives each column the
-    /// coarsest unit that keeps its values' bits (see [`types`]).
-    pub time_unit: Option<arrow_schema::TimeUnit>,
-    /// The file must hold one object (as `readRDS()` reads): an error
-    /// naming its objects otherwise.
-    pub one_object: bool,
-}
-
-/// A schema and its record batches.
-#[derive(Debug, Clone)]
-pub struct ArrowTable {
-    pub schema: SchemaRef,
-    pub batches: Vec<RecordBatch>,
-    /// What the user should be told about the conversion (it went on).
-    pub warnings: Vec<String>,
-}
-
-impl ArrowTable {
-    pub fn num_rows(&self) -> usize {
-        self.batches.iter().map(|b| b.num_rows()).sum()
-    }
-}
-
 /// What a table is made of, worked out from the object before any column
 /// converts: the selected columns' names, the row count, the schema
 /// metadata and, for a matrix, its columns as vectors.
-pub(super) struct TablePlan {
+pub(crate) struct TablePlan {
     pub is_df: bool,
     pub nrow: usize,
     /// Positions of the selected columns among the object's columns.
@@ -73,12 +41,12 @@ pub(super) struct TablePlan {
     /// Whether each selected column is an ordered factor.
     ordered: Vec<bool>,
     /// What the object was, for the way back.
-    shape: metadata::Shape,
+    shape: metadata::document::Shape,
     /// A data frame's own attributes.
-    frame_meta: Option<metadata::ColumnMeta>,
+    frame_meta: Option<metadata::columns::ColumnMeta>,
     /// The selected columns' attributes (the metadata are written once
     /// their Arrow types are known).
-    col_meta: Vec<metadata::ColumnMeta>,
+    col_meta: Vec<metadata::columns::ColumnMeta>,
     /// What the user should be told (the conversion goes on).
     pub warnings: Vec<String>,
     /// A matrix's columns (the object's own columns otherwise).
@@ -91,7 +59,7 @@ pub(super) struct TablePlan {
 impl TablePlan {
     /// Keep the NA bits `bits` of the object's column `i` (found once
     /// it was read).
-    pub(super) fn keep_na_bits(&mut self, i: usize, bits: metadata::NaBits) {
+    pub(crate) fn keep_na_bits(&mut self, i: usize, bits: metadata::na_bits::NaBits) {
         for k in 0..self.idx.len() {
             if self.idx[k] == i {
                 self.col_meta[k].set_na_bits(bits.clone());
@@ -101,7 +69,7 @@ impl TablePlan {
 
     /// Keep the strings `kept` of the object's column `i` (found once
     /// they were read), and say so.
-    pub(super) fn keep_strings(&mut self, i: usize, kept: metadata::KeptStrings) {
+    pub(crate) fn keep_strings(&mut self, i: usize, kept: metadata::strings::KeptStrings) {
         let mut told = false;
         for k in 0..self.idx.len() {
             if self.idx[k] == i {
@@ -116,11 +84,6 @@ impl TablePlan {
     }
 }
 
-/// The names of a data frame's (or list's) elements.
-pub(crate) fn names_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
-    strings_in(obj.attribute(refs, "names"), refs)
-}
-
 /// A data frame's columns.
 fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
     match obj {
@@ -132,9 +95,9 @@ fn frame_items<'a>(obj: &'a RObject, refs: &RefTable) -> Result<&'a [RObject]> {
     }
 }
 
-pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
+pub(crate) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<TablePlan> {
     let refs = &doc.refs;
-    let cx = metadata::MetaContext {
+    let cx = metadata::columns::MetaContext {
         native: doc.header.native_encoding.as_deref(),
         default_tz: opts.default_tz.as_deref(),
     };
@@ -143,12 +106,12 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
     let mut warnings = Vec::new();
     let shape;
     let is_df = obj.inherits(refs, "data.frame");
-    if let Some(sp) = crate::sparse::parts(obj, refs)? {
+    if let Some(sp) = crate::mapping::sparse::parts(obj, refs)? {
         // a sparse matrix: the table of its stored entries
         names = sp.names;
         nrow = sp.rows;
         matrix_columns = Some(sp.columns);
-        shape = metadata::Shape::Sparse {
+        shape = metadata::document::Shape::Sparse {
             storage: sp.storage,
             slots: sp.slots,
         };
@@ -195,11 +158,11 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         }) {
             attrs.push(("names".to_string(), nm.clone()));
         }
-        shape = metadata::Shape::Frame { attrs };
+        shape = metadata::document::Shape::Frame { attrs };
         matrix_columns = None;
     } else if obj
         .attribute(refs, "dim")
-        .is_some_and(|d| crate::read::summary::r_length(d, refs) == 2)
+        .is_some_and(|d| rdarrow_format::read::summary::r_length(d, refs) == 2)
         && obj.attributes().is_some()
     {
         // a matrix: one column per matrix column
@@ -235,13 +198,13 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         );
         names = colnames;
         nrow = nr;
-        shape = metadata::Shape::Matrix {
-            attrs: metadata::ColumnMeta::of(obj, refs, cx).take_all(),
+        shape = metadata::document::Shape::Matrix {
+            attrs: metadata::columns::ColumnMeta::of(obj, refs, cx).take_all(),
         };
     } else {
         let len = match view(obj, refs)? {
-            _ if crate::posixlt::is_posixlt(&obj.class_attr(refs), obj.sxptype(refs)) => {
-                crate::posixlt::length(obj, refs)
+            _ if crate::mapping::posixlt::is_posixlt(&obj.class_attr(refs), obj.sxptype(refs)) => {
+                crate::mapping::posixlt::length(obj, refs)
             }
             // a struct of its slots
             None if matches!(obj, RObject::S4(_)) => 1,
@@ -264,7 +227,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         names = vec![opts.object_name.clone()];
         matrix_columns = None;
         nrow = len;
-        shape = metadata::Shape::Vector { attrs: Vec::new() };
+        shape = metadata::document::Shape::Vector { attrs: Vec::new() };
     }
 
     // column selection
@@ -294,15 +257,15 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         (None, false) => vec![obj],
     };
     let sel_cols: Vec<&RObject> = idx.iter().map(|&i| all_columns[i]).collect();
-    let mut col_meta: Vec<metadata::ColumnMeta> = sel_cols
+    let mut col_meta: Vec<metadata::columns::ColumnMeta> = sel_cols
         .iter()
-        .map(|c| metadata::ColumnMeta::of(c, refs, cx))
+        .map(|c| metadata::columns::ColumnMeta::of(c, refs, cx))
         .collect();
     for (k, m) in col_meta.iter().enumerate() {
         warnings.extend(m.repair_warning(&names[idx[k]]));
     }
     let mut shape = shape;
-    if let metadata::Shape::Vector { attrs } = &mut shape {
+    if let metadata::document::Shape::Vector { attrs } = &mut shape {
         // a data frame's column cannot have dimensions (arrow R applies
         // the column's attributes to one): they travel on their own (the
         // vector's one column may be selected more than once)
@@ -314,7 +277,7 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
         }
     }
     // the frame's own attributes (its columns' are in `col_meta`)
-    let frame_meta = is_df.then(|| metadata::ColumnMeta::own(obj, refs, cx));
+    let frame_meta = is_df.then(|| metadata::columns::ColumnMeta::own(obj, refs, cx));
     let ordered = sel_cols
         .iter()
         .map(|c| c.inherits(refs, "ordered"))
@@ -338,18 +301,18 @@ pub(super) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
 /// The rows of a data frame's column: a data frame column's rows, else
 /// its length.
 fn column_rows(col: &RObject, refs: &RefTable) -> usize {
-    if let Some((nr, _)) = super::column::matrix_dims(col, refs) {
+    if let Some((nr, _)) = crate::mapping::objects::matrix_dims(col, refs) {
         return nr;
     }
-    if crate::posixlt::is_posixlt(&col.class_attr(refs), col.sxptype(refs)) {
-        return crate::posixlt::length(col, refs);
+    if crate::mapping::posixlt::is_posixlt(&col.class_attr(refs), col.sxptype(refs)) {
+        return crate::mapping::posixlt::length(col, refs);
     }
     if col.inherits(refs, "data.frame") {
         if let Ok(items) = frame_items(col, refs) {
             return df_nrow(col, refs, items);
         }
     }
-    crate::read::summary::r_length(col, refs) as usize
+    rdarrow_format::read::summary::r_length(col, refs) as usize
 }
 
 /// A converted column: its Arrow type and array.
@@ -357,7 +320,7 @@ type Converted = (DataType, ArrayRef);
 
 /// Tables with at least this many rows convert their columns on several
 /// threads.
-pub(super) const PARALLEL_ROWS: usize = 100_000;
+pub(crate) const PARALLEL_ROWS: usize = 100_000;
 
 /// Convert columns, in order, on up to `threads` threads (column `k` is
 /// named `plan.names[name_at[k]]`).
@@ -386,16 +349,16 @@ fn convert_columns(
         }
         Ok((dt, arr))
     };
-    let cost = |c: &Cow<'_, RObject>| crate::read::summary::r_length(c, conv.refs) * payload_width(c);
+    let cost = |c: &Cow<'_, RObject>| rdarrow_format::read::summary::r_length(c, conv.refs) * payload_width(c);
     // a small table on this thread: starting threads costs more
     let total: u64 = columns.iter().map(cost).sum();
-    let threads = if total < crate::rows::PARALLEL_MIN_CELLS as u64 {
+    let threads = if total < crate::batches::rows::PARALLEL_MIN_CELLS as u64 {
         1
     } else {
         threads
     };
     // largest columns first, so that the threads finish together
-    crate::rows::in_parallel(columns, threads, cost, convert_one)
+    crate::batches::rows::in_parallel(columns, threads, cost, convert_one)
 }
 
 /// Bytes per element of a vector's payload (for ordering work).
@@ -447,14 +410,14 @@ fn assemble(
 
 /// The schema of a table whose selected columns have `types`, with the
 /// `"r"` metadata and the notes that depend on them.
-pub(super) fn schema_of(
+pub(crate) fn schema_of(
     plan: &TablePlan,
     types: &[DataType],
     refs: &RefTable,
 ) -> Result<SchemaRef> {
     let names: Vec<&str> = plan.names.iter().map(String::as_str).collect();
     let mut md = HashMap::new();
-    if let Some(r) = metadata::r_metadata(
+    if let Some(r) = metadata::document::r_metadata(
         refs,
         &plan.shape,
         plan.frame_meta.as_ref(),
@@ -464,12 +427,12 @@ pub(super) fn schema_of(
     )? {
         md.insert("r".to_string(), r.r);
         if let Some(exact) = r.exact {
-            md.insert(metadata::EXACT_KEY.to_string(), exact);
+            md.insert(metadata::document::EXACT_KEY.to_string(), exact);
         }
     }
-    let notes = metadata::fidelity_notes(plan.frame_meta.as_ref(), &names, &plan.col_meta, types);
+    let notes = metadata::fidelity::fidelity_notes(plan.frame_meta.as_ref(), &names, &plan.col_meta, types);
     if !notes.is_empty() {
-        md.insert(metadata::FIDELITY_KEY.to_string(), notes);
+        md.insert(metadata::fidelity::FIDELITY_KEY.to_string(), notes);
     }
     let fields: Vec<_> = types
         .iter()
@@ -521,41 +484,41 @@ pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
 /// `opts.default_tz`), and the object moves into the table. Returns its
 /// name and the table; `opts.object_name` is set from the name.
 pub fn read_table(
-    path: &(impl crate::Origin + ?Sized),
+    path: &(impl rdarrow_format::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
     mut opts: TableOptions,
-    read: crate::ReadOptions,
+    read: rdarrow_format::ReadOptions,
 ) -> Result<(String, ArrowTable)> {
     let (doc, (name, obj)) = match object {
         // an element of a list, read alone
-        Some(o) if crate::is_path(o) => {
-            let (doc, mut taken) = crate::read_paths(path, &read, &[o.to_string()], stream_name)?;
+        Some(o) if rdarrow_format::is_path(o) => {
+            let (doc, mut taken) = rdarrow_format::read_paths(path, &read, &[o.to_string()], stream_name)?;
             let one = taken
                 .pop()
-                .ok_or_else(|| crate::Error::internal("no object taken"))?;
+                .ok_or_else(|| rdarrow_format::Error::internal("no object taken"))?;
             (doc, one)
         }
         _ => {
             // columns convert as they are read, where a POSIXlt (which
             // converts from its components together) can be read again
             let early = EarlyColumns::with_unit(opts.default_tz.clone(), opts.time_unit);
-            let read = crate::ReadOptions {
+            let read = rdarrow_format::ReadOptions {
                 consumer: path.reopens().then(|| early.consumer()),
                 ..read
             };
-            let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
-            let one = doc.take_table_object(object, stream_name, &super::converts)?;
+            let mut doc = rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
+            let one = doc.take_table_object(object, stream_name, &crate::mapping::objects::converts)?;
             if converted_parts(&one.1, &doc.refs) {
                 // a POSIXlt object converts from its components together,
                 // which its columns' early conversion took: read again
-                let read = crate::ReadOptions {
+                let read = rdarrow_format::ReadOptions {
                     consumer: None,
                     ..read
                 };
                 let mut doc =
-                    crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
-                let one = doc.take_table_object(object, stream_name, &super::converts)?;
+                    rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
+                let one = doc.take_table_object(object, stream_name, &crate::mapping::objects::converts)?;
                 (doc, one)
             } else {
                 (doc, one)
@@ -585,7 +548,7 @@ pub fn read_table(
 /// Whether `obj` is a list that converts as a whole (a POSIXlt) whose
 /// elements were converted while the file was read.
 fn converted_parts(obj: &RObject, refs: &RefTable) -> bool {
-    crate::posixlt::is_posixlt(&obj.class_attr(refs), obj.sxptype(refs))
+    crate::mapping::posixlt::is_posixlt(&obj.class_attr(refs), obj.sxptype(refs))
         && matches!(obj, RObject::Vector(v) if matches!(&v.data, VectorData::List(items)
             if items.iter().any(|c| matches!(c, RObject::Vector(x) if matches!(x.data, VectorData::Consumed(_))))))
 }
@@ -618,7 +581,7 @@ pub fn table_from_owned(
 
 /// The distinct column positions of a selection, in first-use order (a
 /// column selected twice converts once).
-pub(super) fn distinct_positions(idx: &[usize]) -> Vec<usize> {
+pub(crate) fn distinct_positions(idx: &[usize]) -> Vec<usize> {
     let mut seen = std::collections::HashSet::new();
     idx.iter().copied().filter(|i| seen.insert(*i)).collect()
 }
@@ -681,7 +644,7 @@ fn df_nrow(obj: &RObject, refs: &RefTable, items: &[RObject]) -> usize {
         Some(RObject::Altrep(a)) => altrep::length(a, refs).unwrap_or(0) as usize,
         _ => items
             .first()
-            .map(|c| crate::read::summary::r_length(c, refs) as usize)
+            .map(|c| rdarrow_format::read::summary::r_length(c, refs) as usize)
             .unwrap_or(0),
     }
 }
@@ -737,17 +700,22 @@ fn string_vector(items: Vec<Option<Vec<u8>>>, levels: Vec<u16>) -> StringVector 
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::tree::make::{self, ObjectMaker};
-    use crate::{Compression, Container, Document, ErrorKind, StreamHeader};
+    use rdarrow_format::tree::make;
+    use rdarrow_format::tree::make::ObjectMaker;
+    use rdarrow_format::Compression;
+    use rdarrow_format::Container;
+    use rdarrow_format::Document;
+    use rdarrow_format::ErrorKind;
+    use rdarrow_format::StreamHeader;
 
     /// A document (RDS stream) holding `root`, with the symbols of `m`.
     pub(crate) fn doc_of(m: ObjectMaker, root: RObject) -> Document {
         Document {
             compression: Compression::None,
             container: Container::Stream,
-            header: StreamHeader::utf8_v3(crate::Format::Xdr),
+            header: StreamHeader::utf8_v3(rdarrow_format::Format::Xdr),
             root,
             refs: m.refs,
             spans: Vec::new(),

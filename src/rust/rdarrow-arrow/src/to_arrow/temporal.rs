@@ -4,11 +4,16 @@
 //! value comes back with its bits ([`lossless_unit`]); when none is, the
 //! doubles go as they are (float64, their class kept in the metadata).
 
-use super::column::{fused_validity, int_nulls, nulls_from};
-use crate::types::{self, Facts, RKind};
-use crate::base::error::{Error, Result};
-use crate::tree::na;
-use crate::tree::VectorData;
+use crate::to_arrow::nulls::fused_validity;
+use crate::to_arrow::nulls::int_nulls;
+use crate::to_arrow::nulls::nulls_from;
+use crate::mapping::types;
+use crate::mapping::types::Facts;
+use crate::mapping::types::RKind;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::tree::na;
+use rdarrow_format::tree::VectorData;
 use arrow_array::*;
 use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{DataType, TimeUnit};
@@ -36,7 +41,7 @@ pub(crate) fn round_to_i64(y: f64) -> i64 {
 /// Values (in units of `to_seconds` seconds) as counts of `1/k` seconds
 /// ([`scaled`], rounded to i64), with R's NA as null. Owned doubles that
 /// nothing else shares are scaled in their own buffer.
-pub(super) fn to_scaled_i64(
+pub(crate) fn to_scaled_i64(
     data: Cow<'_, VectorData>,
     to_seconds: f64,
     k: f64,
@@ -112,7 +117,7 @@ fn scaled(v: f64, to_seconds: f64, k: f64) -> f64 {
     v * to_seconds * k
 }
 
-/// The way back from Arrow ([`super::super::from_arrow`] and the units
+/// The way back from Arrow ([`crate::from_arrow`] and the units
 /// note of [`crate::metadata`]): `(i / k) / to_seconds`.
 #[inline]
 fn unscaled(i: i64, to_seconds: f64, k: f64) -> f64 {
@@ -124,7 +129,7 @@ fn unscaled(i: i64, to_seconds: f64, k: f64) -> f64 {
 /// and rounded to an integer within `max`, then divided back. R's `NA`
 /// (a null) always does; another NaN, an infinity or `-0` never does.
 /// `None` when no unit keeps every value.
-pub(super) fn lossless_unit(
+pub(crate) fn lossless_unit(
     x: &[f64],
     to_seconds: f64,
     units: &[TimeUnit],
@@ -236,7 +241,7 @@ fn i64_array(
 
 /// A Date column (days, double or integer): date32 when every day is
 /// whole and within its range, else the doubles as float64.
-pub(super) fn date(
+pub(crate) fn date(
     data: Cow<'_, VectorData>,
     choice: Option<TimeChoice>,
 ) -> Result<(DataType, ArrayRef)> {
@@ -305,7 +310,7 @@ fn float64_of(data: Cow<'_, VectorData>) -> ArrayRef {
 /// coarsest unit that keeps every value ([`lossless_unit`]), else float64
 /// (or at `fixed`, rounded, when given). Owned doubles that nothing else
 /// shares become the timestamps in place.
-pub(super) fn date_time(
+pub(crate) fn date_time(
     data: Cow<'_, VectorData>,
     zone: Option<String>,
     fixed: Option<TimeChoice>,
@@ -339,7 +344,7 @@ pub(super) fn date_time(
 
 /// An hms column (seconds since midnight, double or integer), at the
 /// coarsest unit that keeps every value, else float64.
-pub(super) fn time_of_day(
+pub(crate) fn time_of_day(
     data: Cow<'_, VectorData>,
     choice: Option<TimeChoice>,
 ) -> Result<(DataType, ArrayRef)> {
@@ -400,7 +405,7 @@ pub(super) fn time_of_day(
 /// duration in seconds at the coarsest unit that keeps every value (the
 /// way back divides by the unit and then by the seconds in `units`), else
 /// the values in their own `units` as float64.
-pub(super) fn duration(
+pub(crate) fn duration(
     data: Cow<'_, VectorData>,
     units: &str,
     choice: Option<TimeChoice>,

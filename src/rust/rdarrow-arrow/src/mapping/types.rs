@@ -1,8 +1,8 @@
 //! The type mapping between R and Arrow, both directions, in one place:
 //! [`RKind`] names the kinds of R column, [`arrow_type`] gives the Arrow
 //! type of each (R to Arrow) and [`r_kind`] the R kind of each Arrow type
-//! (Arrow to R). The converters ([`super::to_arrow`],
-//! [`super::from_arrow`]) ask these functions which type to make and only
+//! (Arrow to R). The converters ([`crate::to_arrow`],
+//! [`crate::from_arrow`]) ask these functions which type to make and only
 //! convert the values.
 //!
 //! # R to Arrow
@@ -28,15 +28,15 @@
 //! | S4 object whose type is a vector (contains `"integer"`, ...) | that vector's type | the S4 bit (`s4`) and slots in `"r"` |
 //! | list of raw vectors | binary (large_binary beyond 2 GiB) | as arrow R maps it |
 //! | data.frame column | struct | |
-//! | list (or list column) of integer or double arrays of one `dim` (no other attribute but `dimnames`) | `arrow.fixed_shape_tensor`: fixed_size_list<T>[prod(dim)] | one row per element, its values as R holds them; the extension's shape `rev(dim)`, `permutation` `[n-1, ..., 0]` (R's column-major order), `dim_names` `rev(names(dimnames))` ([`super::fixed_shape`]); arrow R is handed the storage type |
+//! | list (or list column) of integer or double arrays of one `dim` (no other attribute but `dimnames`) | `arrow.fixed_shape_tensor`: fixed_size_list<T>[prod(dim)] | one row per element, its values as R holds them; the extension's shape `rev(dim)`, `permutation` `[n-1, ..., 0]` (R's column-major order), `dim_names` `rev(names(dimnames))` ([`crate::from_arrow::tensor_columns`]); arrow R is handed the storage type |
 //! | matrix column (a column with two `dim`) | fixed_size_list<T>[ncol] | one list of the row's values per row (pyarrow FixedSizeList, Polars Array, DuckDB ARRAY); `dim` and `dimnames` in the column's node; a matrix inside a list keeps its values as one vector |
-//! | POSIXlt (column or object) | timestamp, as POSIXct | the instants of its times in its zone (`tzone`, else the default zone); the attributes, and the components that do not derive back from the instants as they were, in the column's node ([`super::posixlt`]) |
-//! | sparse matrix of package Matrix (`*CMatrix`, `*RMatrix`, `*TMatrix`) | a table `i: int32, j: int32, x` | one row per stored entry, `i` and `j` counted from 1 as R counts; the other slots in the `"r"` metadata ([`super::sparse`]) |
+//! | POSIXlt (column or object) | timestamp, as POSIXct | the instants of its times in its zone (`tzone`, else the default zone); the attributes, and the components that do not derive back from the instants as they were, in the column's node ([`crate::mapping::posixlt`]) |
+//! | sparse matrix of package Matrix (`*CMatrix`, `*RMatrix`, `*TMatrix`) | a table `i: int32, j: int32, x` | one row per stored entry, `i` and `j` counted from 1 as R counts; the other slots in the `"r"` metadata ([`crate::mapping::sparse`]) |
 //! | NULL | null | |
 //!
 //! Strings that are not valid text (marked UTF-8 holding other bytes,
 //! flagged as bytes, or in a native encoding that does not decode) become
-//! valid utf8 by one rule ([`crate::tree::encoding::repair_text`]): a string
+//! valid utf8 by one rule ([`rdarrow_format::tree::encoding::repair_text`]): a string
 //! whose bytes above 0x7F all stand alone is read as Windows-1252 (Latin-1
 //! with the printable 0x80-0x9F; every byte maps); otherwise each invalid
 //! sequence becomes U+FFFD. The conversion warns (the object, the column,
@@ -52,7 +52,7 @@
 //! microsecond) rdarrow takes a finer unit, or float64 with the class kept
 //! in the `"r"` metadata so that arrow R restores it. Attributes go into
 //! the schema metadata under `"r"`, in arrow R's format, and what that
-//! cannot hold under `"rdarrow"` ([`super::metadata`]).
+//! cannot hold under `"rdarrow"` ([`crate::metadata`]).
 //!
 //! # Arrow to R
 //!
@@ -80,7 +80,7 @@
 //!
 //! # R arrays and Arrow tensors
 //!
-//! | R | Arrow Tensor message ([`super::tensor`]) | notes |
+//! | R | Arrow Tensor message ([`crate::files::tensor`]) | notes |
 //! |---|---|---|
 //! | integer array | int32 | R's column-major strides: no transpose, no copy; `NA` is `-2^31` |
 //! | logical array | int32 | R's own 32-bit logicals (`NA` is `-2^31`); the type in the message's `"r"` |
@@ -104,7 +104,7 @@
 //! was not a data frame), so that an R object that went to Arrow comes
 //! back `identical()`.
 
-use crate::tree::sxp;
+use rdarrow_format::tree::sxp;
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use std::sync::Arc;
 
@@ -181,7 +181,7 @@ impl RKind {
     }
 
     /// The attributes, in their order, that Arrow to R makes for a
-    /// vector of this kind from a type that says it ([`super::from_arrow`]):
+    /// vector of this kind from a type that says it ([`crate::from_arrow`]):
     /// the order R's own constructors give.
     pub fn made_attributes(self) -> &'static [&'static str] {
         match self {

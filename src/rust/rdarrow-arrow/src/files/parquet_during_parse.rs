@@ -4,11 +4,11 @@
 //! Converting a compressed R data file to Parquet has two phases: the
 //! parse, whose pace the decompressor sets on one core, and the row
 //! groups, converted and encoded on every core once the parse is done
-//! ([`super::to_arrow::StreamedTable`], [`super::parquet::write_parquet`]).
+//! ([`crate::to_arrow::streamed::StreamedTable`], [`crate::files::parquet::write_parquet`]).
 //! The file stores a data frame column after column, so as soon as a
 //! column has been parsed its row groups can be converted and encoded, on
 //! the core the parse leaves idle. [`EarlyChunks::hook`] is the parse's
-//! [`crate::Consumer`]: a worker thread takes each column as it
+//! [`rdarrow_format::Consumer`]: a worker thread takes each column as it
 //! completes and encodes its row groups one after another, their pages
 //! kept in a spill file beside the output ([`BlobSpill`]), so memory holds
 //! one row group of one column. When the parse ends the worker stops after
@@ -24,15 +24,26 @@
 //! description gets the real column when it is spliced; the file is byte
 //! for byte the one the writer makes alone.
 
-use super::parquet::{
-    chunk_props, dictionary_chunk, leaf_count, pq_err, stored_array, stored_type, wants_dictionary,
-    Chunk, ParquetOptions,
-};
-use super::rows::row_groups;
-use super::to_arrow::{element_bytes, rows_for, ColumnSoFar, TableOptions};
-use crate::base::error::{Error, Result};
-use crate::read::spill::{BlobSpill, PayloadStore};
-use crate::tree::{RObject, RefTable};
+use crate::files::parquet_layout::chunk_props;
+use crate::files::parquet_layout::dictionary_chunk;
+use crate::files::parquet_layout::leaf_count;
+use crate::files::parquet_layout::pq_err;
+use crate::files::parquet_layout::stored_array;
+use crate::files::parquet_layout::stored_type;
+use crate::files::parquet_layout::wants_dictionary;
+use crate::files::parquet_layout::Chunk;
+use crate::files::parquet_layout::ParquetOptions;
+use crate::batches::rows::row_groups;
+use crate::to_arrow::streamed::element_bytes;
+use crate::to_arrow::streamed::rows_for;
+use crate::to_arrow::streamed::ColumnSoFar;
+use crate::to_arrow::options::TableOptions;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::read::spill::BlobSpill;
+use rdarrow_format::read::spill::PayloadStore;
+use rdarrow_format::tree::RObject;
+use rdarrow_format::tree::RefTable;
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
@@ -82,7 +93,7 @@ struct Shared {
     spill: Arc<BlobSpill>,
     stop: AtomicBool,
     /// Bytes per row of the columns seen so far (the row groups' size
-    /// follows from all of them, as [`super::to_arrow::StreamedTable`]
+    /// follows from all of them, as [`crate::to_arrow::streamed::StreamedTable`]
     /// sizes them).
     row_bytes: AtomicU64,
     /// The chunk and its stored type.
@@ -93,7 +104,7 @@ struct Shared {
 struct Job {
     node: RObject,
     refs: RefTable,
-    header: crate::StreamHeader,
+    header: rdarrow_format::StreamHeader,
     store: PayloadStore,
     rows: usize,
 }
@@ -146,7 +157,7 @@ impl EarlyChunks {
     }
 
     /// As the reader's consumer: each deferred column goes to the worker.
-    pub fn consumer(self: &Arc<Self>) -> Arc<dyn crate::Consumer> {
+    pub fn consumer(self: &Arc<Self>) -> Arc<dyn rdarrow_format::Consumer> {
         self.clone()
     }
 
@@ -154,7 +165,7 @@ impl EarlyChunks {
         &self,
         obj: &RObject,
         refs: &RefTable,
-        header: &crate::StreamHeader,
+        header: &rdarrow_format::StreamHeader,
         store: Option<PayloadStore>,
     ) {
         let bytes = element_bytes(obj);
@@ -166,7 +177,7 @@ impl EarlyChunks {
         // the hook's store comes with a payload left in the stream; a
         // matrix column is converted whole by the writer
         let Some(store) = store else { return };
-        if crate::to_arrow::matrix_dims(obj, refs).is_some() {
+        if crate::mapping::objects::matrix_dims(obj, refs).is_some() {
             return;
         }
         if self.shared.stop.load(Ordering::Relaxed) {
@@ -204,7 +215,7 @@ impl EarlyChunks {
     /// The chunk of the column whose payload starts at `payload`, rows
     /// `[start, start + len)`, if one was made as the writer would make
     /// it for the field `field` (as stored) described by `descr`.
-    pub(super) fn take(
+    pub(crate) fn take(
         &self,
         payload: u64,
         (start, len): (usize, usize),
@@ -398,11 +409,11 @@ impl PageStore for ChunkPages {
 
 /// The columns' payloads stay in the stream; each column, with the store
 /// that already holds its payload, goes to the worker.
-impl crate::Consumer for EarlyChunks {
-    fn placement(&self) -> crate::Placement {
-        crate::Placement::Defer
+impl rdarrow_format::Consumer for EarlyChunks {
+    fn placement(&self) -> rdarrow_format::Placement {
+        rdarrow_format::Placement::Defer
     }
-    fn column(&self, column: crate::Column<'_>) {
+    fn column(&self, column: rdarrow_format::Column<'_>) {
         self.offer(column.object, column.refs, column.header, column.store)
     }
 }
@@ -410,9 +421,11 @@ impl crate::Consumer for EarlyChunks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parquet::{write_parquet_file, write_parquet_file_with};
-    use crate::to_arrow::{open_table, table_from_object};
-    use crate::Compression;
+    use crate::files::parquet::write_parquet_file;
+    use crate::files::parquet::write_parquet_file_with;
+    use crate::to_arrow::streamed::open_table;
+    use crate::to_arrow::table::table_from_object;
+    use rdarrow_format::Compression;
 
     impl EarlyChunks {
         /// The chunks made and not yet taken.
@@ -427,7 +440,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let n = 5000;
-        let doc = crate::to_arrow::wide_doc(n);
+        let doc = crate::to_arrow::table::tests::wide_doc(n);
         let opts = TableOptions {
             object_name: "x".into(),
             ..Default::default()
@@ -445,7 +458,7 @@ mod tests {
         let deferred = 6; // every column
         for comp in [Compression::Gzip, Compression::None, Compression::Xz] {
             let path = dir.join(format!("f-{}.rds", comp.name()));
-            crate::write_file(&doc, &path, comp, None).unwrap();
+            rdarrow_format::write_file(&doc, &path, comp, None).unwrap();
             let early =
                 Arc::new(EarlyChunks::start(&popts, &opts, Some(rows), 1 << 30, &dir).unwrap());
             let t = open_table(
@@ -453,7 +466,7 @@ mod tests {
                 None,
                 "x",
                 opts.clone(),
-                crate::ReadOptions::default(),
+                rdarrow_format::ReadOptions::default(),
                 &dir,
                 Some(rows),
                 1 << 30,

@@ -8,11 +8,11 @@
 //! that does not come out as it was (a `gmtoff` R left `NA`, fields that
 //! were not normalised, a zone abbreviation of another database) travels
 //! whole in the column's `"r"` metadata node, with the attributes, so that
-//! the POSIXlt comes back `identical()` ([`super::metadata`]). Zones come
+//! the POSIXlt comes back `identical()` ([`crate::metadata`]). Zones come
 //! from the system's zone database, as R's do.
 
-use crate::tree::na;
-use crate::tree::*;
+use rdarrow_format::tree::na;
+use rdarrow_format::tree::*;
 use jiff::civil::DateTime;
 use jiff::tz::{AmbiguousOffset, TimeZone};
 use jiff::Timestamp;
@@ -54,7 +54,7 @@ fn numbers(items: &[(String, &RObject)], name: &str) -> Option<Vec<f64>> {
 /// The named components of a POSIXlt (a list with names).
 pub fn components<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a RObject)> {
     // without names (data.table strips a POSIXlt column's), R's order
-    let mut names = crate::to_arrow::names_of(obj, refs);
+    let mut names = crate::mapping::objects::names_of(obj, refs);
     if names.is_empty() {
         names = COMPONENTS.iter().map(|n| n.to_string()).collect();
     }
@@ -72,7 +72,7 @@ pub fn components<'a>(obj: &'a RObject, refs: &RefTable) -> Vec<(String, &'a ROb
 pub fn length(obj: &RObject, refs: &RefTable) -> usize {
     components(obj, refs)
         .iter()
-        .map(|(_, c)| crate::read::summary::r_length(c, refs) as usize)
+        .map(|(_, c)| rdarrow_format::read::summary::r_length(c, refs) as usize)
         .max()
         .unwrap_or(0)
 }
@@ -277,6 +277,28 @@ pub fn same_values(a: &VectorData, b: &VectorData) -> bool {
     }
 }
 
+/// The zone arrow R would give POSIXct values without a `tzone`: the
+/// session's (TZ, else the system's zone). For front ends outside R (the
+/// command line, Python), where there is no R session to ask.
+pub fn session_zone() -> Option<String> {
+    if let Ok(tz) = std::env::var("TZ") {
+        let tz = tz.trim_start_matches(':').to_string();
+        if !tz.is_empty() {
+            return Some(tz);
+        }
+    }
+    if let Ok(target) = std::fs::read_link("/etc/localtime") {
+        let s = target.to_string_lossy().into_owned();
+        if let Some(i) = s.find("zoneinfo/") {
+            return Some(s[i + "zoneinfo/".len()..].to_string());
+        }
+    }
+    std::fs::read_to_string("/etc/timezone")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,7 +332,7 @@ mod tests {
             _ => unreachable!(),
         };
         assert_eq!(zone, vec![b"EST".to_vec(), b"EDT".to_vec(), Vec::new()]);
-        let mut m = crate::tree::make::ObjectMaker::default();
+        let mut m = rdarrow_format::tree::make::ObjectMaker::default();
         let items: Vec<RObject> = parts
             .into_iter()
             .map(|(_, d)| m.vector(d, vec![]))

@@ -3,9 +3,13 @@
 //! library. Reading checks what a file declares (message lengths,
 //! decompressed sizes) before the IPC reader allocates for it.
 
-use super::rows::{assemble, by_row_group, row_groups, ColumnSource};
-use super::ArrowTable;
-use crate::base::error::{Error, Result};
+use crate::batches::rows::assemble;
+use crate::batches::rows::by_row_group;
+use crate::batches::rows::row_groups;
+use crate::batches::rows::ColumnSource;
+use crate::ArrowTable;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions, StreamWriter};
@@ -55,7 +59,7 @@ impl IpcCompression {
 }
 
 fn write_err(e: impl std::fmt::Display) -> Error {
-    Error::new(crate::ErrorKind::Io, format!("cannot write Arrow IPC: {e}"))
+    Error::new(rdarrow_format::ErrorKind::Io, format!("cannot write Arrow IPC: {e}"))
 }
 
 /// The IPC writer's options for `compression`.
@@ -150,9 +154,9 @@ pub fn write_ipc_source_file(
     compression: IpcCompression,
     rows: usize,
     threads: usize,
-    storage: &crate::StorageOptions,
+    storage: &rdarrow_format::StorageOptions,
 ) -> Result<()> {
-    crate::atomic_write(path, storage, |f| {
+    rdarrow_format::atomic_write(path, storage, |f| {
         let w = write_ipc_source(
             src,
             std::io::BufWriter::with_capacity(1 << 20, f),
@@ -173,18 +177,18 @@ pub fn write_ipc_file(
     path: &Path,
     format: IpcFormat,
     compression: IpcCompression,
-    storage: &crate::StorageOptions,
+    storage: &rdarrow_format::StorageOptions,
 ) -> Result<()> {
-    crate::atomic_write(path, storage, |f| {
+    rdarrow_format::atomic_write(path, storage, |f| {
         write_ipc_into(table, f, format, compression)
     })
 }
 
 /// Write a table as Arrow IPC into `f`, a file being written (by
-/// [`crate::atomic_write`] or a [`crate::FileBatch`]).
+/// [`rdarrow_format::atomic_write`] or a [`rdarrow_format::FileBatch`]).
 pub fn write_ipc_into(
     table: &ArrowTable,
-    f: &mut crate::WritebackFile<'_>,
+    f: &mut rdarrow_format::WritebackFile<'_>,
     format: IpcFormat,
     compression: IpcCompression,
 ) -> Result<()> {
@@ -203,13 +207,13 @@ pub fn into_ffi_stream(table: ArrowTable) -> FFI_ArrowArrayStream {
 }
 
 /// A table converted row group by row group (see
-/// [`super::to_arrow::open_table`]) as an Arrow C stream: each batch of
+/// [`crate::to_arrow::streamed::open_table`]) as an Arrow C stream: each batch of
 /// `rows` rows is made when the consumer asks for it, on all cores.
 pub fn streamed_ffi_stream(
-    source: Box<dyn super::rows::ColumnSource + Send>,
+    source: Box<dyn crate::batches::rows::ColumnSource + Send>,
     rows: usize,
 ) -> FFI_ArrowArrayStream {
-    let reader = super::rows::RowGroupReader::new(source, rows, super::rows::all_cores());
+    let reader = crate::batches::rows::RowGroupReader::new(source, rows, crate::batches::rows::all_cores());
     FFI_ArrowArrayStream::new(Box::new(reader))
 }
 
@@ -250,7 +254,7 @@ fn read_ipc_from<R: std::io::Read + std::io::Seek>(
     what: &str,
     max_memory: u64,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    crate::base::error::guard_reader(&format!("the Arrow data of {what}"), "IPC reader", || {
+    rdarrow_format::base::error::guard_reader(&format!("the Arrow data of {what}"), "IPC reader", || {
         read_ipc_unguarded(r, what, max_memory)
     })
 }
@@ -307,7 +311,7 @@ fn check_compressed_sizes(
         }
         if total > limit {
             return Err(Error::limit_of(
-                crate::base::error::LimitKind::Memory,
+                rdarrow_format::base::error::LimitKind::Memory,
                 format!("the Arrow data of {what} declares compressed buffers of more than {limit} bytes, the memory limit"),
             ));
         }
@@ -396,7 +400,7 @@ fn check_ipc_extents<R: std::io::Read + std::io::Seek>(
         // it is not an Arrow stream (and its "lengths" mean nothing)
         let not_arrow = || {
             Error::new(
-                crate::ErrorKind::NotRData,
+                rdarrow_format::ErrorKind::NotRData,
                 format!("{what} is not an Arrow IPC file or stream"),
             )
         };
@@ -486,7 +490,7 @@ fn read_ipc_unguarded<R: std::io::Read + std::io::Seek>(
     } else {
         let reader = arrow_ipc::reader::StreamReader::try_new(r, None).map_err(|e| {
             Error::new(
-                crate::ErrorKind::NotRData,
+                rdarrow_format::ErrorKind::NotRData,
                 format!("{what} is not an Arrow IPC file or stream: {e}"),
             )
         })?;
@@ -522,7 +526,7 @@ impl IpcFile {
             return Ok(None);
         }
         let mut r = std::io::BufReader::with_capacity(1 << 20, f);
-        crate::base::error::guard_reader(&format!("the Arrow data of {what}"), "IPC reader", || {
+        rdarrow_format::base::error::guard_reader(&format!("the Arrow data of {what}"), "IPC reader", || {
             check_ipc_extents(&mut r, true, &what, max_memory)?;
             let reader = arrow_ipc::reader::FileReader::try_new(&mut r, None).map_err(|e| {
                 Error::corrupt(format!("cannot read the Arrow data of {what}: {e}"))
@@ -579,7 +583,7 @@ fn file_rows<R: std::io::Read + std::io::Seek>(r: &mut R, what: &str) -> Result<
     Ok(rows)
 }
 
-impl super::from_arrow::ColumnChunks for IpcFile {
+impl crate::from_arrow::frame::ColumnChunks for IpcFile {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
@@ -595,15 +599,15 @@ impl super::from_arrow::ColumnChunks for IpcFile {
         let f = std::fs::File::open(&self.path)
             .map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
         let r = std::io::BufReader::with_capacity(1 << 20, f);
-        let mut reader = crate::base::error::guard_reader(&reader_of, "IPC reader", || {
+        let mut reader = rdarrow_format::base::error::guard_reader(&reader_of, "IPC reader", || {
             arrow_ipc::reader::FileReaderBuilder::new()
                 .with_projection(vec![j])
                 .build(r)
                 .map_err(arrow_err)
         })?;
         loop {
-            crate::base::cancel::check()?;
-            let next = crate::base::error::guard_reader(&reader_of, "IPC reader", || Ok(reader.next()))?;
+            rdarrow_format::base::cancel::check()?;
+            let next = rdarrow_format::base::error::guard_reader(&reader_of, "IPC reader", || Ok(reader.next()))?;
             let Some(b) = next else {
                 break;
             };

@@ -12,10 +12,12 @@
 //! `"r"` metadata, so that the way back ([`rebuild`]) gives the same
 //! matrix, `identical()`.
 
-use crate::base::error::{Error, Result};
-pub use crate::checks::consistency::Storage;
-use crate::checks::consistency::{check_sparse, matrix_storage};
-use crate::tree::*;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+pub use rdarrow_format::checks::consistency::Storage;
+use rdarrow_format::checks::consistency::check_sparse;
+use rdarrow_format::checks::consistency::matrix_storage;
+use rdarrow_format::tree::*;
 
 /// The storage of a sparse matrix of the Matrix package, from its class.
 pub fn storage_of(obj: &RObject, refs: &RefTable) -> Option<Storage> {
@@ -67,13 +69,13 @@ pub fn parts(obj: &RObject, refs: &RefTable) -> Result<Option<Parts>> {
     };
     let rows = checked.entries;
     let mut names = vec!["i".to_string(), "j".to_string()];
-    let mut columns = vec![crate::tree::make::ints(i), crate::tree::make::ints(j)];
+    let mut columns = vec![rdarrow_format::tree::make::ints(i), rdarrow_format::tree::make::ints(j)];
     if let Some(x) = checked.x {
         names.push("x".into());
         columns.push(x.clone());
     }
     let entry = storage.entry_slots();
-    let kept = crate::checks::consistency::slots(obj, refs)
+    let kept = rdarrow_format::checks::consistency::slots(obj, refs)
         .into_iter()
         .map(|(n, v)| {
             let n = String::from_utf8_lossy(n).into_owned();
@@ -117,7 +119,7 @@ fn compress(k: &[i32], n: usize, what: &str) -> Result<Vec<i32>> {
 /// The sparse matrix again from its table's columns (`i`, `j`, maybe
 /// `x`, as R values) and the slots of the metadata.
 pub fn rebuild(
-    m: &mut crate::tree::make::ObjectMaker,
+    m: &mut rdarrow_format::tree::make::ObjectMaker,
     storage: Storage,
     columns: &[(String, RObject)],
     slots: Vec<(String, RObject)>,
@@ -168,16 +170,16 @@ pub fn rebuild(
     };
     let mut filled: Vec<(String, RObject)> = match storage {
         Storage::Column => vec![
-            ("i".into(), crate::tree::make::ints(zero_based(&i, nr, "i")?)),
-            ("p".into(), crate::tree::make::ints(compress(&j, nc, "j")?)),
+            ("i".into(), rdarrow_format::tree::make::ints(zero_based(&i, nr, "i")?)),
+            ("p".into(), rdarrow_format::tree::make::ints(compress(&j, nc, "j")?)),
         ],
         Storage::Row => vec![
-            ("j".into(), crate::tree::make::ints(zero_based(&j, nc, "j")?)),
-            ("p".into(), crate::tree::make::ints(compress(&i, nr, "i")?)),
+            ("j".into(), rdarrow_format::tree::make::ints(zero_based(&j, nc, "j")?)),
+            ("p".into(), rdarrow_format::tree::make::ints(compress(&i, nr, "i")?)),
         ],
         Storage::Triplet => vec![
-            ("i".into(), crate::tree::make::ints(zero_based(&i, nr, "i")?)),
-            ("j".into(), crate::tree::make::ints(zero_based(&j, nc, "j")?)),
+            ("i".into(), rdarrow_format::tree::make::ints(zero_based(&i, nr, "i")?)),
+            ("j".into(), rdarrow_format::tree::make::ints(zero_based(&j, nc, "j")?)),
         ],
     };
     if let Some(x) = col("x") {

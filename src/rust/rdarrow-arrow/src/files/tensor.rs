@@ -19,12 +19,16 @@
 //! order, each element type mapped by [`types::tensor_r_kind`]. What R
 //! cannot hold is refused, naming why.
 
-use crate::base::error::{Error, Result};
-use crate::tree::make::ObjectMaker;
-use crate::tree::*;
-use crate::types::{self, RKind};
-use crate::wire::decode::Format;
-use crate::wire::header::{Container, StreamHeader};
+use crate::mapping::shape::gather;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::tree::make::ObjectMaker;
+use rdarrow_format::tree::*;
+use crate::mapping::types;
+use crate::mapping::types::RKind;
+use rdarrow_format::wire::decode::Format;
+use rdarrow_format::wire::header::Container;
+use rdarrow_format::wire::header::StreamHeader;
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 use std::io::Write;
@@ -92,7 +96,7 @@ impl TensorParts {
         let (data, attrs, flags) = match obj {
             RObject::Vector(v) => (v.data.clone(), v.attributes.clone(), v.flags),
             RObject::Altrep(a) => (
-                crate::tree::altrep::expand(a, refs)?,
+                rdarrow_format::tree::altrep::expand(a, refs)?,
                 match &a.attributes {
                     RObject::Null => None,
                     o => Some(o.clone()),
@@ -118,7 +122,7 @@ impl TensorParts {
         };
         let len = data.len() as usize;
         // the format crate's checked `dim` (counts whose product is the length)
-        let dims = crate::checks::consistency::dims(obj, refs, len as u64)?.unwrap_or(vec![len]);
+        let dims = rdarrow_format::checks::consistency::dims(obj, refs, len as u64)?.unwrap_or(vec![len]);
         let complex = data.sxptype() == sxp::CPLX;
         let (shape, strides) = column_major(&dims, width, complex);
         // names(dimnames): the dimensions' names
@@ -290,8 +294,8 @@ fn r_metadata(
     refs: &RefTable,
 ) -> Result<String> {
     let mut m = ObjectMaker::with_refs(refs.clone());
-    let ty = crate::tree::make::strings([Some(sxp::type_name(sxptype).as_bytes())]);
-    let object = crate::tree::make::ints(vec![flags.object as i32]);
+    let ty = rdarrow_format::tree::make::strings([Some(sxp::type_name(sxptype).as_bytes())]);
+    let object = rdarrow_format::tree::make::ints(vec![flags.object as i32]);
     let root = m.named_list(
         &["type", "object", "attributes"],
         vec![ty, object, attrs.cloned().unwrap_or(RObject::Null)],
@@ -300,7 +304,7 @@ fn r_metadata(
         ascii_hex: true,
         ..StreamHeader::utf8_v3(Format::Ascii)
     };
-    let bytes = crate::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
+    let bytes = rdarrow_format::write::write_stream(Vec::new(), Container::Stream, &header, &root, &m.refs)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -309,24 +313,24 @@ fn r_metadata(
 /// URL); the file appears only complete. Returns the object's name and
 /// its tensor's shape.
 pub fn rdata_to_tensor(
-    path: &(impl crate::Origin + ?Sized),
+    path: &(impl rdarrow_format::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
-    read: crate::ReadOptions,
+    read: rdarrow_format::ReadOptions,
     sink: &std::path::Path,
 ) -> Result<(String, Vec<usize>)> {
     let storage = read.storage.clone();
     let (name, parts) = tensor_of_file(path, object, stream_name, read)?;
-    crate::atomic_write(sink, &storage, |w| parts.write(w).map(|_| ()))?;
+    rdarrow_format::atomic_write(sink, &storage, |w| parts.write(w).map(|_| ()))?;
     Ok((name, parts.shape))
 }
 
 /// The tensor of one R array of the file at `path` (see [`rdata_to_tensor`]).
 pub fn tensor_of_file(
-    path: &(impl crate::Origin + ?Sized),
+    path: &(impl rdarrow_format::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
-    read: crate::ReadOptions,
+    read: rdarrow_format::ReadOptions,
 ) -> Result<(String, TensorParts)> {
     let (name, doc, obj) = array_of_file(path, object, stream_name, read)?;
     let parts = TensorParts::of(&obj, &doc.refs).map_err(|e| e.in_object(&name))?;
@@ -337,12 +341,12 @@ pub fn tensor_of_file(
 /// file's only array (an `.rds` file's object), with its document (whose
 /// reference table it uses).
 pub fn array_of_file(
-    path: &(impl crate::Origin + ?Sized),
+    path: &(impl rdarrow_format::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
-    read: crate::ReadOptions,
-) -> Result<(String, crate::Document, RObject)> {
-    let mut doc = crate::read_file_filtered(path, &read, &mut crate::Wanted::one(object))?;
+    read: rdarrow_format::ReadOptions,
+) -> Result<(String, rdarrow_format::Document, RObject)> {
+    let mut doc = rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
     // the one named, else the file's only array
     let chosen = match object {
         Some(o) => Some(o.to_string()),
@@ -356,14 +360,14 @@ pub fn array_of_file(
                 0 => {
                     return Err(Error::usage(format!(
                         "the file holds no array (an integer, logical, double, complex or raw vector with dim); its objects: {}",
-                        crate::read::document::quoted(&names)
+                        rdarrow_format::read::document::quoted(&names)
                     )))
                 }
                 n => {
                     let cands: Vec<String> = arrays.iter().map(|&i| names[i].clone()).collect();
                     return Err(Error::usage(format!(
                         "the file holds {n} arrays; choose one by name: {}",
-                        crate::read::document::quoted(&cands)
+                        rdarrow_format::read::document::quoted(&cands)
                     )));
                 }
             }
@@ -548,7 +552,7 @@ pub fn read_header(f: &dyn MessageBytes) -> Result<TensorHeader> {
     let body_len = msg.bodyLength();
     if body_len < 0 || body_at + body_len as u64 > len {
         return Err(Error::new(
-            crate::ErrorKind::Truncated,
+            rdarrow_format::ErrorKind::Truncated,
             format!(
                 "the tensor's body is {body_len} bytes from byte {body_at}, past the file's {len} bytes (the file is truncated)"
             ),
@@ -665,58 +669,6 @@ pub fn read_header(f: &dyn MessageBytes) -> Result<TensorHeader> {
     })
 }
 
-/// Copy the elements of a tensor (`width` bytes each, `shape`, byte
-/// `strides`, values from `src`) into `dest` in R's column-major order.
-pub(crate) fn gather(
-    src: &[u8],
-    width: usize,
-    shape: &[usize],
-    strides: &[usize],
-    dest: &mut [u8],
-) {
-    let n: usize = shape.iter().product();
-    if n == 0 {
-        return;
-    }
-    if shape.is_empty() {
-        dest[..width].copy_from_slice(&src[..width]);
-        return;
-    }
-    let (d0, s0) = (shape[0], strides[0]);
-    let mut index = vec![0usize; shape.len()];
-    let mut out = 0usize;
-    loop {
-        let base: usize = index[1..]
-            .iter()
-            .zip(&strides[1..])
-            .map(|(i, s)| i * s)
-            .sum();
-        let run = &mut dest[out..out + d0 * width];
-        if s0 == width {
-            run.copy_from_slice(&src[base..base + d0 * width]);
-        } else {
-            for (k, slot) in run.chunks_exact_mut(width).enumerate() {
-                let at = base + k * s0;
-                slot.copy_from_slice(&src[at..at + width]);
-            }
-        }
-        out += d0 * width;
-        // the next column: the odometer over dimensions 2..
-        let mut k = 1;
-        loop {
-            if k == shape.len() {
-                return;
-            }
-            index[k] += 1;
-            if index[k] < shape[k] {
-                break;
-            }
-            index[k] = 0;
-            k += 1;
-        }
-    }
-}
-
 /// The R type and attributes the message's `"r"` says, when it is
 /// rdarrow's and agrees with the tensor.
 struct RSaid {
@@ -728,7 +680,7 @@ struct RSaid {
 
 fn r_said(text: &str) -> Result<RSaid> {
     // (read as a schema's "r" is read)
-    let doc = crate::metadata::read_r_text(text, "the tensor's \"r\" metadata")?;
+    let doc = crate::metadata::document::read_r_text(text, "the tensor's \"r\" metadata")?;
     let refs = doc.refs.clone();
     let entries = list_entries(&doc.root, &refs);
     let get = |k: &str| entries.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
@@ -807,7 +759,7 @@ pub fn read_tensor(
     let bytes = count.saturating_mul(width_out as u64);
     if bytes > max_memory {
         return Err(Error::limit_of(
-            crate::base::error::LimitKind::Memory,
+            rdarrow_format::base::error::LimitKind::Memory,
             format!(
                 "the tensor's {count} values take {bytes} bytes, more than the {max_memory} bytes of memory allowed"
             ),
@@ -854,7 +806,7 @@ pub fn read_tensor(
                 data,
                 attributes: s.attributes,
             }));
-            let agrees = match crate::checks::consistency::dims(&obj, &s.refs, len) {
+            let agrees = match rdarrow_format::checks::consistency::dims(&obj, &s.refs, len) {
                 Ok(Some(d)) => d == dims,
                 Ok(None) => dims.len() == 1,
                 Err(_) => false,
@@ -862,7 +814,7 @@ pub fn read_tensor(
             if agrees {
                 // attributes from a stranger's file: what R can build, and
                 // no code where R keeps none
-                crate::checks::validate::check_for_r(&obj, &s.refs).map_err(|e| {
+                rdarrow_format::checks::validate::check_for_r(&obj, &s.refs).map_err(|e| {
                     Error::corrupt(format!("the tensor's \"r\" metadata: {}", e.message))
                 })?;
                 return Ok((obj, s.refs));
@@ -875,7 +827,7 @@ pub fn read_tensor(
     let mut m = ObjectMaker::with_refs(RefTable::default());
     let field = arrow_schema::Field::new("tensor", h.element.clone(), false);
     let mut obj =
-        crate::from_arrow::column(&mut m, &field, primitive(&h.element, values)?.as_ref())?;
+        crate::from_arrow::column::column(&mut m, &field, primitive(&h.element, values)?.as_ref())?;
     let dim: Vec<i32> = dims
         .iter()
         .map(|&d| i32::try_from(d))
@@ -883,16 +835,16 @@ pub fn read_tensor(
         .map_err(|_| {
             Error::unsupported("a dimension of the tensor is longer than R's dimensions (2^31 - 1)")
         })?;
-    crate::metadata::set_vector_attribute(&mut m, &mut obj, "dim", crate::tree::make::ints(dim));
+    crate::metadata::attributes::set_vector_attribute(&mut m, &mut obj, "dim", rdarrow_format::tree::make::ints(dim));
     if !h.names.is_empty() {
         let n: Vec<&str> = (0..dims.len())
             .map(|i| h.names.get(i).and_then(|n| n.as_deref()).unwrap_or(""))
             .collect();
         let list = m.named_list(&n, vec![RObject::Null; dims.len()]);
-        crate::metadata::set_vector_attribute(&mut m, &mut obj, "dimnames", list);
+        crate::metadata::attributes::set_vector_attribute(&mut m, &mut obj, "dimnames", list);
     }
     // (a dimension's name R cannot hold: an embedded NUL)
-    crate::checks::validate::check_for_r(&obj, &m.refs)
+    rdarrow_format::checks::validate::check_for_r(&obj, &m.refs)
         .map_err(|e| Error::unsupported(format!("the tensor's dimension names: {}", e.message)))?;
     Ok((obj, m.refs))
 }
@@ -951,13 +903,13 @@ fn primitive(element: &DataType, values: Buffer) -> Result<arrow_array::ArrayRef
 pub fn tensor_file_to_rdata(
     input: &std::path::Path,
     output: &std::path::Path,
-    o: &crate::write::ObjectFileOptions,
+    o: &rdarrow_format::write::ObjectFileOptions,
     max_memory: u64,
 ) -> Result<Vec<usize>> {
     let (obj, refs) = read_tensor_file(input, max_memory)?;
     let len = obj.vector_len(&refs);
-    let dims = crate::checks::consistency::dims(&obj, &refs, len)?.unwrap_or(vec![len as usize]);
-    crate::write::write_object_file(output, obj, refs, o)?;
+    let dims = rdarrow_format::checks::consistency::dims(&obj, &refs, len)?.unwrap_or(vec![len as usize]);
+    rdarrow_format::write::write_object_file(output, obj, refs, o)?;
     Ok(dims)
 }
 
@@ -967,7 +919,7 @@ mod tests {
 
     fn array(data: VectorData, dims: &[i32], names: Option<&[&str]>) -> (RObject, RefTable) {
         let mut m = ObjectMaker::with_refs(RefTable::default());
-        let mut attrs = vec![("dim", crate::tree::make::ints(dims.to_vec()))];
+        let mut attrs = vec![("dim", rdarrow_format::tree::make::ints(dims.to_vec()))];
         if let Some(n) = names {
             let list = m.named_list(n, vec![RObject::Null; n.len()]);
             attrs.push(("dimnames", list));
@@ -988,7 +940,7 @@ mod tests {
             VectorData::Integer(vec![1, 2, i32::MIN, 4, 5, 6].into()),
             VectorData::Logical(vec![1, 0, i32::MIN, 1, 0, 1].into()),
             VectorData::Real(
-                vec![1.5, f64::NAN, crate::tree::make::na_real(), -0.0, 5.0, 6.0].into(),
+                vec![1.5, f64::NAN, rdarrow_format::tree::make::na_real(), -0.0, 5.0, 6.0].into(),
             ),
             VectorData::Complex(vec![1.0; 12].into()),
             VectorData::Raw(arrow_buffer::Buffer::from_vec(vec![1u8, 2, 3, 4, 5, 6])),

@@ -1,40 +1,22 @@
-//! Parquet files, written and read. The Arrow schema, with rdarrow's `"r"`
-//! metadata, is stored in the file as arrow writers store it (the
-//! `ARROW:schema` key), so `arrow::read_parquet()`, pyarrow and rdarrow
-//! itself get the types and R attributes back. Writing takes a
-//! [`ColumnSource`] one row group at a time, converting and encoding the
-//! columns of a row group on all cores; reading goes one column at a time
-//! (Parquet stores each column's chunks apart), so a file is never held
-//! whole.
+//! How rdarrow lays Arrow columns out in Parquet: the options, the stored
+//! types (unions and empty structs as structs, complex as a struct), and
+//! dictionary-encoded chunks.
 
-use super::parquet_during_parse::EarlyChunks;
-use super::rows::{by_row_group, row_groups, ColumnSource};
-use crate::base::error::{Error, ErrorKind, Result};
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::ErrorKind;
+use rdarrow_format::base::error::Result;
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-};
-use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter};
-use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::arrow::arrow_writer::ArrowColumnChunk;
 use parquet::basic::EncodingMask;
 use parquet::basic::{Compression as Codec, GzipLevel, ZstdLevel};
 use parquet::column::writer::ColumnCloseResult;
-use parquet::file::metadata::{ColumnChunkMetaData, KeyValue};
+use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
-use parquet::schema::types::{ColumnDescPtr, ColumnPath};
-use std::io::Write;
-use std::path::Path;
-use std::sync::Mutex;
+use parquet::schema::types::ColumnDescPtr;
 
-/// The four bytes a Parquet file starts and ends with.
-pub const MAGIC: &[u8; 4] = b"PAR1";
-
-/// Rows per row group when neither the caller nor the memory budget says
-/// otherwise (arrow's own writers' default).
-pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// Parquet's compression codecs rdarrow writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +52,7 @@ impl ParquetCompression {
         })
     }
 
-    pub(super) fn codec(self, level: Option<i32>) -> Result<Codec> {
+    pub(crate) fn codec(self, level: Option<i32>) -> Result<Codec> {
         let bad =
             |e: parquet::errors::ParquetError| Error::usage(format!("compression level: {e}"));
         Ok(match self {
@@ -108,7 +90,7 @@ pub struct ParquetOptions {
     /// Threads converting and encoding a row group's columns.
     pub threads: usize,
     /// For an object store URL: its options beyond the environment's.
-    pub storage: crate::StorageOptions,
+    pub storage: rdarrow_format::StorageOptions,
 }
 
 impl Default for ParquetOptions {
@@ -117,13 +99,13 @@ impl Default for ParquetOptions {
             compression: ParquetCompression::Zstd,
             level: None,
             row_group_rows: None,
-            threads: super::rows::all_cores(),
+            threads: crate::batches::rows::all_cores(),
             storage: Default::default(),
         }
     }
 }
 
-pub(super) fn pq_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
+pub(crate) fn pq_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
     move |e| match e {
         parquet::errors::ParquetError::External(inner) => {
             match inner.downcast::<std::io::Error>() {
@@ -147,7 +129,7 @@ pub(super) fn pq_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Er
 /// The type a column is stored with: Parquet has no unit of seconds, and
 /// readers (arrow's C++ among them) read a timestamp or time of seconds
 /// back as plain integers, so they go in milliseconds (exactly).
-pub(super) fn stored_type(dt: &DataType) -> DataType {
+pub(crate) fn stored_type(dt: &DataType) -> DataType {
     use arrow_schema::{Field, TimeUnit};
     let field = |f: &arrow_schema::FieldRef| {
         std::sync::Arc::new(Field::clone(f).with_data_type(stored_type(f.data_type())))
@@ -194,11 +176,11 @@ pub const EMPTY_STRUCT_FIELD: &str = "__empty_struct";
 
 /// The type field's metadata key listing the union's type ids in the
 /// order of its children (`0,1,2`).
-const UNION_IDS_KEY: &str = "rdarrow.union_type_ids";
+pub(crate) const UNION_IDS_KEY: &str = "rdarrow.union_type_ids";
 
 /// Whether `dt` holds a union (or a struct without fields) at any depth:
 /// a type Parquet stores in a layout of its own.
-fn has_union(dt: &DataType) -> bool {
+pub(crate) fn has_union(dt: &DataType) -> bool {
     match dt {
         DataType::Union(..) => true,
         DataType::Struct(fs) if fs.is_empty() => true,
@@ -212,14 +194,14 @@ fn has_union(dt: &DataType) -> bool {
 }
 
 /// Whether `dt` is a union stored as a struct ([`UNION_TYPE_FIELD`]).
-fn is_stored_union(dt: &DataType) -> bool {
+pub(crate) fn is_stored_union(dt: &DataType) -> bool {
     matches!(dt, DataType::Struct(fs) if fs.first().is_some_and(|f| f.name() == UNION_TYPE_FIELD && *f.data_type() == DataType::Int8))
 }
 
 /// A column as Parquet keeps it: its unions (at any depth) as structs
 /// ([`stored_type`]), a complex column's NA parts as nulls
 /// ([`stored_complex`]).
-pub(super) fn stored_array(array: ArrayRef) -> Result<ArrayRef> {
+pub(crate) fn stored_array(array: ArrayRef) -> Result<ArrayRef> {
     let array = if has_union(array.data_type()) {
         unions_as_structs(array)?
     } else {
@@ -228,13 +210,13 @@ pub(super) fn stored_array(array: ArrayRef) -> Result<ArrayRef> {
     Ok(stored_complex(array))
 }
 
-fn nested_err(e: arrow_schema::ArrowError) -> Error {
+pub(crate) fn nested_err(e: arrow_schema::ArrowError) -> Error {
     Error::corrupt(format!("cannot lay out a union for Parquet: {e}"))
 }
 
 /// Rebuild a nested array around new children (a list's values, a
 /// struct's columns), each field's type taken from its new child.
-fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Result<ArrayRef> {
+pub(crate) fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Result<ArrayRef> {
     use arrow_array::{FixedSizeListArray, StructArray};
     use std::sync::Arc;
     Ok(match a.data_type() {
@@ -270,7 +252,7 @@ fn with_children(a: &ArrayRef, f: &dyn Fn(ArrayRef) -> Result<ArrayRef>) -> Resu
 }
 
 /// `field` with the type of its new `child`.
-fn retyped(field: &arrow_schema::FieldRef, child: &ArrayRef) -> arrow_schema::FieldRef {
+pub(crate) fn retyped(field: &arrow_schema::FieldRef, child: &ArrayRef) -> arrow_schema::FieldRef {
     std::sync::Arc::new(
         field
             .as_ref()
@@ -281,7 +263,7 @@ fn retyped(field: &arrow_schema::FieldRef, child: &ArrayRef) -> arrow_schema::Fi
 
 /// A list (of either offset width) around its values made anew by `f`,
 /// its field typed by them.
-fn relist<O: arrow_array::OffsetSizeTrait>(
+pub(crate) fn relist<O: arrow_array::OffsetSizeTrait>(
     l: &arrow_array::GenericListArray<O>,
     field: &arrow_schema::FieldRef,
     f: &dyn Fn(ArrayRef) -> Result<ArrayRef>,
@@ -299,7 +281,7 @@ fn relist<O: arrow_array::OffsetSizeTrait>(
 }
 
 /// Every union in `a` as the struct Parquet keeps ([`UNION_TYPE_FIELD`]).
-fn unions_as_structs(a: ArrayRef) -> Result<ArrayRef> {
+pub(crate) fn unions_as_structs(a: ArrayRef) -> Result<ArrayRef> {
     use arrow_array::{Int8Array, StructArray};
     use std::sync::Arc;
     if !has_union(a.data_type()) {
@@ -324,7 +306,7 @@ fn unions_as_structs(a: ArrayRef) -> Result<ArrayRef> {
         return Err(Error::internal("a union is not stored as a struct"));
     };
     let mut cols: Vec<ArrayRef> = vec![Arc::new(Int8Array::from(ids))];
-    for member in super::union_members(u)? {
+    for member in crate::union_members(u)? {
         cols.push(unions_as_structs(member)?);
     }
     let fields: arrow_schema::Fields = stored_fields
@@ -339,7 +321,7 @@ fn unions_as_structs(a: ArrayRef) -> Result<ArrayRef> {
 
 /// The type a Parquet column read back has: a struct that holds a union
 /// ([`UNION_TYPE_FIELD`]) the dense union again, at any depth.
-pub(super) fn restored_type(dt: &DataType) -> DataType {
+pub(crate) fn restored_type(dt: &DataType) -> DataType {
     use arrow_schema::Field;
     let field = |f: &arrow_schema::FieldRef| {
         std::sync::Arc::new(Field::clone(f).with_data_type(restored_type(f.data_type())))
@@ -365,7 +347,7 @@ pub(super) fn restored_type(dt: &DataType) -> DataType {
 }
 
 /// The type ids a stored union's type field lists (else 0, 1, ...).
-fn union_ids(tag: &arrow_schema::Field, n: usize) -> Vec<i8> {
+pub(crate) fn union_ids(tag: &arrow_schema::Field, n: usize) -> Vec<i8> {
     let listed: Option<Vec<i8>> = tag
         .metadata()
         .get(UNION_IDS_KEY)
@@ -378,7 +360,7 @@ fn union_ids(tag: &arrow_schema::Field, n: usize) -> Vec<i8> {
 
 /// A Parquet column read back with its unions made again
 /// ([`restored_type`]); a type id that names no child is a corrupt file.
-pub(super) fn restored_array(a: ArrayRef) -> Result<ArrayRef> {
+pub(crate) fn restored_array(a: ArrayRef) -> Result<ArrayRef> {
     use arrow_array::UnionArray;
     use std::sync::Arc;
     let want = restored_type(a.data_type());
@@ -441,11 +423,11 @@ pub(super) fn restored_array(a: ArrayRef) -> Result<ArrayRef> {
 /// null slot, so there the slot stays valid and the part that is
 /// `NA_real_` is the null (`1.1+NAi` comes back as itself, not as
 /// `NA+NAi`).
-pub(super) fn stored_complex(array: ArrayRef) -> ArrayRef {
+pub(crate) fn stored_complex(array: ArrayRef) -> ArrayRef {
     use arrow_array::{Float64Array, StructArray};
     if array.null_count() == 0
         || array.data_type()
-            != &super::types::arrow_type(super::types::RKind::Complex, &Default::default())
+            != &crate::mapping::types::arrow_type(crate::mapping::types::RKind::Complex, &Default::default())
     {
         return array;
     }
@@ -455,7 +437,7 @@ pub(super) fn stored_complex(array: ArrayRef) -> ArrayRef {
             .column(k)
             .as_primitive::<arrow_array::types::Float64Type>();
         let valid = arrow_buffer::NullBuffer::from_iter(
-            x.values().iter().map(|&v| !crate::tree::na::is_na_real(v)),
+            x.values().iter().map(|&v| !rdarrow_format::tree::na::is_na_real(v)),
         );
         std::sync::Arc::new(Float64Array::new(x.values().clone(), Some(valid)))
     };
@@ -464,7 +446,7 @@ pub(super) fn stored_complex(array: ArrayRef) -> ArrayRef {
 }
 
 /// The Parquet leaf columns an Arrow type becomes.
-pub(super) fn leaf_count(dt: &DataType) -> usize {
+pub(crate) fn leaf_count(dt: &DataType) -> usize {
     match dt {
         DataType::Struct(fs) => fs.iter().map(|f| leaf_count(f.data_type())).sum(),
         DataType::List(f)
@@ -479,12 +461,13 @@ pub(super) fn leaf_count(dt: &DataType) -> usize {
 
 /// Rows sampled to tell whether a column's values repeat enough for
 /// dictionary encoding, and the fewest worth telling from.
-const DICTIONARY_SAMPLE: usize = 1 << 16;
-const DICTIONARY_SAMPLE_MIN: usize = 1 << 10;
+pub(crate) const DICTIONARY_SAMPLE: usize = 1 << 16;
+
+pub(crate) const DICTIONARY_SAMPLE_MIN: usize = 1 << 10;
 
 /// Whether more than half of the non-null values of `a` (a primitive or
 /// string column) are distinct; `false` for other types.
-fn mostly_distinct(a: &dyn Array) -> bool {
+pub(crate) fn mostly_distinct(a: &dyn Array) -> bool {
     let nulls = a.logical_nulls();
     let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
     let count = a.len() - nulls.as_ref().map_or(0, |n| n.null_count());
@@ -523,7 +506,7 @@ fn mostly_distinct(a: &dyn Array) -> bool {
 
 /// The writer properties of every column chunk (the file's key-value
 /// metadata aside).
-pub(super) fn chunk_props(opts: &ParquetOptions) -> Result<WriterPropertiesBuilder> {
+pub(crate) fn chunk_props(opts: &ParquetOptions) -> Result<WriterPropertiesBuilder> {
     Ok(WriterProperties::builder()
         .set_compression(opts.compression.codec(opts.level)?)
         .set_created_by(format!("rdarrow version {}", env!("CARGO_PKG_VERSION"))))
@@ -534,7 +517,7 @@ pub(super) fn chunk_props(opts: &ParquetOptions) -> Result<WriterPropertiesBuild
 /// rows are mostly distinct (an id, measurements, times), which the writer
 /// would encode with a dictionary until the dictionary outgrew its page
 /// and then plainly, slower and larger than plainly from the start.
-pub(super) fn wants_dictionary(
+pub(crate) fn wants_dictionary(
     f: &arrow_schema::Field,
     rows: usize,
     sample: impl FnOnce(usize) -> Result<ArrayRef>,
@@ -546,145 +529,8 @@ pub(super) fn wants_dictionary(
     Ok(!mostly_distinct(sample(n)?.as_ref()))
 }
 
-/// Write `src` as Parquet to `sink`: one row group of `row_group_rows`
-/// rows at a time, its columns converted and encoded on `threads`
-/// threads, then appended in order.
-pub fn write_parquet<W: Write + Send>(
-    src: &dyn ColumnSource,
-    sink: W,
-    opts: &ParquetOptions,
-) -> Result<W> {
-    write_parquet_with(src, sink, opts, None)
-}
-
-/// [`write_parquet`], splicing in the chunks `early` encoded while `src`'s
-/// file was read (see [`super::parquet_during_parse`]).
-pub fn write_parquet_with<W: Write + Send>(
-    src: &dyn ColumnSource,
-    sink: W,
-    opts: &ParquetOptions,
-    early: Option<&EarlyChunks>,
-) -> Result<W> {
-    let given = src.schema();
-    let fields: Vec<arrow_schema::Field> = given
-        .fields()
-        .iter()
-        .map(|f| {
-            f.as_ref()
-                .clone()
-                .with_data_type(stored_type(f.data_type()))
-        })
-        .collect();
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
-        fields,
-        given.metadata().clone(),
-    ));
-    // the schema's metadata also as the file's own key-value pairs, as
-    // arrow's C++ writer stores them (arrow R reads `"r"` from there)
-    let kv: Vec<KeyValue> = schema
-        .metadata()
-        .iter()
-        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
-        .collect();
-    let mut props = chunk_props(opts)?.set_key_value_metadata((!kv.is_empty()).then_some(kv));
-    for (j, f) in schema.fields().iter().enumerate() {
-        if !wants_dictionary(f, src.num_rows(), |n| src.column(j, 0, n))? {
-            props =
-                props.set_column_dictionary_enabled(ColumnPath::new(vec![f.name().clone()]), false);
-        }
-    }
-    let props = props.build();
-    let writer =
-        ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(pq_err("schema"))?;
-    let (mut file, factory) = writer.into_serialized_writer().map_err(pq_err("schema"))?;
-    let fields = schema.fields();
-    // each field's first leaf column (a factor has just one)
-    let leaves: Vec<ColumnDescPtr> = {
-        let descr = file.schema_descr();
-        let mut first = 0;
-        fields
-            .iter()
-            .map(|f| {
-                let d = descr.column(first);
-                first += leaf_count(f.data_type());
-                d
-            })
-            .collect()
-    };
-    let codec = opts.compression.codec(opts.level)?;
-    let rows = opts.row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS);
-    let groups = row_groups(src.num_rows(), rows);
-    // a row group's column writers, each field's leaves taken by the cell
-    // that encodes it
-    let open = |g: usize| -> Result<Vec<Mutex<Vec<ArrowColumnWriter>>>> {
-        let mut writers = factory
-            .create_column_writers(g)
-            .map_err(pq_err("column writers"))?
-            .into_iter();
-        Ok(fields
-            .iter()
-            .map(|f| Mutex::new(writers.by_ref().take(leaf_count(f.data_type())).collect()))
-            .collect())
-    };
-    let encode = |g: usize, j: usize, writers: &Vec<Mutex<Vec<ArrowColumnWriter>>>| {
-        let (start, len) = groups[g];
-        if let (Some(early), Some(payload)) = (early, src.payload_start(j)) {
-            if let Some(chunk) = early.take(payload, groups[g], &fields[j], &leaves[j])? {
-                return Ok(vec![chunk]);
-            }
-        }
-        let mut array = src.column(j, start, len)?;
-        let name = fields[j].name();
-        if has_union(array.data_type()) {
-            array = unions_as_structs(array)?;
-        }
-        if array.data_type() != fields[j].data_type() {
-            array = arrow_cast::cast(&array, fields[j].data_type())
-                .map_err(|e| Error::corrupt(format!("column '{name}': {e}")))?;
-        }
-        let array = stored_array(array)?;
-        let what = format!("column '{name}'");
-        let ws = std::mem::take(&mut *writers[j].lock().unwrap_or_else(|e| e.into_inner()));
-        if let Some(chunk) =
-            dictionary_chunk(&leaves[j], array.as_ref(), codec).map_err(pq_err(&what))?
-        {
-            return Ok(vec![chunk]);
-        }
-        let leaves = compute_leaves(&fields[j], &array).map_err(pq_err(&what))?;
-        drop(array);
-        ws.into_iter()
-            .zip(leaves)
-            .map(|(mut w, leaf)| {
-                w.write(&leaf).map_err(pq_err(&what))?;
-                w.close().map(Chunk::Arrow).map_err(pq_err(&what))
-            })
-            .collect::<Result<Vec<Chunk>>>()
-    };
-    let append = |_: usize, chunks: Vec<Vec<Chunk>>| {
-        let mut group = file.next_row_group().map_err(pq_err("row group"))?;
-        for c in chunks.into_iter().flatten() {
-            match c {
-                Chunk::Arrow(c) => c.append_to_row_group(&mut group),
-                Chunk::Dictionary(bytes, close) => group.append_column(&bytes, close),
-            }
-            .map_err(pq_err("row group"))?;
-        }
-        group.close().map_err(pq_err("row group"))?;
-        Ok(())
-    };
-    by_row_group(
-        groups.len(),
-        fields.len(),
-        opts.threads,
-        open,
-        encode,
-        append,
-    )?;
-    file.into_inner().map_err(pq_err("footer"))
-}
-
 /// A row group's column chunk, encoded.
-pub(super) enum Chunk {
+pub(crate) enum Chunk {
     /// By arrow-rs's column writer.
     Arrow(ArrowColumnChunk),
     /// By [`dictionary_chunk`]: the chunk's bytes and what describes them.
@@ -692,7 +538,7 @@ pub(super) enum Chunk {
 }
 
 /// Values per data page of a [`dictionary_chunk`].
-const DICTIONARY_PAGE_VALUES: usize = 1 << 20;
+pub(crate) const DICTIONARY_PAGE_VALUES: usize = 1 << 20;
 
 /// A factor's column chunk with the factor's own levels as the dictionary
 /// page: all of them, in their order, as arrow's C++ writer stores a
@@ -702,7 +548,7 @@ const DICTIONARY_PAGE_VALUES: usize = 1 << 20;
 /// data pages (version 1: definition levels, then the keys, both in the
 /// RLE/bit-packed hybrid). `None` for anything but a flat dictionary of
 /// non-null strings, which arrow-rs's writer then takes.
-pub(super) fn dictionary_chunk(
+pub(crate) fn dictionary_chunk(
     descr: &ColumnDescPtr,
     array: &dyn Array,
     codec: Codec,
@@ -859,442 +705,4 @@ pub(super) fn dictionary_chunk(
             offset_index: None,
         },
     )))
-}
-
-/// Write `src` as Parquet to `path`; the file appears only complete.
-pub fn write_parquet_file(
-    src: &dyn ColumnSource,
-    path: &Path,
-    opts: &ParquetOptions,
-) -> Result<()> {
-    write_parquet_file_with(src, path, opts, None)
-}
-
-/// [`write_parquet_file`] with [`write_parquet_with`]'s `early` chunks.
-pub fn write_parquet_file_with(
-    src: &dyn ColumnSource,
-    path: &Path,
-    opts: &ParquetOptions,
-    early: Option<&EarlyChunks>,
-) -> Result<()> {
-    crate::atomic_write(path, &opts.storage, |f| {
-        write_parquet_into(src, f, opts, early)
-    })
-}
-
-/// Write `src` as Parquet into `f`, a file being written (by
-/// [`crate::atomic_write`] or a [`crate::FileBatch`]).
-pub fn write_parquet_into(
-    src: &dyn ColumnSource,
-    f: &mut crate::WritebackFile<'_>,
-    opts: &ParquetOptions,
-    early: Option<&EarlyChunks>,
-) -> Result<()> {
-    let w = write_parquet_with(
-        src,
-        std::io::BufWriter::with_capacity(1 << 20, f),
-        opts,
-        early,
-    )?;
-    w.into_inner()
-        .map_err(|e| Error::io(e.error(), "cannot write"))
-        .map(|_| ())
-}
-
-// ---------------------------------------------------------------------------
-// Reading
-
-/// Whether `prefix` starts a Parquet file.
-pub fn is_parquet(prefix: &[u8]) -> bool {
-    prefix.starts_with(MAGIC)
-}
-
-/// A Parquet file open for reading column by column.
-pub struct ParquetFile {
-    file: std::fs::File,
-    what: String,
-    builder_schema: SchemaRef,
-    metadata: std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
-    max_memory: u64,
-}
-
-fn read_err(what: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
-    move |e| match e {
-        parquet::errors::ParquetError::NYI(m) => {
-            Error::unsupported(format!("cannot read the Parquet file {what}: {m}"))
-        }
-        parquet::errors::ParquetError::EOF(m) => Error::new(
-            ErrorKind::Truncated,
-            format!("the Parquet file {what} is truncated: {m}"),
-        ),
-        other => Error::corrupt(format!("cannot read the Parquet file {what}: {other}")),
-    }
-}
-
-/// The Parquet reader can panic on malformed data instead of returning an
-/// error: such a panic is a corrupt-file error here.
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    crate::base::error::guard_reader(&format!("the Parquet file {what}"), "reader", f)
-}
-
-impl ParquetFile {
-    /// Open `path`, reading its footer and schema; columns may decode at
-    /// most `max_memory` bytes each (the decoding memory limit).
-    pub fn open(path: &Path, max_memory: u64) -> Result<ParquetFile> {
-        let what = format!("'{}'", path.display());
-        let file =
-            std::fs::File::open(path).map_err(|e| Error::io(&e, &format!("cannot open {what}")))?;
-        let mut head = [0u8; 4];
-        use std::io::Read;
-        let n = (&file)
-            .read(&mut head)
-            .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
-        if !is_parquet(&head[..n]) {
-            return Err(Error::new(
-                ErrorKind::NotRData,
-                format!("{what} is not a Parquet file (it does not start with PAR1)"),
-            ));
-        }
-        let f2 = file
-            .try_clone()
-            .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
-        let builder = guarded(&what, || {
-            ParquetRecordBatchReaderBuilder::try_new_with_options(f2, ArrowReaderOptions::new())
-                .map_err(read_err(&what))
-        })?;
-        let builder_schema = builder.schema().clone();
-        let metadata = builder.metadata().clone();
-        Ok(ParquetFile {
-            file,
-            what,
-            builder_schema,
-            metadata,
-            max_memory,
-        })
-    }
-
-    /// The file's schema, its unions (stored as structs) made again.
-    pub fn schema(&self) -> SchemaRef {
-        let s = &self.builder_schema;
-        if !s
-            .fields()
-            .iter()
-            .any(|f| restored_type(f.data_type()) != *f.data_type())
-        {
-            return s.clone();
-        }
-        let fields: Vec<arrow_schema::Field> = s
-            .fields()
-            .iter()
-            .map(|f| {
-                f.as_ref()
-                    .clone()
-                    .with_data_type(restored_type(f.data_type()))
-            })
-            .collect();
-        std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
-            fields,
-            s.metadata().clone(),
-        ))
-    }
-
-    pub fn num_rows(&self) -> usize {
-        self.metadata.file_metadata().num_rows().max(0) as usize
-    }
-
-    /// What the chunks of top-level column `j` in these row groups declare
-    /// they take decoded: an error past the memory limit.
-    fn check_declared(&self, j: usize, groups: std::ops::Range<usize>) -> Result<()> {
-        let leaves = leaf_range(&self.builder_schema, j);
-        let declared: i64 = self.metadata.row_groups()[groups.clone()]
-            .iter()
-            .map(|g| {
-                leaves
-                    .clone()
-                    .map(|l| g.column(l).uncompressed_size().max(0))
-                    .sum::<i64>()
-            })
-            .sum();
-        if declared as u64 > self.max_memory {
-            let what = &self.what;
-            let which = if groups.len() == 1 {
-                format!(" in row group {}", groups.start + 1)
-            } else {
-                String::new()
-            };
-            return Err(Error::limit_of(
-                crate::base::error::LimitKind::Memory,
-                format!("column {}{which} of the Parquet file {what} declares {declared} bytes, more than the memory limit", j + 1),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Every row of top-level column `j` in the chunks the reader gives,
-    /// row group by row group (a batch that spanned two would have its
-    /// dictionary encoded again: a factor's levels lost), each handed to
-    /// `each` as soon as it is read.
-    pub fn chunks(&self, j: usize, each: &mut dyn FnMut(ArrayRef) -> Result<()>) -> Result<()> {
-        let what = &self.what;
-        let meta = guarded(what, || {
-            ArrowReaderMetadata::try_new(self.metadata.clone(), Default::default())
-                .map_err(read_err(what))
-        })?;
-        for g in 0..self.metadata.num_row_groups() {
-            self.check_declared(j, g..g + 1)?;
-            let f = self
-                .file
-                .try_clone()
-                .map_err(|e| Error::io(&e, &format!("cannot read {what}")))?;
-            let mut reader = guarded(what, || {
-                let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone());
-                let mask = ProjectionMask::roots(builder.parquet_schema(), [j]);
-                builder
-                    .with_projection(mask)
-                    .with_row_groups(vec![g])
-                    .with_batch_size(1 << 16)
-                    .build()
-                    .map_err(read_err(what))
-            })?;
-            loop {
-                crate::base::cancel::check()?;
-                let Some(b) = guarded(what, || Ok(reader.next()))? else {
-                    break;
-                };
-                let b: RecordBatch = b.map_err(|e| {
-                    Error::corrupt(format!("cannot read the Parquet file {what}: {e}"))
-                })?;
-                each(restored_array(b.column(0).clone())?)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl super::from_arrow::ColumnChunks for ParquetFile {
-    fn schema(&self) -> SchemaRef {
-        ParquetFile::schema(self)
-    }
-    fn num_rows(&self) -> usize {
-        ParquetFile::num_rows(self)
-    }
-    fn chunks(&self, j: usize, each: &mut dyn FnMut(ArrayRef) -> Result<()>) -> Result<()> {
-        ParquetFile::chunks(self, j, each)
-    }
-    fn column(&self, j: usize) -> Result<Vec<ArrayRef>> {
-        // held whole: within the memory limit as a whole
-        self.check_declared(j, 0..self.metadata.num_row_groups())?;
-        super::from_arrow::all_chunks(self, j)
-    }
-}
-
-/// The Parquet leaf columns of top-level field `j`.
-fn leaf_range(schema: &SchemaRef, j: usize) -> std::ops::Range<usize> {
-    let start: usize = schema
-        .fields()
-        .iter()
-        .take(j)
-        .map(|f| leaf_count(f.data_type()))
-        .sum();
-    start..start + leaf_count(schema.field(j).data_type())
-}
-
-/// A whole Parquet file as record batches: the columns are read one after
-/// another, row group by row group, and each row group's batches are
-/// kept apart (a factor's row groups each hold its levels, which
-/// concatenating would repeat).
-pub fn read_parquet_file(path: &Path, max_memory: u64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let f = ParquetFile::open(path, max_memory)?;
-    let schema = f.schema();
-    let mut cols: Vec<Vec<ArrayRef>> = (0..schema.fields().len())
-        .map(|j| super::from_arrow::ColumnChunks::column(&f, j))
-        .collect::<Result<_>>()?;
-    let lengths = |c: &Vec<ArrayRef>| c.iter().map(|a| a.len()).collect::<Vec<_>>();
-    let aligned = cols.windows(2).all(|w| lengths(&w[0]) == lengths(&w[1]));
-    if !aligned {
-        for (j, c) in cols.iter_mut().enumerate() {
-            let refs: Vec<&dyn Array> = c.iter().map(|a| a.as_ref()).collect();
-            *c = vec![if refs.is_empty() {
-                arrow_array::new_empty_array(schema.field(j).data_type())
-            } else {
-                arrow_select::concat::concat(&refs)
-                    .map_err(|e| Error::corrupt(format!("cannot assemble a column: {e}")))?
-            }];
-        }
-    }
-    let batch = |columns: Vec<ArrayRef>, rows: usize| {
-        RecordBatch::try_new_with_options(
-            schema.clone(),
-            columns,
-            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
-        )
-        .map_err(|e| {
-            Error::corrupt(format!(
-                "cannot read the Parquet file '{}': {e}",
-                path.display()
-            ))
-        })
-    };
-    if cols.is_empty() {
-        return Ok((schema.clone(), vec![batch(Vec::new(), f.num_rows())?]));
-    }
-    let chunks = cols[0].len();
-    let mut columns: Vec<_> = cols.into_iter().map(|c| c.into_iter()).collect();
-    let batches = (0..chunks)
-        .map(|_| {
-            let parts: Vec<ArrayRef> = columns
-                .iter_mut()
-                .map(|c| c.next().expect("aligned chunks"))
-                .collect();
-            let rows = parts[0].len();
-            batch(parts, rows)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok((schema, batches))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::from_arrow::ColumnChunks;
-    use crate::ArrowTable;
-    use arrow_array::types::Int32Type;
-    use arrow_array::{DictionaryArray, Int32Array, StringArray};
-    use arrow_schema::{Field, Schema};
-    use std::sync::Arc;
-
-    #[test]
-    fn dictionaries_only_where_values_repeat() {
-        let n = 5000;
-        let unique = Int32Array::from_iter_values(0..n);
-        let repeated = Int32Array::from_iter_values((0..n).map(|i| i % 10));
-        let words = StringArray::from_iter_values((0..n).map(|i| format!("w{}", i % 7)));
-        let names = StringArray::from_iter_values((0..n).map(|i| format!("name {i}")));
-        // nulls do not count: half null, the rest distinct
-        let sparse = Int32Array::from_iter((0..n).map(|i| (i % 2 == 0).then_some(i)));
-        assert!(mostly_distinct(&unique));
-        assert!(!mostly_distinct(&repeated));
-        assert!(!mostly_distinct(&words));
-        assert!(mostly_distinct(&names));
-        assert!(mostly_distinct(&sparse));
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("unique", DataType::Int32, false),
-            Field::new("repeated", DataType::Int32, false),
-            Field::new("words", DataType::Utf8, false),
-            Field::new("names", DataType::Utf8, false),
-        ]));
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                Arc::new(unique),
-                Arc::new(repeated),
-                Arc::new(words),
-                Arc::new(names),
-            ],
-        )
-        .unwrap();
-        let table = ArrowTable {
-            schema,
-            batches: vec![batch.clone()],
-            warnings: vec![],
-        };
-        let bytes = Bytes::from(write_parquet(&table, Vec::new(), &Default::default()).unwrap());
-        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
-        let rg = builder.metadata().row_group(0).clone();
-        let dictionary: Vec<bool> = (0..4)
-            .map(|c| rg.column(c).dictionary_page_offset().is_some())
-            .collect();
-        assert_eq!(dictionary, [false, true, true, false]);
-        let back: Vec<RecordBatch> = builder
-            .with_batch_size(n as usize)
-            .build()
-            .unwrap()
-            .map(|b| b.unwrap())
-            .collect();
-        assert_eq!(back.len(), 1);
-        assert_eq!(back[0].columns(), batch.columns());
-    }
-
-    #[test]
-    fn a_factor_keeps_its_levels_in_every_row_group() {
-        // levels "b", "a", "unused": not in order of appearance, one unused
-        let n = 10_000;
-        let keys =
-            Int32Array::from_iter((0..n).map(|i| (i % 7 != 3).then_some((i % 5 / 3) as i32)));
-        let levels = Arc::new(StringArray::from(vec!["b", "a", "unused"]));
-        let factor = DictionaryArray::<Int32Type>::try_new(keys, levels.clone()).unwrap();
-        let ids = Int32Array::from_iter_values(0..n as i32);
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int32, false),
-            Field::new("g", factor.data_type().clone(), true),
-        ]));
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![Arc::new(ids), Arc::new(factor.clone())],
-        )
-        .unwrap();
-        let table = ArrowTable {
-            schema: schema.clone(),
-            batches: vec![batch],
-            warnings: vec![],
-        };
-        for compression in [ParquetCompression::Zstd, ParquetCompression::Uncompressed] {
-            let opts = ParquetOptions {
-                compression,
-                row_group_rows: Some(3000),
-                threads: 2,
-                ..Default::default()
-            };
-            let bytes = Bytes::from(write_parquet(&table, Vec::new(), &opts).unwrap());
-            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes.clone())
-                .unwrap()
-                .with_batch_size(3000)
-                .build()
-                .unwrap();
-            let mut at = 0;
-            for b in reader {
-                let b = b.unwrap();
-                assert_eq!(b.schema().field(1).data_type(), factor.data_type());
-                let got = b.column(1).as_dictionary::<Int32Type>();
-                assert_eq!(got.values().as_ref(), levels.as_ref() as &dyn Array);
-                let want = factor.slice(at, b.num_rows());
-                assert_eq!(got.keys(), want.keys(), "rows from {at}");
-                at += b.num_rows();
-            }
-            assert_eq!(at, n);
-            // each chunk's statistics: the levels it uses ("a" < "b"; never
-            // "unused") and its nulls
-            let meta = ParquetRecordBatchReaderBuilder::try_new(bytes.clone())
-                .unwrap()
-                .metadata()
-                .clone();
-            for (g, rg) in meta.row_groups().iter().enumerate() {
-                let st = rg.column(1).statistics().expect("statistics");
-                let parquet::file::statistics::Statistics::ByteArray(st) = st else {
-                    panic!("{st:?}")
-                };
-                assert_eq!(st.min_opt().unwrap().data(), b"a");
-                assert_eq!(st.max_opt().unwrap().data(), b"b");
-                let rows = (g * 3000)..((g + 1) * 3000).min(n);
-                let nulls = rows.filter(|i| i % 7 == 3).count() as u64;
-                assert_eq!(st.null_count_opt(), Some(nulls), "row group {g}");
-            }
-            // and rdarrow's own reader, row group by row group
-            let path = std::env::temp_dir().join(format!(
-                "rdarrow-factor-{}-{compression:?}.parquet",
-                std::process::id()
-            ));
-            std::fs::write(&path, &bytes).unwrap();
-            let chunks = ParquetFile::open(&path, u64::MAX)
-                .unwrap()
-                .column(1)
-                .unwrap();
-            std::fs::remove_file(&path).unwrap();
-            assert_eq!(chunks.len(), 4);
-            for c in &chunks {
-                let c = c.as_dictionary::<Int32Type>();
-                assert_eq!(c.values().as_ref(), levels.as_ref() as &dyn Array);
-            }
-        }
-    }
 }

@@ -6,7 +6,8 @@
 //! integer64 < double), text for factors whose levels differ (or for a
 //! factor and text); other differences are errors naming both inputs.
 
-use crate::base::error::{Error, Result};
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
 use arrow_array::{new_null_array, Array, ArrayRef};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use std::collections::HashMap;

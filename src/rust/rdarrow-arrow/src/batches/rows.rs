@@ -3,11 +3,12 @@
 //! (Parquet, Arrow IPC) hold one row group of every column, never the
 //! table, and can convert and encode the columns of a row group in
 //! parallel. An [`ArrowTable`] already in memory is one source; a data
-//! frame whose payloads stay in its file ([`super::to_arrow::StreamedTable`])
+//! frame whose payloads stay in its file ([`crate::to_arrow::streamed::StreamedTable`])
 //! is another.
 
-use super::ArrowTable;
-use crate::base::error::{Error, Result};
+use crate::ArrowTable;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 
@@ -22,7 +23,7 @@ pub trait ColumnSource: Sync {
         Vec::new()
     }
     /// Where column `j`'s payload starts in its R data stream, for a
-    /// column read back from there (see [`crate::Column::store`]).
+    /// column read back from there (see [`rdarrow_format::Column::store`]).
     fn payload_start(&self, _j: usize) -> Option<u64> {
         None
     }
@@ -66,6 +67,11 @@ impl ColumnSource for ArrowTable {
     }
 }
 
+/// Rows per row group when neither the caller nor the memory budget says
+/// otherwise (arrow's own writers' default).
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
+
+
 /// The row groups of `rows` rows at most: `(start, len)`.
 pub fn row_groups(total: usize, rows: usize) -> Vec<(usize, usize)> {
     let rows = rows.max(1);
@@ -105,7 +111,7 @@ pub fn in_parallel<I: Send, T: Send>(
         return items
             .into_iter()
             .enumerate()
-            .map(|(k, item)| crate::base::cancel::check().and_then(|_| f(k, item)))
+            .map(|(k, item)| rdarrow_format::base::cancel::check().and_then(|_| f(k, item)))
             .collect();
     }
     // popped from the end: cheapest first in the queue, later items
@@ -128,7 +134,7 @@ pub fn in_parallel<I: Send, T: Send>(
                     else {
                         break;
                     };
-                    let r = crate::base::cancel::check().and_then(|_| f(k, item));
+                    let r = rdarrow_format::base::cancel::check().and_then(|_| f(k, item));
                     if r.is_err() {
                         failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
@@ -240,7 +246,7 @@ pub fn by_row_group<P: Sync + Send, T: Send>(
             let shared = s.shared[g % W].clone().expect("an opened row group");
             (g, j, shared)
         };
-        let r = crate::base::cancel::check().and_then(|_| {
+        let r = rdarrow_format::base::cancel::check().and_then(|_| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(g, j, &shared)))
                 .unwrap_or_else(|_| Err(Error::internal("a row group's column panicked")))
         });

@@ -35,11 +35,19 @@
 //! nothing yet), each file is uploaded as it is written and appears
 //! complete. On an error, nothing this call wrote is left.
 
-use super::ipc::{write_ipc_into, IpcCompression, IpcFormat};
-use super::{table_from_object, ArrowTable, ColumnRef, TableOptions};
-use crate::base::error::{Error, Result};
-use crate::tree::{set_attribute, RObject};
-use crate::{Document, ReadOptions};
+use crate::files::ipc::write_ipc_into;
+use crate::files::ipc::IpcCompression;
+use crate::files::ipc::IpcFormat;
+use crate::table_from_object;
+use crate::ArrowTable;
+use crate::ColumnRef;
+use crate::TableOptions;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::tree::set_attribute;
+use rdarrow_format::tree::RObject;
+use rdarrow_format::Document;
+use rdarrow_format::ReadOptions;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray, UInt32Array};
@@ -103,7 +111,7 @@ pub struct DatasetOptions {
     pub names_to: String,
     pub compression: Option<IpcCompression>,
     /// How Parquet files are compressed.
-    pub parquet: super::parquet::ParquetOptions,
+    pub parquet: crate::files::parquet_layout::ParquetOptions,
     /// Rows per record batch in each file (one batch when `None`).
     pub chunk_size: Option<usize>,
     /// The zone given to POSIXct columns without a `tzone` attribute.
@@ -217,17 +225,17 @@ fn check_options(inputs: &[PathBuf], opts: &DatasetOptions) -> Result<()> {
 /// The batch of a dataset under an object store prefix, which must hold
 /// nothing yet: each file is uploaded as it is written, and removed again
 /// on a failure.
-fn store_batch(dir: &Path, opts: &DatasetOptions) -> Result<crate::FileBatch> {
+fn store_batch(dir: &Path, opts: &DatasetOptions) -> Result<rdarrow_format::FileBatch> {
     let prefix = dir.to_string_lossy();
     let prefix = prefix.trim_end_matches('/');
     let there =
-        crate::io::store::Store::open(&format!("{prefix}/"), &opts.read.storage, opts.read.timeout)?;
+        rdarrow_format::io::store::Store::open(&format!("{prefix}/"), &opts.read.storage, opts.read.timeout)?;
     if !there.list(&|_| true)?.is_empty() {
         return Err(Error::usage(format!(
             "'{prefix}/' is not empty: write a dataset under a new or empty prefix"
         )));
     }
-    Ok(crate::FileBatch::with_storage(opts.read.storage.clone()))
+    Ok(rdarrow_format::FileBatch::with_storage(opts.read.storage.clone()))
 }
 
 /// Make sure `dir` is an empty directory: an error where it is a file or
@@ -284,23 +292,23 @@ struct Output {
     written: Vec<PathBuf>,
     /// The files, under temporary names until they all appear at the end
     /// (made durable together: one sync, not one per file).
-    batch: crate::FileBatch,
+    batch: rdarrow_format::FileBatch,
     /// Directories this call created, outermost first.
     created: Vec<PathBuf>,
     /// The next part number of each directory.
     counters: HashMap<PathBuf, usize>,
     threads: usize,
     compression: IpcCompression,
-    parquet: Option<super::parquet::ParquetOptions>,
+    parquet: Option<crate::files::parquet_layout::ParquetOptions>,
     chunk_size: Option<usize>,
 }
 
 impl Output {
     fn new(dir: &Path, opts: &DatasetOptions) -> Result<Self> {
-        let (batch, created) = if crate::io::store::is_store_path(dir) {
+        let (batch, created) = if rdarrow_format::io::store::is_store_path(dir) {
             (store_batch(dir, opts)?, Vec::new())
         } else {
-            (crate::FileBatch::new(), empty_dir(dir)?)
+            (rdarrow_format::FileBatch::new(), empty_dir(dir)?)
         };
         let threads = if opts.threads > 0 {
             opts.threads
@@ -320,7 +328,7 @@ impl Output {
             compression: opts.compression.unwrap_or(IpcCompression::Uncompressed),
             // partitions are written on threads of their own
             parquet: (opts.format == DatasetFormat::Parquet).then(|| {
-                super::parquet::ParquetOptions {
+                crate::files::parquet_layout::ParquetOptions {
                     threads: 1,
                     row_group_rows: opts.chunk_size,
                     ..opts.parquet.clone()
@@ -334,7 +342,7 @@ impl Output {
     /// directory), creating the directories it needs.
     fn next_file(&mut self, sub: &Path) -> Result<PathBuf> {
         let d = self.dir.join(sub);
-        if !crate::io::store::is_store_path(&d) {
+        if !rdarrow_format::io::store::is_store_path(&d) {
             let made = create_missing(&d)?;
             self.created.extend(made);
         }
@@ -364,7 +372,7 @@ impl Output {
                 warnings: Vec::new(),
             };
             return self.batch.write(path, |f| {
-                super::parquet::write_parquet_into(&table, f, p, None)
+                crate::files::parquet::write_parquet_into(&table, f, p, None)
             });
         }
         let n = batch.num_rows();
@@ -405,7 +413,7 @@ fn write_all(
     let mut objects = 0usize;
     let mut rows = 0u64;
     for (index, path) in inputs.iter().enumerate() {
-        crate::base::cancel::check()?;
+        rdarrow_format::base::cancel::check()?;
         progress(DatasetEvent::Input {
             index,
             count: inputs.len(),
@@ -415,7 +423,7 @@ fn write_all(
         let before = out.written.len();
         let mut file_rows = 0u64;
         let mut doc = read_input(path, opts).map_err(|e| in_file(e, &label))?;
-        let stem = crate::stream_object_name(path);
+        let stem = rdarrow_format::stream_object_name(path);
         let selected = select_objects(&mut doc, opts.object.as_deref(), &stem)
             .map_err(|e| in_file(e, &label))?;
         let (selected, split) =
@@ -495,10 +503,10 @@ fn in_file(mut e: Error, label: &str) -> Error {
 }
 
 fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
-    crate::read_file_filtered(
+    rdarrow_format::read_file_filtered(
         path,
         &opts.read,
-        &mut crate::Wanted::one(opts.object.as_deref()),
+        &mut rdarrow_format::Wanted::one(opts.object.as_deref()),
     )
 }
 
@@ -528,10 +536,11 @@ fn split_frame_lists(
     doc: &Document,
     names_to: &str,
 ) -> Result<(Vec<(String, RObject)>, bool)> {
-    use crate::tree::object_path::{ObjectPath, Step};
+    use rdarrow_format::tree::object_path::ObjectPath;
+    use rdarrow_format::tree::object_path::Step;
     let is_frame_list = |obj: &RObject| match obj {
         RObject::Vector(v) => match &v.data {
-            crate::tree::VectorData::List(items) => {
+            rdarrow_format::tree::VectorData::List(items) => {
                 !is_data_frame(obj, doc)
                     && !items.is_empty()
                     && items.iter().all(|i| is_data_frame(i, doc))
@@ -567,7 +576,7 @@ fn split_frame_lists(
         let RObject::Vector(v) = obj else {
             unreachable!()
         };
-        let crate::tree::VectorData::List(items) = v.data else {
+        let rdarrow_format::tree::VectorData::List(items) = v.data else {
             unreachable!()
         };
         for (i, mut frame) in items.into_iter().enumerate() {
@@ -578,7 +587,7 @@ fn split_frame_lists(
                 None => Step::Position(i + 1),
             });
             let value = label.unwrap_or_else(|| (i + 1).to_string().into_bytes());
-            let rows = crate::read::summary::dims(&frame, &doc.refs).0.unwrap_or(0.0) as usize;
+            let rows = rdarrow_format::read::summary::dims(&frame, &doc.refs).0.unwrap_or(0.0) as usize;
             let col_names = frame_names(&frame, doc).unwrap_or_default();
             if col_names.iter().any(|c| c == names_to.as_bytes()) {
                 return Err(Error::usage(format!(
@@ -590,13 +599,13 @@ fn split_frame_lists(
             let RObject::Vector(fv) = &mut frame else {
                 unreachable!()
             };
-            if let crate::tree::VectorData::List(fcols) = &mut fv.data {
-                fcols.push(crate::tree::make::strings(std::iter::repeat_n(
+            if let rdarrow_format::tree::VectorData::List(fcols) = &mut fv.data {
+                fcols.push(rdarrow_format::tree::make::strings(std::iter::repeat_n(
                     Some(&value[..]),
                     rows,
                 )));
             }
-            let new_names = crate::tree::make::strings(
+            let new_names = rdarrow_format::tree::make::strings(
                 col_names
                     .iter()
                     .map(|c| Some(&c[..]))
@@ -642,7 +651,7 @@ fn drop_row_names(obj: &mut RObject, doc: &Document) {
         None => return,
     };
     if let RObject::Vector(v) = obj {
-        let compact = crate::tree::make::ints(vec![i32::MIN, -(n as i32)]);
+        let compact = rdarrow_format::tree::make::ints(vec![i32::MIN, -(n as i32)]);
         set_attribute(
             &mut v.attributes,
             RObject::Null,
@@ -914,7 +923,7 @@ fn write_object(
             break;
         }
         let (path, rows) = &jobs[i];
-        let res = crate::base::cancel::check().and_then(|_| {
+        let res = rdarrow_format::base::cancel::check().and_then(|_| {
             let b = match rows {
                 None => batch_all.clone(),
                 Some(r) => {

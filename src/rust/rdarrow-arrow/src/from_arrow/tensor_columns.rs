@@ -22,151 +22,14 @@
 //! R arrays of the logical shape, each element's values put in R's
 //! column-major order.
 
-use crate::base::error::{Error, Result};
-use crate::tree::make::ObjectMaker;
-use crate::tree::*;
-use crate::types::RKind;
+use crate::mapping::shape::EXTENSION_NAME;
+use crate::mapping::shape::METADATA_KEY;
+use crate::mapping::shape::NAME_KEY;
+use rdarrow_format::base::error::Error;
+use rdarrow_format::base::error::Result;
+use rdarrow_format::tree::make::ObjectMaker;
+use rdarrow_format::tree::*;
 use arrow_schema::Field;
-use std::collections::HashMap;
-
-/// The extension's name.
-pub const EXTENSION_NAME: &str = "arrow.fixed_shape_tensor";
-/// The field metadata keys of an extension type.
-pub const NAME_KEY: &str = "ARROW:extension:name";
-pub const METADATA_KEY: &str = "ARROW:extension:metadata";
-
-/// The shape every element of an R list has: R's `dim`, and the
-/// dimensions' names (`names(dimnames)`) when they have them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TensorShape {
-    pub dims: Vec<usize>,
-    pub dim_names: Option<Vec<String>>,
-}
-
-/// An element's values type and shape, when it can be a row of a tensor
-/// column: an integer or double vector whose attributes are `dim`, then
-/// optionally `dimnames`.
-fn element_shape(obj: &RObject, refs: &RefTable) -> Option<(u8, TensorShape)> {
-    let RObject::Vector(v) = obj else { return None };
-    let t = v.data.sxptype();
-    if !matches!(t, sxp::INT | sxp::REAL) || v.flags.object {
-        return None;
-    }
-    let entries = pairlist_entries(v.attributes.as_ref()?, refs);
-    let dimnames = match entries.as_slice() {
-        [(Some(b"dim"), _)] => None,
-        [(Some(b"dim"), _), (Some(b"dimnames"), n)] => Some(*n),
-        _ => return None,
-    };
-    // the format crate's checked `dim`: counts whose product is the length
-    let dims = crate::checks::consistency::dims(obj, refs, v.data.len()).ok()??;
-    let dim_names = dimnames
-        .and_then(|n| n.attribute(refs, "names"))
-        .and_then(|n| n.as_strings())
-        .map(|s| {
-            (0..s.len())
-                .map(|i| s.get(i).map(|b| String::from_utf8_lossy(b).into_owned()))
-                .collect::<Option<Vec<String>>>()
-        });
-    let dim_names = match dim_names {
-        // an NA name has no tensor equivalent
-        Some(None) => return None,
-        Some(Some(n)) => Some(n),
-        None => None,
-    };
-    Some((t, TensorShape { dims, dim_names }))
-}
-
-impl TensorShape {
-    /// The shape of a list whose every element is an array of it (of one
-    /// type, integer or double), or `None`: a list of another kind, an
-    /// empty one, one with a `NULL` or any element of another shape or
-    /// type keeps the list type.
-    pub fn of_list(obj: &RObject, refs: &RefTable) -> Option<TensorShape> {
-        let RObject::Vector(v) = obj else { return None };
-        let VectorData::List(items) = &v.data else {
-            return None;
-        };
-        if items.is_empty()
-            || RKind::of(&obj.class_attr(refs), sxp::VEC) != Some(RKind::List)
-            || i32::try_from(items.len()).is_err()
-        {
-            return None;
-        }
-        let (t, shape) = element_shape(&items[0], refs)?;
-        let size = shape.size();
-        if shape.dims.is_empty() || i32::try_from(size).is_err() {
-            return None;
-        }
-        items[1..]
-            .iter()
-            .all(|it| element_shape(it, refs).is_some_and(|(u, s)| u == t && s == shape))
-            .then_some(shape)
-    }
-
-    /// Values per element.
-    pub fn size(&self) -> usize {
-        self.dims.iter().product()
-    }
-
-    /// The extension's field metadata for this shape in R's column-major
-    /// order: physical shape `dim` reversed, `permutation` `[n-1, ..., 0]`,
-    /// `dim_names` reversed.
-    pub fn field_metadata(&self) -> HashMap<String, String> {
-        // the keys in Arrow C++'s order and form, so that readers that
-        // compare the text (Polars) see the type pyarrow writes
-        // (serde_json's text of a value: compact, strings escaped)
-        let json = |v: serde_json::Value| v.to_string();
-        let n = self.dims.len();
-        let shape: Vec<usize> = self.dims.iter().rev().copied().collect();
-        let mut text = format!("{{\"shape\":{}", json(shape.into()));
-        if n > 1 {
-            let perm: Vec<usize> = (0..n).rev().collect();
-            text.push_str(&format!(",\"permutation\":{}", json(perm.into())));
-        }
-        if let Some(names) = &self.dim_names {
-            let names: Vec<String> = names.iter().rev().cloned().collect();
-            text.push_str(&format!(",\"dim_names\":{}", json(names.into())));
-        }
-        text.push('}');
-        HashMap::from([
-            (NAME_KEY.to_string(), EXTENSION_NAME.to_string()),
-            (METADATA_KEY.to_string(), text),
-        ])
-    }
-}
-
-/// `schema` with its tensor columns as the fixed-size lists underneath
-/// (their extension metadata left out), for consumers that convert
-/// Arrow to R but not this extension: arrow R 25 cannot make R values of
-/// a canonical extension type it did not define, and makes the same
-/// arrays of the storage type, with the `"r"` metadata, the R list they
-/// were.
-pub fn storage_schema(schema: &arrow_schema::SchemaRef) -> arrow_schema::SchemaRef {
-    let is_tensor =
-        |f: &Field| f.metadata().get(NAME_KEY).map(String::as_str) == Some(EXTENSION_NAME);
-    if !schema.fields().iter().any(|f| is_tensor(f)) {
-        return schema.clone();
-    }
-    let fields: Vec<Field> = schema
-        .fields()
-        .iter()
-        .map(|f| {
-            let mut f = f.as_ref().clone();
-            if is_tensor(&f) {
-                let mut md = f.metadata().clone();
-                md.remove(NAME_KEY);
-                md.remove(METADATA_KEY);
-                f.set_metadata(md);
-            }
-            f
-        })
-        .collect();
-    std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
-        fields,
-        schema.metadata().clone(),
-    ))
-}
 
 /// A column's `arrow.fixed_shape_tensor` type, as R takes it: the logical
 /// shape (R's `dim`), the dimensions' names, and where each logical
@@ -290,12 +153,12 @@ impl FieldTensor {
             if reorder {
                 v.data = self.in_r_order(&v.data)?;
             }
-            let dims = crate::tree::make::ints(dim.clone());
-            crate::metadata::set_vector_attribute(m, it, "dim", dims);
+            let dims = rdarrow_format::tree::make::ints(dim.clone());
+            crate::metadata::attributes::set_vector_attribute(m, it, "dim", dims);
             if let Some(names) = &self.dim_names {
                 let nm: Vec<&str> = names.iter().map(String::as_str).collect();
                 let list = m.named_list(&nm, vec![RObject::Null; nm.len()]);
-                crate::metadata::set_vector_attribute(m, it, "dimnames", list);
+                crate::metadata::attributes::set_vector_attribute(m, it, "dimnames", list);
             }
         }
         Ok(())
@@ -324,7 +187,7 @@ impl FieldTensor {
         // the tensor module's gather, over the row's bytes
         let strides: Vec<usize> = self.strides.iter().map(|s| s * width).collect();
         let mut out = arrow_buffer::MutableBuffer::from_len_zeroed(n * width);
-        crate::tensor::gather(
+        crate::mapping::shape::gather(
             bytes.as_slice(),
             width,
             &self.dims,
@@ -347,6 +210,8 @@ impl FieldTensor {
 
 #[cfg(test)]
 mod tests {
+    use crate::mapping::shape::*;
+    use std::collections::HashMap;
     use super::*;
     use arrow_schema::DataType;
     use std::sync::Arc;
@@ -396,7 +261,8 @@ mod tests {
     /// way back the list.
     #[test]
     fn arrow_rs_carries_the_extension_and_the_way_back_is_the_list() {
-        use crate::tree::make::{ints, ObjectMaker};
+        use rdarrow_format::tree::make::ints;
+        use rdarrow_format::tree::make::ObjectMaker;
         let mut m = ObjectMaker::with_refs(RefTable::default());
         let mut items = Vec::new();
         for k in 0..3 {
@@ -408,13 +274,13 @@ mod tests {
             ));
         }
         let list = m.vector(VectorData::List(items), vec![]);
-        let doc = crate::to_arrow::doc_of(m, list);
+        let doc = crate::to_arrow::table::tests::doc_of(m, list);
         let table = crate::table_from_object(&doc, &doc.root, &Default::default()).unwrap();
-        let bytes = crate::ipc::write_ipc(
+        let bytes = crate::files::ipc::write_ipc(
             &table,
             Vec::new(),
-            crate::ipc::IpcFormat::Stream,
-            crate::ipc::IpcCompression::Uncompressed,
+            crate::files::ipc::IpcFormat::Stream,
+            crate::files::ipc::IpcCompression::Uncompressed,
         )
         .unwrap();
         let reader =
@@ -445,7 +311,7 @@ mod tests {
             (t.dims.clone(), t.dim_names.clone()),
             (vec![2, 3], Some(vec!["r".into(), "c".into()]))
         );
-        let back = crate::from_arrow::object_from_batches(&schema, &batches).unwrap();
+        let back = crate::from_arrow::frame::object_from_batches(&schema, &batches).unwrap();
         let RObject::Vector(v) = &back.object else {
             panic!("not a list")
         };
@@ -454,7 +320,7 @@ mod tests {
         };
         assert_eq!(items.len(), 3);
         assert_eq!(
-            crate::checks::consistency::dims(&items[1], &back.refs, 6).unwrap(),
+            rdarrow_format::checks::consistency::dims(&items[1], &back.refs, 6).unwrap(),
             Some(vec![2, 3])
         );
     }

@@ -1,0 +1,12 @@
+//! The mapping between R and Arrow, above R's format only: the one type
+//! table both ways ([`types`]), times and zones ([`posixlt`]), the Matrix
+//! package's sparse matrices ([`sparse`]), tensor shapes ([`shape`]), what
+//! an R object is as the bridge sees it ([`objects`]), and unions' members
+//! ([`unions`]).
+
+pub mod objects;
+pub mod posixlt;
+pub mod shape;
+pub mod sparse;
+pub mod types;
+pub mod unions;
