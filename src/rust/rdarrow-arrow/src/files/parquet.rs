@@ -8,7 +8,6 @@
 //! whole.
 
 use crate::files::parquet_layout::Chunk;
-use crate::files::parquet_layout::ParquetCompression;
 use crate::files::parquet_layout::ParquetOptions;
 use crate::files::parquet_layout::chunk_props;
 use crate::files::parquet_layout::dictionary_chunk;
@@ -475,6 +474,7 @@ pub fn read_parquet_file(path: &Path, max_memory: u64) -> Result<(SchemaRef, Vec
 
 #[cfg(test)]
 mod tests {
+    use crate::files::parquet_layout::{mostly_distinct, ParquetCompression};
     use arrow_array::cast::AsArray;
     use bytes::Bytes;
     use arrow_schema::DataType;

@@ -3,7 +3,6 @@
 //! Arrow to R); the `"r"` schema metadata restores attributes, so an R data
 //! frame that went to Arrow comes back `identical()`.
 
-use crate::from_arrow::frame::data_frame;
 use crate::mapping::types;
 use crate::mapping::types::RKind;
 use crate::mapping::types::ToR;
@@ -633,3 +632,15 @@ fn strings_column(a: &dyn Array) -> Result<RObject> {
 // ---------------------------------------------------------------------------
 // Whole files: an R data file out (shared by the R bindings and the
 // command-line tool).
+
+/// `data.frame` with compact row names.
+pub(crate) fn data_frame(m: &mut ObjectMaker, names: &[&str], cols: Vec<RObject>, nrow: usize) -> RObject {
+    let nm = make::strings(names.iter().map(|s| Some(s.as_bytes())));
+    let class = classes(RKind::DataFrame);
+    let rn = make::ints(vec![na::INTEGER, -(nrow as i32)]);
+    m.vector(
+        VectorData::List(cols),
+        vec![("names", nm), ("class", class), ("row.names", rn)],
+    )
+}
+

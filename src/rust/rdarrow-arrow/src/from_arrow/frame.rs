@@ -3,12 +3,10 @@
 //! columns one at a time.
 
 use crate::from_arrow::column::column;
+use crate::from_arrow::column::data_frame;
 use crate::from_arrow::column::FactorLevels;
-use crate::from_arrow::column::classes;
 use crate::from_arrow::column::int_vec;
 use crate::from_arrow::column::unified_factor;
-use crate::mapping::types::RKind;
-use rdarrow_format::tree::make;
 use rdarrow_format::tree::make::ObjectMaker;
 use rdarrow_format::base::error::Error;
 use rdarrow_format::base::error::Result;
@@ -384,17 +382,6 @@ pub(crate) fn empty_column(f: &arrow_schema::Field) -> Result<ArrayRef> {
             f.data_type()
         ))
     })
-}
-
-/// `data.frame` with compact row names.
-pub(crate) fn data_frame(m: &mut ObjectMaker, names: &[&str], cols: Vec<RObject>, nrow: usize) -> RObject {
-    let nm = make::strings(names.iter().map(|s| Some(s.as_bytes())));
-    let class = classes(RKind::DataFrame);
-    let rn = make::ints(vec![na::INTEGER, -(nrow as i32)]);
-    m.vector(
-        VectorData::List(cols),
-        vec![("names", nm), ("class", class), ("row.names", rn)],
-    )
 }
 
 #[cfg(test)]

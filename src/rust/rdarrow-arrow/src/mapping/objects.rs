@@ -127,3 +127,34 @@ pub(crate) fn not_convertible(what: &str, obj: &RObject, refs: &RefTable) -> Err
 pub(crate) fn names_of(obj: &RObject, refs: &RefTable) -> Vec<String> {
     strings_in(obj.attribute(refs, "names"), refs)
 }
+
+/// A vector of R type `t` without elements.
+pub(crate) fn empty_of(t: u8) -> Option<VectorData> {
+    Some(match t {
+        sxp::LGL => VectorData::Logical(Vec::<i32>::new().into()),
+        sxp::INT => VectorData::Integer(Vec::<i32>::new().into()),
+        sxp::REAL => VectorData::Real(Vec::<f64>::new().into()),
+        sxp::CPLX => VectorData::Complex(Vec::<f64>::new().into()),
+        sxp::STR => VectorData::Character(StringVectorBuilder::new(0).finish()),
+        sxp::RAW => VectorData::Raw(arrow_buffer::Buffer::from_vec(Vec::<u8>::new())),
+        sxp::VEC => VectorData::List(Vec::new()),
+        _ => return None,
+    })
+}
+
+/// The levels of a factor (ALTREP levels expanded) as a character vector
+/// without attributes, each string as R held it.
+pub(crate) fn factor_levels(obj: &RObject, refs: &RefTable) -> RObject {
+    let data = match obj.attribute(refs, "levels") {
+        Some(RObject::Vector(v)) => v.data.clone(),
+        Some(RObject::Altrep(a)) => rdarrow_format::tree::altrep::expand(a, refs)
+            .unwrap_or(VectorData::Character(StringVectorBuilder::new(0).finish())),
+        _ => VectorData::Character(StringVectorBuilder::new(0).finish()),
+    };
+    RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data,
+        attributes: None,
+    }))
+}
+

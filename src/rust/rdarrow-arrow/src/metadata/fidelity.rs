@@ -2,6 +2,7 @@
 //! arrow R's `"r"` cannot say, written and applied; data.table's
 //! self-reference for the object written back to a file.
 
+use crate::metadata::values::complex_of;
 use crate::metadata::columns::ColumnMeta;
 use crate::metadata::na_bits::NaBits;
 use crate::metadata::attributes::frame_order;
@@ -219,32 +220,4 @@ pub fn apply_fidelity_notes(m: &mut ObjectMaker, frame: &mut RObject, notes: &st
             _ => {}
         }
     }
-}
-
-/// A complex vector's values from the data frame of its `re` and `im`
-/// parts that Arrow's struct became (the parts' doubles as they are).
-pub(crate) fn complex_of(col: &RObject, refs: &RefTable) -> Option<Vec<f64>> {
-    let RObject::Vector(v) = col else { return None };
-    let VectorData::List(parts) = &v.data else {
-        return None;
-    };
-    let names = col.attribute(refs, "names")?.as_strings()?;
-    let part = |n: &[u8]| {
-        (0..names.len())
-            .position(|i| names.get(i) == Some(n))
-            .and_then(|i| match &parts[i] {
-                RObject::Vector(p) => match &p.data {
-                    VectorData::Real(x) => Some(x.clone()),
-                    _ => None,
-                },
-                _ => None,
-            })
-    };
-    let (re, im) = (part(b"re")?, part(b"im")?);
-    Some(
-        re.iter()
-            .zip(im.iter())
-            .flat_map(|(&r, &i)| [r, i])
-            .collect(),
-    )
 }

@@ -1,6 +1,7 @@
 //! An object back from a data frame made from Arrow data: the `"r"`
 //! metadata applied, and the shape of the object it was made from.
 
+use crate::metadata::values::bind_columns;
 use crate::metadata::document::SHAPE_ELEMENT;
 use crate::metadata::values::apply;
 use crate::metadata::document::parse_r_metadata;
@@ -124,84 +125,4 @@ pub fn restore_shape(m: &mut ObjectMaker, frame: RObject, element: &RObject) -> 
         set_vector_attribute(m, &mut out, &name, value);
     }
     Ok(out)
-}
-
-/// Matrix columns (vectors of one type) bound into one vector, column
-/// after column; None when their types differ.
-pub(crate) fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
-    let datas: Vec<VectorData> = cols
-        .into_iter()
-        .map(|c| match c {
-            RObject::Vector(v) => Some(v.data),
-            _ => None,
-        })
-        .collect::<Option<_>>()?;
-    let Some(first) = datas.first() else {
-        // a matrix without columns: its type is lost with them
-        return Some(RObject::Vector(Box::new(Vector {
-            flags: Flags::default(),
-            data: VectorData::Logical(Vec::<i32>::new().into()),
-            attributes: None,
-        })));
-    };
-    let t = first.sxptype();
-    if datas.iter().any(|d| d.sxptype() != t) {
-        return None;
-    }
-    macro_rules! cat {
-        ($var:ident) => {{
-            let mut all = Vec::new();
-            for d in &datas {
-                if let VectorData::$var(x) = d {
-                    all.extend_from_slice(&x[..]);
-                }
-            }
-            VectorData::$var(all.into())
-        }};
-    }
-    let data = match first {
-        VectorData::Logical(_) => cat!(Logical),
-        VectorData::Integer(_) => cat!(Integer),
-        VectorData::Real(_) => cat!(Real),
-        VectorData::Complex(_) => cat!(Complex),
-        VectorData::Raw(_) => {
-            let mut all = Vec::new();
-            for d in &datas {
-                if let VectorData::Raw(x) = d {
-                    all.extend_from_slice(x.as_slice());
-                }
-            }
-            VectorData::Raw(arrow_buffer::Buffer::from_vec(all))
-        }
-        VectorData::Character(_) => {
-            // each string keeps its encoding (strings put back from the
-            // metadata keep theirs)
-            let total = datas.iter().map(|d| d.len() as usize).sum();
-            let mut b = StringVectorBuilder::new(total);
-            for d in &datas {
-                if let VectorData::Character(s) = d {
-                    for i in 0..s.len() {
-                        b.data().extend_from_slice(s.bytes(i));
-                        b.end(s.is_na(i), s.levels(i));
-                    }
-                }
-            }
-            VectorData::Character(b.finish())
-        }
-        VectorData::List(_) => {
-            let mut all = Vec::new();
-            for d in datas {
-                if let VectorData::List(x) = d {
-                    all.extend(x);
-                }
-            }
-            VectorData::List(all)
-        }
-        _ => return None,
-    };
-    Some(RObject::Vector(Box::new(Vector {
-        flags: Flags::default(),
-        data,
-        attributes: None,
-    })))
 }

@@ -2,9 +2,7 @@
 //! says is applied to the value Arrow gave back.
 
 use crate::metadata::na_bits::NaBits;
-use crate::metadata::restore::bind_columns;
 use crate::metadata::strings::character_vector;
-use crate::metadata::fidelity::complex_of;
 use crate::metadata::attributes::reorder_attributes;
 use crate::metadata::attributes::set_vector_attribute;
 use rdarrow_format::tree::make::ObjectMaker;
@@ -231,22 +229,6 @@ pub(crate) fn narrow_item(item: &mut Vector, code: u8) {
     };
 }
 
-/// The levels of a factor (ALTREP levels expanded) as a character vector
-/// without attributes, each string as R held it.
-pub(crate) fn factor_levels(obj: &RObject, refs: &RefTable) -> RObject {
-    let data = match obj.attribute(refs, "levels") {
-        Some(RObject::Vector(v)) => v.data.clone(),
-        Some(RObject::Altrep(a)) => rdarrow_format::tree::altrep::expand(a, refs)
-            .unwrap_or(VectorData::Character(StringVectorBuilder::new(0).finish())),
-        _ => VectorData::Character(StringVectorBuilder::new(0).finish()),
-    };
-    RObject::Vector(Box::new(Vector {
-        flags: Flags::default(),
-        data,
-        attributes: None,
-    }))
-}
-
 /// The strings of a character vector as text, for matching levels
 /// (`None`: `NA`).
 pub(crate) fn level_texts(obj: &RObject) -> Vec<Option<String>> {
@@ -468,20 +450,6 @@ pub(crate) fn bind_matrix_rows(m: &mut ObjectMaker, target: &mut RObject, node: 
     }
 }
 
-/// A vector of R type `t` without elements.
-pub(crate) fn empty_of(t: u8) -> Option<VectorData> {
-    Some(match t {
-        sxp::LGL => VectorData::Logical(Vec::<i32>::new().into()),
-        sxp::INT => VectorData::Integer(Vec::<i32>::new().into()),
-        sxp::REAL => VectorData::Real(Vec::<f64>::new().into()),
-        sxp::CPLX => VectorData::Complex(Vec::<f64>::new().into()),
-        sxp::STR => VectorData::Character(StringVectorBuilder::new(0).finish()),
-        sxp::RAW => VectorData::Raw(arrow_buffer::Buffer::from_vec(Vec::<u8>::new())),
-        sxp::VEC => VectorData::List(Vec::new()),
-        _ => return None,
-    })
-}
-
 /// Put the strings of a column's `strings` node ([`KeptStrings`]) back in
 /// their rows: of a character vector, or of a factor's levels. Rows that
 /// are no longer there (the table was filtered) are left alone.
@@ -586,3 +554,112 @@ pub(crate) fn to_raw(target: &mut RObject) {
         }
     }
 }
+
+/// A complex vector's values from the data frame of its `re` and `im`
+/// parts that Arrow's struct became (the parts' doubles as they are).
+pub(crate) fn complex_of(col: &RObject, refs: &RefTable) -> Option<Vec<f64>> {
+    let RObject::Vector(v) = col else { return None };
+    let VectorData::List(parts) = &v.data else {
+        return None;
+    };
+    let names = col.attribute(refs, "names")?.as_strings()?;
+    let part = |n: &[u8]| {
+        (0..names.len())
+            .position(|i| names.get(i) == Some(n))
+            .and_then(|i| match &parts[i] {
+                RObject::Vector(p) => match &p.data {
+                    VectorData::Real(x) => Some(x.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+    };
+    let (re, im) = (part(b"re")?, part(b"im")?);
+    Some(
+        re.iter()
+            .zip(im.iter())
+            .flat_map(|(&r, &i)| [r, i])
+            .collect(),
+    )
+}
+
+/// Matrix columns (vectors of one type) bound into one vector, column
+/// after column; None when their types differ.
+pub(crate) fn bind_columns(cols: Vec<RObject>) -> Option<RObject> {
+    let datas: Vec<VectorData> = cols
+        .into_iter()
+        .map(|c| match c {
+            RObject::Vector(v) => Some(v.data),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let Some(first) = datas.first() else {
+        // a matrix without columns: its type is lost with them
+        return Some(RObject::Vector(Box::new(Vector {
+            flags: Flags::default(),
+            data: VectorData::Logical(Vec::<i32>::new().into()),
+            attributes: None,
+        })));
+    };
+    let t = first.sxptype();
+    if datas.iter().any(|d| d.sxptype() != t) {
+        return None;
+    }
+    macro_rules! cat {
+        ($var:ident) => {{
+            let mut all = Vec::new();
+            for d in &datas {
+                if let VectorData::$var(x) = d {
+                    all.extend_from_slice(&x[..]);
+                }
+            }
+            VectorData::$var(all.into())
+        }};
+    }
+    let data = match first {
+        VectorData::Logical(_) => cat!(Logical),
+        VectorData::Integer(_) => cat!(Integer),
+        VectorData::Real(_) => cat!(Real),
+        VectorData::Complex(_) => cat!(Complex),
+        VectorData::Raw(_) => {
+            let mut all = Vec::new();
+            for d in &datas {
+                if let VectorData::Raw(x) = d {
+                    all.extend_from_slice(x.as_slice());
+                }
+            }
+            VectorData::Raw(arrow_buffer::Buffer::from_vec(all))
+        }
+        VectorData::Character(_) => {
+            // each string keeps its encoding (strings put back from the
+            // metadata keep theirs)
+            let total = datas.iter().map(|d| d.len() as usize).sum();
+            let mut b = StringVectorBuilder::new(total);
+            for d in &datas {
+                if let VectorData::Character(s) = d {
+                    for i in 0..s.len() {
+                        b.data().extend_from_slice(s.bytes(i));
+                        b.end(s.is_na(i), s.levels(i));
+                    }
+                }
+            }
+            VectorData::Character(b.finish())
+        }
+        VectorData::List(_) => {
+            let mut all = Vec::new();
+            for d in datas {
+                if let VectorData::List(x) = d {
+                    all.extend(x);
+                }
+            }
+            VectorData::List(all)
+        }
+        _ => return None,
+    };
+    Some(RObject::Vector(Box::new(Vector {
+        flags: Flags::default(),
+        data,
+        attributes: None,
+    })))
+}
+

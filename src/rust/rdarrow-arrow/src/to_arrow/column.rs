@@ -15,7 +15,7 @@ use crate::mapping::objects::view;
 use crate::mapping::objects::View;
 use crate::metadata::columns::{binary_list, raw_bytes};
 use crate::metadata::converted::ConvertedColumn;
-use crate::to_arrow::table::table_from_object;
+use crate::to_arrow::options::NestedTable;
 use crate::to_arrow::options::TableOptions;
 use crate::to_arrow::temporal;
 use crate::to_arrow::temporal::TimeChoice;
@@ -94,8 +94,9 @@ pub(crate) struct Converter<'d> {
     pub refs: &'d RefTable,
     /// The stream's native encoding.
     native: Option<&'d [u8]>,
-    /// The document, for data-frame columns (absent while reading).
-    doc: Option<&'d Document>,
+    /// The document, for data-frame columns (absent while reading), and
+    /// the conversion of such a column's data frame (the table's own).
+    doc: Option<(&'d Document, NestedTable)>,
     default_tz: Option<&'d str>,
     /// A fixed unit for POSIXct timestamps ([`TableOptions::time_unit`]).
     pub time_unit: Option<arrow_schema::TimeUnit>,
@@ -108,11 +109,13 @@ pub(crate) struct Converter<'d> {
 }
 
 impl<'d> Converter<'d> {
-    pub fn for_table(doc: &'d Document, opts: &'d TableOptions) -> Self {
+    /// A converter for the columns of a table of `doc`; a data-frame
+    /// column is converted by `nested`, as a table of its own.
+    pub fn for_table(doc: &'d Document, opts: &'d TableOptions, nested: NestedTable) -> Self {
         Converter {
             refs: &doc.refs,
             native: doc.header.native_encoding.as_deref(),
-            doc: Some(doc),
+            doc: Some((doc, nested)),
             default_tz: opts.default_tz.as_deref(),
             time_unit: opts.time_unit,
             time_choice: None,
@@ -561,10 +564,10 @@ impl<'d> Converter<'d> {
     }
 
     fn struct_column(&self, obj: &RObject, name: &str) -> Result<(DataType, ArrayRef)> {
-        let doc = self.doc.ok_or_else(|| {
+        let (doc, nested) = self.doc.ok_or_else(|| {
             Error::usage("internal: a data-frame column converts with its document")
         })?;
-        let t = table_from_object(
+        let t = nested(
             doc,
             obj,
             &TableOptions {

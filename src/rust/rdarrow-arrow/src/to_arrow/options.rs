@@ -27,3 +27,12 @@ pub struct TableOptions {
     /// naming its objects otherwise.
     pub one_object: bool,
 }
+
+/// The conversion of a data frame to a table, handed to a column's
+/// converter for data-frame columns (a table's columns convert below the
+/// table, which converts them).
+pub(crate) type NestedTable = fn(
+    &rdarrow_format::Document,
+    &rdarrow_format::RObject,
+    &TableOptions,
+) -> rdarrow_format::Result<crate::batches::table::ArrowTable>;

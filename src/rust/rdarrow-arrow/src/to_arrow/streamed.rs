@@ -398,7 +398,7 @@ impl StreamedTable {
                     plan.keep_na_bits(i, bits);
                 }
             }
-            let mut conv = Converter::for_table(&doc, &opts);
+            let mut conv = Converter::for_table(&doc, &opts, crate::to_arrow::table::table_from_object);
             conv.frame_columns = true;
             if !is_deferred {
                 let (_, arr) = conv
@@ -617,7 +617,7 @@ impl ColumnSource for StreamedTable {
         match &self.cols[self.at[j]] {
             Column::Whole(a) => Ok(a.slice(start, len)),
             Column::Deferred(c) => c.rows(
-                Converter::for_table(&self.doc, &self.opts),
+                Converter::for_table(&self.doc, &self.opts, crate::to_arrow::table::table_from_object),
                 &self.store,
                 start,
                 len,

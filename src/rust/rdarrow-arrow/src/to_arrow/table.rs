@@ -215,7 +215,7 @@ pub(crate) fn plan_table(doc: &Document, obj: &RObject, opts: &TableOptions) -> 
                 if matches!(*v.data, VectorData::List(_))
                     && obj.attribute(refs, "names").is_some() =>
             {
-                let done = Converter::for_table(doc, opts).column(obj, &opts.object_name)?;
+                let done = Converter::for_table(doc, opts, table_from_object).column(obj, &opts.object_name)?;
                 let rows = done.1.len();
                 converted = Some(done);
                 rows
@@ -461,7 +461,7 @@ fn threads_for(plan: &TablePlan) -> usize {
 
 /// The table made from one R object.
 pub fn table_from_object(doc: &Document, obj: &RObject, opts: &TableOptions) -> Result<ArrowTable> {
-    let mut conv = Converter::for_table(doc, opts);
+    let mut conv = Converter::for_table(doc, opts, table_from_object);
     let mut plan = plan_table(doc, obj, opts)?;
     conv.frame_columns = plan.is_df;
     let matrix_columns = plan.matrix_columns.take();
@@ -563,7 +563,7 @@ pub fn table_from_owned(
     mut obj: RObject,
     opts: &TableOptions,
 ) -> Result<ArrowTable> {
-    let mut conv = Converter::for_table(doc, opts);
+    let mut conv = Converter::for_table(doc, opts, table_from_object);
     let mut plan = plan_table(doc, &obj, opts)?;
     conv.frame_columns = plan.is_df;
     let distinct = distinct_positions(&plan.idx);
