@@ -7,47 +7,25 @@
 //! call ([`with_poll`]).
 
 use crate::base::error::{Error, ErrorKind, Result};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+pub use crate::base::flag::{cancel, install_host_flag, interrupted};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-static HOST_FLAG: AtomicPtr<i32> = AtomicPtr::new(std::ptr::null_mut());
-static CANCELLED: AtomicBool = AtomicBool::new(false);
 static PROGRESS: AtomicU64 = AtomicU64::new(0);
 /// A download's bytes received, and its length (0: unknown), plus one
 /// while one runs (0: none).
 static DOWNLOADED: AtomicU64 = AtomicU64::new(0);
 static DOWNLOAD_LEN: AtomicU64 = AtomicU64::new(0);
 
-/// Point the engine at an `int` the host sets to non-zero on interrupt.
-///
-/// # Safety
-/// `flag` must stay valid for the life of the process.
-pub unsafe fn install_host_flag(flag: *mut i32) {
-    HOST_FLAG.store(flag, Ordering::SeqCst);
-}
 
-/// Ask running work to stop (from any thread).
-pub fn cancel() {
-    CANCELLED.store(true, Ordering::SeqCst);
-}
 
 /// Clear a previous cancellation before new work starts.
 pub fn reset() {
-    CANCELLED.store(false, Ordering::SeqCst);
+    crate::base::flag::clear();
     PROGRESS.store(0, Ordering::Relaxed);
     DOWNLOADED.store(0, Ordering::Relaxed);
     DOWNLOAD_LEN.store(0, Ordering::Relaxed);
 }
 
-/// True when the work should stop.
-pub fn interrupted() -> bool {
-    if CANCELLED.load(Ordering::Relaxed) {
-        return true;
-    }
-    let p = HOST_FLAG.load(Ordering::Relaxed);
-    // SAFETY: the host guarantees the pointer stays valid; a racy read of an
-    // int flag is what the host's own signal handler protocol expects.
-    !p.is_null() && unsafe { std::ptr::read_volatile(p) } != 0
-}
 
 thread_local! {
     /// The host's function polled on this thread ([`with_poll`]).

@@ -141,7 +141,7 @@ impl Error {
     }
     /// An I/O error while doing `what`.
     pub fn io(err: &std::io::Error, what: &str) -> Self {
-        let e = if err.kind() == std::io::ErrorKind::Interrupted && crate::base::cancel::interrupted() {
+        let e = if err.kind() == std::io::ErrorKind::Interrupted && crate::base::flag::interrupted() {
             Error::new(ErrorKind::Interrupted, "interrupted by the user")
         } else if err.kind() == std::io::ErrorKind::UnexpectedEof {
             Error::new(

@@ -2,4 +2,5 @@
 
 pub mod cancel;
 pub mod error;
+pub mod flag;
 pub mod limits;

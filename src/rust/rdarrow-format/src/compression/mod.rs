@@ -244,21 +244,6 @@ pub fn decompressor<R: BufRead + Send + 'static>(
     Ok((kind, reader))
 }
 
-/// Read exactly `buf.len()` bytes of `r`, or as many as there are before
-/// its end: how many (the containers' block readers).
-pub(crate) fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
-
 /// A reader that runs a decompressor on its own thread, handing over
 /// chunks through a bounded channel, so decompression and parsing overlap.
 /// Chunks go back to the decompressor once read, so the same few buffers

@@ -14,7 +14,7 @@
 //! into R's serialization; the shuffle bits go with it ([`QsHeader`]).
 
 use std::hash::Hasher;
-use super::read_full;
+use super::qx::read_full;
 use std::io::{self, BufRead, Read};
 
 /// The magic of a `.qs` file (qs 0.20 and later).

@@ -16,7 +16,6 @@
 //! piece of the parallel writer (`compression::blocks`), shuffling a block
 //! where that makes it smaller.
 
-use super::read_full;
 use std::io::{self, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -602,6 +601,22 @@ fn worth_shuffling(
     }
     Ok(mixed < plain)
 }
+
+/// Read exactly `buf.len()` bytes of `r`, or as many as there are before
+/// its end: how many (the containers' block readers).
+pub(crate) fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
 
 #[cfg(test)]
 mod tests {

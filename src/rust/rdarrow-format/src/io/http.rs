@@ -18,10 +18,6 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
-/// How long connecting, the response and each read of its body may take
-/// unless told otherwise (R's own `timeout` option defaults to 60 s).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// Whether `path` is an `http://` or `https://` URL.
 pub fn is_url(path: &Path) -> bool {
     path.to_str().is_some_and(|s| {
@@ -32,7 +28,7 @@ pub fn is_url(path: &Path) -> bool {
 
 /// The body of `url`, as a stream, and its length when the server says it.
 pub fn open(url: &str, timeout: Option<Duration>) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
-    let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let timeout = timeout.unwrap_or(crate::io::store::DEFAULT_TIMEOUT);
     let (fetch, url) = (url, shown(url));
     let url = url.as_str();
     // the object stores' HTTP client (reqwest, rustls with ring), driven by

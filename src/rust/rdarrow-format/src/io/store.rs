@@ -27,6 +27,11 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long connecting, the response and each read of its body may take
+/// unless told otherwise (R's own `timeout` option defaults to 60 s).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+
 /// Options of an object store: credentials, region, endpoint, ... as
 /// (name, value) pairs, in the names `object_store` uses (see the module
 /// notes). Their values are never shown (`Debug` shows the names only).
@@ -135,9 +140,9 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// The object or prefix `url` names, with the credentials of the
     /// environment and `options`; `timeout` as for http(s) URLs
-    /// ([`crate::io::http::DEFAULT_TIMEOUT`] when `None`). No request is made.
+    /// ([`crate::io::store::DEFAULT_TIMEOUT`] when `None`). No request is made.
     pub fn open(url: &str, options: &StorageOptions, timeout: Option<Duration>) -> Result<Store> {
-        let timeout = timeout.unwrap_or(crate::io::http::DEFAULT_TIMEOUT);
+        let timeout = timeout.unwrap_or(crate::io::store::DEFAULT_TIMEOUT);
         let secrets = Arc::new(secrets_of(options));
         let bad = |why: String| Error::usage(format!("'{url}' is not an object store URL: {why}"));
         let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;

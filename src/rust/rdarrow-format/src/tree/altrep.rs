@@ -380,6 +380,78 @@ pub fn format_real_15(x: f64, scipen: i32) -> String {
     }
 }
 
+
+// What an object is, ALTREP nodes included (the node's own methods sit
+// here, where ALTREP is known, so the tree does not import its ALTREP).
+impl RObject {
+    /// The explicit `class` attribute (`oldClass(x)`), empty when none.
+    pub fn class_attr(&self, refs: &RefTable) -> Vec<String> {
+        class_attr_of(self.attributes(), refs)
+    }
+
+    /// The R type of this node (as `typeof()` would report it for the
+    /// object it stands for; references resolve through `refs`).
+    pub fn sxptype(&self, refs: &RefTable) -> u8 {
+        match self {
+            RObject::Null => sxp::NIL,
+            RObject::Special(s) => match s {
+                SpecialValue::UnboundValue | SpecialValue::MissingArg => sxp::SYM,
+                _ => sxp::ENV,
+            },
+            RObject::Ref(id) => match refs.get(*id) {
+                Some(RefEntry::Symbol(_)) => sxp::SYM,
+                Some(RefEntry::ExternalPointer(_)) => sxp::EXTPTR,
+                Some(RefEntry::WeakRef(_)) => sxp::WEAKREF,
+                Some(RefEntry::Persistent(_)) => sxp::PERSIST,
+                _ => sxp::ENV,
+            },
+            RObject::Pairlist(p) => p.cells.first().map(|c| c.sxptype).unwrap_or(sxp::LIST),
+            RObject::Vector(v) => v.data.sxptype(),
+            RObject::Char(_) => sxp::CHAR,
+            RObject::Primitive(p) => p.sxptype,
+            RObject::S4(_) => sxp::S4,
+            RObject::Bytecode(_) => sxp::BCODE,
+            RObject::Altrep(a) => base_type(a).unwrap_or(sxp::NIL),
+            // the consumer's own: not the format's to say
+            RObject::Taken(_) => sxp::NIL,
+        }
+    }
+
+    /// The length of a vector (ALTREP included); 0 for anything else.
+    pub fn vector_len(&self, refs: &RefTable) -> u64 {
+        match self {
+            RObject::Vector(v) => v.data.len(),
+            RObject::Altrep(a) => length(a, refs).unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// The `class` attribute in an attribute pairlist (empty when none; an
+/// ALTREP character vector is expanded).
+pub fn class_attr_of(attrs: Option<&RObject>, refs: &RefTable) -> Vec<String> {
+    let Some(class) = attrs.and_then(|a| pairlist_get(a, refs, b"class")) else {
+        return Vec::new();
+    };
+    let expanded;
+    let strings = match class {
+        RObject::Altrep(a) => {
+            expanded = expand(a, refs).ok();
+            match &expanded {
+                Some(VectorData::Character(s)) => s,
+                _ => return Vec::new(),
+            }
+        }
+        other => match other.as_strings() {
+            Some(s) => s,
+            None => return Vec::new(),
+        },
+    };
+    (0..strings.len())
+        .map(|i| String::from_utf8_lossy(strings.get(i).unwrap_or(b"NA")).into_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::format_real_15 as f;
