@@ -141,7 +141,7 @@ pub fn to_arrow(
         Ok(r) => r,
         Err(e) => return error_value(&e),
     };
-    let read = crate::options(&settings);
+    let read = crate::settings::options(&settings);
     if let Some(rows) = req.chunk_size {
         return to_arrow_streamed(path, &req, rows, read);
     }
@@ -380,7 +380,7 @@ fn write_file(
     settings: Robj,
     what: &str,
 ) -> Robj {
-    let read = crate::options(&settings);
+    let read = crate::settings::options(&settings);
     let sink = std::path::Path::new(sink);
     let memory = if memory > 0.0 {
         memory as u64
@@ -411,4 +411,167 @@ fn write_file(
         Ok(warnings) => warnings.into(),
         Err(e) => error_value(&e),
     }
+}
+
+/// Convert an object of a file to an Arrow C stream.
+/// @noRd
+#[extendr]
+fn rdata_to_arrow_impl(
+    path: Robj,
+    object: Robj,
+    col_select: Robj,
+    chunk_size: Robj,
+    default_tz: &str,
+    stream_name: &str,
+    settings: Robj,
+) -> Robj {
+    let path = match crate::given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
+    to_arrow(
+        &path,
+        object,
+        col_select,
+        chunk_size,
+        default_tz,
+        stream_name,
+        settings,
+    )
+}
+
+/// The stream `x` (consumed) with its tensor columns as their storage,
+/// for arrow R.
+/// @noRd
+#[extendr]
+fn stream_storage_types_impl(x: Robj) -> Robj {
+    storage_types(&x)
+}
+
+/// Write an object of a file as Arrow IPC.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn rdata_to_ipc_impl(
+    path: Robj,
+    sink: &str,
+    object: Robj,
+    col_select: Robj,
+    format: &str,
+    compression: &str,
+    chunk_size: Robj,
+    memory: f64,
+    default_tz: &str,
+    stream_name: &str,
+    settings: Robj,
+) -> Robj {
+    let path = match crate::given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
+    to_ipc(
+        &path,
+        sink,
+        object,
+        col_select,
+        format,
+        compression,
+        chunk_size,
+        memory,
+        default_tz,
+        stream_name,
+        settings,
+    )
+}
+
+/// Write an object of a file as Parquet.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn rdata_to_parquet_impl(
+    path: Robj,
+    sink: &str,
+    object: Robj,
+    col_select: Robj,
+    compression: &str,
+    level: Robj,
+    row_group_size: Robj,
+    memory: f64,
+    default_tz: &str,
+    stream_name: &str,
+    settings: Robj,
+) -> Robj {
+    let path = match crate::given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
+    to_parquet(
+        &path,
+        sink,
+        object,
+        col_select,
+        compression,
+        level,
+        row_group_size,
+        memory,
+        default_tz,
+        stream_name,
+        settings,
+    )
+}
+
+/// Whether a stream external pointer still holds an unreleased stream.
+/// @noRd
+#[extendr]
+fn stream_is_live_impl(x: Robj) -> bool {
+    // The C struct ArrowArrayStream is get_schema, get_next,
+    // get_last_error, release, private_data: `release` is the 4th pointer,
+    // NULL once the stream was released or moved to a consumer.
+    unsafe {
+        let p = extendr_ffi::R_ExternalPtrAddr(x.get()) as *const usize;
+        !p.is_null() && *p.add(3) != 0
+    }
+}
+
+/// Build an R data frame from an Arrow C stream.
+/// @noRd
+#[extendr]
+fn stream_to_df_impl(x: Robj) -> Robj {
+    crate::from_arrow::stream_to_df(&x)
+}
+
+/// An empty ArrowArrayStream struct for producers to export into.
+/// @noRd
+#[extendr]
+fn new_stream_impl() -> Robj {
+    crate::from_arrow::new_stream()
+}
+
+/// Check by its first bytes that the file at `path` is of `kind`
+/// ("parquet" or "ipc"); NULL, or an error value naming `right_function`.
+/// @noRd
+#[extendr]
+fn expect_file_kind_impl(path: &str, label: &str, kind: &str, right_function: &str) -> Robj {
+    use rdarrow_arrow::DataFileKind;
+    let Some(want) = DataFileKind::from_name(kind) else {
+        return error_value(&rdarrow_arrow::Error::internal(format!(
+            "no file kind '{kind}'"
+        )));
+    };
+    match DataFileKind::expect_file(std::path::Path::new(path), label, want, right_function) {
+        Ok(()) => Robj::from(()),
+        Err(e) => error_value(&e),
+    }
+}
+
+extendr_module! {
+    mod arrow;
+    fn rdata_to_arrow_impl;
+    fn stream_storage_types_impl;
+    fn rdata_to_ipc_impl;
+    fn rdata_to_parquet_impl;
+    fn stream_is_live_impl;
+    fn stream_to_df_impl;
+    fn new_stream_impl;
+    fn expect_file_kind_impl;
 }

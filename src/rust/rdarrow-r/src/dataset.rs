@@ -39,7 +39,7 @@ pub fn to_dataset(
         parquet: Default::default(),
         chunk_size: None,
         default_tz: (!default_tz.is_empty()).then(|| default_tz.to_string()),
-        read: crate::options(&settings),
+        read: crate::settings::options(&settings),
         threads: 0,
     };
     let inputs: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
@@ -60,4 +60,34 @@ pub fn to_dataset(
         .into(),
         Err(e) => error_value(&e),
     }
+}
+
+/// Write the data frames of R data files as an Arrow dataset directory.
+/// @noRd
+#[extendr]
+fn rdata_to_dataset_impl(
+    files: Vec<String>,
+    path: &str,
+    partitioning: Vec<String>,
+    format: &str,
+    object: Robj,
+    names_to: &str,
+    default_tz: &str,
+    settings: Robj,
+) -> Robj {
+    to_dataset(
+        files,
+        path,
+        partitioning,
+        format,
+        object,
+        names_to,
+        default_tz,
+        settings,
+    )
+}
+
+extendr_module! {
+    mod dataset;
+    fn rdata_to_dataset_impl;
 }

@@ -38,3 +38,11 @@ pub fn error_value(e: &Error) -> Robj {
     v.set_class(&["rdarrow_error_value"]).unwrap();
     v.into()
 }
+
+
+/// An error of the file `label` among several: its message says which.
+pub(crate) fn in_file(e: &rdarrow_arrow::Error, label: &str) -> Robj {
+    let mut e = e.clone();
+    e.message = format!("file '{label}': {}", e.message);
+    error_value(&e)
+}

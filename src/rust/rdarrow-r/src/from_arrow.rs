@@ -109,7 +109,7 @@ pub fn write_opts(
         threads: threads.max(1) as usize,
         rds,
         writer_version,
-        storage: rdarrow_arrow::StorageOptions::new(crate::storage_of(storage)),
+        storage: rdarrow_arrow::StorageOptions::new(crate::settings::storage_of(storage)),
     })
 }
 

@@ -19,7 +19,6 @@
 //! methods neither the vector (for the cache) nor a data pointer for
 //! strings, and unwinds through R on a panic.
 
-use crate::to_r::charsxp;
 use extendr_ffi::{
     R_ClearExternalPtr, R_ExternalPtrAddr, R_MakeExternalPtr, R_NaString, R_NilValue,
     R_RegisterCFinalizerEx, R_altrep_class_t, R_altrep_data1, R_altrep_data2, R_altrep_inherits,
@@ -31,6 +30,8 @@ use extendr_ffi::{
     SEXP, SEXPTYPE, STRING_ELT, XLENGTH,
 };
 use rdarrow_arrow::tree::StringVector;
+use rdarrow_arrow::tree::encoding::{to_utf8, CharEncoding};
+use extendr_ffi::{cetype_t, Rf_mkCharLenCE};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -74,7 +75,7 @@ pub fn min_len() -> Option<usize> {
         return None;
     }
     // (main thread: the builders that ask are made there)
-    let v = crate::option(OPTION);
+    let v = crate::settings::option(OPTION);
     if let Some(on) = v.as_bool() {
         return on.then_some(MIN_LEN);
     }
@@ -353,3 +354,32 @@ pub unsafe extern "C" fn rdarrow_register_lazy_strings(dll: *mut c_void) {
     R_set_altstring_No_NA_method(cls, Some(no_na));
     CLASS.store(cls.ptr as usize, Ordering::Relaxed);
 }
+
+/// A CHARSXP with the encoding R's reader would give it: `bytes` as
+/// written (`None`: `NA`), of encoding levels `lv`, from a stream whose
+/// native encoding is `native`. The bytes hold no NUL (the reader and the
+/// validator refuse those).
+///
+/// # Safety
+/// Main thread only.
+pub unsafe fn charsxp(bytes: Option<&[u8]>, lv: u16, native: Option<&[u8]>) -> SEXP {
+    let Some(bytes) = bytes else {
+        return R_NaString;
+    };
+    let (enc, b) = to_utf8(bytes, lv, native);
+    let ce = match enc {
+        CharEncoding::Utf8 => cetype_t::CE_UTF8,
+        // keep latin1 strings in latin1, as R does
+        CharEncoding::Latin1 => {
+            return Rf_mkCharLenCE(
+                bytes.as_ptr() as *const _,
+                bytes.len() as i32,
+                cetype_t::CE_LATIN1,
+            )
+        }
+        CharEncoding::Bytes => cetype_t::CE_BYTES,
+        CharEncoding::Native => cetype_t::CE_NATIVE,
+    };
+    Rf_mkCharLenCE(b.as_ptr() as *const _, b.len() as i32, ce)
+}
+

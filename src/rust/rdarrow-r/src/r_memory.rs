@@ -32,6 +32,7 @@ use rdarrow_arrow::tree::Taken;
 use rdarrow_arrow::tree::VectorData;
 use rdarrow_arrow::StreamHeader;
 use std::ptr::NonNull;
+use crate::to_r::RVector;
 use std::sync::mpsc;
 
 /// A worker's payloads of at least this many bytes are decoded into R
@@ -63,18 +64,6 @@ const EARLY_MAX_DEPTH: usize = 64;
 /// Vectors shorter than this are allocated in R's top-level context
 /// rather than with a condition handler.
 const SMALL_LEN: u64 = 1 << 12;
-
-/// An R vector allocated for a payload: the tree's handle on it
-/// ([`rdarrow_arrow::tree::Consumed::value`]). The vector stays protected
-/// by the [`RVectors`] whose allocator made it.
-pub struct RVector(usize);
-
-impl RVector {
-    /// The vector. Main thread only, while its [`RVectors`] lives.
-    pub fn sexp(&self) -> SEXP {
-        self.0 as SEXP
-    }
-}
 
 /// One allocation asked of the main thread: the data pointer and the
 /// vector, or `None` where R could not allocate it.
@@ -204,7 +193,7 @@ impl StringSink for RStringSink {
         // SAFETY: main thread (`strings` makes this only there); the reader
         // pushes exactly the vector's length, and no string with a NUL
         unsafe {
-            let c = crate::to_r::charsxp(bytes, levels, self.native.as_deref());
+            let c = crate::lazy_strings::charsxp(bytes, levels, self.native.as_deref());
             SET_STRING_ELT(self.x as SEXP, self.next, c);
         }
         self.next += 1;

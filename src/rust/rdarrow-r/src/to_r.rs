@@ -8,14 +8,11 @@
 use extendr_api::prelude::{Raw, Robj};
 use extendr_api::{GetSexp, Operators};
 use extendr_ffi::{
-    cetype_t, R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MakeExternalPtr, R_MissingArg,
-    R_NaString, R_NilValue, R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons,
-    Rf_mkCharLenCE, Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR,
+    R_BaseEnv, R_BaseNamespace, R_EmptyEnv, R_GlobalEnv, R_MakeExternalPtr, R_MissingArg, R_NilValue, R_UnboundValue, R_xlen_t, Rf_allocVector, Rf_cons, Rf_lcons, Rf_protect, Rf_unprotect, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SETCDR,
     SETLEVELS, SET_ATTRIB, SET_OBJECT, SET_STRING_ELT, SET_TAG, SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
-use rdarrow_arrow::tree::encoding::to_utf8;
-use rdarrow_arrow::tree::encoding::CharEncoding;
 use rdarrow_arrow::tree::*;
+use crate::lazy_strings::charsxp;
 use rdarrow_arrow::Error;
 
 #[allow(improper_ctypes)]
@@ -69,34 +66,6 @@ impl Drop for Guard {
             unsafe { Rf_unprotect(self.0) };
         }
     }
-}
-
-/// A CHARSXP with the encoding R's reader would give it: `bytes` as
-/// written (`None`: `NA`), of encoding levels `lv`, from a stream whose
-/// native encoding is `native`. The bytes hold no NUL (the reader and the
-/// validator refuse those).
-///
-/// # Safety
-/// Main thread only.
-pub unsafe fn charsxp(bytes: Option<&[u8]>, lv: u16, native: Option<&[u8]>) -> SEXP {
-    let Some(bytes) = bytes else {
-        return R_NaString;
-    };
-    let (enc, b) = to_utf8(bytes, lv, native);
-    let ce = match enc {
-        CharEncoding::Utf8 => cetype_t::CE_UTF8,
-        // keep latin1 strings in latin1, as R does
-        CharEncoding::Latin1 => {
-            return Rf_mkCharLenCE(
-                bytes.as_ptr() as *const _,
-                bytes.len() as i32,
-                cetype_t::CE_LATIN1,
-            )
-        }
-        CharEncoding::Bytes => cetype_t::CE_BYTES,
-        CharEncoding::Native => cetype_t::CE_NATIVE,
-    };
-    Rf_mkCharLenCE(b.as_ptr() as *const _, b.len() as i32, ce)
 }
 
 pub struct RBuilder<'d> {
@@ -365,7 +334,7 @@ impl<'d> RBuilder<'d> {
             }
             // decoded straight into an R vector (`r_memory`), protected
             // until the objects are built
-            VectorData::Consumed(c) => match c.value::<crate::r_memory::RVector>() {
+            VectorData::Consumed(c) => match c.value::<crate::to_r::RVector>() {
                 Some(v) => g.protect(v.sexp()),
                 None => {
                     return Err(BuildError::Engine(Error::internal(
@@ -383,3 +352,16 @@ impl<'d> RBuilder<'d> {
         Ok(x)
     }
 }
+
+/// An R vector allocated for a payload: the tree's handle on it
+/// ([`rdarrow_arrow::tree::Consumed::value`]). The vector stays protected
+/// by the [`RVectors`] whose allocator made it.
+pub struct RVector(pub(crate) usize);
+
+impl RVector {
+    /// The vector. Main thread only, while its [`RVectors`] lives.
+    pub fn sexp(&self) -> SEXP {
+        self.0 as SEXP
+    }
+}
+
