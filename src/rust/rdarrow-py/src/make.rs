@@ -20,7 +20,7 @@
 //! crate's; what R cannot hold (a dim that disagrees with the length, ...)
 //! is refused by the format crate's checks, naming the place.
 
-use crate::py_err;
+use crate::errors::py_err;
 use crate::values::Tracked;
 use arrow_buffer::{Buffer, ScalarBuffer};
 use pyo3::prelude::*;
@@ -129,7 +129,7 @@ impl<'m> FromPython<'m> {
                 let capsule = capsule
                     .cast::<PyCapsule>()
                     .map_err(|_| self.here("a table is not an Arrow C stream"))?;
-                let (schema, batches) = crate::import_stream(capsule)?;
+                let (schema, batches) = crate::streams::import_stream(capsule)?;
                 let mut obj =
                     rdarrow_arrow::from_arrow::frame::object_with(self.maker, &schema, &batches)
                         .map_err(|e| self.engine(e))?;

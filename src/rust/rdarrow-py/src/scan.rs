@@ -5,7 +5,8 @@
 //! are converted, only their rows decoded.
 
 use crate::given::Given;
-use crate::{in_source, py_err, read_options};
+use crate::errors::{in_source, py_err};
+use crate::options::read_options;
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use pyo3::prelude::*;
@@ -118,7 +119,7 @@ impl OpenedTable {
             &RecordBatchOptions::new().with_row_count(Some(len)),
         )
         .map_err(|e| py_err(Error::internal(e.to_string())))?;
-        crate::stream_capsule(py, vec![batch], projected)
+        crate::streams::stream_capsule(py, vec![batch], projected)
     }
 }
 

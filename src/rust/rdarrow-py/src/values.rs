@@ -158,7 +158,7 @@ pub struct RTensor {
 impl RTensor {
     /// The tensor of the R array `obj`.
     pub fn of(py: Python<'_>, obj: &RObject, refs: &RefTable) -> PyResult<RTensor> {
-        let t = rdarrow_arrow::files::tensor::TensorParts::of(obj, refs).map_err(crate::py_err)?;
+        let t = rdarrow_arrow::files::tensor::TensorParts::of(obj, refs).map_err(crate::errors::py_err)?;
         let (kind, width) = match t.element {
             arrow_schema::DataType::Int32 => ('i', 4),
             arrow_schema::DataType::Int64 => ('i', 8),
@@ -242,7 +242,7 @@ impl<'a> ToPython<'a> {
     /// A structure check's error (the format crate's `structure`) at the
     /// object being converted.
     fn inconsistent(&self, e: rdarrow_arrow::Error) -> PyErr {
-        crate::py_err(consistency::at_place(&self.path, e))
+        crate::errors::py_err(consistency::at_place(&self.path, e))
     }
 
     /// The vector's dim, dimnames, names and factor codes checked, before
@@ -253,7 +253,7 @@ impl<'a> ToPython<'a> {
 
     pub fn value(&mut self, py: Python<'_>, obj: &RObject, depth: usize) -> PyResult<Py<PyAny>> {
         if depth > MAX_DEPTH {
-            return Err(crate::py_err(rdarrow_arrow::Error::limit(format!(
+            return Err(crate::errors::py_err(rdarrow_arrow::Error::limit(format!(
                 "the object nests more than {MAX_DEPTH} levels deep"
             ))));
         }
@@ -531,7 +531,7 @@ impl<'a> ToPython<'a> {
             Err(_) => return Ok(None),
         };
         let row_names = frame_row_names(py, &table.schema)?;
-        let capsule = crate::stream_capsule(py, table.batches, table.schema)?;
+        let capsule = crate::streams::stream_capsule(py, table.batches, table.schema)?;
         Ok(Some(
             RFrame {
                 stream: capsule.into_any().unbind(),
@@ -642,7 +642,7 @@ impl<'a> ToPython<'a> {
                 return Ok(py.None());
             }
             VectorData::Skipped { .. } | VectorData::Deferred(_) | VectorData::Consumed(_) => {
-                return Err(crate::py_err(rdarrow_arrow::Error::internal(
+                return Err(crate::errors::py_err(rdarrow_arrow::Error::internal(
                     "a payload was not read",
                 )))
             }
@@ -675,7 +675,7 @@ fn mask(na: impl Iterator<Item = bool> + Clone) -> Option<Vec<bool>> {
 /// A table's own row names (not 1..n) from its `"r"` metadata, as plain
 /// values, for a pandas index.
 pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResult<Py<PyAny>> {
-    match rdarrow_arrow::metadata::document::row_names(schema).map_err(crate::py_err)? {
+    match rdarrow_arrow::metadata::document::row_names(schema).map_err(crate::errors::py_err)? {
         Some((rn, refs)) => ToPython::plain(&refs).value(py, &rn, 0),
         None => Ok(py.None()),
     }
