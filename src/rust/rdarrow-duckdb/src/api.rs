@@ -17,7 +17,7 @@ impl LogicalType {
     }
 
     pub fn enumeration(members: &[String]) -> LogicalType {
-        let names: Vec<CString> = members.iter().map(|m| crate::types::c_string(m)).collect();
+        let names: Vec<CString> = members.iter().map(|m| c_string(m)).collect();
         let mut ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
         // SAFETY: `members.len()` valid strings, copied by DuckDB
         LogicalType(unsafe {
@@ -162,7 +162,7 @@ pub fn guarded(work: impl FnOnce() -> Result<(), String>, fail: impl FnOnce(&str
 
 /// A message as DuckDB takes it.
 pub fn message(m: &str) -> CString {
-    crate::types::c_string(m)
+    c_string(m)
 }
 
 /// Run a bind callback's `work`, its error becoming the bind's.
@@ -222,4 +222,10 @@ impl TableFunction<'_> {
         }
         Ok(())
     }
+}
+
+/// A name as DuckDB takes it (an interior NUL, which R names cannot hold
+/// either, is dropped).
+pub fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', "")).expect("no NUL left")
 }

@@ -22,7 +22,7 @@ unsafe extern "C" fn replace(
         return;
     }
     ffi::duckdb_replacement_scan_set_function_name(info, c"read_rdata".as_ptr());
-    let text = crate::types::c_string(&name);
+    let text = crate::api::c_string(&name);
     let mut value = ffi::duckdb_create_varchar(text.as_ptr());
     ffi::duckdb_replacement_scan_add_parameter(info, value);
     ffi::duckdb_destroy_value(&mut value);

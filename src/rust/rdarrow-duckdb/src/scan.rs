@@ -14,7 +14,8 @@
 //! thread; the conversion still uses every core).
 
 use crate::api::{drop_box, guarded, message, on_bind, on_scan, LogicalType, TableFunction, Value};
-use crate::types::{c_string, logical_type};
+use crate::api::c_string;
+use crate::types::logical_type;
 use crate::vectors;
 use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, Int64Array, StringArray};

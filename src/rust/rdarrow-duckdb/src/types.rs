@@ -7,7 +7,7 @@
 //! (duration) is INTERVAL, integer64 is BIGINT, list columns are LIST,
 //! data-frame columns STRUCT and matrix columns ARRAY.
 
-use crate::api::LogicalType;
+use crate::api::{c_string, LogicalType};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
@@ -131,11 +131,6 @@ fn member_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
         .collect()
 }
 
-/// A name as DuckDB takes it (an interior NUL, which R names cannot hold
-/// either, is dropped).
-pub fn c_string(s: &str) -> CString {
-    CString::new(s.replace('\0', "")).expect("no NUL left")
-}
 
 /// The members of an ENUM made from a dictionary's values: `None` unless
 /// they are distinct non-null strings.
