@@ -1,7 +1,7 @@
 //! `rdarrow to-arrow` and `to-parquet`: an object's table as Arrow IPC or
 //! Parquet.
 
-use clap::{Args, FromArgMatches, Parser, ValueEnum};
+use clap::{Args, ValueEnum};
 use crate::progress::Progress;
 use rdarrow_arrow::files::ipc::write_ipc;
 use rdarrow_arrow::files::ipc::write_ipc_file;

@@ -1,13 +1,12 @@
 //! `rdarrow to-dataset`: R data files written as one Arrow dataset.
 
-use clap::{Args, FromArgMatches, ValueEnum};
+use clap::{Args, ValueEnum};
 use crate::progress::{Progress, Spinner};
 use rdarrow_arrow::files::dataset::write_dataset;
 use rdarrow_arrow::files::dataset::DatasetEvent;
 use rdarrow_arrow::files::dataset::DatasetFormat;
 use rdarrow_arrow::files::dataset::DatasetOptions;
 use rdarrow_arrow::ReadOptions;
-use std::io::Read;
 use std::path::PathBuf;
 use crate::failure::*;
 use crate::arrow::Codec;

@@ -1,8 +1,8 @@
 //! `rdarrow ls`: the objects of R data files.
 
-use clap::{Args, FromArgMatches};
+use clap::Args;
 use rdarrow_arrow::ReadOptions;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use crate::failure::*;
 

@@ -1,6 +1,6 @@
 //! `rdarrow to-tensor`: an R array as an Arrow Tensor message.
 
-use clap::{Args, FromArgMatches};
+use clap::Args;
 use crate::progress::Progress;
 use rdarrow_arrow::ReadOptions;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! `rdarrow to-rdata`: Arrow, Parquet, Tensor and R data files written as
 //! `.RData`/`.rds` (or `.qs2`/`.qdata`).
 
-use clap::{Args, FromArgMatches};
+use clap::Args;
 use crate::progress::Progress;
 use rdarrow_arrow::from_arrow::frame::object_from_batches;
 use rdarrow_arrow::files::ipc::read_ipc_bytes;
