@@ -22,8 +22,7 @@ from ._errors import (
     UnsupportedError,
     UsageError,
 )
-from ._pandas import read_pandas
-from ._readers import RDataReader, list_objects, read_objects, read_table, to_ipc, to_parquet, to_tensor
+from ._readers import RDataReader, list_objects, read_objects, read_pandas, read_table, to_ipc, to_parquet, to_tensor
 from ._sources import ObjectRef, PathLike, Source, StorageOptions
 from ._writers import write_rdata, write_rds
 from .singlecell import read_anndata, to_h5ad, write_sce, write_seurat

@@ -4,10 +4,9 @@ again when they are written back."""
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict
 
-from ._readers import RDataReader, has_union
-from ._sources import ObjectRef, Source, StorageOptions
+from ._arrow import has_union
 
 
 def null_mask(col: Any) -> Any:
@@ -54,30 +53,6 @@ def pandas_column(column: Any) -> Any:
             validate=False,
         )
     return None
-
-
-def read_pandas(
-    path: Source,
-    object: Optional[ObjectRef] = None,
-    columns: Optional[Sequence[str]] = None,
-    storage_options: StorageOptions = None,
-) -> "pandas.DataFrame":  # noqa: F821
-    """One data frame of an R data file as a ``pandas.DataFrame``, R's
-    meaning kept as far as pandas can hold it: a factor is a
-    ``Categorical`` (its levels, unused ones and their order included;
-    ordered for an ordered factor), ``NA`` is ``pd.NA`` in nullable
-    columns (``Int32``, ``Float64``, ``boolean``, ``string``), apart from
-    a double's ``NaN``, which stays ``NaN``; a POSIXct column is
-    ``datetime64[ns]`` in its time zone, a Date ``datetime64`` (pandas has
-    no date type of its own); R's own row names (not 1, 2, ...) are the
-    index."""
-    import pyarrow as pa
-
-    reader = RDataReader(
-        path, object=object, columns=columns, time_unit="ns", storage_options=storage_options
-    )
-    table = pa.RecordBatchReader.from_stream(reader).read_all()
-    return pandas_frame(table, reader.row_names)
 
 
 def pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame":  # noqa: F821
@@ -144,3 +119,31 @@ def frame_table(df: Any) -> Any:
         return t.cast(schema).replace_schema_metadata(schema.metadata)
     except (pa.ArrowException, ValueError, TypeError):
         return None
+
+
+def stream_of(data: Any) -> Any:
+    """An Arrow C stream capsule of ``data``: anything with
+    ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, ...), or a pandas
+    DataFrame (its index kept as a column unless it is the default
+    0, 1, 2, ...)."""
+    import pyarrow as pa
+
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        pd = None
+    if hasattr(data, "__arrow_c_stream__") and not (pd is not None and isinstance(data, pd.DataFrame)):
+        return data.__arrow_c_stream__()
+    if pd is not None and isinstance(data, pd.DataFrame):
+        table = frame_table(data)
+        if table is not None:
+            return table.__arrow_c_stream__()
+        keep_index = not isinstance(data.index, pd.RangeIndex)
+        return pa.Table.from_pandas(data, preserve_index=keep_index).__arrow_c_stream__()
+    if hasattr(data, "__arrow_c_array__"):
+        return pa.table(data).__arrow_c_stream__()
+    raise TypeError(
+        f"cannot write a {type(data).__name__}: expected an object with __arrow_c_stream__ "
+        "(a pyarrow Table or RecordBatchReader, a Polars DataFrame, a DuckDB result, "
+        "an rdarrow RDataReader) or a pandas DataFrame"
+    )

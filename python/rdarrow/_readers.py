@@ -7,10 +7,11 @@ import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import _rdarrow
+
 from ._errors import RDataWarning, UsageError
+from ._pandas import pandas_frame
 from ._sources import (
     ObjectRef,
-    Opened,
     Source,
     StorageOptions,
     as_path,
@@ -20,64 +21,6 @@ from ._sources import (
     seekable,
     storage_pairs,
 )
-
-
-class Capsule:
-    """An Arrow C capsule the engine made (a stream or a schema) as an
-    object of the Arrow PyCapsule protocol, for pyarrow and Polars to take."""
-
-    def __init__(self, capsule: Any) -> None:
-        self.capsule = capsule
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self.capsule
-
-    def __arrow_c_schema__(self) -> Any:
-        return self.capsule
-
-
-def open_table(
-    path: Any, object: Optional[ObjectRef], columns: Optional[List[str]], storage_options: StorageOptions
-) -> "tuple[Any, Optional[Opened]]":
-    """One object of a file opened to be read by row range and column (the
-    engine's ``open_table``), and what must stay open while it is read (an
-    fsspec file)."""
-    src, keep = engine_source(path, storage_options)
-    return _rdarrow.open_table(src, object_path_of(object), columns, storage_pairs(storage_options)), keep
-
-
-def table_schema(table: Any) -> "pyarrow.Schema":  # noqa: F821
-    """An opened table's Arrow schema."""
-    import pyarrow as pa
-
-    return pa.schema(Capsule(table.schema()))
-
-
-def has_union(t: Any) -> bool:
-    """Whether Arrow type ``t`` holds a union at any depth."""
-    import pyarrow as pa
-
-    if pa.types.is_union(t):
-        return True
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return has_union(t.value_type)
-    if pa.types.is_struct(t):
-        return any(has_union(t.field(i).type) for i in range(t.num_fields))
-    return False
-
-
-def refuse_unions(schema: Any, consumer: str, hint: str = "") -> None:
-    """Raise for the columns of ``schema`` a consumer without union types
-    (Polars, Spark) cannot take: lists whose elements differ in type,
-    which rdarrow makes dense unions. Never a silently changed value."""
-    bad = [f.name for f in schema if has_union(f.type)]
-    if bad:
-        names = ", ".join(f"'{b}'" for b in bad)
-        raise TypeError(
-            f"column{'s' if len(bad) > 1 else ''} {names} hold{'' if len(bad) > 1 else 's'} lists whose "
-            f"elements differ in type, an Arrow dense union, which {consumer} has no type for; "
-            f"{hint}read it with rdarrow.read_table() (pyarrow) or DuckDB"
-        )
 
 
 def list_objects(
@@ -331,3 +274,27 @@ def to_ipc(
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)
+
+
+def read_pandas(
+    path: Source,
+    object: Optional[ObjectRef] = None,
+    columns: Optional[Sequence[str]] = None,
+    storage_options: StorageOptions = None,
+) -> "pandas.DataFrame":  # noqa: F821
+    """One data frame of an R data file as a ``pandas.DataFrame``, R's
+    meaning kept as far as pandas can hold it: a factor is a
+    ``Categorical`` (its levels, unused ones and their order included;
+    ordered for an ordered factor), ``NA`` is ``pd.NA`` in nullable
+    columns (``Int32``, ``Float64``, ``boolean``, ``string``), apart from
+    a double's ``NaN``, which stays ``NaN``; a POSIXct column is
+    ``datetime64[ns]`` in its time zone, a Date ``datetime64`` (pandas has
+    no date type of its own); R's own row names (not 1, 2, ...) are the
+    index."""
+    import pyarrow as pa
+
+    reader = RDataReader(
+        path, object=object, columns=columns, time_unit="ns", storage_options=storage_options
+    )
+    table = pa.RecordBatchReader.from_stream(reader).read_all()
+    return pandas_frame(table, reader.row_names)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._errors import note
 from ._rdarrow import RS4, RVector
+from ._pandas import stream_of
 from ._values import MatrixFrame, S4Value, pandas_module
 
 # ---------------------------------------------------------------------------
@@ -345,8 +346,6 @@ def _s4_node(d: dict, place: str) -> tuple:
 
 
 def _frame_node(df: Any) -> tuple:
-    from ._writers import stream_of
-
     return ("frame", stream_of(df), [])
 
 

@@ -95,7 +95,9 @@ from typing import Any, Optional
 import numpy as np
 
 from ._rdarrow import RFrame, RS4, RTensor, RVector
+from ._arrow import Capsule
 from ._errors import note
+from ._pandas import pandas_frame
 
 
 
@@ -278,8 +280,6 @@ def frame(f: RFrame) -> Any:
     """A data frame as ``read_pandas()`` gives it."""
     import pyarrow as pa
 
-    from ._pandas import pandas_frame
-    from ._readers import Capsule
 
     return pandas_frame(pa.table(Capsule(f.stream)), f.row_names)
 

@@ -6,36 +6,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from . import _rdarrow
-from ._pandas import frame_table
+from ._pandas import stream_of
 from ._sources import PathLike, StorageOptions, as_path, name_of_file, storage_pairs
-
-
-def stream_of(data: Any) -> Any:
-    """An Arrow C stream capsule of ``data``: anything with
-    ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, ...), or a pandas
-    DataFrame (its index kept as a column unless it is the default
-    0, 1, 2, ...)."""
-    import pyarrow as pa
-
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is optional
-        pd = None
-    if hasattr(data, "__arrow_c_stream__") and not (pd is not None and isinstance(data, pd.DataFrame)):
-        return data.__arrow_c_stream__()
-    if pd is not None and isinstance(data, pd.DataFrame):
-        table = frame_table(data)
-        if table is not None:
-            return table.__arrow_c_stream__()
-        keep_index = not isinstance(data.index, pd.RangeIndex)
-        return pa.Table.from_pandas(data, preserve_index=keep_index).__arrow_c_stream__()
-    if hasattr(data, "__arrow_c_array__"):
-        return pa.table(data).__arrow_c_stream__()
-    raise TypeError(
-        f"cannot write a {type(data).__name__}: expected an object with __arrow_c_stream__ "
-        "(a pyarrow Table or RecordBatchReader, a Polars DataFrame, a DuckDB result, "
-        "an rdarrow RDataReader) or a pandas DataFrame"
-    )
 
 
 def value_of(value: Any, place: str) -> Any:

@@ -21,7 +21,7 @@ import warnings
 from typing import Any, Dict, Iterator, List, Optional
 
 from ._errors import RDataWarning
-from ._readers import Capsule, open_table, refuse_unions, table_schema
+from ._arrow import Capsule, open_table, refuse_unions, table_schema
 from ._sources import files_of
 
 __all__ = ["read_rdata", "scan_rdata"]

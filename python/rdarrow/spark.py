@@ -70,6 +70,12 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from ._arrow import Capsule, open_table, refuse_unions, table_schema
+from ._errors import UsageError
+from ._readers import list_objects, read_table
+from ._sources import files_of, object_path_of
+from ._writers import write_rdata, write_rds
+
 __all__ = ["RDataSource", "register"]
 
 _MAX_PARTITION_BYTES = 128 * 2**20
@@ -114,8 +120,6 @@ def _paths(options: Dict[str, str]) -> List[str]:
 
 
 def _files(options: Dict[str, str]) -> List[str]:
-    from ._sources import files_of
-
     return files_of(_paths(options), _storage(options))
 
 
@@ -189,17 +193,12 @@ def _arrow_schema_of(struct: Any) -> Any:
 def _open(path: str, options: Dict[str, str], columns: Optional[List[str]]) -> Tuple[Any, Any]:
     """The file opened (and what must stay open while it is read: an
     fsspec file)."""
-    from ._readers import open_table
-
     return open_table(path, options.get("object"), columns, _storage(options))
 
 
 def _read_whole(path: str, options: Dict[str, str], columns: List[str]) -> Any:
     """A file's table, read in memory: the columns asked for that it has
     (all of them when it lacks one: a file of a union by name)."""
-    from ._errors import UsageError
-    from ._readers import read_table
-
     try:
         return read_table(path, object=options.get("object"), columns=columns, storage_options=_storage(options))
     except UsageError:
@@ -282,8 +281,6 @@ class RDataSource(DataSource):
         return [x.strip() for x in c.split(",") if x.strip()] if c else None
 
     def schema(self) -> Any:
-        from ._readers import refuse_unions, table_schema
-
         schemas = [table_schema(_open(f, self.options, self._columns())[0]) for f in _files(self.options)]
         for s in schemas:
             refuse_unions(s, "Spark", "leave it out (option columns), or ")
@@ -304,9 +301,6 @@ class _Reader(DataSourceReader):
         self.arrow = _arrow_schema_of(schema)
 
     def partitions(self) -> Sequence[InputPartition]:
-        from ._readers import list_objects
-        from ._sources import object_path_of
-
         object = object_path_of(self.options.get("object"))
 
         def rows_of(path: str) -> Optional[int]:
@@ -338,8 +332,6 @@ class _Reader(DataSourceReader):
         cores (no spill of its payloads); a larger file or a row range
         read from the opened file."""
         import pyarrow as pa
-
-        from ._readers import Capsule, table_schema
 
         if piece.stop is None and piece.start == 0 and _size(piece.path) <= _WHOLE_FILE_BYTES:
             got = _read_whole(piece.path, self.options, self.columns)
@@ -399,8 +391,6 @@ class _Writer(DataSourceArrowWriter):
     def write(self, iterator: Iterator[Any]) -> _Written:
         import pyarrow as pa
         from pyspark import TaskContext
-
-        from ._writers import write_rdata, write_rds
 
         batches = list(iterator)
         ctx = TaskContext.get()

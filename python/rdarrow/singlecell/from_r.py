@@ -55,7 +55,10 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from .. import _rdarrow
-from .._errors import note
+from .._errors import CorruptError, RDataError, UnsupportedError, UsageError, note
+from .._values import nullable_array
+from .._readers import read_objects
+from .._sources import files_of
 from .names import obsm_key
 
 __all__ = ["from_h5ad", "read_anndata", "to_h5ad"]
@@ -132,16 +135,12 @@ def _cells_by_genes(m: Any, slot: str) -> Any:
 
 
 def _unknown(cls: Any, slot: str) -> Exception:
-    from .._errors import UnsupportedError
-
     return UnsupportedError(f"{slot}: a {cls} is not a matrix rdarrow can place in an AnnData")
 
 
 def _corrupt(where: str, what: str) -> Exception:
     """An object whose parts disagree: a ``CorruptError`` naming the part
     (``pbmc@assays$RNA@cells: ...``)."""
-    from .._errors import CorruptError
-
     return CorruptError(f"{where}: {what}")
 
 
@@ -151,8 +150,6 @@ def _at(where: str) -> Any:
     the checks here did not name still ends in a ``CorruptError`` naming
     the part, never in a stray ``KeyError``, ``IndexError`` or
     ``ValueError``."""
-    from .._errors import RDataError
-
     try:
         yield
     except RDataError:
@@ -171,8 +168,6 @@ def _frame_column(col: Any) -> Any:
     if isinstance(col, pd.Series):
         return col.array
     if isinstance(col, np.ma.MaskedArray):
-        from .._values import nullable_array
-
         return nullable_array(col)
     if isinstance(col, list):
         return pd.array(col, dtype="string")
@@ -573,8 +568,6 @@ def _seurat(obj: Dict[str, Any], assay: Optional[str], where: str) -> Any:
         meta = pd.DataFrame()
     default = _scalar(obj.get("active.assay")) or next(iter(assays), None)
     if assay is not None and assay not in assays:
-        from .._errors import UsageError
-
         raise UsageError(f"the Seurat object has no assay {assay!r} (it has: {', '.join(assays)})")
     if default not in assays:
         raise _corrupt(f"{where}@active.assay", f"{default!r} is not among the assays ({', '.join(assays)})")
@@ -776,8 +769,6 @@ def _experiment_parts(se: Dict[str, Any], assay: Optional[str], name: str, where
     obs = _dframe(se.get("colData"), "colData", leftover, where)
     features, var = _row_names_and_ranges(se, leftover, where)
     if assay is not None and assay not in mats:
-        from .._errors import UsageError
-
         raise UsageError(f"the {se['class']} has no assay {assay!r} (it has: {', '.join(mats)})")
     order = ([assay] if assay else []) + [k for k in mats if k != assay]
     X = None
@@ -886,20 +877,14 @@ def _from_object(obj: Any, name: str, assay: Optional[str]) -> Any:
         if cls in _EXPERIMENTS or "assays" in obj and "colData" in obj:
             r = _experiment(obj, assay, name, name)
             return _several(r["made"], r["main"])
-        from .._errors import UnsupportedError
-
         raise UnsupportedError(
             f"{name}: a {cls} (package {obj.get('package')}) is not a single-cell experiment rdarrow reads "
             "(Seurat, SingleCellExperiment, SummarizedExperiment, RangedSummarizedExperiment)"
         )
-    from .._errors import UnsupportedError
-
     raise UnsupportedError(f"{name}: not a single-cell experiment (an S4 object) but a {type(obj).__name__}")
 
 
 def _read_one(source: Any, object: Optional[str], assay: Optional[str], storage_options: Any) -> Any:
-    from .._readers import read_objects
-
     # one pass over the file: without a name, every object is read (an
     # .rds holds one) and the single-cell experiment among them taken
     values = read_objects(source, [object] if object else None, storage_options=storage_options)
@@ -910,8 +895,6 @@ def _read_one(source: Any, object: Optional[str], assay: Optional[str], storage_
         elif len(cells) == 1:
             object = cells[0]
         else:
-            from .._errors import UsageError
-
             raise UsageError(
                 "name the object (object=...): the file holds "
                 + (f"{len(cells)} single-cell experiments" if cells else "no single-cell experiment")
@@ -920,8 +903,6 @@ def _read_one(source: Any, object: Optional[str], assay: Optional[str], storage_
     try:
         return _from_object(values[object], object, assay)
     except _Unknown as e:
-        from .._errors import UnsupportedError
-
         raise UnsupportedError(f"{object}: {e}") from None
 
 
@@ -945,8 +926,6 @@ def read_anndata(
     in a ``mudata.MuData``); an experiment's assay that becomes ``X``
     (default: the first; the others are ``layers``).
     """
-    from .._sources import files_of
-
     if isinstance(path, (bytes, bytearray, memoryview)) or hasattr(path, "read"):
         return _read_one(path, object, assay, storage_options)
     files = files_of(path, storage_options)
@@ -956,8 +935,6 @@ def read_anndata(
 
     parts = [_read_one(f, object, assay, storage_options) for f in files]
     if not all(isinstance(p, ad.AnnData) for p in parts):
-        from .._errors import UsageError
-
         raise UsageError(
             "several files of experiments with several assays: name the assay (assay=...) "
             "to concatenate one AnnData per file"
@@ -988,16 +965,12 @@ def to_h5ad(
     tmp = f"{out}.part-{os.getpid()}"
     try:
         if isinstance(result, dict):
-            from .._errors import UsageError
-
             raise UsageError("several assays need mudata to be written as one file (pip install mudata), or name one (assay=...)")
         try:
             result.write(tmp, compression=compression) if not hasattr(result, "mod") else result.write(tmp)
         except (ValueError, TypeError, KeyError) as e:
             # a value anndata's writer cannot store: rdarrow does not
             # support writing that object, rather than a stray exception
-            from .._errors import UnsupportedError
-
             raise UnsupportedError(f"{object or path}: anndata cannot write what rdarrow read: {e}") from e
         os.replace(tmp, out)
     finally:

@@ -50,7 +50,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._to_r import matrix
+from .._to_r import Node, character_node, matrix, to_r, vector_node
 from .._values import S4Value
 from .._errors import note
 from .names import REDUCED
@@ -72,8 +72,6 @@ def _s4(cls: str, package: str, **slots: Any) -> S4Value:
 
 def _version(v: Tuple[int, ...]) -> Any:
     """A ``package_version`` as R keeps it."""
-    from .._to_r import Node, vector_node
-
     inner = vector_node("integer", np.asarray(v, dtype=np.int32))
     return Node(vector_node("list", [inner], None, [("class", vector_node("character", ["package_version", "numeric_version"]))]))
 
@@ -173,8 +171,6 @@ def _self_hits(m: Any, n: int, where: str) -> S4Value:
 def _uns(uns: Any, what: str) -> Dict[str, Any]:
     """``uns`` as R can hold it: each entry converted alone, those R cannot
     hold listed in a warning."""
-    from .._to_r import to_r
-
     kept, lost = {}, []
     for k, v in dict(uns or {}).items():
         try:
@@ -303,8 +299,6 @@ def _empty_ranges(n: int, features: List[str], row_data: S4Value) -> S4Value:
 
 
 def _strs(items: List[str]) -> Any:
-    from .._to_r import Node, character_node, vector_node
-
     return Node(character_node(items))
 
 
@@ -374,8 +368,6 @@ def _frame(df: Any, rownames: Optional[List[str]], what: str) -> Any:
     """A pandas DataFrame as an R data frame (the Arrow bridge's types) with
     these row names (``None``: R's automatic ones)."""
     import pyarrow as pa
-
-    from .._to_r import Node, character_node, vector_node
 
     for c in df.columns:
         if not isinstance(c, str):
