@@ -43,6 +43,8 @@ apt_packages=(
   r-cran-lme4
   # glmmTMB fits (an engine environment, external pointers) for the same
   r-cran-glmmtmb
+  # Biobase's own test data: S4 objects saved before R 2.4 (no S4 bit)
+  r-bioc-biobase
   # single-cell objects for read_anndata()'s tests and bench/anndata.py:
   # SeuratObject 4.1 (with pbmc_small), SingleCellExperiment and
   # SummarizedExperiment

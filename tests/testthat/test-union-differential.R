@@ -254,6 +254,29 @@ test_that("lme4's stored fits and profiles, whose NAs R's arithmetic made, come 
   expect_identical(sum(res$status != "bytes"), 0L)
 })
 
+test_that("Biobase's objects saved before R 2.4 (S4 objects without the S4 bit) keep R's flags on every route", {
+  # (Biobase's own test data, installed with it: tools/setup.sh installs
+  # r-bioc-biobase)
+  dir <- system.file("unitTests", "VersionedClass_data", "2.0", package = "Biobase")
+  if (!nzchar(dir)) skip("Biobase is not installed (tools/setup.sh installs it)")
+  cli <- cli_binary()
+  names <- c("ExpressionSet", "AnnotatedDataFrame", "MultiSet", "SnpSet", "Versioned",
+             "VersionedBiobase", "aggregator", "container", "phenoData")
+  objs <- list()
+  for (n in names) {
+    e <- new.env()
+    # (load() warns that they are pre-2.4 S4 objects)
+    o <- suppressWarnings(load(file.path(dir, paste0(n, ".Rda")), e))
+    objs[[n]] <- get(o[[1]], e)
+  }
+  # what makes them hard: S4 objects (typeof "S4") that R loads without
+  # the S4 bit
+  expect_true(all(vapply(objs, function(x) typeof(x) == "S4" && !isS4(x), TRUE)))
+  res <- suppressWarnings(ud_run(objs, c(ud_routes, "a.rds", "b", "d", "e.rds"), cli))
+  ud_expect(res, "Biobase's pre-2.4 S4 objects")
+  expect_identical(sum(res$status != "bytes"), 0L)
+})
+
 test_that("glmmTMB's fits (an engine environment, external pointers) come back with R's bytes", {
   pkg <- "glmmTMB"
   if (!nzchar(system.file(package = pkg))) skip(paste(pkg, "is not installed (tools/setup.sh installs it)"))

@@ -179,6 +179,9 @@ pub struct ColumnMeta {
     /// grown by `[<-` is marked growable), which R writes with it: they
     /// come back, so that the file is written with the bytes R writes.
     pub(crate) gp: u16,
+    /// An S4 object's levels when they are not the S4 bit alone (objects
+    /// saved before R 2.4 have no S4 bit): they come back as R had them.
+    pub(crate) s4_flags: Option<u16>,
     /// A list of arrays of one shape: its tensor type, for the field's
     /// extension metadata ([`crate::from_arrow::tensor_columns`]).
     pub tensor: Option<crate::mapping::shape::TensorShape>,
@@ -230,6 +233,10 @@ impl ColumnMeta {
             gp: match obj {
                 RObject::Vector(v) => v.flags.levels & !levels::S4_OBJECT,
                 _ => 0,
+            },
+            s4_flags: match obj {
+                RObject::S4(s) if s.flags.levels != levels::S4_OBJECT => Some(s.flags.levels),
+                _ => None,
             },
             ..Default::default()
         }
@@ -437,6 +444,7 @@ impl ColumnMeta {
             && !self.s4_vector
             && self.sxptype != sxp::S4
             && self.gp == 0
+            && self.s4_flags.is_none()
     }
 
     /// What a struct made of this value holds, for the way back: `"S4"`
@@ -690,6 +698,7 @@ impl ColumnMeta {
             || self.item_types.is_some()
             || self.s4_vector
             || self.gp != 0
+            || self.s4_flags.is_some()
             || self.struct_of(dt).is_some();
         // a data frame inside a list or a column: its attributes' order
         // (the table's own frame has its order in the fidelity notes)
@@ -754,6 +763,10 @@ impl ColumnMeta {
         if let Some(what) = self.struct_of(dt) {
             names.push("struct");
             values.push(rdarrow_format::tree::make::strings([Some(what.as_bytes())]));
+        }
+        if let Some(f) = self.s4_flags {
+            names.push("s4flags");
+            values.push(rdarrow_format::tree::make::ints(vec![f as i32]));
         }
         if self.s4_vector {
             names.push("s4");

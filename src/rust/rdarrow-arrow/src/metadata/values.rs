@@ -32,6 +32,12 @@ pub(crate) fn apply(m: &mut ObjectMaker, target: &mut RObject, md: &RObject) {
                     v.flags.levels |= gp as u16;
                 }
             }
+            // an S4 object's levels as R had them (no S4 bit before R 2.4)
+            "s4flags" => {
+                if let (RObject::S4(s), Some(f)) = (&mut *target, first_int(part)) {
+                    s.flags.levels = f as u16;
+                }
+            }
             // an S4 object whose type is a vector
             "s4" => {
                 if let RObject::Vector(v) = target {
