@@ -1,33 +1,30 @@
 //! rdarrow-arrow: the Arrow bridge of rdarrow, above R's format
 //! ([`rdarrow_format`], re-exported here whole so that the bindings have
-//! one crate to name).
+//! one crate to name). Nothing here parses or writes R's bytes: that is the
+//! format crate's job, reached through its public API only.
 //!
-//! [`arrow`] holds the one R <-> Arrow type mapping ([`arrow::types`]),
-//! the conversion both ways ([`arrow::to_arrow`], [`arrow::from_arrow`]),
-//! the schema metadata that carries R's attributes ([`arrow::metadata`]),
-//! Arrow IPC ([`arrow::ipc`]), Parquet ([`arrow::parquet`]) and datasets
-//! ([`arrow::dataset`]). Nothing here parses or writes R's bytes: that is
-//! the format crate's job, reached through its public API only.
+//! The bridge is laid out by layer, one folder each, bottom first; a module
+//! uses its own folder and the folders before it, never one after it, and
+//! never this file (`tools/layers.py` checks it, and that no two modules
+//! import each other, directly or in a loop):
 //!
-//! The bridge between R objects and Apache Arrow.
+//! - [`mapping`]: the one R <-> Arrow type table ([`mapping::types`], its
+//!   documentation holds the table), times and zones, POSIXlt, the Matrix
+//!   package's sparse matrices, tensor shapes, what an R object is;
+//! - [`batches`]: a table of record batches, handed over row group by row
+//!   group on every core ([`batches::rows::ColumnSource`]);
+//! - [`metadata`]: the schema metadata that carries R's attributes (the
+//!   `"r"` document, columns' nodes, attributes and their order, fidelity
+//!   notes, NA bits, values back as R had them);
+//! - [`to_arrow`]: R objects to Arrow record batches (columns, tables,
+//!   streamed tables, conversion during the parse);
+//! - [`from_arrow`]: Arrow record batches to R objects (columns, frames,
+//!   tensor columns);
+//! - [`files`]: Arrow IPC and the Arrow C stream, Parquet, datasets,
+//!   Tensor messages, many tables read as one, one file to another.
 //!
-//! - [`types`]: the type mapping, both directions (its documentation holds
-//!   the table);
-//! - [`to_arrow`]: R objects to Arrow record batches;
-//! - [`from_arrow`]: Arrow record batches to R objects;
-//! - [`metadata`]: the schema metadata that carries R's attributes;
-//! - [`ipc`]: Arrow IPC files and streams, read and written, and the Arrow
-//!   C stream;
-//! - [`parquet`]: Parquet files, written row group by row group and read
-//!   column by column;
-//! - [`rows`]: tables handed over by row range ([`rows::ColumnSource`]);
-//! - [`dataset`]: many R files to one Arrow dataset;
-//! - [`tensor`]: R arrays as Arrow Tensor messages, both ways;
-//! - [`fixed_shape`]: lists of equal-shape arrays as
-//!   `arrow.fixed_shape_tensor` columns.
-//!
-//! Which object of a file converts is the document's rule
-//! ([`rdarrow_format::Document::choose_table_object`]).
+//! This file is the crate's API. Which object of a file converts is the
+//! document's rule ([`crate::Document::choose_table_object`]).
 
 // The format crate, on purpose: its layers by name, and the reading,
 // listing and writing API the bridge and the bindings call.

@@ -8,7 +8,7 @@ pub enum DataFileKind {
     /// Arrow IPC (file or stream format; Feather version 2).
     Ipc,
     Parquet,
-    /// One Arrow Tensor message ([`tensor`]).
+    /// One Arrow Tensor message ([`crate::files::tensor`]).
     Tensor,
 }
 

@@ -85,7 +85,7 @@ impl ParquetCompression {
 pub struct ParquetOptions {
     pub compression: ParquetCompression,
     pub level: Option<i32>,
-    /// Rows per row group ([`DEFAULT_ROW_GROUP_ROWS`] when `None`).
+    /// Rows per row group ([`crate::batches::rows::DEFAULT_ROW_GROUP_ROWS`] when `None`).
     pub row_group_rows: Option<usize>,
     /// Threads converting and encoding a row group's columns.
     pub threads: usize,

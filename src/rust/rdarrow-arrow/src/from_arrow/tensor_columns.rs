@@ -2,12 +2,12 @@
 //! `arrow.fixed_shape_tensor`: a fixed-size list column whose every row is
 //! one tensor of one shape (a stack of matrices, images, embeddings).
 //!
-//! R to Arrow ([`TensorShape::of_list`]): a list (or a data frame's list
+//! R to Arrow ([`crate::mapping::shape::TensorShape::of_list`]): a list (or a data frame's list
 //! column) whose elements are all integer or all double arrays of one
 //! `dim`, with no attribute but `dim` (and `dimnames` after it, whose names
 //! agree), becomes `fixed_size_list<T>[prod(dim)]`, each row the element's
 //! values as R holds them (column-major). The field says so in the
-//! extension's metadata ([`TensorShape::field_metadata`]): the physical
+//! extension's metadata ([`crate::mapping::shape::TensorShape::field_metadata`]): the physical
 //! (row-major) shape is R's `dim` reversed, and `permutation` `[n-1, ...,
 //! 0]` says that R's dimension `i` is the physical dimension `n-1-i`, so
 //! the values are never transposed; `dim_names` are `names(dimnames)`,

@@ -100,7 +100,7 @@ pub(crate) fn is_s4(obj: &RObject) -> bool {
 /// the type mapping knows ([`RKind`]), `NULL` and S4 objects aside, or a
 /// sparse matrix. (Any object named converts; an S4 object as a struct of
 /// its slots.) The Arrow bridge's rule for
-/// [`Document::choose_table_object`].
+/// [`rdarrow_format::Document::choose_table_object`].
 pub fn converts(obj: &RObject, refs: &RefTable) -> bool {
     (!is_s4(obj)
         && matches!(RKind::of(&obj.class_attr(refs), obj.sxptype(refs)), Some(k) if k != RKind::Null))

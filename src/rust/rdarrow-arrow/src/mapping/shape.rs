@@ -17,7 +17,7 @@
 //! fixed-size list underneath (Polars' Array, DuckDB's ARRAY, Spark's
 //! array).
 //!
-//! Arrow to R ([`FieldTensor::of_field`]): such a column, whatever its
+//! Arrow to R ([`crate::from_arrow::tensor_columns::FieldTensor::of_field`]): such a column, whatever its
 //! permutation (pyarrow's row-major tensors have none), becomes a list of
 //! R arrays of the logical shape, each element's values put in R's
 //! column-major order.

@@ -1,40 +1,8 @@
-//! The schema metadata that carries what Arrow types do not say.
-//!
-//! - `"r"`: arrow R's key, an ASCII serialization of `list(attributes =
-//!   <top-level attributes>, columns = list(<col> = NULL | list(attributes
-//!   = ..., columns = ...)))`, holding every attribute the Arrow types
-//!   themselves do not carry, so that arrow R's `as.data.frame()` (and
-//!   rdarrow's way back) restore them. rdarrow adds one element arrow R
-//!   ignores, `rdarrow = list(object = <"data.frame" | "vector" |
-//!   "matrix">, attributes = list(...))`: what the object was (a vector's
-//!   table has one column, a matrix's one per matrix column) and the
-//!   attributes that arrow R could not apply to a data frame or its
-//!   column (a vector's `dim` and `dimnames`, a matrix's attributes, row
-//!   names whose length disagrees with the columns).
-//!   A column's node (`list(attributes = ..., columns = ...)`, arrow R's)
-//!   may hold elements arrow R ignores, applied on rdarrow's way back:
-//!   `complex` (a list element that was a complex vector), `strings`
-//!   (strings that are not valid text, as R held them: [`KeptStrings`]),
-//!   `matrix` (a matrix column's `dim`, `dimnames` and type) and `posixlt`
-//!   (a POSIXlt's zone, attributes and the components that do not derive
-//!   back: [`crate::mapping::posixlt`]). A value inside a list also says what Arrow
-//!   does not give back as R had it: `raw`, `complex`, `integer64`,
-//!   `integer` (a time stored as integers), `units` (a difftime's), `types`
-//!   (elements widened), `levels` (a factor's own), `order` (its
-//!   attributes' order, when the way back would make another) and `na`
-//!   (NAs whose bits are not `NA_real_`'s: [`NaBits`]). The `rdarrow` element's `object` may also
-//!   be `"sparse"`, with the sparse matrix's slots and storage
-//!   ([`crate::mapping::sparse`]).
-//! - `"rdarrow"` ([`FIDELITY_KEY`]): one fact per line about top-level
-//!   columns that arrow R's `"r"` cannot say without changing what arrow R
-//!   shows.
-//! - `"rdarrow.r"` ([`EXACT_KEY`]): the `"r"` list again, in XDR, when its
-//!   ASCII text cannot hold a kept value's NaN payloads; rdarrow reads it
-//!   in preference ([`r_text`]).
-//!
-//! What goes into both is decided from [`ColumnMeta`], taken from the R
-//! object before its columns convert, and the Arrow types the columns
-//! became ([`types::type_says_kind`]).
+//! What a column's node of the `"r"` metadata says, taken from the R object
+//! before its columns convert ([`ColumnMeta`]) and written once the Arrow
+//! types they became are known ([`crate::mapping::types::type_says_kind`]):
+//! its attributes, strings kept as R held them, NA bits, a matrix's or a
+//! POSIXlt's parts, what a value inside a list was.
 
 use crate::metadata::converted::ConvertedColumn;
 use crate::metadata::strings::KeptStrings;

@@ -262,7 +262,7 @@ pub fn object_shape(schema: &arrow_schema::Schema) -> String {
 }
 
 /// The top-level columns whose `"r"` metadata node (at any depth) keeps
-/// strings ([`KeptStrings`]), binds a matrix or rebuilds a POSIXlt: that
+/// strings ([`crate::metadata::strings::KeptStrings`]), binds a matrix or rebuilds a POSIXlt: that
 /// is done on the whole column.
 pub fn columns_rebuilt_whole(schema: &arrow_schema::Schema) -> Vec<String> {
     let Some(md) = r_text(schema) else {

@@ -12,7 +12,7 @@ use rdarrow_format::tree::*;
 
 /// Apply arrow R's `"r"` metadata to a data frame made from Arrow data:
 /// `attributes(x)[names(a)] <- a` at each level. Returns the frame and
-/// rdarrow's shape element ([`Shape`]), when there is one.
+/// rdarrow's shape element ([`crate::metadata::document::Shape`]), when there is one.
 pub fn apply_r_metadata(
     m: &mut ObjectMaker,
     mut frame: RObject,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Converts columns while their file is still being read. The parser
 /// hands each column of a top-level list (a data frame's columns) to the
-/// hook from [`EarlyColumns::hook`], on the parsing thread, which otherwise
+/// hook from `EarlyColumns::consumer`, on the parsing thread, which otherwise
 /// waits for the decompressor: the column becomes its Arrow array at once
 /// and its R payload is released (a logical vector's 32-bit values, a
 /// Date's doubles, a factor's codes are never all held beside the table).

@@ -1,15 +1,19 @@
 //! R objects (data frames, vectors, factors, matrices) to Arrow record
-//! batches, with the types [`crate::mapping::types`] maps each kind of R column to.
-//! Integer, double, integer64, raw and UTF-8 string payloads are wrapped,
-//! not copied: the arrays share the buffers the reader filled.
+//! batches, with the types [`crate::mapping::types`] maps each kind of R
+//! column to. Integer, double, integer64, raw and UTF-8 string payloads are
+//! wrapped, not copied: the arrays share the buffers the reader filled.
 //!
-//! - [`table`]: the table made from an object: planning, converting the
+//! - `table`: the table made from an object: planning, converting the
 //!   columns (on several threads for large tables), assembling;
-//! - [`column`]: one column to one array, by kind;
-//! - [`temporal`]: dates, date-times, times of day and durations;
-//! - [`early`]: columns converted while their file is still being read;
-//! - [`streamed`]: a data frame converted row group by row group, its
-//!   payloads read back by row range.
+//! - `column`: one column to one array, by kind (a data-frame column as a
+//!   table of its own, by the function the table hands it);
+//! - `temporal`: dates, date-times, times of day and durations;
+//! - `nulls`: validity bitmaps from R's NAs;
+//! - `during_parse`: columns converted while their file is still being
+//!   read ([`EarlyColumns`]);
+//! - `streamed`: a data frame converted row group by row group, its
+//!   payloads read back by row range ([`StreamedTable`]);
+//! - `options`: what a conversion is asked for ([`TableOptions`]).
 
 pub(crate) mod column;
 pub(crate) mod during_parse;

@@ -21,7 +21,7 @@ pub struct TableOptions {
     pub object_name: String,
     /// One unit for every POSIXct column's timestamps (rounded to it), as
     /// a dataset's files need one schema; `None` gives each column the
-    /// coarsest unit that keeps its values' bits (see [`types`]).
+    /// coarsest unit that keeps its values' bits (see [`crate::mapping::types`]).
     pub time_unit: Option<arrow_schema::TimeUnit>,
     /// The file must hold one object (as `readRDS()` reads): an error
     /// naming its objects otherwise.
