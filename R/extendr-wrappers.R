@@ -21,6 +21,30 @@ rdarrow_engine_version <- function() .Call(wrap__rdarrow_engine_version)
 #' @noRd
 lazy_strings_live_impl <- function() .Call(wrap__lazy_strings_live_impl)
 
+#' The engine's node-type table: every code, named as R's sources name it.
+#' @noRd
+sxp_codes_impl <- function() .Call(wrap__sxp_codes_impl)
+
+#' The flags word the engine packs for a node.
+#' @noRd
+pack_flags_impl <- function(sxptype, levels, object, attr, tag) .Call(wrap__pack_flags_impl, sxptype, levels, object, attr, tag)
+
+#' Put `value` in place as element `element` (1-based) of list `x`, which
+#' was just made and is referenced nowhere else (a patch of
+#' [`rdata_read_impl`]'s).
+#' @noRd
+set_element_impl <- function(x, element, value) .Call(wrap__set_element_impl, x, element, value)
+
+#' The address held by an external pointer, in decimal (for consumers that
+#' take a stream by address, such as pyarrow's `_import_from_c`).
+#' @noRd
+xptr_address_impl <- function(x) .Call(wrap__xptr_address_impl, x)
+
+#' The session's time zone ("" when none is set): the engine's one rule
+#' (session_zone() of the Arrow bridge), which every front end asks.
+#' @noRd
+session_zone_impl <- function() .Call(wrap__session_zone_impl)
+
 #' List the objects in a file (payloads skipped): the listing data frame.
 #' @noRd
 rdata_list_impl <- function(path, stream_name, settings, recursive) .Call(wrap__rdata_list_impl, path, stream_name, settings, recursive)
@@ -30,6 +54,37 @@ rdata_list_impl <- function(path, stream_name, settings, recursive) .Call(wrap__
 #' with a first column `file`, each row's file as the user named it.
 #' @noRd
 rdata_list_files_impl <- function(paths, labels, stream_names, settings, recursive) .Call(wrap__rdata_list_files_impl, paths, labels, stream_names, settings, recursive)
+
+#' The object path (`lst$a[[2]]`) of `parts`, each a name or (where
+#' `position`) a position from 1.
+#' @noRd
+object_path_impl <- function(parts, position) .Call(wrap__object_path_impl, parts, position)
+
+#' The sources an object store URL names (a glob's matches, a prefix's R
+#' data files, listed from the store), or an error value.
+#' @noRd
+expand_sources_impl <- function(given, full, settings) .Call(wrap__expand_sources_impl, given, full, settings)
+
+#' The names objects of `sources` (paths or URLs) take: the engine's one
+#' rule (object_name_of() of the format crate).
+#' @noRd
+object_name_impl <- function(sources) .Call(wrap__object_name_impl, sources)
+
+#' Where each of `given` is: "http", "store" or "local" (the engine's
+#' one rule, location_of() of the format crate).
+#' @noRd
+location_impl <- function(given) .Call(wrap__location_impl, given)
+
+#' Whether a file written at `path` is an `.rds` (else an `.RData`): the
+#' engine's one rule (path_is_rds() of the format crate).
+#' @noRd
+path_is_rds_impl <- function(path) .Call(wrap__path_is_rds_impl, path)
+
+#' A path that names an existing local file: list(path (in full), name
+#' (of its object were it an `.rds` file)), else `NULL` (R's general path
+#' then applies: URLs, lazy-load bases, directories, `~`, errors).
+#' @noRd
+local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
 
 #' Read the objects of a file. Returns list(values, fallback, names,
 #' rebuild, patches): values built here, or (where `fallback`) `NULL` and,
@@ -48,11 +103,6 @@ rdata_read_impl <- function(path, objects, stream_name, settings) .Call(wrap__rd
 #' for each file, or the first file's error.
 #' @noRd
 rdata_read_files_impl <- function(paths, labels, objects, stream_names, settings) .Call(wrap__rdata_read_files_impl, paths, labels, objects, stream_names, settings)
-
-#' The object path (`lst$a[[2]]`) of `parts`, each a name or (where
-#' `position`) a position from 1.
-#' @noRd
-object_path_impl <- function(parts, position) .Call(wrap__object_path_impl, parts, position)
 
 #' Parse a file completely without building R objects; returns the size of
 #' the decompressed stream (for benchmarks).
@@ -76,43 +126,6 @@ rdata_reserialize_impl <- function(path, settings) .Call(wrap__rdata_reserialize
 #' @noRd
 rdata_rewrite_impl <- function(path, out, format, version, compress, level, settings) .Call(wrap__rdata_rewrite_impl, path, out, format, version, compress, level, settings)
 
-#' Convert an object of a file to an Arrow C stream.
-#' @noRd
-rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz, stream_name, settings) .Call(wrap__rdata_to_arrow_impl, path, object, col_select, chunk_size, default_tz, stream_name, settings)
-
-#' Write an object of a file as Arrow IPC.
-#' @noRd
-rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings)
-
-#' Write one array of a file as an Arrow Tensor message; returns its
-#' shape, or an error value.
-#' @noRd
-rdata_to_tensor_impl <- function(path, sink, object, stream_name, settings) .Call(wrap__rdata_to_tensor_impl, path, sink, object, stream_name, settings)
-
-#' The stream `x` (consumed) with its tensor columns as their storage,
-#' for arrow R.
-#' @noRd
-stream_storage_types_impl <- function(x) .Call(wrap__stream_storage_types_impl, x)
-
-#' Write an object of a file as Parquet.
-#' @noRd
-rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings)
-
-#' Whether a stream external pointer still holds an unreleased stream.
-#' @noRd
-stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)
-
-#' Put `value` in place as element `element` (1-based) of list `x`, which
-#' was just made and is referenced nowhere else (a patch of
-#' [`rdata_read_impl`]'s).
-#' @noRd
-set_element_impl <- function(x, element, value) .Call(wrap__set_element_impl, x, element, value)
-
-#' Whether a file written at `path` is an `.rds` (else an `.RData`): the
-#' engine's one rule (path_is_rds() of the format crate).
-#' @noRd
-path_is_rds_impl <- function(path) .Call(wrap__path_is_rds_impl, path)
-
 #' Check a writer's compression name and level (NULL: none given) for a
 #' file at `file` by the engine's one rule (compression_for_path() of the
 #' format crate: R's compressions, or a .qs2/.qdata file's container):
@@ -121,45 +134,9 @@ path_is_rds_impl <- function(path) .Call(wrap__path_is_rds_impl, path)
 #' @noRd
 write_compression_impl <- function(file, compress, level) .Call(wrap__write_compression_impl, file, compress, level)
 
-#' The names objects of `sources` (paths or URLs) take: the engine's one
-#' rule (object_name_of() of the format crate).
-#' @noRd
-object_name_impl <- function(sources) .Call(wrap__object_name_impl, sources)
-
-#' Where each of `given` is: "http", "store" or "local" (the engine's
-#' one rule, location_of() of the format crate).
-#' @noRd
-location_impl <- function(given) .Call(wrap__location_impl, given)
-
-#' The session's time zone ("" when none is set): the engine's one rule
-#' (session_zone() of the Arrow bridge), which every front end asks.
-#' @noRd
-session_zone_impl <- function() .Call(wrap__session_zone_impl)
-
-#' Check by its first bytes that the file at `path` is of `kind`
-#' ("parquet" or "ipc"); NULL, or an error value naming `right_function`.
-#' @noRd
-expect_file_kind_impl <- function(path, label, kind, right_function) .Call(wrap__expect_file_kind_impl, path, label, kind, right_function)
-
-#' A path that names an existing local file: list(path (in full), name
-#' (of its object were it an `.rds` file)), else `NULL` (R's general path
-#' then applies: URLs, lazy-load bases, directories, `~`, errors).
-#' @noRd
-local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
-
 #' The message when a file read for its one object holds `names`.
 #' @noRd
 not_one_object_impl <- function(names) .Call(wrap__not_one_object_impl, names)
-
-#' The sources an object store URL names (a glob's matches, a prefix's R
-#' data files, listed from the store), or an error value.
-#' @noRd
-expand_sources_impl <- function(given, full, settings) .Call(wrap__expand_sources_impl, given, full, settings)
-
-#' The address held by an external pointer, in decimal (for consumers that
-#' take a stream by address, such as pyarrow's `_import_from_c`).
-#' @noRd
-xptr_address_impl <- function(x) .Call(wrap__xptr_address_impl, x)
 
 #' Write an Arrow C stream as .RData/.rds.
 #' @noRd
@@ -184,6 +161,27 @@ objects_to_rdata_impl <- function(objects, file, compress, level, version, ascii
 #' @noRd
 serialize_native_impl <- function(x, version) .Call(wrap__serialize_native_impl, x, version)
 
+#' Convert an object of a file to an Arrow C stream.
+#' @noRd
+rdata_to_arrow_impl <- function(path, object, col_select, chunk_size, default_tz, stream_name, settings) .Call(wrap__rdata_to_arrow_impl, path, object, col_select, chunk_size, default_tz, stream_name, settings)
+
+#' The stream `x` (consumed) with its tensor columns as their storage,
+#' for arrow R.
+#' @noRd
+stream_storage_types_impl <- function(x) .Call(wrap__stream_storage_types_impl, x)
+
+#' Write an object of a file as Arrow IPC.
+#' @noRd
+rdata_to_ipc_impl <- function(path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_ipc_impl, path, sink, object, col_select, format, compression, chunk_size, memory, default_tz, stream_name, settings)
+
+#' Write an object of a file as Parquet.
+#' @noRd
+rdata_to_parquet_impl <- function(path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings) .Call(wrap__rdata_to_parquet_impl, path, sink, object, col_select, compression, level, row_group_size, memory, default_tz, stream_name, settings)
+
+#' Whether a stream external pointer still holds an unreleased stream.
+#' @noRd
+stream_is_live_impl <- function(x) .Call(wrap__stream_is_live_impl, x)
+
 #' Build an R data frame from an Arrow C stream.
 #' @noRd
 stream_to_df_impl <- function(x) .Call(wrap__stream_to_df_impl, x)
@@ -192,17 +190,19 @@ stream_to_df_impl <- function(x) .Call(wrap__stream_to_df_impl, x)
 #' @noRd
 new_stream_impl <- function() .Call(wrap__new_stream_impl)
 
+#' Check by its first bytes that the file at `path` is of `kind`
+#' ("parquet" or "ipc"); NULL, or an error value naming `right_function`.
+#' @noRd
+expect_file_kind_impl <- function(path, label, kind, right_function) .Call(wrap__expect_file_kind_impl, path, label, kind, right_function)
+
+#' Write one array of a file as an Arrow Tensor message; returns its
+#' shape, or an error value.
+#' @noRd
+rdata_to_tensor_impl <- function(path, sink, object, stream_name, settings) .Call(wrap__rdata_to_tensor_impl, path, sink, object, stream_name, settings)
+
 #' Write the data frames of R data files as an Arrow dataset directory.
 #' @noRd
 rdata_to_dataset_impl <- function(files, path, partitioning, format, object, names_to, default_tz, settings) .Call(wrap__rdata_to_dataset_impl, files, path, partitioning, format, object, names_to, default_tz, settings)
-
-#' The engine's node-type table: every code, named as R's sources name it.
-#' @noRd
-sxp_codes_impl <- function() .Call(wrap__sxp_codes_impl)
-
-#' The flags word the engine packs for a node.
-#' @noRd
-pack_flags_impl <- function(sxptype, levels, object, attr, tag) .Call(wrap__pack_flags_impl, sxptype, levels, object, attr, tag)
 
 
 # nolint end
