@@ -204,10 +204,10 @@ def name(mp):
     return "::".join(mp) or "lib.rs"
 
 
-def check_crate(crate, problems, summary):
-    src = WS / crate / "src"
+def check_crate(crate, problems, summary, src=None, layers=None):
+    src = src or WS / crate / "src"
     mods, graph = rust_graph(src)
-    layers = LAYERS.get(crate)
+    layers = layers if layers is not None else LAYERS.get(crate)
     rank = {f: i for i, f in enumerate(layers or [])}
     up = 0
     for mp in mods:
@@ -231,12 +231,12 @@ def check_crate(crate, problems, summary):
     summary.append((crate, len(mods) - 1, edges, up if layers is not None else "-", len(found)))
 
 
-def python_graph():
-    """Python module -> {modules of the package it imports}, and the
-    imports made inside functions."""
+def python_graph(root=PY):
+    """Python module -> {modules of the package it imports} (imports made
+    inside functions included)."""
     mods = {}
-    for f in sorted(PY.rglob("*.py")):
-        parts = list(f.relative_to(PY).with_suffix("").parts)
+    for f in sorted(root.rglob("*.py")):
+        parts = list(f.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         mods[".".join(["rdarrow"] + parts)] = f
@@ -265,8 +265,8 @@ def python_graph():
     return mods, graph
 
 
-def check_python(problems, summary):
-    mods, graph = python_graph()
+def check_python(problems, summary, root=PY):
+    mods, graph = python_graph(root)
     # a module imports its package's __init__ when it is imported: a
     # submodule importing its own package is not a circle of code
     for m in list(graph):
@@ -297,7 +297,56 @@ def check_crate_deps(problems):
                     problems.append(f"rdarrow-format depends on {bad} (R's format needs no Arrow arrays, IPC or Parquet)")
 
 
+def self_test():
+    """The checker finds what it is for, in a made-up crate and package:
+    an import of a folder above, of the crate root, a circle through a
+    folder's re-export, and a Python circle hidden in a function."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        src = pathlib.Path(d) / "src"
+        files = {
+            "lib.rs": "pub mod low;\npub mod high;\npub fn api() {}\n",
+            "low/mod.rs": "pub mod a;\npub mod b;\npub use b::B;\n",
+            "low/a.rs": "use crate::high::h::H;\nuse crate::low::B;\npub struct A;\n",
+            "low/b.rs": "use crate::low::a::A;\npub struct B;\n",
+            "high/mod.rs": "pub mod h;\n",
+            # (a test module's imports do not count)
+            "high/h.rs": "pub fn f() { crate::api() }\npub struct H;\n"
+                         "#[cfg(test)]\nmod tests {\n    use crate::low::a::A;\n}\n",
+        }
+        for name, text in files.items():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_text(text)
+        py = pathlib.Path(d) / "pkg"
+        py.mkdir()
+        (py / "__init__.py").write_text("")
+        (py / "_one.py").write_text("from ._two import x\n")
+        (py / "_two.py").write_text("def x():\n    from . import _one\n    return _one\n")
+        problems, summary = [], []
+        check_crate("made-up", problems, summary, src=src, layers=["low", "high"])
+        check_python(problems, summary, root=py)
+    want = [
+        "made-up: low::a imports high::h, a layer above its own (low)",
+        "made-up: high::h imports the crate root (lib.rs), above every module",
+        "made-up: a circle of imports: low::a -> low::b",
+        "python: a circle of imports: rdarrow._one -> rdarrow._two",
+    ]
+    missing = [w for w in want if w not in problems]
+    extra = [p for p in problems if p not in want]
+    if missing or extra:
+        print("layers: the self-test failed")
+        for m in missing:
+            print("  not found: " + m)
+        for e in extra:
+            print("  found, not expected: " + e)
+        return 1
+    return 0
+
+
 def main():
+    if self_test():
+        return 1
     problems, summary = [], []
     for crate in CRATES:
         check_crate(crate, problems, summary)
