@@ -110,13 +110,16 @@ def re_exports(mods):
             continue
         for m in re.finditer(r"\bpub(?:\([\w ]+\))?\s+use\s+([^;]*);", strip(f.read_text()), re.S):
             for p in use_paths([], m.group(1)):
-                base, q = (list(mp), p[1:]) if p[0] == "self" else ([], p[1:]) if p[0] == "crate" else (list(mp), p)
+                if p[0] == "crate":
+                    base, q = [], p[1:]
+                elif p[0] == "self":
+                    base, q = list(mp), p[1:]
+                else:
+                    base, q = list(mp), p
                 while q and q[0] == "super":
                     base, q = base[:-1], q[1:]
-                if (tuple(base + q[:1]) not in mods) and q[:1] != [] and tuple(base) == tuple(mp) and p[0] not in ("self", "crate", "super"):
-                    out[(mp, p[-1])] = None  # another crate's name
-                else:
-                    out[(mp, p[-1])] = tuple(base + q[:-1])
+                local = p[0] in ("crate", "self", "super") or tuple(base + q[:1]) in mods
+                out[(mp, p[-1])] = tuple(base + q[:-1]) if local else None
     return out
 
 
@@ -239,7 +242,7 @@ def python_graph(root=PY):
         parts = list(f.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        mods[".".join(["rdarrow"] + parts)] = f
+        mods[".".join([root.name] + parts)] = f
     graph = collections.defaultdict(set)
     for mod, f in mods.items():
         pkg = mod if f.name == "__init__.py" else mod.rsplit(".", 1)[0]
@@ -260,7 +263,7 @@ def python_graph(root=PY):
             for t in targets:
                 while t and t not in mods:
                     t = t.rpartition(".")[0]
-                if t and t != mod and t in mods and not (mod.startswith(t + ".") and f.name != "__init__.py" and False):
+                if t and t != mod:
                     graph[mod].add(t)
     return mods, graph
 
@@ -330,7 +333,7 @@ def self_test():
         "made-up: low::a imports high::h, a layer above its own (low)",
         "made-up: high::h imports the crate root (lib.rs), above every module",
         "made-up: a circle of imports: low::a -> low::b",
-        "python: a circle of imports: rdarrow._one -> rdarrow._two",
+        "python: a circle of imports: pkg._one -> pkg._two",
     ]
     missing = [w for w in want if w not in problems]
     extra = [p for p in problems if p not in want]
