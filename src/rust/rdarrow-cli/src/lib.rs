@@ -68,7 +68,6 @@ enum Command {
     ToDataset(ToDatasetArgs),
 }
 
-
 /// A command of the program's host (the Python package's `to-h5ad`), shown
 /// in the help beside the program's own: its name and one line about it.
 pub struct HostCommand {

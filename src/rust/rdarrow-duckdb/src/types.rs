@@ -131,7 +131,6 @@ fn member_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
         .collect()
 }
 
-
 /// The members of an ENUM made from a dictionary's values: `None` unless
 /// they are distinct non-null strings.
 fn enum_members(levels: &ArrayRef) -> Option<Vec<String>> {

@@ -39,7 +39,6 @@ pub fn error_value(e: &Error) -> Robj {
     v.into()
 }
 
-
 /// An error of the file `label` among several: its message says which.
 pub(crate) fn in_file(e: &rdarrow_arrow::Error, label: &str) -> Robj {
     let mut e = e.clone();

@@ -25,7 +25,6 @@ mod save_r;
 mod settings;
 mod to_r;
 
-
 extendr_module! {
     mod rdarrow;
     use engine;

@@ -71,7 +71,6 @@ impl ColumnSource for ArrowTable {
 /// otherwise (arrow's own writers' default).
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
 
-
 /// The row groups of `rows` rows at most: `(start, len)`.
 pub fn row_groups(total: usize, rows: usize) -> Vec<(usize, usize)> {
     let rows = rows.max(1);

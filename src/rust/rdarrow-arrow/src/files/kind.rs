@@ -1,7 +1,6 @@
 //! The kinds of file rdarrow reads and writes besides R's own, told from
 //! a name or the first bytes.
 
-
 /// The kinds of file rdarrow reads and writes besides R's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataFileKind {

@@ -17,7 +17,6 @@ use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::schema::types::ColumnDescPtr;
 
-
 /// Parquet's compression codecs rdarrow writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParquetCompression {

@@ -16,8 +16,6 @@ static PROGRESS: AtomicU64 = AtomicU64::new(0);
 static DOWNLOADED: AtomicU64 = AtomicU64::new(0);
 static DOWNLOAD_LEN: AtomicU64 = AtomicU64::new(0);
 
-
-
 /// Clear a previous cancellation before new work starts.
 pub fn reset() {
     crate::base::flag::clear();
@@ -25,7 +23,6 @@ pub fn reset() {
     DOWNLOADED.store(0, Ordering::Relaxed);
     DOWNLOAD_LEN.store(0, Ordering::Relaxed);
 }
-
 
 thread_local! {
     /// The host's function polled on this thread ([`with_poll`]).

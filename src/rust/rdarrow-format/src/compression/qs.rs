@@ -412,7 +412,6 @@ impl QsReader {
     }
 }
 
-
 impl Read for QsReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         if out.is_empty() {

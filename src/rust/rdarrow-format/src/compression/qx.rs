@@ -368,7 +368,6 @@ impl Read for QxReader {
     }
 }
 
-
 /// The frame-reading thread: each block's length and frame, in order,
 /// hashed, handed to the workers; then the verdict.
 fn read_frames(
@@ -616,7 +615,6 @@ pub(crate) fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     }
     Ok(got)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -31,7 +31,6 @@ use std::time::Duration;
 /// unless told otherwise (R's own `timeout` option defaults to 60 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-
 /// Options of an object store: credentials, region, endpoint, ... as
 /// (name, value) pairs, in the names `object_store` uses (see the module
 /// notes). Their values are never shown (`Debug` shows the names only).

@@ -1192,7 +1192,6 @@ pub(crate) fn read_body(
     Ok((root, p.refs, spans, p.seen))
 }
 
-
 // Decoding the payloads a store holds, as the parser decodes them (the
 // store itself keeps bytes: crate::read::spill).
 use crate::read::spill::PayloadStore;

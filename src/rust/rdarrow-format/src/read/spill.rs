@@ -5,11 +5,12 @@
 //! stream can only be read from its start. The design: one pass parses
 //! the file with the columns' payloads left in the stream
 //! ([`crate::Placement::Defer`]: each becomes a
-//! [`Deferred`] holding where it lies, and for strings a mark every
-//! [`Deferred::STRIDE`] elements), while the decompressed bytes go to a
+//! [`crate::tree::Deferred`] holding where it lies, and for strings a mark every
+//! [`crate::tree::Deferred::STRIDE`] elements), while the decompressed bytes go to a
 //! *spill file* beside the output ([`Tee`]). Rows `[a, b)` of any column
 //! are then read back from there with positioned reads
-//! ([`PayloadStore::read`]), on any thread. An uncompressed file needs no
+//! ([`PayloadStore::read`], decoded beside the parser in `read/mod.rs`),
+//! on any thread. An uncompressed file needs no
 //! spill: its payloads are read from the file itself.
 //!
 //! The spill file is removed from its folder as soon as it is created
@@ -19,7 +20,6 @@
 
 use crate::base::error::{Error, Result};
 use crate::wire::decode::{ByteSource, Format, Input};
-
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -123,8 +123,6 @@ impl PayloadStore {
     }
 
 }
-
-
 
 /// A spill file in `dir`, removed from the folder at once where the
 /// system allows (the open file stays usable).

@@ -380,7 +380,6 @@ pub fn format_real_15(x: f64, scipen: i32) -> String {
     }
 }
 
-
 // What an object is, ALTREP nodes included (the node's own methods sit
 // here, where ALTREP is known, so the tree does not import its ALTREP).
 impl RObject {

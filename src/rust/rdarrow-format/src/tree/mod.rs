@@ -1309,7 +1309,6 @@ impl RObject {
 
 }
 
-
 /// Look up a tagged element of a pairlist by its tag's name.
 pub fn pairlist_get<'a>(list: &'a RObject, refs: &RefTable, name: &[u8]) -> Option<&'a RObject> {
     match list {
