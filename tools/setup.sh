@@ -112,7 +112,9 @@ step_done "Rust tools"
 
 # --- Python with pyarrow, and arrow R (what Arrow consumers see) -------------
 # A virtual environment of Debian's Python (which has the shared libpython
-# that R's reticulate embeds) with the packages of tools/requirements-test.txt.
+# that R's reticulate embeds) with the packages of tools/requirements-test.txt,
+# the lock of tools/requirements-test.in (every package at one exact version;
+# tools/lock-test-env.sh makes it).
 # The arrow and nanoarrow R packages are built (CRAN is not reachable here)
 # from the sources in ../shared/arrow-r against the libarrow inside that
 # venv's pyarrow, into its r-lib/ (beside that libarrow, which they load);
@@ -147,7 +149,8 @@ else
   echo "==> Python environment in $venv_real"
   rm -rf "$venv_real"
   /usr/bin/python3 -m venv "$venv_real"
-  "$venv_real/bin/pip" install --quiet --disable-pip-version-check -r tools/requirements-test.txt
+  "$venv_real/bin/pip" install --quiet --disable-pip-version-check --no-deps -r tools/requirements-test.txt
+  "$venv_real/bin/pip" check
   if [ -f "$arrow_r_dir/install.sh" ]; then
     echo "==> arrow and nanoarrow R packages in $venv_real/r-lib"
     mkdir -p "$venv_real/r-lib"
