@@ -170,15 +170,31 @@ check_file <- function(file) {
   normalizePath(path, mustWork = TRUE)
 }
 
-# The engine's read settings: the nesting limit (option rdarrow.max_depth)
-# and an object store's options (`storage_arg()`).
-read_args <- function(storage = character(), trusted = TRUE) {
+# The engine's read settings: the nesting limit (option rdarrow.max_depth),
+# an object store's options (`storage_arg()`), and whether to salvage what
+# is intact in a damaged file.
+read_args <- function(storage = character(), trusted = TRUE, salvage = FALSE) {
+  args <- list(max_depth = max_depth(), storage = storage)
   if (isFALSE(trusted)) {
     # data only: what the session already has is all a file may refer to
-    return(list(max_depth = max_depth(), storage = storage, trusted = FALSE,
-                namespaces = loadedNamespaces(), attached = search()))
+    args <- c(args, list(trusted = FALSE, namespaces = loadedNamespaces(), attached = search()))
   }
-  list(max_depth = max_depth(), storage = storage)
+  if (isTRUE(salvage)) args$salvage <- TRUE
+  args
+}
+
+# `salvage` as given: TRUE or FALSE.
+salvage_arg <- function(salvage) {
+  if (!isTRUE(salvage) && !isFALSE(salvage)) abort_usage("`salvage` must be TRUE or FALSE.")
+  salvage
+}
+
+# Warn of what salvaging reads of damaged files lost (`damage`: the
+# engine's messages; `label`: the file, where the user named one).
+damage_warnings <- function(damage, label = NULL, call = sys.call(-1)) {
+  if (!length(damage)) return(invisible())
+  prefix <- if (is.character(label) && length(label) == 1L) sprintf("file '%s': ", label) else ""
+  engine_warnings(paste0(prefix, damage), call = call)
 }
 
 # `trusted` as given, or the option rdarrow.trusted: TRUE or FALSE.

@@ -50,9 +50,32 @@
 #'   objects nested in lists). For several files, one data frame of them
 #'   all, with a first column `file` (the path as given, or as found in the
 #'   directory).
+#' @param salvage `FALSE` (the default) to refuse a damaged file (cut
+#'   short, or failing a checksum) with an error, or `TRUE` to recover what
+#'   is intact, with a warning of class `rdarrow_warning` saying what was
+#'   lost and where; see the section "Damaged files".
 #' @section Errors: A file that is not R data, or is truncated or
 #'   corrupt, raises an error of class `rdarrow_error` saying what is wrong
 #'   and at which byte of the decompressed stream.
+#' @section Damaged files: Every check a file's compression carries is
+#'   made before anything is returned: gzip's CRC-32 and length, bzip2's
+#'   block and stream CRCs, xz's block checks and index, a zstd frame's
+#'   checksum, and the hashes of `.qs`, `.qs2` and `.qdata` files. The
+#'   rest of a file is read to its end for this even when the call needs
+#'   only its first objects. A file cut short, or whose bytes fail a check,
+#'   is an error saying so (`rdarrow_error_truncated` or
+#'   `rdarrow_error_corrupt`), never different data.
+#'
+#'   `salvage = TRUE` recovers what was read whole before the damage: the
+#'   objects of an `.RData` file before the damaged one, and of a list (a
+#'   data frame too) the elements (columns) before the damaged one. A list
+#'   cut short comes back without its names, class and other attributes,
+#'   which R stores after its elements, so a data frame comes back as a
+#'   plain list of its whole columns. A file that parses whole but fails
+#'   its checksum is given as read, with a warning that its values may be
+#'   wrong (as qs's `validate_checksum = FALSE`). Nothing after the damage
+#'   is read. A warning of class `rdarrow_warning` names what was lost:
+#'   the object, the element and the byte where the damage was found.
 #' @seealso [read_rdata()] to read the objects.
 #' @examples
 #' f <- file.path(tempdir(), "example.RData")
@@ -70,20 +93,34 @@
 #' save(lst, file = file.path(d, "lists.RData"))
 #' rdata_objects(d)
 #' @export
-rdata_objects <- function(file, recursive = FALSE, storage_options = NULL) {
+rdata_objects <- function(file, recursive = FALSE, storage_options = NULL, salvage = FALSE) {
   if (!isTRUE(recursive) && !isFALSE(recursive)) abort_usage("`recursive` must be TRUE or FALSE.")
+  salvage <- salvage_arg(salvage)
   storage <- storage_arg(storage_options)
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(list_files(src$files, recursive, sys.call(), storage))
-  check_engine(rdata_list_impl(src$path, src$name, read_args(storage), recursive), call = sys.call())
+  if (!is.null(src$files)) return(list_files(src$files, recursive, sys.call(), storage, salvage))
+  listing_of(check_engine(rdata_list_impl(src$path, src$name, read_args(storage, salvage = salvage),
+                                          recursive), call = sys.call()),
+             if (is.character(file)) file, sys.call())
 }
 
 # The listing of several files at once: a `file` column first.
-list_files <- function(files, recursive, call, storage = character()) {
+list_files <- function(files, recursive, call, storage = character(), salvage = FALSE) {
   src <- files_source(files)
-  check_engine(rdata_list_files_impl(src$paths, src$labels, src$names, read_args(storage), recursive),
-               call = call)
+  listing_of(check_engine(rdata_list_files_impl(src$paths, src$labels, src$names,
+                                                read_args(storage, salvage = salvage), recursive),
+                          call = call), NULL, call)
+}
+
+# A listing as the engine made it, warning of what salvaging lost.
+listing_of <- function(listing, label, call) {
+  damage <- attr(listing, "rdarrow_damage")
+  if (!is.null(damage)) {
+    attr(listing, "rdarrow_damage") <- NULL
+    damage_warnings(damage, label, call)
+  }
+  listing
 }
 
 #' Read the objects of an R data file
@@ -128,6 +165,7 @@ list_files <- function(files, recursive, call, storage = character()) {
 #' @param trusted `TRUE` (the default, or the option `rdarrow.trusted`) to
 #'   read objects as R gives them, or `FALSE` to read a file from a stranger
 #'   as data only; see the section "Reading files from strangers".
+#' @inheritSection rdata_objects Damaged files
 #' @return A named list of the objects. For an `.rds` file, a list of one
 #'   element named after the file's base name. For several files, a list
 #'   named by the files (the paths as given, or as found in the directory),
@@ -197,8 +235,9 @@ list_files <- function(files, recursive, call, storage = character()) {
 #' @inheritParams rdata_objects
 #' @export
 read_rdata <- function(file, objects = NULL, storage_options = NULL,
-                       trusted = getOption("rdarrow.trusted", TRUE)) {
+                       trusted = getOption("rdarrow.trusted", TRUE), salvage = FALSE) {
   trusted <- trusted_arg(trusted)
+  salvage <- salvage_arg(salvage)
   if (is.list(objects)) {
     objects <- vapply(objects, object_arg, "", what = "each of `objects`")
   }
@@ -208,32 +247,38 @@ read_rdata <- function(file, objects = NULL, storage_options = NULL,
   storage <- storage_arg(storage_options)
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(read_files(src$files, objects, sys.call(), storage, trusted))
-  read_values(src$path, objects, src$name, sys.call(), storage, trusted)
+  if (!is.null(src$files)) return(read_files(src$files, objects, sys.call(), storage, trusted, salvage))
+  read_values(src$path, objects, src$name, sys.call(), storage, trusted, salvage,
+              if (is.character(file)) file)
 }
 
 # The objects `objects` (NULL: all) of the file at `path`, as a named list;
-# `call` for errors.
-read_values <- function(path, objects, name, call, storage = character(), trusted = TRUE) {
-  values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage, trusted)), call = call),
-            call)
+# `call` for errors, `label` (the file as the user named it) for warnings.
+read_values <- function(path, objects, name, call, storage = character(), trusted = TRUE,
+                        salvage = FALSE, label = NULL) {
+  values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage, trusted, salvage)),
+                         call = call),
+            call, label)
 }
 
 # The objects of each of several `files`, read at once: a list named by
 # the files, each element the named list of that file's objects.
-read_files <- function(files, objects, call, storage = character(), trusted = TRUE) {
+read_files <- function(files, objects, call, storage = character(), trusted = TRUE,
+                       salvage = FALSE) {
   src <- files_source(files)
   res <- check_engine(rdata_read_files_impl(src$paths, src$labels, objects, src$names,
-                                            read_args(storage, trusted)),
+                                            read_args(storage, trusted, salvage)),
                       call = call)
-  out <- lapply(res, values_of, call = call)
+  out <- Map(values_of, res, list(call), src$labels)
   names(out) <- src$labels
   out
 }
 
 # The objects of one file's read (what rdata_read_impl() returns), as a
-# named list: those only R can rebuild rebuilt by R.
-values_of <- function(res, call) {
+# named list: those only R can rebuild rebuilt by R; a warning of what a
+# salvaging read lost (`label`: the file, for it).
+values_of <- function(res, call, label = NULL) {
+  damage_warnings(res$damage, label, call)
   values <- res$values
   if (any(res$fallback)) {
     # the objects only R can rebuild, unserialized together so that what
@@ -277,18 +322,22 @@ values_of <- function(res, call) {
 #' read_rds(f)
 #' read_rds(serialize(letters, NULL))
 #' @export
-read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.trusted", TRUE)) {
+read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.trusted", TRUE),
+                     salvage = FALSE) {
   trusted <- trusted_arg(trusted)
+  salvage <- salvage_arg(salvage)
   storage <- storage_arg(storage_options)
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage, trusted))
-  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted), call = sys.call())
+  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage, trusted, salvage))
+  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted, salvage,
+                      if (is.character(file)) file),
+          call = sys.call())
 }
 
 # The one object of each of several files, in a list named by the files.
-read_rds_files <- function(files, call, storage = character(), trusted = TRUE) {
-  values <- read_files(files, NULL, call, storage, trusted)
+read_rds_files <- function(files, call, storage = character(), trusted = TRUE, salvage = FALSE) {
+  values <- read_files(files, NULL, call, storage, trusted, salvage)
   out <- vector("list", length(values))
   for (i in seq_along(values)) out[i] <- list(the_one(values[[i]], names(values)[[i]], call))
   names(out) <- names(values)

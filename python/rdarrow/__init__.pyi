@@ -26,7 +26,7 @@ class RDataWarning(UserWarning): ...
 ObjectRef = Union[str, Sequence[Union[str, int]]]
 
 def list_objects(
-    path: Source, recursive: bool = ..., storage_options: StorageOptions = ...
+    path: Source, recursive: bool = ..., storage_options: StorageOptions = ..., salvage: bool = ...
 ) -> List[Dict[str, Any]]: ...
 def read_objects(
     path: Source,
@@ -34,6 +34,7 @@ def read_objects(
     storage_options: StorageOptions = ...,
     plain: bool = ...,
     as_tensor: bool = ...,
+    salvage: bool = ...,
 ) -> Dict[str, Any]: ...
 def read_anndata(
     path: Any,
@@ -62,6 +63,7 @@ class RDataReader:
         chunk_size: Optional[int] = ...,
         time_unit: Optional[str] = ...,
         storage_options: StorageOptions = ...,
+        salvage: bool = ...,
     ) -> None: ...
     def __arrow_c_stream__(self, requested_schema: Any = ...) -> Any: ...
 
@@ -71,12 +73,14 @@ def read_table(
     columns: Optional[Sequence[str]] = ...,
     time_unit: Optional[str] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> pyarrow.Table: ...
 def read_pandas(
     path: Source,
     object: Optional[ObjectRef] = ...,
     columns: Optional[Sequence[str]] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> Any: ...
 def to_parquet(
     path: Source,

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import _rdarrow
 
-from ._errors import RDataWarning, UsageError
+from ._errors import RDataWarning, UsageError, note
 from ._pandas import pandas_frame
 from ._sources import (
     ObjectRef,
@@ -24,7 +24,10 @@ from ._sources import (
 
 
 def list_objects(
-    path: Source, recursive: bool = False, storage_options: StorageOptions = None
+    path: Source,
+    recursive: bool = False,
+    storage_options: StorageOptions = None,
+    salvage: bool = False,
 ) -> List[Dict[str, Any]]:
     """The objects of an R data file, without decoding their values.
 
@@ -36,9 +39,27 @@ def list_objects(
     (data frames, vectors, lists, to any depth), named by object path
     (``lst$a``, ``lst[[2]]``), which every reader takes as ``object``;
     their ``bytes`` is ``None``. ``storage_options``: see :func:`read_table`.
+    ``salvage``: see :func:`read_objects`.
     """
     src, _opened = engine_source(path, storage_options)
-    return _rdarrow.list_objects(src, bool(recursive), storage_pairs(storage_options))
+    listed, damage = _rdarrow.list_objects(
+        src, bool(recursive), storage_pairs(storage_options), _salvage(salvage)
+    )
+    _warn_damage(damage, path)
+    return listed
+
+
+def _salvage(salvage: Any) -> bool:
+    if not isinstance(salvage, bool):
+        raise UsageError("salvage must be True or False")
+    return salvage
+
+
+def _warn_damage(damage: Optional[str], path: Any) -> None:
+    """Warn (RDataWarning) of what a salvaging read of a damaged file lost."""
+    if damage:
+        label = f"{path}: " if isinstance(path, str) else ""
+        note(label + damage, stacklevel=4)
 
 
 def read_objects(
@@ -47,6 +68,7 @@ def read_objects(
     storage_options: StorageOptions = None,
     plain: bool = False,
     as_tensor: bool = False,
+    salvage: bool = False,
 ) -> Dict[str, Any]:
     """The objects of an R data file (all, or those named: names or object
     paths such as ``"lst$a"``) as Python values, by name.
@@ -76,13 +98,26 @@ def read_objects(
 
     Functions, environments and calls have no value: they are ``None``,
     with an :class:`RDataWarning` saying which kinds were left out.
+
+    A damaged file (cut short, or failing a checksum its compression
+    carries: gzip's CRC-32 and length, bzip2's CRCs, xz's checks, a zstd
+    frame's checksum, the hashes of qs and qs2) raises
+    :class:`CorruptError`, never gives different data. ``salvage=True``
+    recovers what was read whole before the damage instead: the objects
+    before the damaged one, and of a list (a data frame too) the elements
+    (columns) before the damaged one, as a list without names or class
+    (R stores them after the elements); a file that parses but fails its
+    checksum is given as read. An :class:`RDataWarning` says what was lost
+    and where (object, element, byte). Every reader takes ``salvage``.
     """
     if names is not None and not isinstance(names, str):
         names = [n if isinstance(n, str) else object_path_of(n) for n in names]
     src, _opened = engine_source(path, storage_options)
-    values, dropped = _rdarrow.read_objects(
-        src, column_names(names), storage_pairs(storage_options), bool(plain), bool(as_tensor)
+    values, dropped, damage = _rdarrow.read_objects(
+        src, column_names(names), storage_pairs(storage_options), bool(plain), bool(as_tensor),
+        _salvage(salvage),
     )
+    _warn_damage(damage, path)
     if dropped:
         warnings.warn(
             "left out (None): objects of type " + ", ".join(dropped) + ", which have no Python value",
@@ -125,7 +160,8 @@ class RDataReader:
     environment (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...) and
     ``storage_options``, a dict of the names the Rust ``object_store``
     crate uses or s3fs's (``key``, ``secret``, ``endpoint_url``,
-    ``anon``, ...).
+    ``anon``, ...). ``salvage``: see :func:`read_objects` (what was lost
+    is the first of ``warnings``).
     """
 
     def __init__(
@@ -136,6 +172,7 @@ class RDataReader:
         chunk_size: Optional[int] = None,
         time_unit: Optional[str] = None,
         storage_options: StorageOptions = None,
+        salvage: bool = False,
     ) -> None:
         object = object_path_of(object)
         if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
@@ -144,7 +181,8 @@ class RDataReader:
             raise ValueError('time_unit must be None, "s", "ms", "us" or "ns"')
         src, self._opened = engine_source(path, storage_options)
         self._start = src.tell() if hasattr(src, "read") and seekable(src) else None
-        self._args = (src, object, column_names(columns), chunk_size, time_unit, storage_pairs(storage_options))
+        self._args = (src, object, column_names(columns), chunk_size, time_unit, storage_pairs(storage_options),
+                      _salvage(salvage))
         (self._capsule, self.name, self.warnings, self._addresses,
          self.row_names) = _rdarrow.read_stream(*self._args)
         for w in self.warnings:
@@ -176,6 +214,7 @@ def read_table(
     columns: Optional[Sequence[str]] = None,
     time_unit: Optional[str] = None,
     storage_options: StorageOptions = None,
+    salvage: bool = False,
 ) -> "pyarrow.Table":  # noqa: F821
     """One object of an R data file as a ``pyarrow.Table`` (see
     :class:`RDataReader` for the arguments). The table's schema carries
@@ -186,7 +225,8 @@ def read_table(
     import pyarrow as pa
 
     reader = RDataReader(
-        path, object=object, columns=columns, time_unit=time_unit, storage_options=storage_options
+        path, object=object, columns=columns, time_unit=time_unit, storage_options=storage_options,
+        salvage=salvage,
     )
     return pa.RecordBatchReader.from_stream(reader).read_all()
 
@@ -281,6 +321,7 @@ def read_pandas(
     object: Optional[ObjectRef] = None,
     columns: Optional[Sequence[str]] = None,
     storage_options: StorageOptions = None,
+    salvage: bool = False,
 ) -> "pandas.DataFrame":  # noqa: F821
     """One data frame of an R data file as a ``pandas.DataFrame``, R's
     meaning kept as far as pandas can hold it: a factor is a
@@ -294,7 +335,8 @@ def read_pandas(
     import pyarrow as pa
 
     reader = RDataReader(
-        path, object=object, columns=columns, time_unit="ns", storage_options=storage_options
+        path, object=object, columns=columns, time_unit="ns", storage_options=storage_options,
+        salvage=salvage,
     )
     table = pa.RecordBatchReader.from_stream(reader).read_all()
     return pandas_frame(table, reader.row_names)

@@ -24,6 +24,11 @@ from test_duckdb import connect
 ODD = ["a b.rds", "x#1.v2.rds", "\u00e9t\u00e9.rds", "[x].rds", ".hidden.rds", "noext"]
 
 
+
+def unhinted(message):
+    """An error message without the hint that names the host's salvage."""
+    return re.sub(r"; read it with .*? to recover what is intact", "", message)
+
 def cli(*args):
     return subprocess.run([cargo_cli(), *args], capture_output=True, text=True)
 
@@ -200,10 +205,12 @@ def test_files_of_every_kind_are_told_by_their_bytes_or_refused_alike(tmp_path, 
             assert by_r.strip() == by_py == by_duck == f"{o['name']} {o['class'].split(',')[0]}", (n, by_r, by_py, by_duck, o)
         else:
             assert by_r.startswith("ERROR"), (n, by_r)
-            # the engine's message, after the file's name where R gives it
+            # the engine's message, after the file's name where R gives it;
+            # each host names its own way to salvage a damaged file
             message = re.sub(r"^.*?: ", "", by_r.removeprefix("ERROR").strip(), count=1) if f in by_r else by_r.removeprefix("ERROR").strip()
+            message = unhinted(message)
             for other in (cli_error(res), by_py, by_duck):
-                assert message in other, (n, message, other)
+                assert message in unhinted(other), (n, message, other)
     con.close()
 
 

@@ -201,7 +201,7 @@ pub(crate) fn to_arrow(a: ToArrowArgs, read_opts: &ReadOptions, progress: &Progr
     spin.clear();
     res.map_err(|e| {
         if to_stdout {
-            Failure::Data(e.to_string())
+            Failure::Data(message_of(&e))
         } else {
             data_error(&out, e)
         }

@@ -105,7 +105,7 @@ pub(crate) fn to_dataset(a: ToDatasetArgs, read: &ReadOptions, progress: &Progre
         s.clear();
     }
     files.finish_and_clear();
-    let summary = res.map_err(|e| Failure::Data(e.to_string()))?;
+    let summary = res.map_err(|e| Failure::Data(message_of(&e)))?;
     progress.note(format!(
         "wrote {} file{} ({} rows from {} object{}) to {}",
         summary.files.len(),

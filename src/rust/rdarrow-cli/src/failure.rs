@@ -16,12 +16,23 @@ pub(crate) type Outcome = std::result::Result<(), Failure>;
 /// A data error about `file`, unless the engine's message names it already.
 pub(crate) fn data_error(file: &Path, e: Error) -> Failure {
     let label = file.display().to_string();
-    let msg = e.to_string();
+    let msg = message_of(&e);
     if msg.contains(&label) {
         Failure::Data(msg)
     } else {
         Failure::Data(format!("{label}: {msg}"))
     }
+}
+
+/// Say on standard error what a salvaging read of `file` lost (the work
+/// went on).
+pub(crate) fn warn(file: &Path, damage: &str) {
+    eprintln!("rdarrow: warning: {}: {damage}", file.display());
+}
+
+/// An engine error's message, its hint naming `--salvage`.
+pub(crate) fn message_of(e: &Error) -> String {
+    rdarrow_arrow::read::salvage::hint_as(&e.to_string(), "--salvage")
 }
 
 /// The files `given` names, each argument through the engine's one rule

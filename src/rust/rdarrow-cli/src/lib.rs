@@ -50,6 +50,12 @@ struct Cli {
     /// (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, ...). Repeat for several.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", global = true)]
     storage_option: Vec<String>,
+    /// Recover what is intact from a damaged R data file (cut short, or
+    /// failing a checksum) instead of refusing it: the objects, list
+    /// elements and data frame columns read whole before the damage, with
+    /// a warning on standard error saying what was lost and where
+    #[arg(long, global = true)]
+    salvage: bool,
 }
 
 #[derive(Subcommand)]
@@ -126,6 +132,7 @@ pub fn run(args: Vec<OsString>, host: &[HostCommand]) -> Ran {
         Ok(storage) => {
             let read = ReadOptions {
                 storage,
+                salvage: cli.salvage,
                 ..Default::default()
             };
             match cli.command {

@@ -26,10 +26,13 @@ pub(crate) fn ls(a: LsArgs, read: &ReadOptions) -> Outcome {
     let mut of_file = Vec::new();
     for file in &files {
         // a small file is read on this thread, as the engine rules
-        let (_, listed) = rdarrow_arrow::read_small_here_or(file, read, |opts| {
+        let (doc, listed) = rdarrow_arrow::read_small_here_or(file, read, |opts| {
             rdarrow_arrow::list_file(file, opts, &stream_name(file), a.recursive)
         })
         .map_err(|e| data_error(file, e))?;
+        if let Some(damage) = &doc.damage {
+            warn(file, damage);
+        }
         of_file.extend(std::iter::repeat_n(file.display().to_string(), listed.len()));
         infos.extend(listed);
     }

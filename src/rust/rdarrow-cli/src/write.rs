@@ -71,13 +71,16 @@ pub(crate) fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) 
         let spin = progress.spinner(format!("rewriting {}", a.arrow_file.display()));
         let res = rdarrow_arrow::rewrite_file(a.arrow_file.as_path(), &a.output, &opts, read);
         spin.clear();
-        let n = res.map_err(|e| {
+        let (n, damage) = res.map_err(|e| {
             if e.to_string().contains(&a.output.display().to_string()) {
                 data_error(&a.output, e)
             } else {
                 data_error(&a.arrow_file, e)
             }
         })?;
+        if let Some(damage) = damage {
+            warn(&a.arrow_file, &damage);
+        }
         progress.note(format!(
             "wrote {} ({n} object{}){}",
             a.output.display(),

@@ -119,7 +119,8 @@ pub(crate) fn sources_of(
 /// An engine error as the message DuckDB shows: the file first, as the
 /// command line's.
 pub(crate) fn in_file(label: &str, e: rdarrow_arrow::Error) -> String {
-    let m = e.to_string();
+    // (DuckDB's functions do not salvage: the hint names a reader that does)
+    let m = rdarrow_arrow::read::salvage::hint_as(&e.to_string(), "the rdarrow command's --salvage");
     if m.contains(label) {
         format!("rdarrow: {m}")
     } else {

@@ -495,13 +495,14 @@ pub fn looks_like_r_data(prefix: &[u8]) -> bool {
 /// at `output`: the one object of a single-object file under `o.name`,
 /// the objects of a `save()` file under their names (an `.rds`, `.qs2`
 /// or `.qdata` output takes one). How a `.qs` file is rescued without qs
-/// on any R version. The number of objects written.
+/// on any R version. The number of objects written, and what a salvaging
+/// read of a damaged input lost ([`Document::damage`]).
 pub fn rewrite_file(
     input: &(impl Origin + ?Sized),
     output: &Path,
     o: &write::ObjectFileOptions,
     opts: &ReadOptions,
-) -> Result<usize> {
+) -> Result<(usize, Option<String>)> {
     let doc = read_file(input, opts)?;
     let objects: Vec<(String, RObject)> = if doc.is_rds() {
         vec![(o.name.clone(), doc.root.clone())]
@@ -527,7 +528,7 @@ pub fn rewrite_file(
         return Err(read::document::not_one_object(&names));
     }
     write::write_objects_file(output, objects, doc.refs.clone(), o)?;
-    Ok(n)
+    Ok((n, doc.damage))
 }
 
 /// Change the format and/or version a document will be written in.

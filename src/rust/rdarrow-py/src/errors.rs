@@ -66,7 +66,7 @@ create_exception!(
 /// The Python exception of an engine error: its class says what kind of
 /// failure it is, its message what went wrong and where.
 pub(crate) fn py_err(e: Error) -> PyErr {
-    let msg = e.to_string();
+    let msg = rdarrow_arrow::read::salvage::hint_as(&e.to_string(), "salvage=True");
     match e.kind {
         ErrorKind::Io => RDataIOError::new_err(msg),
         ErrorKind::NotRData => NotRDataError::new_err(msg),

@@ -30,18 +30,19 @@ pub(crate) fn expand_sources(
 /// per object (name, class, type, length, rows, columns, bytes); with
 /// `recursive`, what lists hold too, named by object path.
 #[pyfunction]
-#[pyo3(signature = (path, recursive=false, storage=None))]
+#[pyo3(signature = (path, recursive=false, storage=None, salvage=false))]
 pub(crate) fn list_objects<'py>(
     py: Python<'py>,
     path: &Bound<'py, PyAny>,
     recursive: bool,
     storage: Option<Vec<(String, String)>>,
-) -> PyResult<Bound<'py, PyList>> {
+    salvage: bool,
+) -> PyResult<(Bound<'py, PyList>, Option<String>)> {
     let path = Given::of(path)?;
     let stream_name = path.stream_name();
-    let (_, infos) = py
+    let (doc, infos) = py
         .detach(|| {
-            small_here_or(&path, &storage, |opts| {
+            salvaging_here_or(&path, &storage, salvage, |opts| {
                 rdarrow_arrow::list_file(&path, opts, &stream_name, recursive)
             })
         })
@@ -59,7 +60,7 @@ pub(crate) fn list_objects<'py>(
         d.set_item("bytes", i.bytes)?;
         out.append(d)?;
     }
-    Ok(out)
+    Ok((out, doc.damage))
 }
 
 /// The object path (`lst$a[[2]]`) of `parts`: the top-level object's

@@ -5,13 +5,20 @@ use rdarrow_arrow::ReadOptions;
 use crate::given::Given;
 
 /// Run the read `work` of `path` with the default options: a small file's
-/// on this thread, as the engine rules ([`rdarrow_arrow::read_small_here`]).
-pub(crate) fn small_here_or<T>(
+/// on this thread, as the engine rules ([`rdarrow_arrow::read_small_here`]),
+/// recovering what is intact in a damaged file where `salvage` says so
+/// ([`ReadOptions::salvage`]).
+pub(crate) fn salvaging_here_or<T>(
     path: &Given,
     storage: &Option<Vec<(String, String)>>,
+    salvage: bool,
     work: impl Fn(&ReadOptions) -> rdarrow_arrow::Result<T>,
 ) -> rdarrow_arrow::Result<T> {
-    rdarrow_arrow::read_small_here_or(path, &read_options(storage), work)
+    let opts = ReadOptions {
+        salvage,
+        ..read_options(storage)
+    };
+    rdarrow_arrow::read_small_here_or(path, &opts, work)
 }
 
 /// The default read options, with an object store's `storage` options

@@ -16,7 +16,8 @@ use crate::streams::*;
 /// (`"arrow_array_stream"`), its record batches the buffers the engine
 /// decoded (no copy), with the conversion's warnings.
 #[pyfunction]
-#[pyo3(signature = (path, object=None, columns=None, chunk_size=None, time_unit=None, storage=None))]
+#[pyo3(signature = (path, object=None, columns=None, chunk_size=None, time_unit=None, storage=None, salvage=false))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn read_stream<'py>(
     py: Python<'py>,
     path: &Bound<'py, PyAny>,
@@ -25,6 +26,7 @@ pub(crate) fn read_stream<'py>(
     chunk_size: Option<usize>,
     time_unit: Option<&str>,
     storage: Option<Vec<(String, String)>>,
+    salvage: bool,
 ) -> PyResult<(
     Bound<'py, PyCapsule>,
     String,
@@ -56,7 +58,7 @@ pub(crate) fn read_stream<'py>(
     };
     let (name, table) = py
         .detach(|| {
-            small_here_or(&path, &storage, |read| {
+            salvaging_here_or(&path, &storage, salvage, |read| {
                 read_table(
                     &path,
                     object.as_deref(),
@@ -94,9 +96,10 @@ pub(crate) fn read_stream<'py>(
 
 /// The objects of an R data file (all, or those named) as Python values
 /// (see `values`: shaped for NumPy and pandas, or `plain`), by name, with
-/// the kinds of objects that had no value (they are `None`).
+/// the kinds of objects that had no value (they are `None`), and what a
+/// salvaging read of a damaged file lost.
 #[pyfunction]
-#[pyo3(signature = (path, names=None, storage=None, plain=false, tensors=false))]
+#[pyo3(signature = (path, names=None, storage=None, plain=false, tensors=false, salvage=false))]
 pub(crate) fn read_objects<'py>(
     py: Python<'py>,
     path: &Bound<'py, PyAny>,
@@ -104,12 +107,13 @@ pub(crate) fn read_objects<'py>(
     storage: Option<Vec<(String, String)>>,
     plain: bool,
     tensors: bool,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    salvage: bool,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>, Option<String>)> {
     let path = Given::of(path)?;
     let stream_name = path.stream_name();
     let (doc, objects) = py
         .detach(|| {
-            small_here_or(&path, &storage, |opts| {
+            salvaging_here_or(&path, &storage, salvage, |opts| {
                 rdarrow_arrow::read_for_r(&path, names.as_deref(), &stream_name, opts)
             })
         })
@@ -132,5 +136,5 @@ pub(crate) fn read_objects<'py>(
         conv.path = rdarrow_arrow::tree::object_path::ObjectPath::top(name).display();
         out.set_item(name, conv.value(py, obj, 0)?)?;
     }
-    Ok((out, conv.dropped.into_iter().collect()))
+    Ok((out, conv.dropped.into_iter().collect(), doc.damage.clone()))
 }

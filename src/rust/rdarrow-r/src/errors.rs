@@ -22,6 +22,7 @@ pub fn error_value(e: &Error) -> Robj {
         crate::job::consume_interrupt();
     }
     let mut e = e.clone();
+    e.message = rdarrow_arrow::read::salvage::hint_as(&e.message, "`salvage = TRUE`");
     if let Some(limit) = e.limit {
         e.message = format!("{} ({})", e.message, limit_hint(limit));
     }

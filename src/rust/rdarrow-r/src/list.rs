@@ -19,8 +19,17 @@ fn rdata_list_impl(path: Robj, stream_name: &str, settings: Robj, recursive: boo
         rdarrow_arrow::list_file(&path, opts, stream_name, recursive)
     }) {
         Err(e) => error_value(&e),
-        Ok((_, infos)) => listing_value(&infos, None),
+        Ok((doc, infos)) => with_damage(listing_value(&infos, None), doc.damage.into_iter().collect()),
     }
+}
+
+/// A listing with what salvaging reads lost (attribute `rdarrow_damage`,
+/// which R turns into warnings), when they lost anything.
+fn with_damage(mut listing: Robj, damage: Vec<String>) -> Robj {
+    if !damage.is_empty() && !listing.inherits("rdarrow_error_value") {
+        let _ = listing.set_attrib("rdarrow_damage", damage);
+    }
+    listing
 }
 
 /// A listing as the data frame `rdata_objects()` returns, with (where
@@ -104,6 +113,7 @@ fn rdata_list_files_impl(
     crate::job::watch_interrupts();
     let mut infos = Vec::new();
     let mut file = Vec::new();
+    let mut damage = Vec::new();
     let mut failed = None;
     all_cores::in_order(
         &paths,
@@ -113,11 +123,14 @@ fn rdata_list_files_impl(
         // this thread, its memory would wait on the worker's allocator)
         |i, path| {
             rdarrow_arrow::list_file(path, &opts, &stream_names[i], recursive)
-                .map(|(_, found)| found)
+                .map(|(doc, found)| (doc.damage.clone(), found))
         },
         &mut || {},
-        &mut |i, listed: rdarrow_arrow::Result<Vec<_>>| match listed {
-            Ok(found) => {
+        &mut |i, listed: rdarrow_arrow::Result<(Option<String>, Vec<_>)>| match listed {
+            Ok((lost, found)) => {
+                if let Some(lost) = lost {
+                    damage.push(format!("file '{}': {lost}", labels[i]));
+                }
                 file.extend(std::iter::repeat_n(labels[i].clone(), found.len()));
                 infos.extend(found);
                 std::ops::ControlFlow::Continue(())
@@ -128,7 +141,7 @@ fn rdata_list_files_impl(
             }
         },
     );
-    failed.unwrap_or_else(|| listing_value(&infos, Some(file)))
+    failed.unwrap_or_else(|| with_damage(listing_value(&infos, Some(file)), damage))
 }
 
 /// The object path (`lst$a[[2]]`) of `parts`, each a name or (where

@@ -142,12 +142,15 @@ fn read_value(
         };
         Raw::from_bytes(&bytes).into()
     };
+    // a salvaging read of a damaged file: what was lost (R warns)
+    let damage: Robj = doc.damage.clone().map_or_else(|| ().into(), Robj::from);
     Ok(list!(
         values = List::from_values(values),
         fallback = fallback,
         names = names,
         rebuild = rebuild,
-        patches = List::from_values(patches)
+        patches = List::from_values(patches),
+        damage = damage
     )
     .into())
 }

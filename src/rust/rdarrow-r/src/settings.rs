@@ -16,6 +16,7 @@ pub(crate) fn options(settings: &Robj) -> ReadOptions {
     let mut max_depth = 10_000;
     let mut storage = Vec::new();
     let mut data_only = false;
+    let mut salvage = false;
     let mut host = Host::default();
     let strings = |x: &Robj| -> Vec<String> {
         x.as_str_vector()
@@ -28,6 +29,7 @@ pub(crate) fn options(settings: &Robj) -> ReadOptions {
                 "max_depth" => max_depth = depth_of(&value).unwrap_or(max_depth),
                 "storage" => storage = storage_of(&value),
                 "trusted" => data_only = value.as_bool() == Some(false),
+                "salvage" => salvage = value.as_bool() == Some(true),
                 "namespaces" => host.namespaces = strings(&value),
                 "attached" => host.attached = strings(&value),
                 _ => {}
@@ -46,6 +48,7 @@ pub(crate) fn options(settings: &Robj) -> ReadOptions {
         } else {
             Trust::Code
         },
+        salvage,
         ..Default::default()
     }
 }

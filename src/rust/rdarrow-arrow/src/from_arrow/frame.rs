@@ -411,6 +411,7 @@ mod tests {
             stream_len: 0,
             trust: Default::default(),
             seen: None,
+            damage: None,
         }
     }
 

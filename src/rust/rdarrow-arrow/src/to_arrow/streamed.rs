@@ -303,12 +303,15 @@ pub fn open_table(
         }
         _ => false,
     };
+    // what a salvaging read of a damaged file lost, said first
+    let damage = doc.damage.clone();
     let warnings_of = |mut w: Vec<String>| {
         if !name.is_empty() {
             for s in &mut w {
                 *s = format!("object '{name}': {s}");
             }
         }
+        w.splice(0..0, damage.iter().cloned());
         w
     };
     if !deferred || !obj.inherits(&doc.refs, "data.frame") {

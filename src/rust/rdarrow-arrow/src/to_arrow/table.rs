@@ -542,6 +542,8 @@ pub fn read_table(
             *w = format!("object '{name}': {w}");
         }
     }
+    // what a salvaging read of a damaged file lost, said first
+    table.warnings.splice(0..0, doc.damage.iter().cloned());
     Ok((name, table))
 }
 
@@ -722,6 +724,7 @@ pub(crate) mod tests {
             stream_len: 0,
             trust: Default::default(),
             seen: None,
+            damage: None,
         }
     }
 

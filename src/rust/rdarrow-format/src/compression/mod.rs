@@ -426,7 +426,11 @@ impl<W: Write> Compressor<W> {
             )),
             Compression::Xz => Compressor::Xz(liblzma::write::XzEncoder::new(sink, level.min(9))),
             Compression::Zstd => {
-                Compressor::Zstd(zstd::stream::write::Encoder::new(sink, level as i32)?)
+                let mut e = zstd::stream::write::Encoder::new(sink, level as i32)?;
+                // each frame carries its content checksum, which every
+                // reader checks (R's zstd connections too)
+                e.include_checksum(true)?;
+                Compressor::Zstd(e)
             }
             Compression::Lzma
             | Compression::LazyLoadZlib

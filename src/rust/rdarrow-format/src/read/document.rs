@@ -36,6 +36,10 @@ pub struct Document {
     /// The kinds of node the trust rule looks at that the parse met
     /// (`None`: not known, so the check walks the objects).
     pub seen: Option<trust::Seen>,
+    /// A read with [`ReadOptions::salvage`] of a damaged file: the
+    /// warning to give, saying what was lost and what was kept (`None`:
+    /// the file is intact).
+    pub damage: Option<String>,
 }
 
 impl Document {
@@ -490,14 +494,37 @@ fn parse_here(
     opts: &ReadOptions,
     filter: &mut (dyn ObjectFilter + Send),
 ) -> Result<Document> {
-    let (container, mut header) = header::read_header(&mut inp)?;
-    let (root, refs, spans, seen) = read::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)?;
+    let hinted = |e: Error| if opts.salvage { e } else { read::salvage::with_hint(e) };
+    // a compressed stream's decompressor said what failed, and where
+    let from_codec = |e: Error, at_end: bool| {
+        if e.message.starts_with("cannot decompress") {
+            read::salvage::said(kind, e, at_end)
+        } else {
+            e
+        }
+    };
+    let (container, mut header) = header::read_header(&mut inp).map_err(hinted)?;
+    let (root, refs, spans, seen, loss) =
+        read::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)
+            .map_err(|e| hinted(from_codec(e, false)))?;
     header.ascii_hex = inp.saw_hex_double;
-    if header.format == Format::Ascii {
+    let mut damage = loss.map(|l| l.message());
+    if damage.is_none() && header.format == Format::Ascii {
         // the line end after the last token belongs to the stream
-        inp.skip_ascii_whitespace()?;
+        inp.skip_ascii_whitespace().map_err(hinted)?;
     }
     let stream_len = inp.offset();
+    if damage.is_none() {
+        // the rest of a compressed stream read, so that its checksums and
+        // length are checked before anything is returned
+        match inp.finish() {
+            Ok(()) => {}
+            Err(e) if opts.salvage && read::salvage::is_damage(&e) => {
+                damage = Some(read::salvage::unchecked(&from_codec(e, true)));
+            }
+            Err(e) => return Err(hinted(from_codec(e, true))),
+        }
+    }
     Ok(Document {
         compression: kind,
         container,
@@ -508,6 +535,7 @@ fn parse_here(
         stream_len,
         trust: opts.trust.clone(),
         seen: Some(seen),
+        damage,
     })
 }
 

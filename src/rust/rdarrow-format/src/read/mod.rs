@@ -7,6 +7,7 @@ pub mod emit;
 pub mod qdata;
 pub mod qs;
 pub mod spill;
+pub mod salvage;
 pub mod summary;
 
 use crate::base::error::{Error, LimitKind, Result};
@@ -260,6 +261,11 @@ pub struct ReadOptions {
     /// What the objects handed on may hold ([`crate::checks::trust`]): checked
     /// when a consumer takes them from the document.
     pub trust: crate::checks::trust::Trust,
+    /// Recover what is intact from a damaged file ([`salvage`]) instead of
+    /// refusing it: the objects, list elements and data frame columns read
+    /// whole before the damage, and the data of a stream whose checksum
+    /// fails, each with [`crate::Document::damage`] saying what was lost.
+    pub salvage: bool,
 }
 
 /// The stack one level of nesting may take while parsing: twice what it
@@ -277,6 +283,7 @@ impl Default for ReadOptions {
             storage: Default::default(),
             parse_here: false,
             trust: Default::default(),
+            salvage: false,
         }
     }
 }
@@ -302,6 +309,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("max_memory", &self.max_memory)
             .field("placement", &self.placement())
             .field("consumer", &self.consumer.is_some())
+            .field("salvage", &self.salvage)
             .finish()
     }
 }
@@ -377,6 +385,12 @@ pub(crate) struct Parser<'a> {
     /// `qs::qread()` sets it (a `.qs` file holds the class after the node,
     /// so its stream cannot say it first).
     class_rule: bool,
+    /// Salvaging ([`ReadOptions::salvage`]): the first error that ended
+    /// the read, once it happened (nothing more is read from the stream),
+    /// and what each list it cut short kept, innermost first.
+    salvage: bool,
+    lost: Option<Error>,
+    kept: Vec<salvage::Kept>,
 }
 
 fn is_pairlist_type(t: u8) -> bool {
@@ -407,7 +421,17 @@ impl<'a> Parser<'a> {
             in_altrep: 0,
             seen: Default::default(),
             class_rule: false,
+            salvage: opts.salvage,
+            lost: None,
+            kept: Vec::new(),
         }
+    }
+
+    /// Whether `e` ends a salvaging read here, keeping what was read
+    /// before it: damage (bytes cut short or wrong, a source that broke
+    /// off), not a limit, a refusal or an interruption.
+    fn salvages(&self, e: &Error) -> bool {
+        self.salvage && salvage::is_damage(e)
     }
 
     fn err(&self, e: Error) -> Error {
@@ -428,6 +452,10 @@ impl<'a> Parser<'a> {
 
     /// Read one item.
     pub fn item(&mut self) -> Result<RObject> {
+        if let Some(e) = &self.lost {
+            // salvaging, after the damage: nothing more is read
+            return Err(e.clone());
+        }
         let flags = self.inp.read_int()?;
         self.item_with_flags(flags)
     }
@@ -785,6 +813,23 @@ impl<'a> Parser<'a> {
                     let r = self.items(t, len, &mut items);
                     (self.in_columns, self.list_depth) = outer;
                     r?;
+                    if self.lost.is_some() {
+                        // salvaged: its attributes, which follow its
+                        // elements in the stream, were never read
+                        let data = if t == sxp::VEC {
+                            VectorData::List(items)
+                        } else {
+                            VectorData::Expression(items)
+                        };
+                        // (nor is it an object: its class went with them)
+                        let mut flags = fl;
+                        flags.object = false;
+                        return Ok(RObject::Vector(Box::new(Vector {
+                            flags,
+                            data,
+                            attributes: None,
+                        })));
+                    }
                     if t == sxp::VEC {
                         VectorData::List(items)
                     } else {
@@ -860,7 +905,24 @@ impl<'a> Parser<'a> {
             if i & 0xffff == 0xffff {
                 crate::base::cancel::check().map_err(|e| self.err(e))?;
             }
-            items.push(self.item()?);
+            let item = match self.item() {
+                Ok(item) => item,
+                Err(e) if self.salvages(&e) => {
+                    // the damage is in element i: the list keeps those before it
+                    if self.lost.is_none() {
+                        self.lost = Some(e);
+                    }
+                    self.kept.push(salvage::Kept { whole: i, partial: false, len });
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            items.push(item);
+            if self.lost.is_some() {
+                // element i is itself a list the damage cut short
+                self.kept.push(salvage::Kept { whole: i, partial: true, len });
+                return Ok(());
+            }
             // a column of a top-level list (data frame), read
             if self.depth == 1
                 && !self.skipping
@@ -1114,7 +1176,7 @@ pub(crate) fn read_body(
     opts: &ReadOptions,
     filter: &mut dyn ObjectFilter,
     class_rule: bool,
-) -> Result<(RObject, RefTable, Vec<ObjectSpan>, crate::checks::trust::Seen)> {
+) -> Result<(RObject, RefTable, Vec<ObjectSpan>, crate::checks::trust::Seen, Option<salvage::Loss>)> {
     let mut p = Parser::new(inp, opts);
     p.class_rule = class_rule;
     p.consumer = opts
@@ -1133,7 +1195,9 @@ pub(crate) fn read_body(
         // the top-level pairlist of a save() file: one cell per object
         let mut cells = Vec::new();
         let mut flags = first;
-        loop {
+        // salvaging: the object the damage is in, and whether it kept part
+        let mut cut: Option<(String, bool)> = None;
+        let tail = loop {
             let NodeWord {
                 sxptype: t,
                 flags: fl,
@@ -1141,19 +1205,38 @@ pub(crate) fn read_body(
                 has_tag,
             } = unpack(flags);
             p.seen.note(t, fl.levels);
-            let attributes = p.opt_attributes(has_attr)?;
-            let tag = if has_tag { Some(p.item()?) } else { None };
+            let head = p.opt_attributes(has_attr).and_then(|a| {
+                let tag = if has_tag { Some(p.item()?) } else { None };
+                Ok((a, tag))
+            });
+            let (attributes, tag) = match head {
+                Ok(h) => h,
+                Err(e) if p.salvages(&e) => {
+                    p.lost = Some(e);
+                    break RObject::Null;
+                }
+                Err(e) => return Err(e),
+            };
             let name: Vec<u8> = match &tag {
                 Some(RObject::Ref(id)) => p.refs.symbol_name(*id).unwrap_or(b"").to_vec(),
                 _ => Vec::new(),
             };
+            let shown = String::from_utf8_lossy(&name).into_owned();
             let decode = filter.decode(&name);
             p.skipping = !decode;
-            p.object = Some(String::from_utf8_lossy(&name).into_owned());
+            p.object = Some(shown.clone());
             let obj_start = p.inp.offset();
-            let car = p
-                .item()
-                .map_err(|e| e.in_object(&String::from_utf8_lossy(&name)))?;
+            let car = match p.item() {
+                Ok(car) => car,
+                Err(e) if p.salvages(&e) => {
+                    if p.lost.is_none() {
+                        p.lost = Some(e.in_object(&shown));
+                    }
+                    cut = Some((shown, false));
+                    break RObject::Null;
+                }
+                Err(e) => return Err(e.in_object(&shown)),
+            };
             spans.push(ObjectSpan {
                 name,
                 start: obj_start,
@@ -1169,14 +1252,49 @@ pub(crate) fn read_body(
                 tag,
                 car,
             });
-            let next = p.inp.read_int()?;
+            if let Some(e) = p.lost.take() {
+                // a list the damage cut short: kept with its whole part
+                p.lost = Some(e.in_object(&shown));
+                cut = Some((shown, true));
+                break RObject::Null;
+            }
+            let next = match p.inp.read_int() {
+                Ok(next) => next,
+                Err(e) if p.salvages(&e) => {
+                    p.lost = Some(e);
+                    break RObject::Null;
+                }
+                Err(e) => return Err(e),
+            };
             if is_pairlist_type(unpack(next).sxptype) {
                 flags = next;
                 continue;
             }
-            let tail = p.item_with_flags(next)?;
-            break RObject::Pairlist(Box::new(Pairlist { cells, tail }));
-        }
+            match p.item_with_flags(next) {
+                Ok(tail) => break tail,
+                Err(e) if p.salvages(&e) => {
+                    p.lost = Some(e);
+                    break RObject::Null;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let root = if cells.is_empty() {
+            RObject::Null
+        } else {
+            RObject::Pairlist(Box::new(Pairlist { cells, tail }))
+        };
+        let loss = p.lost.take().map(|error| salvage::Loss {
+            error,
+            whole: spans
+                .iter()
+                .take(spans.len() - usize::from(matches!(cut, Some((_, true)))))
+                .map(|s| String::from_utf8_lossy(&s.name).into_owned())
+                .collect(),
+            cut,
+            kept: std::mem::take(&mut p.kept),
+        });
+        return Ok((root, p.refs, spans, p.seen, loss));
     } else {
         let decode = filter.decode(b"");
         p.skipping = !decode;
@@ -1189,7 +1307,15 @@ pub(crate) fn read_body(
         });
         root
     };
-    Ok((root, p.refs, spans, p.seen))
+    // an .rds stream's one object: salvaged when it is a list the damage
+    // cut short (an object lost whole is the error itself)
+    let loss = p.lost.take().map(|error| salvage::Loss {
+        error,
+        whole: Vec::new(),
+        cut: Some((String::new(), true)),
+        kept: std::mem::take(&mut p.kept),
+    });
+    Ok((root, p.refs, spans, p.seen, loss))
 }
 
 // Decoding the payloads a store holds, as the parser decodes them (the

@@ -360,6 +360,7 @@ impl LazyDb {
             stream_len: at,
             trust: opts.trust.clone(),
             seen: None,
+            damage: None,
         })
     }
 }

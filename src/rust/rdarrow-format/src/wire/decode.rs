@@ -205,6 +205,25 @@ impl Input {
         Ok(!self.fill()?)
     }
 
+    /// Read a decompressed stream to its end, once the object is read: a
+    /// decompressor checks what its format carries after the data (gzip's
+    /// CRC-32 and length, bzip2's stream CRC, xz's index and checks, a
+    /// zstd frame's checksum, qs's and qs2's hashes) only when it reaches
+    /// the end, and a stream cut short says so only there. Bytes after
+    /// the serialization are passed over, as R passes over them. A file or
+    /// a ranged object read in place is not compressed: nothing to check.
+    pub fn finish(&mut self) -> Result<()> {
+        if !matches!(self.src, ByteSource::Stream(_)) {
+            return Ok(());
+        }
+        loop {
+            self.pos = self.end;
+            if !self.fill()? {
+                return Ok(());
+            }
+        }
+    }
+
     /// Read exactly `out.len()` bytes.
     pub fn read_exact(&mut self, out: &mut [u8]) -> Result<()> {
         let avail = (self.end - self.pos).min(out.len());
