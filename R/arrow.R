@@ -84,7 +84,8 @@ rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = 
   path <- src$path
   args <- check_arrow_args(object, col_select, chunk_size)
   res <- check_engine(rdata_to_arrow_impl(path, args$object, args$col_select,
-                                          args$chunk_size, session_tz(), src$name, read_args(storage)))
+                                          args$chunk_size, session_tz(), src$name, read_args(storage)),
+                      file = src$label)
   engine_warnings(res$warnings)
   s <- res$stream
   attr(s, "rdarrow_object") <- res$object
@@ -139,7 +140,8 @@ rdata_to_ipc <- function(file, sink, object = NULL,
   args <- check_arrow_args(object, col_select, chunk_size)
   warnings <- check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, args$col_select, format,
                                              compression, args$chunk_size, check_memory(memory),
-                                             session_tz(), src$name, read_args(storage)))
+                                             session_tz(), src$name, read_args(storage)),
+                           file = src$label)
   engine_warnings(warnings)
   invisible(sink)
 }
@@ -205,7 +207,8 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
   warnings <- check_engine(rdata_to_parquet_impl(path, path.expand(sink), args$object, args$col_select,
                                                  compression, level, args$chunk_size,
                                                  check_memory(memory), session_tz(),
-                                                 src$name, read_args(storage)))
+                                                 src$name, read_args(storage)),
+                           file = src$label)
   engine_warnings(warnings)
   invisible(sink)
 }
@@ -262,7 +265,8 @@ rdata_to_tensor <- function(file, sink, object = NULL, storage_options = NULL) {
   if (!is.null(object) && (!is.character(object) || length(object) != 1L || is.na(object))) {
     abort_usage("`object` must be NULL or a single name.")
   }
-  shape <- check_engine(rdata_to_tensor_impl(src$path, path.expand(sink), object, src$name, read_args(storage)))
+  shape <- check_engine(rdata_to_tensor_impl(src$path, path.expand(sink), object, src$name, read_args(storage)),
+                        file = src$label)
   invisible(shape)
 }
 
@@ -314,7 +318,7 @@ print.rdarrow_array_stream <- function(x, ...) {
   cat(sprintf("<rdarrow_array_stream%s>%s\n",
               if (!is.null(obj) && nzchar(obj)) paste0(" of '", obj, "'") else "",
               if (live) "" else " (already consumed)"))
-  cat(sprintf("rows: %s\n", format(attr(x, "rdarrow_nrow"), big.mark = ",")))
+  cat(sprintf("rows: %s\n", format(attr(x, "rdarrow_nrow"), big.mark = ",", scientific = FALSE)))
   cat("schema:\n")
   cat(paste0("  ", attr(x, "rdarrow_schema")), sep = "\n")
   invisible(x)

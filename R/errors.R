@@ -10,10 +10,17 @@ rdarrow_error <- function(message, kind = "usage", offset = NA_real_, object = "
   )
 }
 
-# Raise `res` if it is an engine error, else return it.
-check_engine <- function(res, call = sys.call(-1)) {
+# Raise `res` if it is an engine error, else return it; `file`: the file
+# the call read (as the user named it), which the message names.
+check_engine <- function(res, call = sys.call(-1), file = NULL) {
   if (inherits(res, "rdarrow_error_value")) {
-    stop(rdarrow_error(res$message, res$kind, res$offset, res$object, call = call))
+    message <- res$message
+    # (a URL is named by the engine, without its password or query)
+    if (is.character(file) && length(file) == 1L && !grepl(file, message, fixed = TRUE) &&
+        identical(location_impl(file), "local")) {
+      message <- sprintf("file '%s': %s", file, message)
+    }
+    stop(rdarrow_error(message, res$kind, res$offset, res$object, call = call))
   }
   res
 }
@@ -43,7 +50,7 @@ data_source <- function(file, dirs = FALSE, storage = character()) {
   if (is.character(file) && length(file) == 1L && !is.na(file)) {
     # an existing local file (the common case), recognised by the engine
     local <- local_file_impl(file)
-    if (!is.null(local)) return(list(path = local$path, name = local$name, done = no_op))
+    if (!is.null(local)) return(list(path = local$path, name = local$name, done = no_op, label = file))
   }
   if (is.raw(file)) {
     if (!length(file)) abort_usage("`file` is an empty raw vector, not R data.")
@@ -74,7 +81,8 @@ data_source <- function(file, dirs = FALSE, storage = character()) {
     close(out)
     ok <- TRUE
     name <- rds_name(summary(file)$description)
-    return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp)))
+    return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp),
+                label = summary(file)$description))
   }
   if (dirs && is.character(file) && length(file) != 1L) {
     if (!length(file) || anyNA(file) || !all(nzchar(file))) abort_usage(sources_usage)
@@ -95,7 +103,7 @@ data_source <- function(file, dirs = FALSE, storage = character()) {
   where <- r_data_paths(file)
   if (where$missing) abort_usage(sprintf("file '%s' does not exist.", file))
   if (where$dir) abort_usage(sprintf("'%s' is a directory, not a file.", file))
-  list(path = where$paths, name = rds_name(file), done = no_op)
+  list(path = where$paths, name = rds_name(file), done = no_op, label = file)
 }
 
 no_op <- function() invisible()

@@ -101,8 +101,8 @@ rdata_objects <- function(file, recursive = FALSE, storage_options = NULL, salva
   on.exit(src$done(), add = TRUE)
   if (!is.null(src$files)) return(list_files(src$files, recursive, sys.call(), storage, salvage))
   listing_of(check_engine(rdata_list_impl(src$path, src$name, read_args(storage, salvage = salvage),
-                                          recursive), call = sys.call()),
-             if (is.character(file)) file, sys.call())
+                                          recursive), call = sys.call(), file = src$label),
+             src$label, sys.call())
 }
 
 # The listing of several files at once: a `file` column first.
@@ -248,8 +248,7 @@ read_rdata <- function(file, objects = NULL, storage_options = NULL,
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
   if (!is.null(src$files)) return(read_files(src$files, objects, sys.call(), storage, trusted, salvage))
-  read_values(src$path, objects, src$name, sys.call(), storage, trusted, salvage,
-              if (is.character(file)) file)
+  read_values(src$path, objects, src$name, sys.call(), storage, trusted, salvage, src$label)
 }
 
 # The objects `objects` (NULL: all) of the file at `path`, as a named list;
@@ -257,7 +256,7 @@ read_rdata <- function(file, objects = NULL, storage_options = NULL,
 read_values <- function(path, objects, name, call, storage = character(), trusted = TRUE,
                         salvage = FALSE, label = NULL) {
   values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage, trusted, salvage)),
-                         call = call),
+                         call = call, file = label),
             call, label)
 }
 
@@ -330,8 +329,7 @@ read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
   if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage, trusted, salvage))
-  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted, salvage,
-                      if (is.character(file)) file),
+  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted, salvage, src$label),
           call = sys.call())
 }
 

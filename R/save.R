@@ -42,11 +42,19 @@
 #'   XXH3-64 hash in its header) or `.qdata` (a file `qs2::qd_read()`
 #'   reads: qs2's own encoding, which holds vectors, lists and attributes
 #'   only; other objects are refused, naming the first part it cannot
-#'   hold). Such files hold one object: `write_rds()` writes them.
-#' @param compress `TRUE` (gzip), `FALSE` (none), or one of `"gzip"`,
-#'   `"bzip2"`, `"xz"`, `"none"`, as [saveRDS()] takes it; for a `.qs2` or
-#'   `.qdata` file `"zstd"` (the default `"gzip"` means zstd there), with
-#'   `compression_level` 1 to 22 (default 3).
+#'   hold). Such files hold one object: `write_rds()` writes them. Or a
+#'   connection (`file()`, `gzfile()`, `rawConnection()`, ...), to which
+#'   the stream is written as [saveRDS()] and [save()] write it:
+#'   uncompressed, the connection compressing it where it does (giving
+#'   `compress` or `compression_level` then is an error), opened and
+#'   closed again when it is not open.
+#' @param compress `TRUE` (the default: gzip, or zstd for a `.qs2` or
+#'   `.qdata` file), `FALSE` (none), or one of `"gzip"`, `"bzip2"`, `"xz"`,
+#'   `"none"`, as [saveRDS()] takes it. A `.qs2` or `.qdata` file takes
+#'   zstd only (`TRUE` or `"zstd"`; any other is an error), with
+#'   `compression_level` 1 to 22 (default 3). A name ending in `.qs` (qs's
+#'   format, which rdarrow reads but does not write) is an error pointing
+#'   to `.qs2`.
 #' @param compression_level Compression level (`NULL`: R's default,
 #'   `saveRDS()`'s for `write_rds()`, 6 for gzip and xz and 9 for bzip2, and
 #'   `save()`'s for `write_rdata()`, 6 for gzip and 9 for bzip2 and xz).
@@ -70,10 +78,16 @@
 #' load(g, e)
 #' identical(e$fit, fit)
 #' @export
-write_rds <- function(object, file, compress = "gzip", compression_level = NULL,
+write_rds <- function(object, file, compress = TRUE, compression_level = NULL,
                       version = 3L, ascii = FALSE, threads = NULL,
                       storage_options = NULL) {
-  o <- write_options(file, "object", compress_arg(compress), compression_level,
+  if (inherits(file, "connection")) {
+    no_compression_for_connections(missing(compress), compression_level)
+    return(invisible(write_to_connection(file, ".rds", function(tmp) {
+      write_rds(object, tmp, compress = FALSE, version = version, ascii = ascii, threads = threads)
+    })))
+  }
+  o <- write_options(file, "object", compress, compression_level,
                      version, ascii, threads, storage_options)
   check_engine(object_to_rdata_impl(object, o$file, o$name, o$compress, o$level, o$version,
                                     o$ascii, o$threads, TRUE, o$writer, o$storage))
@@ -102,7 +116,14 @@ write_rdata <- function(..., list = character(), file, envir = parent.frame(),
                         paste0("'", missing_names, "'", collapse = ", ")))
   }
   if (missing(file) || is.null(file)) abort_usage("`file` must be given.")
-  o <- write_options(file, "data", compress_arg(compress), compression_level, version, ascii,
+  if (inherits(file, "connection")) {
+    no_compression_for_connections(missing(compress), compression_level)
+    return(invisible(write_to_connection(file, ".RData", function(tmp) {
+      write_rdata(list = list, file = tmp, envir = envir, compress = FALSE, version = version,
+                  ascii = ascii, threads = threads)
+    })))
+  }
+  o <- write_options(file, "data", compress, compression_level, version, ascii,
                      threads, storage_options)
   # the pairlist save() writes: each object under its name, in order
   objects <- as.pairlist(mget(list, envir = envir, inherits = TRUE))
@@ -111,10 +132,27 @@ write_rdata <- function(..., list = character(), file, envir = parent.frame(),
   invisible(file)
 }
 
-# `compress` as saveRDS() and save() take it: TRUE is gzip, FALSE none.
-compress_arg <- function(compress) {
-  if (is.logical(compress) && length(compress) == 1L && !is.na(compress)) {
-    return(if (compress) "gzip" else "none")
+# Write to a connection as saveRDS() and save() do: the stream as it is
+# (uncompressed: a gzfile(), bzfile() or xzfile() connection compresses
+# it), made by `write` into a temporary file named `ext`, then written to
+# `con` (opened for writing, and closed again, when it is not open).
+write_to_connection <- function(con, ext, write) {
+  tmp <- tempfile("rdarrow-", fileext = ext)
+  on.exit(unlink(tmp), add = TRUE)
+  write(tmp)
+  if (!isOpen(con)) {
+    open(con, "wb")
+    on.exit(close(con), add = TRUE)
   }
-  compress
+  writeBin(readBin(tmp, "raw", file.size(tmp)), con)
+  con
+}
+
+# A connection compresses as it was made (gzfile(), xzfile()): a writer's
+# `compress` or `compression_level` given for one would be ignored.
+no_compression_for_connections <- function(compress_missing, compression_level) {
+  if (!compress_missing || !is.null(compression_level)) {
+    abort_usage(paste0("`compress` and `compression_level` apply to a file name: a connection ",
+                       "compresses as it was made (gzfile(), bzfile(), xzfile())."))
+  }
 }

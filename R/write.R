@@ -51,7 +51,9 @@
 #'   and appears only complete; a failed upload leaves nothing.
 #' @param name Name of the object in the file; by default the expression
 #'   passed as `x`.
-#' @param compress `"gzip"` (the default), `"bzip2"`, `"xz"` or `"none"`.
+#' @param compress `TRUE` (the default: gzip, or zstd for a `.qs2` or
+#'   `.qdata` file), `FALSE` (none), or `"gzip"`, `"bzip2"`, `"xz"` or
+#'   `"none"` (`"zstd"` for `.qs2` and `.qdata`, which take no other).
 #' @param compression_level Compression level (`NULL`: R's default, 6 for
 #'   gzip, 9 for bzip2, and for xz 6 in an `.rds` file as `saveRDS()` and 9
 #'   in an `.RData` file as `save()`).
@@ -71,7 +73,7 @@
 #' @inheritParams rdata_objects
 #' @export
 arrow_to_rdata <- function(x, file, name = NULL,
-                           compress = "gzip",
+                           compress = TRUE,
                            compression_level = NULL, version = 3L,
                            ascii = FALSE, threads = NULL, storage_options = NULL) {
   if (is.null(name)) name <- paste(deparse(substitute(x)), collapse = " ")
@@ -157,7 +159,7 @@ ipc_to_rdata <- function(file, sink, name = NULL, ...) {
 data_file_to_rdata <- function(file, sink, name, args, tensor) {
   path <- check_file(file)
   if (is.null(name)) name <- rds_name(file)
-  o <- write_options(sink, name, args[["compress"]] %||% "gzip", args[["compression_level"]],
+  o <- write_options(sink, name, args[["compress"]] %||% TRUE, args[["compression_level"]],
                      args[["version"]] %||% 3L, args[["ascii"]] %||% FALSE, args[["threads"]],
                      args[["storage_options"]])
   check_engine(ipc_to_rdata_impl(path, tensor, o$file, o$name, o$compress, o$level, o$version,
@@ -247,8 +249,11 @@ write_options <- function(file, name, compress, compression_level, version, asci
   if (!is.character(name) || length(name) != 1L || is.na(name) || !nzchar(name)) {
     abort_usage("`name` must be a single non-empty string.")
   }
-  if (!is.character(compress) || length(compress) != 1L || is.na(compress)) {
-    abort_usage("`compress` must be a single string.")
+  # TRUE: the file's own default (gzip, zstd for .qs2 and .qdata)
+  if (isTRUE(compress)) compress <- NULL
+  if (isFALSE(compress)) compress <- "none"
+  if (!is.null(compress) && (!is.character(compress) || length(compress) != 1L || is.na(compress))) {
+    abort_usage("`compress` must be TRUE, FALSE or a single string.")
   }
   if (!is.null(compression_level) && (!is.numeric(compression_level) ||
       length(compression_level) != 1L || is.na(compression_level))) {
@@ -261,8 +266,10 @@ write_options <- function(file, name, compress, compression_level, version, asci
   level <- written$level
   if (!version %in% c(2, 3)) abort_usage("`version` must be 2 or 3.")
   if (!is.logical(ascii) || length(ascii) != 1L || is.na(ascii)) abort_usage("`ascii` must be TRUE or FALSE.")
-  if (is.null(threads)) threads <- max(1L, parallel::detectCores(logical = TRUE), na.rm = TRUE)
-  if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 1) {
+  # NULL: every core (0 to the engine, which asks the system once)
+  if (is.null(threads)) {
+    threads <- 0L
+  } else if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 1) {
     abort_usage("`threads` must be NULL or a positive number.")
   }
   dir <- dirname(path.expand(file))

@@ -35,6 +35,7 @@ def read_objects(
     plain: bool = ...,
     as_tensor: bool = ...,
     salvage: bool = ...,
+    object: Optional[Union[str, Sequence[str]]] = ...,
 ) -> Dict[str, Any]: ...
 def read_anndata(
     path: Any,
@@ -115,7 +116,7 @@ def write_rdata(
     data: Any,
     path: PathLike,
     name: Optional[str] = ...,
-    compress: str = ...,
+    compress: Optional[str] = ...,
     compression_level: Optional[int] = ...,
     version: int = ...,
     storage_options: StorageOptions = ...,
@@ -123,7 +124,7 @@ def write_rdata(
 def write_rds(
     data: Any,
     path: PathLike,
-    compress: str = ...,
+    compress: Optional[str] = ...,
     compression_level: Optional[int] = ...,
     version: int = ...,
     storage_options: StorageOptions = ...,
@@ -131,7 +132,7 @@ def write_rds(
 def write_sce(
     data: Any,
     path: PathLike,
-    compress: str = ...,
+    compress: Optional[str] = ...,
     compression_level: Optional[int] = ...,
     version: int = ...,
     storage_options: StorageOptions = ...,
@@ -140,7 +141,7 @@ def write_seurat(
     data: Any,
     path: PathLike,
     version: int = ...,
-    compress: str = ...,
+    compress: Optional[str] = ...,
     compression_level: Optional[int] = ...,
     format_version: int = ...,
     storage_options: StorageOptions = ...,

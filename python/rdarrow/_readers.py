@@ -69,9 +69,12 @@ def read_objects(
     plain: bool = False,
     as_tensor: bool = False,
     salvage: bool = False,
+    object: Optional[Any] = None,
 ) -> Dict[str, Any]:
     """The objects of an R data file (all, or those named: names or object
-    paths such as ``"lst$a"``) as Python values, by name.
+    paths such as ``"lst$a"``) as Python values, by name. ``object`` names
+    them as every other reader's ``object`` does (a name or object path, or
+    a list of them); ``names`` is its older name.
 
     By default each value is what NumPy and pandas users hold (the table
     is in ``rdarrow._values`` and the README): a numeric, integer, logical
@@ -110,6 +113,10 @@ def read_objects(
     checksum is given as read. An :class:`RDataWarning` says what was lost
     and where (object, element, byte). Every reader takes ``salvage``.
     """
+    if object is not None:
+        if names is not None:
+            raise UsageError("give object or names (its older name), not both")
+        names = [object] if isinstance(object, str) else object
     if names is not None and not isinstance(names, str):
         names = [n if isinstance(n, str) else object_path_of(n) for n in names]
     src, _opened = engine_source(path, storage_options)

@@ -27,9 +27,9 @@ def value_of(value: Any, place: str) -> Any:
     return node
 
 
-def check_write(path: PathLike, compress: str, compression_level: Optional[int], version: int) -> str:
-    if not isinstance(compress, str):
-        raise TypeError("compress must be a string")
+def check_write(path: PathLike, compress: Optional[str], compression_level: Optional[int], version: int) -> str:
+    if compress is not None and not isinstance(compress, str):
+        raise TypeError("compress must be a string or None")
     if compression_level is not None and (
         not isinstance(compression_level, int) or isinstance(compression_level, bool)
     ):
@@ -46,7 +46,7 @@ def write_rdata(
     data: Any,
     path: PathLike,
     name: Optional[str] = None,
-    compress: str = "gzip",
+    compress: Optional[str] = None,
     compression_level: Optional[int] = None,
     version: int = 3,
     storage_options: StorageOptions = None,
@@ -70,7 +70,10 @@ def write_rdata(
     list a list (a list of ``str``/``None`` a character vector), scalars
     vectors of length 1, and what ``read_objects()`` read as it was. A
     value of no R equivalent is a ``TypeError`` naming its place. ``compress`` is
-    ``"gzip"`` (R's default), ``"bzip2"``, ``"xz"`` or ``"none"``;
+    None (R's default, gzip; zstd for ``.qs2`` and ``.qdata``), ``"gzip"``,
+    ``"bzip2"``, ``"xz"`` or ``"none"``; a path ending in ``.qs`` (qs's
+    format, which rdarrow reads but does not write) is an error pointing to
+    ``.qs2``;
     ``compression_level`` None is R's default (``save()``'s: gzip 6,
     bzip2 and xz 9; for :func:`write_rds`, ``saveRDS()``'s: xz 6). The file
     is one gzip member, bzip2 stream or xz stream, compressed on every core,
@@ -97,7 +100,7 @@ def write_rdata(
 def write_rds(
     data: Any,
     path: PathLike,
-    compress: str = "gzip",
+    compress: Optional[str] = None,
     compression_level: Optional[int] = None,
     version: int = 3,
     storage_options: StorageOptions = None,
@@ -106,8 +109,8 @@ def write_rds(
     file that R's ``readRDS()`` reads (see :func:`write_rdata` for the
     values and the arguments). A path ending in ``.qs2`` gives a qs2 file
     (``qs2::qs_read()``), ``.qdata`` a qdata file (``qs2::qd_read()``),
-    compressed with zstd (``compress="zstd"``, ``compression_level`` 1 to
-    22, default 3)."""
+    compressed with zstd (``compress`` None or ``"zstd"``, any other an
+    error; ``compression_level`` 1 to 22, default 3)."""
     p = check_write(path, compress, compression_level, version)
     _rdarrow.write_rdata(
         [("", value_of(data, ""))], p, rds=True, compress=compress, level=compression_level, version=version,

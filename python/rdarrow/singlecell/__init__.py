@@ -30,7 +30,7 @@ def read_anndata(
 def write_sce(
     data: Any,
     path: PathLike,
-    compress: str = "gzip",
+    compress: Optional[str] = None,
     compression_level: Optional[int] = None,
     version: int = 3,
     storage_options: StorageOptions = None,
@@ -51,7 +51,7 @@ def write_seurat(
     data: Any,
     path: PathLike,
     version: int = 5,
-    compress: str = "gzip",
+    compress: Optional[str] = None,
     compression_level: Optional[int] = None,
     format_version: int = 3,
     storage_options: StorageOptions = None,
@@ -72,7 +72,7 @@ def write_seurat(
 def write_experiment(
     obj: Any,
     path: PathLike,
-    compress: str,
+    compress: Optional[str],
     compression_level: Optional[int],
     version: int,
     storage_options: StorageOptions,

@@ -29,7 +29,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     f.add_argument("-o", "--output", required=True, help="the .rds file to write (.RData: saved under its name)")
     f.add_argument("--as", dest="kind", choices=["seurat", "sce"], default="seurat", help="the R object to write (default: seurat)")
     f.add_argument("--seurat-version", type=int, choices=[4, 5], default=5, help="SeuratObject's assay class: 5 (Assay5, the default) or 4 (Assay)")
-    f.add_argument("--compress", default="gzip", help="the file's compression: gzip (the default), bzip2, xz or none")
+    f.add_argument("--compress", default=None, help="the file's compression: gzip (the default), bzip2, xz or none")
     args = p.parse_args(argv)
 
     try:
@@ -43,7 +43,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
-def from_h5ad(path: Any, out: Any, kind: str = "seurat", seurat_version: int = 5, compress: str = "gzip") -> None:
+def from_h5ad(path: Any, out: Any, kind: str = "seurat", seurat_version: int = 5, compress: Optional[str] = None) -> None:
     """Write an ``.h5ad`` file (``.h5mu``: a MuData) as a Seurat object or a
     SingleCellExperiment (:func:`rdarrow.write_seurat`,
     :func:`rdarrow.write_sce`)."""

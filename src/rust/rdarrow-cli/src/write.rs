@@ -23,9 +23,9 @@ pub(crate) struct ToRdataArgs {
     /// The object's name in the .RData file [default: ARROW_FILE's stem]
     #[arg(long)]
     pub(crate) name: Option<String>,
-    /// Compression of the R data file: gzip, bzip2, xz or none (a .qs2 or .qdata file: zstd)
-    #[arg(long, default_value = "gzip")]
-    pub(crate) compress: String,
+    /// Compression of the R data file: gzip, bzip2, xz or none (a .qs2 or .qdata file: zstd only) [default: gzip; zstd for .qs2/.qdata]
+    #[arg(long)]
+    pub(crate) compress: Option<String>,
     /// Compression level (gzip 0-9, bzip2 1-9, xz 0-9, zstd of .qs2/.qdata 1-22) [default: as R's save(), zstd 3]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub(crate) level: Option<i64>,
@@ -48,7 +48,7 @@ pub(crate) fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) 
         ));
     }
     let (compression, level) =
-        rdarrow_arrow::compression_for_path(&a.output.to_string_lossy(), &a.compress, a.level)
+        rdarrow_arrow::compression_for_path(&a.output.to_string_lossy(), a.compress.as_deref(), a.level)
             .map_err(|e| Failure::Usage(e.message))?;
     let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| {
         std::thread::available_parallelism()

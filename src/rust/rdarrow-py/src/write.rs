@@ -15,14 +15,14 @@ use crate::streams::*;
 /// a data frame, or what the `"r"` metadata says it was) or a node of the
 /// Python package's value table (see [`make`]).
 #[pyfunction]
-#[pyo3(signature = (objects, path, rds=false, compress="gzip", level=None, version=3, threads=None, storage=None))]
+#[pyo3(signature = (objects, path, rds=false, compress=None, level=None, version=3, threads=None, storage=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_rdata(
     py: Python<'_>,
     objects: Vec<(String, Bound<'_, PyAny>)>,
     path: PathBuf,
     rds: bool,
-    compress: &str,
+    compress: Option<&str>,
     level: Option<i64>,
     version: i32,
     threads: Option<usize>,
@@ -85,8 +85,8 @@ pub(crate) fn write_rdata(
 /// the engine's one rule (`compression_for_path`: R's compressions, or a
 /// .qs2/.qdata file's container), raising its message.
 #[pyfunction]
-#[pyo3(signature = (compress, level=None, path=""))]
-pub(crate) fn check_compression(compress: &str, level: Option<i64>, path: &str) -> PyResult<()> {
+#[pyo3(signature = (compress=None, level=None, path=""))]
+pub(crate) fn check_compression(compress: Option<&str>, level: Option<i64>, path: &str) -> PyResult<()> {
     rdarrow_arrow::compression_for_path(path, compress, level).map_err(py_err)?;
     Ok(())
 }

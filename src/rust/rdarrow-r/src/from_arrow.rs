@@ -106,7 +106,12 @@ pub fn write_opts(
         level: (level >= 0).then_some(level as u32),
         version,
         ascii,
-        threads: threads.max(1) as usize,
+        // none given (0): every core, asked of the system once a call
+        threads: if threads < 1 {
+            rdarrow_arrow::batches::rows::all_cores()
+        } else {
+            threads as usize
+        },
         rds,
         writer_version,
         storage: rdarrow_arrow::StorageOptions::new(crate::settings::storage_of(storage)),

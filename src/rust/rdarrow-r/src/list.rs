@@ -72,7 +72,7 @@ fn listing_value(
         infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>().into(),
         infos
             .iter()
-            .map(|i| i.bytes.map_or(f64::NAN, |b| b as f64))
+            .map(|i| na(i.bytes.map(|b| b as f64)))
             .collect::<Vec<_>>()
             .into(),
     ]);

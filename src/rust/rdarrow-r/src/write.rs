@@ -73,7 +73,9 @@ fn rdata_rewrite_impl(
 /// for the default), or an error value.
 /// @noRd
 #[extendr]
-fn write_compression_impl(file: &str, compress: &str, level: Robj) -> Robj {
+fn write_compression_impl(file: &str, compress: Robj, level: Robj) -> Robj {
+    // NULL: none given (the file's default)
+    let compress = compress.as_str();
     let level = if level.is_null() {
         None
     } else if let Some(level) = level

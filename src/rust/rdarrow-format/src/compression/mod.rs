@@ -2,6 +2,10 @@
 //! streaming decompressors that read concatenated members/streams as R does,
 //! and compressors for writing.
 
+pub mod piece;
+pub mod gzip;
+pub mod bzip2;
+pub mod xz;
 pub mod blocks;
 pub mod parallel;
 pub mod qs;
@@ -214,7 +218,7 @@ pub fn decompressor<R: BufRead + Send + 'static>(
     let reader: Box<dyn Read + Send> = match kind {
         Compression::None => Box::new(src),
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(src)),
-        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(src)),
+        Compression::Bzip2 => Box::new(::bzip2::bufread::MultiBzDecoder::new(src)),
         Compression::Xz => {
             let stream = liblzma::stream::Stream::new_auto_decoder(
                 LZMA_MEMLIMIT,
@@ -360,7 +364,7 @@ pub enum Compressor<W: Write> {
     /// gzip.
     Gzip(flate2::write::GzEncoder<W>),
     /// bzip2.
-    Bzip2(bzip2::write::BzEncoder<W>),
+    Bzip2(::bzip2::write::BzEncoder<W>),
     /// xz.
     Xz(liblzma::write::XzEncoder<W>),
     /// Zstandard.
@@ -420,9 +424,9 @@ impl<W: Write> Compressor<W> {
                 sink,
                 flate2::Compression::new(level.min(9)),
             )),
-            Compression::Bzip2 => Compressor::Bzip2(bzip2::write::BzEncoder::new(
+            Compression::Bzip2 => Compressor::Bzip2(::bzip2::write::BzEncoder::new(
                 sink,
-                bzip2::Compression::new(level.clamp(1, 9)),
+                ::bzip2::Compression::new(level.clamp(1, 9)),
             )),
             Compression::Xz => Compressor::Xz(liblzma::write::XzEncoder::new(sink, level.min(9))),
             Compression::Zstd => {

@@ -503,7 +503,7 @@ fn decompress_block(
 ) -> io::Result<()> {
     let damaged = |why: String| {
         bad(format!(
-            "the qs2 container is damaged: block {index} does not decompress to at most 1 MiB ({why})"
+            "the file is damaged: its block {index} does not decompress to at most 1 MiB ({why})"
         ))
     };
     z.decompress_to_buffer(frame, out)

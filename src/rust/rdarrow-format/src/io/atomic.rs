@@ -205,7 +205,7 @@ impl<'a> WritebackFile<'a> {
 
     /// Write `patch` over bytes already written (a gzip header's index,
     /// once the file is complete): all staged bytes are written first.
-    pub fn patch(&mut self, patch: &crate::compression::blocks::HeaderPatch) -> std::io::Result<()> {
+    pub fn patch(&mut self, patch: &crate::compression::piece::HeaderPatch) -> std::io::Result<()> {
         if !self.can_patch() {
             return Err(std::io::Error::other("an upload cannot be written again"));
         }

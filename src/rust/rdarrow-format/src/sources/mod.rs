@@ -443,14 +443,14 @@ impl Opened {
             let reader = file
                 .try_clone()
                 .ok()
-                .and_then(|f| crate::compression::blocks::IndexedGzipReader::open(f, *len, cores));
+                .and_then(|f| crate::compression::gzip::IndexedGzipReader::open(f, *len, cores));
             if let Some(r) = reader {
                 return Ok(Box::new(r));
             }
         }
         let r: Box<dyn Read + Send> = if kind == Compression::Xz && cores > 1 {
             Box::new(
-                crate::compression::blocks::XzMtReader::new(self.buffered(), cores, compression::LZMA_MEMLIMIT)
+                crate::compression::xz::XzMtReader::new(self.buffered(), cores, compression::LZMA_MEMLIMIT)
                     .map_err(|e| Error::io(&e, "cannot start decompression"))?,
             )
         } else {

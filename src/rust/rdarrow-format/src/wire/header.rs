@@ -118,19 +118,33 @@ pub fn container_of_path(path: &str) -> Option<Compression> {
 /// The zstd levels a `.qs2` or `.qdata` file is written at (qs2's).
 pub const QS2_LEVELS: std::ops::RangeInclusive<i64> = 1..=22;
 
-/// The compression and level a writer asked for by name (`compress`,
-/// `level`) for a file at `path`: R's compressions ([`Compression::for_writing`])
-/// for R's files; for a `.qs2` or `.qdata` file its container, compressed
-/// with zstd, at `level` (1 to 22, default 3) when `compress` is `"zstd"`
-/// (or the container's own name), at the default when it is `"gzip"`
-/// (every writer's default name). The one rule of every writer.
-pub fn compression_for_path(path: &str, compress: &str, level: Option<i64>) -> Result<(Compression, Option<u32>)> {
+/// The compression and level a writer asked for (`compress`, `level`)
+/// for a file at `path`: the one rule of every writer.
+///
+/// - R's files take R's compressions ([`Compression::for_writing`]), gzip
+///   when `compress` is not given.
+/// - A `.qs2` or `.qdata` file takes its container, compressed with zstd
+///   (`compress` not given, `"zstd"` or the container's own name), at
+///   `level` (1 to 22, qs2's default 3 when not given); any other
+///   compression is an error naming zstd.
+/// - A `.qs` file, which rdarrow reads but does not write, is refused
+///   before anything is written, pointing to `.qs2`.
+pub fn compression_for_path(
+    path: &str,
+    compress: Option<&str>,
+    level: Option<i64>,
+) -> Result<(Compression, Option<u32>)> {
+    if ends_with(path, ".qs") {
+        return Err(Error::usage(
+            "rdarrow reads .qs files (qs's format) but does not write them: name the file .qs2 \
+             (qs2::qs_read() reads it, and so does every rdarrow reader) or .rds",
+        ));
+    }
     let Some(container) = container_of_path(path) else {
-        return Compression::for_writing(compress, level);
+        return Compression::for_writing(compress.unwrap_or("gzip"), level);
     };
     match compress {
-        "gzip" => Ok((container, None)),
-        "zstd" | "qs2" | "qdata" => match level {
+        None | Some("zstd" | "qs2" | "qdata") => match level {
             None => Ok((container, None)),
             Some(l) if QS2_LEVELS.contains(&l) => Ok((container, Some(l as u32))),
             Some(l) => Err(Error::usage(format!(
@@ -138,10 +152,39 @@ pub fn compression_for_path(path: &str, compress: &str, level: Option<i64>) -> R
                 container.name()
             ))),
         },
-        other => Err(Error::usage(format!(
-            "a .{} file is compressed with zstd (compress = \"zstd\"), not '{other}'",
+        Some(other) => Err(Error::usage(format!(
+            "a .{} file is compressed with zstd (compress = \"zstd\", or none given), not '{other}'",
             container.name()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod writers_rule {
+    use super::*;
+
+    #[test]
+    fn a_qs2_or_qdata_sink_takes_zstd_and_every_level_given() {
+        for path in ["x.qs2", "X.QDATA"] {
+            let kind = container_of_path(path).unwrap();
+            assert_eq!(compression_for_path(path, None, None).unwrap(), (kind, None));
+            assert_eq!(compression_for_path(path, None, Some(19)).unwrap(), (kind, Some(19)));
+            assert_eq!(compression_for_path(path, Some("zstd"), Some(1)).unwrap(), (kind, Some(1)));
+            for bad in [0, 23, 100, -1] {
+                let e = compression_for_path(path, None, Some(bad)).unwrap_err();
+                assert!(e.message.contains("out of range"), "{e}");
+            }
+            for other in ["gzip", "xz", "none"] {
+                let e = compression_for_path(path, Some(other), None).unwrap_err();
+                assert!(e.message.contains("compressed with zstd"), "{e}");
+            }
+        }
+        assert_eq!(compression_for_path("x.rds", None, Some(9)).unwrap(), (Compression::Gzip, Some(9)));
+        assert!(compression_for_path("x.rds", None, Some(10)).is_err());
+        for path in ["x.qs", "s3://b/X.QS"] {
+            let e = compression_for_path(path, None, None).unwrap_err();
+            assert!(e.message.contains(".qs2"), "{e}");
+        }
     }
 }
 
@@ -390,13 +433,17 @@ mod path_tests {
 
     #[test]
     fn a_qs2_path_takes_zstd_at_qs2s_levels() {
-        assert_eq!(compression_for_path("x.qs2", "gzip", None).unwrap(), (Compression::Qs2, None));
-        assert_eq!(compression_for_path("x.qs2", "zstd", Some(19)).unwrap(), (Compression::Qs2, Some(19)));
-        assert_eq!(compression_for_path("x.qdata", "zstd", None).unwrap(), (Compression::Qdata, None));
-        assert_eq!(compression_for_path("x.rds", "xz", Some(6)).unwrap(), (Compression::Xz, Some(6)));
-        let e = compression_for_path("x.qs2", "xz", None).unwrap_err();
-        assert_eq!(e.message, "a .qs2 file is compressed with zstd (compress = \"zstd\"), not 'xz'");
-        assert!(compression_for_path("x.qs2", "zstd", Some(23)).is_err());
-        assert!(compression_for_path("x.RData", "zstd", None).is_err());
+        assert_eq!(compression_for_path("x.qs2", None, None).unwrap(), (Compression::Qs2, None));
+        assert_eq!(compression_for_path("x.qs2", Some("zstd"), Some(19)).unwrap(), (Compression::Qs2, Some(19)));
+        assert_eq!(compression_for_path("x.qdata", Some("zstd"), None).unwrap(), (Compression::Qdata, None));
+        assert_eq!(compression_for_path("x.rds", Some("xz"), Some(6)).unwrap(), (Compression::Xz, Some(6)));
+        let e = compression_for_path("x.qs2", Some("xz"), None).unwrap_err();
+        assert_eq!(
+            e.message,
+            "a .qs2 file is compressed with zstd (compress = \"zstd\", or none given), not 'xz'"
+        );
+        assert!(compression_for_path("x.qs2", Some("gzip"), None).is_err());
+        assert!(compression_for_path("x.qs2", Some("zstd"), Some(23)).is_err());
+        assert!(compression_for_path("x.RData", Some("zstd"), None).is_err());
     }
 }

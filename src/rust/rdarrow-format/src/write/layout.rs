@@ -904,7 +904,7 @@ mod tests {
                         .unwrap();
                     assert!(back == expected);
                     let f = std::fs::File::open(&path).unwrap();
-                    let mut r = crate::compression::blocks::IndexedGzipReader::open(f, bytes.len() as u64, 2)
+                    let mut r = crate::compression::gzip::IndexedGzipReader::open(f, bytes.len() as u64, 2)
                         .expect("an index");
                     let mut back = Vec::new();
                     r.read_to_end(&mut back).unwrap();

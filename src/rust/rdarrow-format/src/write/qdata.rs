@@ -449,7 +449,7 @@ pub fn write_qdata_file(
         out.flush().map_err(|e| Error::io(&e, "cannot write"))?;
         drop(out);
         if can_patch {
-            let patch = crate::compression::blocks::HeaderPatch {
+            let patch = crate::compression::piece::HeaderPatch {
                 offset: qx::HASH_AT as u64,
                 bytes: qx::stored_hash(std::hash::Hasher::finish(&hash)).to_vec(),
             };
