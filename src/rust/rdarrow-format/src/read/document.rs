@@ -508,7 +508,10 @@ fn parse_here(
         read::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)
             .map_err(|e| hinted(from_codec(e, false)))?;
     header.ascii_hex = inp.saw_hex_double;
-    let mut damage = loss.map(|l| l.message());
+    let mut damage = loss.map(|mut l| {
+        l.error = from_codec(l.error, false);
+        l.message()
+    });
     if damage.is_none() && header.format == Format::Ascii {
         // the line end after the last token belongs to the stream
         inp.skip_ascii_whitespace().map_err(hinted)?;
