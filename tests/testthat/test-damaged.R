@@ -270,3 +270,21 @@ test_that("the command line refuses damaged files and salvages with --salvage", 
   expect_identical(r$status, 0L)
   expect_match(paste(r$stdout, collapse = "\n"), "\\ba\\b")
 })
+
+test_that("a damaged lazy-load entry is an error with salvage too, never part of an object without a word", {
+  e <- new.env()
+  e$x <- list(p = c(1.5, 2.5), q = "s", r = 3)
+  e$y <- 1:3
+  base <- file.path(withr::local_tempdir(), "db")
+  tools:::makeLazyLoadDB(e, base, compress = FALSE)
+  expect_identical(read_rdata(base), list(x = e$x, y = e$y))
+  b <- readBin(paste0(base, ".rdb"), "raw", file.size(paste0(base, ".rdb")))
+  # x's second element (a character vector of one string) given an unknown type
+  pat <- as.raw(c(0, 0, 0, 0x10, 0, 0, 0, 1))
+  at <- which(vapply(seq_len(length(b) - 7L), function(k) all(b[k:(k + 7L)] == pat), TRUE))
+  expect_length(at, 1L)
+  b[at + 3L] <- as.raw(0x63)
+  writeBin(b, paste0(base, ".rdb"))
+  expect_error(read_rdata(base), class = "rdarrow_error_corrupt")
+  expect_error(read_rdata(base, salvage = TRUE), "in object 'x'", class = "rdarrow_error_corrupt")
+})

@@ -388,6 +388,11 @@ impl LazyDb {
             &mut move |_: &[u8]| decode,
         )
         .map_err(|e| e.in_object(what))?;
+        if let Some(damage) = doc.damage {
+            // (an entry is one object: what a salvaging parse kept of it
+            // would be handed on without its warning)
+            return Err(Error::corrupt(damage).in_object(what));
+        }
         if doc.container != Container::Stream {
             return Err(Error::corrupt(format!(
                 "the entry of '{what}' is a save() file, not a serialized object"
