@@ -144,7 +144,14 @@ write_to_connection <- function(con, ext, write) {
     open(con, "wb")
     on.exit(close(con), add = TRUE)
   }
-  writeBin(readBin(tmp, "raw", file.size(tmp)), con)
+  # copied a chunk at a time (never the whole file in memory)
+  from <- file(tmp, "rb")
+  on.exit(close(from), add = TRUE)
+  repeat {
+    chunk <- readBin(from, "raw", 1048576L)
+    if (!length(chunk)) break
+    writeBin(chunk, con)
+  }
   con
 }
 

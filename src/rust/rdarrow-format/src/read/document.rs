@@ -497,7 +497,7 @@ fn parse_here(
     let hinted = |e: Error| if opts.salvage { e } else { read::salvage::with_hint(e) };
     // a compressed stream's decompressor said what failed, and where
     let from_codec = |e: Error, at_end: bool| {
-        if e.message.starts_with("cannot decompress") {
+        if e.message.starts_with(crate::wire::decode::DECOMPRESSOR_FAILED) {
             read::salvage::said(kind, e, at_end)
         } else {
             e

@@ -427,11 +427,19 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Whether `e` ends a salvaging read here, keeping what was read
-    /// before it: damage (bytes cut short or wrong, a source that broke
-    /// off), not a limit, a refusal or an interruption.
-    fn salvages(&self, e: &Error) -> bool {
-        self.salvage && salvage::is_damage(e)
+    /// Salvaging, damage `e` (bytes cut short or wrong, a source that
+    /// broke off) ends the read here: kept as the damage (the first one,
+    /// where an error after it comes back up), so that what was read before
+    /// it is kept. Any other error (a limit, a refusal, an interruption),
+    /// or any error when not salvaging, is returned.
+    fn lose(&mut self, e: Error) -> Result<()> {
+        if !(self.salvage && salvage::is_damage(&e)) {
+            return Err(e);
+        }
+        if self.lost.is_none() {
+            self.lost = Some(e);
+        }
+        Ok(())
     }
 
     fn err(&self, e: Error) -> Error {
@@ -907,15 +915,12 @@ impl<'a> Parser<'a> {
             }
             let item = match self.item() {
                 Ok(item) => item,
-                Err(e) if self.salvages(&e) => {
+                Err(e) => {
                     // the damage is in element i: the list keeps those before it
-                    if self.lost.is_none() {
-                        self.lost = Some(e);
-                    }
+                    self.lose(e)?;
                     self.kept.push(salvage::Kept { whole: i, partial: false, len });
                     return Ok(());
                 }
-                Err(e) => return Err(e),
             };
             items.push(item);
             if self.lost.is_some() {
@@ -1211,11 +1216,10 @@ pub(crate) fn read_body(
             });
             let (attributes, tag) = match head {
                 Ok(h) => h,
-                Err(e) if p.salvages(&e) => {
-                    p.lost = Some(e);
+                Err(e) => {
+                    p.lose(e)?;
                     break RObject::Null;
                 }
-                Err(e) => return Err(e),
             };
             let name: Vec<u8> = match &tag {
                 Some(RObject::Ref(id)) => p.refs.symbol_name(*id).unwrap_or(b"").to_vec(),
@@ -1228,14 +1232,11 @@ pub(crate) fn read_body(
             let obj_start = p.inp.offset();
             let car = match p.item() {
                 Ok(car) => car,
-                Err(e) if p.salvages(&e) => {
-                    if p.lost.is_none() {
-                        p.lost = Some(e.in_object(&shown));
-                    }
+                Err(e) => {
+                    p.lose(e.in_object(&shown))?;
                     cut = Some((shown, false));
                     break RObject::Null;
                 }
-                Err(e) => return Err(e.in_object(&shown)),
             };
             spans.push(ObjectSpan {
                 name,
@@ -1260,11 +1261,10 @@ pub(crate) fn read_body(
             }
             let next = match p.inp.read_int() {
                 Ok(next) => next,
-                Err(e) if p.salvages(&e) => {
-                    p.lost = Some(e);
+                Err(e) => {
+                    p.lose(e)?;
                     break RObject::Null;
                 }
-                Err(e) => return Err(e),
             };
             if is_pairlist_type(unpack(next).sxptype) {
                 flags = next;
@@ -1272,11 +1272,10 @@ pub(crate) fn read_body(
             }
             match p.item_with_flags(next) {
                 Ok(tail) => break tail,
-                Err(e) if p.salvages(&e) => {
-                    p.lost = Some(e);
+                Err(e) => {
+                    p.lose(e)?;
                     break RObject::Null;
                 }
-                Err(e) => return Err(e),
             }
         };
         let root = if cells.is_empty() {

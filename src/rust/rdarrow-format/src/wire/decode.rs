@@ -76,6 +76,11 @@ pub struct Input {
     word: Vec<u8>,
 }
 
+/// How an error from the decompressor (or a container's reader) below the
+/// parser begins: the reader says such damage in its codec's words
+/// ([`crate::read::salvage::said`]).
+pub const DECOMPRESSOR_FAILED: &str = "cannot decompress or read the data";
+
 fn truncated(offset: u64) -> Error {
     Error::new(
         ErrorKind::Truncated,
@@ -157,7 +162,7 @@ impl Input {
                     };
                     return Err(Error::new(
                         kind,
-                        format!("cannot decompress or read the data: {e}"),
+                        format!("{DECOMPRESSOR_FAILED}: {e}"),
                     )
                     .at(off));
                 }
