@@ -89,8 +89,11 @@ write_rds <- function(object, file, compress = TRUE, compression_level = NULL,
   }
   o <- write_options(file, "object", compress, compression_level,
                      version, ascii, threads, storage_options)
-  check_engine(object_to_rdata_impl(object, o$file, o$name, o$compress, o$level, o$version,
-                                    o$ascii, o$threads, TRUE, o$writer, o$storage))
+  done <- check_engine(object_to_rdata_impl(object, o$file, o$name, o$compress, o$level, o$version,
+                                            o$ascii, o$threads, TRUE, o$writer, o$storage))
+  # what a .qdata file leaves out (data.table's pointer to itself), told
+  # as qd_save() tells it
+  for (line in attr(done, "left_out")) message(line)
   invisible(file)
 }
 

@@ -270,6 +270,67 @@ test_that("write_rds() writes .qdata files qs2::qd_read() reads back identical, 
   }
 })
 
+test_that("every sink takes stringfish's ALTREP vectors and the objects of qs2's correctness tests", {
+  p <- qs_pkgs()
+  sf <- asNamespace(loadNamespace("stringfish"))
+  set.seed(11)
+  strs <- c(NA, "", "\u00e9t\u00e9", vapply(1:300, function(i) paste(sample(letters, i %% 17), collapse = ""), ""))
+  sfv <- sf$convert_to_sf(strs)
+  expect_true(sf$get_string_type(sfv) %in% c("stringfish vector", "stringfish vector (materialized)"))
+  # as qs2's tests make them: numbers, integers, logicals, raw, strings,
+  # nested lists with attributes named by random numbers
+  gen <- function(n, depth = 0) {
+    out <- as.list(seq_len(n))
+    for (i in seq_len(n)) {
+      kind <- if (depth > 2) sample(6, 1) else sample(7, 1)
+      z <- switch(kind,
+        rnorm(1e3), sample(1e3) - 5e2, sample(c(TRUE, FALSE, NA), 1e3, TRUE),
+        as.raw(sample(256, 1e3, TRUE) - 1),
+        replicate(sample(50, 1), paste(rep(letters, length.out = sample(10, 1)), collapse = "")),
+        sf$convert_to_sf(c(NA, strs[sample(length(strs), 20)])),
+        gen(3, depth + 1))
+      if (i > 1 && sample(c(FALSE, TRUE), 1)) attr(out[[i - 1]], as.character(runif(1))) <- z else out[[i]] <- z
+    }
+    out
+  }
+  objs <- list(sf = sfv, in_list = list(a = sfv, b = 1:3), random = gen(8))
+  plain <- function(x) rapply(x, function(v) if (is.character(v)) as.character(v) else v, how = "replace")
+  for (ext in c("rds", "qs2", "qdata")) {
+    f <- qs_tmp(ext)
+    write_rds(objs, f)
+    back <- switch(ext, rds = readRDS(f), qs2 = p$qs2$qs_read(f, validate_checksum = TRUE),
+                   qdata = p$qs2$qd_read(f, validate_checksum = TRUE))
+    # qd_save() writes them as plain character vectors; the others keep them
+    expect_identical(plain(back), plain(objs), label = ext)
+    expect_identical(plain(read_rds(f)), plain(objs), label = ext)
+    if (ext == "qdata") {
+      expect_false(identical(sf$get_string_type(back$sf), "stringfish vector"))
+      expect_identical(back$sf, strs)
+      g <- qs_tmp("qdata")
+      p$qs2$qd_save(objs, g)
+      expect_identical(back, p$qs2$qd_read(g))
+    }
+  }
+  f <- qs_tmp("RData")
+  write_rdata(objs, file = f)
+  e <- new.env()
+  load(f, envir = e)
+  expect_identical(plain(e$objs), plain(objs))
+})
+
+test_that("a data.table written to .qdata says what it leaves out, as qd_save() does", {
+  skip_if_not_installed("data.table")
+  p <- qs_pkgs()
+  dt <- data.table::data.table(a = 1:3, b = c("x", "y", NA))
+  f <- qs_tmp("qdata")
+  expect_message(write_rds(dt, f), "\\.internal\\.selfref.*left out")
+  back <- p$qs2$qd_read(f)
+  expect_identical(names(back), names(dt))
+  expect_identical(back$a, dt$a)
+  expect_false(".internal.selfref" %in% names(attributes(back)))
+  expect_silent(write_rds(list(a = 1), qs_tmp("qdata")))
+})
+
 test_that("Arrow data and Parquet files become .qs2 and .qdata files", {
   p <- qs_pkgs()
   df <- data.frame(a = c(1L, NA, 3L), b = c("x", "y", NA), d = c(0.5, NA, 2), stringsAsFactors = FALSE)

@@ -300,7 +300,14 @@ pub fn save_stream(object: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
     }
     if o.compression == rdarrow_arrow::Compression::Qdata {
         return match save_qdata(&object, file, o) {
-            Ok(()) => file.into(),
+            Ok(left_out) => {
+                // told by write_rds() as qd_save() tells it
+                let mut out: Robj = file.into();
+                if !left_out.is_empty() {
+                    let _ = out.set_attrib("left_out", left_out);
+                }
+                out
+            }
             Err(e) => error_value(&e),
         };
     }
@@ -323,14 +330,17 @@ pub fn save_stream(object: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
 /// Write `object` as a `.qdata` file: its serialization (the native
 /// walk's, else R's serializer's) read into the engine's tree, which the
 /// engine writes in qdata's encoding (refusing what qdata cannot hold).
-fn save_qdata(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<(), Error> {
+/// R's serializer writes version 2 here, where every ALTREP vector
+/// (stringfish's and any other class) is written as the vector it stands
+/// for, as `qd_save()` writes it. Returns what was left out.
+fn save_qdata(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<Vec<String>, Error> {
     let prefix = r_header(3)?;
     // SAFETY: `object` is held by the caller and no R code runs until the
     // layout is dropped
     let laid = unsafe { crate::save_native::layout_object(object, &prefix, 3, o.threads) }.map(|l| l.to_vec());
     let bytes = match laid {
         Some(b) => b,
-        None => extendr_api::call!("base::serialize", object.clone(), ())
+        None => extendr_api::call!("base::serialize", object.clone(), (), version = 2)
             .ok()
             .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
             .ok_or_else(|| Error::new(ErrorKind::Unsupported, r_error_message()))?,

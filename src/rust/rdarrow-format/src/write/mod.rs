@@ -491,7 +491,7 @@ pub fn write_tree_file(
         return Err(one_object(compression));
     }
     if compression == Compression::Qdata {
-        return qdata::write_qdata_file(path, storage, root, refs, level, threads);
+        return qdata::write_qdata_file(path, storage, root, refs, level, threads).map(drop);
     }
     if header.format == Format::Xdr {
         // laid out, then rendered and written on all cores
@@ -585,7 +585,8 @@ pub fn write_frame_file(
         // qdata groups the data by type after the whole tree: the frame
         // is made whole first
         let whole = whole_frame(frame, fill)?;
-        return qdata::write_qdata_file(path, &o.storage, &whole, &refs, o.level, o.threads.max(1));
+        return qdata::write_qdata_file(path, &o.storage, &whole, &refs, o.level, o.threads.max(1))
+            .map(drop);
     }
     let RObject::Vector(v) = frame else {
         return Err(Error::internal("a data frame to write is not a vector"));

@@ -109,7 +109,13 @@ fn le_bytes(data: &VectorData) -> Option<(u8, u64, Vec<u8>)> {
 }
 
 /// Check `o` (at object path `path`) and gather what is written of it.
-fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Result<Item<'a>> {
+fn item<'a>(
+    o: &'a RObject,
+    refs: &'a RefTable,
+    path: &str,
+    depth: usize,
+    left_out: &mut Vec<String>,
+) -> Result<Item<'a>> {
     if depth > 10_000 {
         return Err(refuse(path, "objects nested this deeply"));
     }
@@ -208,7 +214,7 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
         (None, VectorData::List(items)) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, x) in items.iter().enumerate() {
-                out.push(item(x, refs, &format!("{path}[[{}]]", i + 1), depth + 1)?);
+                out.push(item(x, refs, &format!("{path}[[{}]]", i + 1), depth + 1, left_out)?);
             }
             (sxp::VEC, items.len() as u64, Data::List(out))
         }
@@ -236,6 +242,9 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
             if name == b".internal.selfref"
                 && matches!(&c.car, RObject::Ref(id) if matches!(refs.get(*id), Some(crate::tree::RefEntry::ExternalPointer(_))))
             {
+                left_out.push(format!(
+                    "attr({path}, \".internal.selfref\") (data.table's pointer to itself, which data.table makes anew) is left out, as qd_save() leaves it"
+                ));
                 continue;
             }
             let shown = String::from_utf8_lossy(name);
@@ -244,6 +253,7 @@ fn item<'a>(o: &'a RObject, refs: &'a RefTable, path: &str, depth: usize) -> Res
                 refs,
                 &format!("attr({path}, \"{shown}\")"),
                 depth + 1,
+                left_out,
             )?;
             if matches!(value, Item::Nil) {
                 continue;
@@ -424,7 +434,8 @@ fn encode(root: &Item<'_>, done: &mut dyn FnMut(Vec<u8>) -> Result<()>) -> Resul
 /// Write `root` as a `.qdata` file at `path` (or an object store URL),
 /// its blocks compressed at zstd `level` on `threads` threads; the file
 /// appears only when complete, and an object qdata cannot hold leaves
-/// nothing behind.
+/// nothing behind. Returns what was left out (data.table's pointer to
+/// itself), one line each, for the caller to tell, as `qd_save()` does.
 pub fn write_qdata_file(
     path: &Path,
     storage: &crate::io::store::StorageOptions,
@@ -432,8 +443,9 @@ pub fn write_qdata_file(
     refs: &RefTable,
     level: Option<u32>,
     threads: usize,
-) -> Result<()> {
-    let it = item(root, refs, "the object", 0)?;
+) -> Result<Vec<String>> {
+    let mut left_out = Vec::new();
+    let it = item(root, refs, "the object", 0, &mut left_out)?;
     let level = level.unwrap_or(3) as i32;
     crate::io::atomic::atomic_write(path, storage, |f| {
         let can_patch = f.can_patch();
@@ -456,7 +468,8 @@ pub fn write_qdata_file(
             f.patch(&patch).map_err(|e| Error::io(&e, "cannot write"))?;
         }
         Ok(())
-    })
+    })?;
+    Ok(left_out)
 }
 
 /// Encode `it`, compress its blocks on `threads` threads, and hand the
