@@ -47,7 +47,9 @@
 #'   environments: a file refers to them by name and does not hold their
 #'   bindings), `nrow` and `ncol` (for data frames and matrices, else `NA`), and
 #'   `bytes`, the object's size in the uncompressed stream (`NA` for the
-#'   objects nested in lists). For several files, one data frame of them
+#'   objects nested in lists). The counts are integers, as [length()] gives
+#'   them (a column is double where one of its values is beyond
+#'   `.Machine$integer.max`). For several files, one data frame of them
 #'   all, with a first column `file` (the path as given, or as found in the
 #'   directory).
 #' @param salvage `FALSE` (the default) to refuse a damaged file (cut

@@ -58,7 +58,9 @@ def pandas_column(column: Any) -> Any:
 def pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame":  # noqa: F821
     """A table of an R data frame as a pandas DataFrame (see
     :func:`read_pandas`), ``row_names`` (a list, else automatic) its index."""
-    import pandas as pd
+    from ._optional import need
+
+    pd = need("pandas", "reading a data frame as a pandas DataFrame (or read_objects(..., plain=True))")
     import pyarrow as pa
 
     mapping = {
@@ -100,6 +102,12 @@ def pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame": 
 # types, with the "r" metadata) and row count, while the frame lives. Not
 # in ``DataFrame.attrs``, which pandas and pyarrow copy into every table.
 _read_frames: Dict[int, Any] = {}
+
+
+def is_read_frame(df: Any) -> bool:
+    """Whether ``df`` is a DataFrame read from R (its table kept)."""
+    held = _read_frames.get(id(df))
+    return held is not None and held[0]() is df
 
 
 def frame_table(df: Any) -> Any:

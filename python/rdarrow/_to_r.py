@@ -3,13 +3,17 @@ single-cell writers): the table of ``_values`` read from right to left."""
 
 from __future__ import annotations
 
+import array
+import sys
 from typing import Any, Optional
 
-import numpy as np
-
 from ._errors import note
+from ._optional import Lazy
+
+# NumPy when a value first needs it: plain Python values need none
+np = Lazy("numpy", "writing NumPy values")
 from ._rdarrow import RS4, RVector
-from ._pandas import stream_of
+from ._pandas import is_read_frame, stream_of
 from ._values import MatrixFrame, S4Value, pandas_module
 
 # ---------------------------------------------------------------------------
@@ -28,6 +32,42 @@ _I64_MAX = 2**63 - 1  # bit64's integer64; -2**63 is its NA
 
 
 
+
+
+class _Numbers:
+    """Numbers in a Python ``array.array``, handed to the engine as NumPy's
+    array interface describes an array (no NumPy needed for plain values)."""
+
+    __slots__ = ("__array_interface__", "_keep")
+
+    def __init__(self, code: str, values: Any, typestr: str, count: Optional[int] = None) -> None:
+        self._keep = array.array(code, values)
+        addr, n = self._keep.buffer_info()
+        order = "<" if sys.byteorder == "little" else ">"
+        self.__array_interface__ = {
+            "typestr": ("|" if typestr.endswith("1") else order) + typestr,
+            "shape": (n if count is None else count,),
+            "data": (addr, False),
+            "strides": None,
+            "version": 3,
+        }
+
+
+def _scalar_node(value: Any, place: str) -> tuple:
+    """A Python bool, int, float or complex as an R vector of length one,
+    by the table's rule (an int R's integer when it fits, else
+    integer64), without NumPy."""
+    if isinstance(value, bool):
+        return vector_node("logical", _Numbers("i", [int(value)], "i4"))
+    if isinstance(value, int):
+        if abs(value) <= _INT_MAX:
+            return vector_node("integer", _Numbers("i", [value], "i4"))
+        if abs(value) > _I64_MAX:
+            raise OverflowError(f"{_place(place)}: the integer {value} is beyond R's integer64")
+        return vector_node("integer64", _Numbers("q", [value], "i8"), None, [("class", character_node(["integer64"]))])
+    if isinstance(value, float):
+        return vector_node("double", _Numbers("d", [value], "f8"))
+    return vector_node("complex", _Numbers("d", [value.real, value.imag], "c16", 1))
 
 
 class Node:
@@ -346,14 +386,36 @@ def _s4_node(d: dict, place: str) -> tuple:
 
 
 def _frame_node(df: Any) -> tuple:
-    return ("frame", stream_of(df), [])
+    """A pandas DataFrame as a data frame, its index R's ``row.names``: a
+    RangeIndex R's automatic row names, integer labels integer row names,
+    others their text. An index R's row names cannot be (a MultiIndex,
+    repeated or missing labels) stays a column, as pyarrow keeps it; a
+    frame read from R keeps the row names it had."""
+    pd = pandas_module()
+    index = df.index
+    if (
+        is_read_frame(df)
+        or isinstance(index, (pd.RangeIndex, pd.MultiIndex))
+        or not index.is_unique
+        or index.hasnans
+    ):
+        return ("frame", stream_of(df), [])
+    if index.dtype.kind in "iu" and len(index) and int(index.min()) > -_INT_MAX and int(index.max()) <= _INT_MAX:
+        rows = vector_node("integer", np.asarray(index, dtype=np.int32))
+    else:
+        rows = character_node([str(v) for v in index])
+    body = df.set_axis(pd.RangeIndex(len(df)), axis=0)
+    return ("frame", stream_of(body), [("row.names", rows)])
 
 
 def to_r(value: Any, place: str = "") -> Any:
     """The node of the binding's value table that ``value`` becomes (the
     module's table, read from right to left). ``place`` is where the value
     is inside the object written, for errors."""
-    pd = pandas_module()
+    # a NumPy or pandas value exists only once its module is imported:
+    # plain Python values never import either
+    numpy = sys.modules.get("numpy")
+    pd = sys.modules.get("pandas")
     if value is None:
         return None
     if isinstance(value, Node):
@@ -364,19 +426,17 @@ def to_r(value: Any, place: str = "") -> Any:
         return _s4_node({"class": value.class_name, "package": value.package, **value.slots}, place)
     if isinstance(value, S4Value):
         return _s4_node(value, place)
-    if isinstance(value, bool):
-        return vector_node("logical", np.asarray([value], dtype=np.int32))
-    if isinstance(value, (int, float, complex, np.generic)) and not isinstance(value, (str, bytes)):
-        if isinstance(value, int) and not isinstance(value, np.generic) and abs(value) > _I64_MAX:
-            raise OverflowError(f"{_place(place)}: the integer {value} is beyond R's integer64")
+    if numpy is not None and isinstance(value, numpy.generic) and not isinstance(value, (str, bytes)):
         return _ndarray_node(np.asarray([value]), None, place)
+    if isinstance(value, (bool, int, float, complex)):
+        return _scalar_node(value, place)
     if isinstance(value, str):
         return character_node([value])
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return vector_node("raw", np.frombuffer(bytes(value), dtype=np.uint8))
-    if isinstance(value, np.ma.MaskedArray):
+        return vector_node("raw", _Numbers("B", bytes(value), "u1"))
+    if numpy is not None and isinstance(value, numpy.ma.MaskedArray):
         return _ndarray_node(np.ma.getdata(value), np.ma.getmaskarray(value), place)
-    if isinstance(value, np.ndarray):
+    if numpy is not None and isinstance(value, numpy.ndarray):
         return _ndarray_node(value, None, place)
     if isinstance(value, dict):
         keys = list(value)
@@ -409,8 +469,6 @@ def to_r(value: Any, place: str = "") -> Any:
         return _xarray_node(value, place)
     if hasattr(value, "__arrow_c_stream__"):
         return ("frame", value.__arrow_c_stream__(), [])
-    if isinstance(value, (np.datetime64, np.timedelta64)):
-        return _ndarray_node(np.asarray([value]), None, place)
     import datetime as _dt
 
     if isinstance(value, _dt.datetime):

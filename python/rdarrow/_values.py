@@ -92,7 +92,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
+from ._optional import Lazy, have, pip_line
+
+# NumPy when a value first needs it: plain values (plain=True) need none
+np = Lazy("numpy", "reading R vectors as NumPy arrays (or read_objects(..., plain=True))")
 
 from ._rdarrow import RFrame, RS4, RTensor, RVector
 from ._arrow import Capsule
@@ -297,11 +300,10 @@ def s4(o: RS4) -> Any:
     letter)."""
     cls, slots = o.class_name, o.slots
     if o.sparse is not None:
-        try:
-            import scipy.sparse as sp
-        except ImportError:
-            sp = None
-        if sp is not None:
+        sp = have("scipy.sparse")
+        if sp is None:
+            note(f"a {cls} (a sparse matrix) is read as a dict of its slots: {pip_line('scipy.sparse')} to have it as a scipy.sparse matrix")
+        else:
             m = sparse(o.sparse, slots, sp)
             m.dimnames = convert(slots.get("Dimnames"))
             # what write_rds() needs to give the object back as it was

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 from . import _rdarrow
@@ -13,11 +14,14 @@ from ._sources import PathLike, StorageOptions, as_path, name_of_file, storage_p
 def value_of(value: Any, place: str) -> Any:
     """What the engine writes of ``value``: a table's Arrow C stream, or
     the node of any other value (``_to_r.to_r``: the mapping's table)."""
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is optional
-        pd = None
-    if pd is not None and isinstance(value, pd.DataFrame) and not value.attrs.get("rdarrow.matrix"):
+    # (a pandas value exists only once pandas is imported)
+    pd = sys.modules.get("pandas")
+    if (
+        pd is not None
+        and isinstance(value, pd.DataFrame)
+        and isinstance(value.index, pd.RangeIndex)
+        and not value.attrs.get("rdarrow.matrix")
+    ):
         return stream_of(value)
     from . import _to_r
 

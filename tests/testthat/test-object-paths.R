@@ -24,11 +24,11 @@ test_that("a recursive listing names what lists hold by object path", {
   ))
   at <- function(n) all[all$name == n, ]
   expect_identical(at("lst$a")$class, "data.frame")
-  expect_identical(c(at("lst$a")$nrow, at("lst$a")$ncol), c(6, 11))
-  expect_identical(at("lst$b")$ncol, 5)
+  expect_identical(c(at("lst$a")$nrow, at("lst$a")$ncol), c(6L, 11L))
+  expect_identical(at("lst$b")$ncol, 5L)
   expect_identical(at("lst$c")$class, "list")
   expect_identical(at("lst$c[[2]]")$type, "double")
-  expect_identical(at("lst$c[[2]]")$length, 2)
+  expect_identical(at("lst$c[[2]]")$length, 2L)
   expect_identical(at("lst$`odd name`")$class, "factor")
   # nested objects have no size of their own in the listing
   expect_true(is.na(at("lst$a")$bytes))
@@ -214,8 +214,8 @@ test_that("object paths reach into S4 objects' slots with @, in every reader and
                     "pt@parts$inner@x", "pt@extra") %in% all$name))
   at <- function(n) all[all$name == n, ]
   expect_identical(at("pt@df")$class, "data.frame")
-  expect_identical(c(at("pt@df")$nrow, at("pt@df")$ncol), c(3, 2))
-  expect_identical(at("pt@x")$length, 2)
+  expect_identical(c(at("pt@df")$nrow, at("pt@df")$ncol), c(3L, 2L))
+  expect_identical(at("pt@x")$length, 2L)
   expect_identical(at("pt@parts$inner")$class, "rdarrowPt")
   expect_identical(at("pt@extra")$type, "NULL")
   expect_false("pt@class" %in% all$name)

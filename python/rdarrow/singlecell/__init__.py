@@ -9,7 +9,15 @@ from typing import Any, Optional
 
 from .._rdarrow import path_is_rds
 from .._sources import PathLike, StorageOptions, as_path, name_of_file
+from .._optional import need
 from .._writers import write_rdata, write_rds
+
+
+def _needs(what: str, *modules: str) -> None:
+    """One line naming the ``pip install`` of a missing package the call
+    needs, before any work."""
+    for m in modules:
+        need(m, what)
 
 
 def read_anndata(
@@ -22,6 +30,7 @@ def read_anndata(
     SingleCellExperiment, a (Ranged)SummarizedExperiment) as an
     ``anndata.AnnData`` (several assays: a ``mudata.MuData``); see
     :mod:`rdarrow.singlecell.from_r` for where each part goes."""
+    _needs("read_anndata()", "numpy", "pandas", "scipy.sparse", "anndata")
     from . import from_r as _ad
 
     return _ad.read_anndata(path, object=object, assay=assay, storage_options=storage_options)
@@ -42,6 +51,7 @@ def write_sce(
     any other ``save()``'s, the object named after the file (as R's
     ``arrow_to_rdata()`` chooses). ``compress``, ``compression_level`` and
     ``version`` as :func:`write_rds`."""
+    _needs("write_sce()", "numpy", "pandas", "scipy.sparse")
     from . import to_r as singlecell
 
     write_experiment(singlecell.sce_object(data), path, compress, compression_level, version, storage_options)
@@ -62,6 +72,7 @@ def write_seurat(
     ``Assay``; see :mod:`rdarrow.singlecell.to_r` for where each part goes.
     The path chooses the format as in :func:`write_sce`. ``format_version``
     is R's serialization version (2 or 3)."""
+    _needs("write_seurat()", "numpy", "pandas", "scipy.sparse")
     from . import to_r as singlecell
 
     write_experiment(
@@ -99,6 +110,7 @@ def to_h5ad(
 ) -> None:
     """Write what :func:`read_anndata` gives as an ``.h5ad`` file with
     anndata's own writer (``python -m rdarrow to-h5ad in.rds -o out.h5ad``)."""
+    _needs("to_h5ad()", "numpy", "pandas", "scipy.sparse", "anndata")
     from . import from_r as _ad
 
     _ad.to_h5ad(path, out, object=object, assay=assay, compression=compression, storage_options=storage_options)

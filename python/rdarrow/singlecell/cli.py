@@ -8,6 +8,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from .._errors import RDataError
+from .._optional import need
 from . import to_h5ad, write_sce, write_seurat
 
 
@@ -37,7 +38,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             to_h5ad(args.input, args.output, object=args.object, assay=args.assay, compression=args.compression)
         else:
             from_h5ad(args.input, args.output, kind=args.kind, seurat_version=args.seurat_version, compress=args.compress)
-    except (RDataError, OSError, TypeError, ValueError) as e:
+    except (RDataError, OSError, TypeError, ValueError, ImportError) as e:
         print(f"rdarrow: {e}", file=sys.stderr)
         return 1
     return 0
@@ -55,8 +56,7 @@ def from_h5ad(path: Any, out: Any, kind: str = "seurat", seurat_version: int = 5
             raise ValueError(f"{p}: reading .h5mu files needs mudata (pip install mudata)") from e
         data = mudata.read_h5mu(p)
     else:
-        import anndata
-
+        anndata = need("anndata", "reading .h5ad files")
         data = anndata.read_h5ad(p)
     if kind == "sce":
         write_sce(data, out, compress=compress)

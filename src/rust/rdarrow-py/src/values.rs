@@ -576,6 +576,15 @@ impl<'a> ToPython<'a> {
                 .iter()
                 .map(|&i| (i != na::INTEGER).then_some(i).into_py_any(py))
                 .collect::<PyResult<_>>()?,
+            // bit64's integer64: the double's bits are the integer, its
+            // smallest value NA
+            VectorData::Real(x) if has("integer64") => x
+                .iter()
+                .map(|&v| {
+                    let i = v.to_bits() as i64;
+                    (i != i64::MIN).then_some(i).into_py_any(py)
+                })
+                .collect::<PyResult<_>>()?,
             VectorData::Real(x) if has("Date") || has("POSIXct") => {
                 let dt = py.import("datetime")?;
                 let epoch_day = dt.getattr("date")?.call1((1970, 1, 1))?;

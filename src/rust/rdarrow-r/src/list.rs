@@ -38,8 +38,24 @@ fn listing_value(
     infos: &[rdarrow_arrow::read::summary::ObjectInfo],
     file: Option<Vec<String>>,
 ) -> Robj {
-    // R's NA where a listing has no value
-    let na = |x: Option<f64>| x.unwrap_or_else(rdarrow_arrow::tree::na::real);
+    // counts as R's length() gives them: integers, doubles only where one
+    // is beyond an integer's range; NA where a listing has no value
+    let counts = |of: &dyn Fn(&rdarrow_arrow::read::summary::ObjectInfo) -> Option<f64>| -> Robj {
+        let values: Vec<Option<f64>> = infos.iter().map(of).collect();
+        if values.iter().flatten().all(|v| *v >= 0.0 && *v <= i32::MAX as f64) {
+            values
+                .iter()
+                .map(|v| v.map_or(i32::MIN, |v| v as i32))
+                .collect::<Vec<i32>>()
+                .into()
+        } else {
+            values
+                .iter()
+                .map(|v| v.unwrap_or_else(rdarrow_arrow::tree::na::real))
+                .collect::<Vec<f64>>()
+                .into()
+        }
+    };
     let mut names: Vec<&str> = Vec::with_capacity(8);
     let mut columns: Vec<Robj> = Vec::with_capacity(8);
     if let Some(file) = file {
@@ -63,18 +79,10 @@ fn listing_value(
             .map(|i| i.type_name.clone())
             .collect::<Vec<_>>()
             .into(),
-        infos
-            .iter()
-            .map(|i| na(i.length))
-            .collect::<Vec<_>>()
-            .into(),
-        infos.iter().map(|i| na(i.nrow)).collect::<Vec<_>>().into(),
-        infos.iter().map(|i| na(i.ncol)).collect::<Vec<_>>().into(),
-        infos
-            .iter()
-            .map(|i| na(i.bytes.map(|b| b as f64)))
-            .collect::<Vec<_>>()
-            .into(),
+        counts(&|i| i.length),
+        counts(&|i| i.nrow),
+        counts(&|i| i.ncol),
+        counts(&|i| i.bytes.map(|b| b as f64)),
     ]);
     let frame = List::from_names_and_values(names, columns).map(Robj::from);
     // a data frame's compact row names, as .set_row_names() makes them

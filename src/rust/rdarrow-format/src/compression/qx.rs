@@ -12,7 +12,9 @@
 //! [`QxReader`] reads the frames in order on one thread, hashing them as
 //! they pass, and decompresses them on every core, undoing the shuffle as
 //! each block is made; a hash that disagrees stops the read before its
-//! last block is handed over. [`compress_blocks`] makes the blocks of one
+//! last block is handed over. A container of one block (every payload
+//! under 1 MiB) is read and checked on the calling thread instead: a small
+//! call starts no thread. [`compress_blocks`] makes the blocks of one
 //! piece of the parallel writer (`compression::blocks`), shuffling a block
 //! where that makes it smaller.
 
@@ -271,10 +273,27 @@ impl Drop for QxReader {
 impl QxReader {
     /// Read the blocks of `body` (the bytes after the header `header`).
     pub fn new(
-        body: Box<dyn Read + Send>,
+        mut body: Box<dyn Read + Send>,
         header: QxHeader,
         threads: usize,
     ) -> io::Result<QxReader> {
+        // one block, whole and checked: read here; anything else (more
+        // blocks, or a damaged one, whose error the frame reader words) on
+        // the threads, from the bytes read so far on
+        let (seen, block) = one_block(&mut body, header)?;
+        if let Some(block) = block {
+            let (_, events) = sync_channel(0);
+            return Ok(QxReader {
+                events,
+                ahead: None,
+                current: block,
+                pos: 0,
+                pool: Arc::new(Mutex::new(Vec::new())),
+                done: true,
+                threads: Vec::new(),
+            });
+        }
+        let body: Box<dyn Read + Send> = Box::new(io::Cursor::new(seen).chain(body));
         let threads = threads.max(1);
         let depth = 2 * threads + 2;
         let (events_tx, events) = sync_channel::<Event>(depth);
@@ -366,6 +385,80 @@ impl Read for QxReader {
         self.pos += k;
         Ok(k)
     }
+}
+
+/// The payload of a container of one block (`None` in the second place
+/// where the container holds more, or its block is not whole or fails its
+/// checks), and the bytes read of `body`.
+fn one_block(body: &mut dyn Read, header: QxHeader) -> io::Result<(Vec<u8>, Option<Vec<u8>>)> {
+    let mut seen = vec![0u8; 4];
+    let got = read_full(body, &mut seen)?;
+    seen.truncate(got);
+    if got < 4 {
+        return Ok((seen, None));
+    }
+    let raw = u32::from_ne_bytes([seen[0], seen[1], seen[2], seen[3]]);
+    let raw = if header.big_endian { u32::from_be(raw) } else { u32::from_le(raw) };
+    let len = (raw & !SHUFFLED) as usize;
+    if len > MAX_FRAME {
+        return Ok((seen, None));
+    }
+    seen.resize(4 + len + 1, 0);
+    let got = read_full(body, &mut seen[4..])?;
+    seen.truncate(4 + got);
+    // whole, and the last: the byte after it is the end of the file
+    if got != len {
+        return Ok((seen, None));
+    }
+    if header.hash != 0 {
+        use std::hash::Hasher;
+        let mut hash = body_hash();
+        hash.write(&seen);
+        if u64::from_ne_bytes(stored_hash(hash.finish())) != header.hash {
+            return Ok((seen, None));
+        }
+    }
+    let Ok(mut z) = zstd::bulk::Decompressor::new() else {
+        return Ok((seen, None));
+    };
+    let mut scratch = Vec::new();
+    let mut out = Vec::with_capacity(MAX_BLOCK.min(zstd_content_size(&seen[4..]).unwrap_or(MAX_BLOCK)));
+    match decode_block(&mut z, &seen[4..], raw & SHUFFLED != 0, &mut scratch, &mut out, 1) {
+        Ok(()) => Ok((seen, Some(out))),
+        Err(_) => Ok((seen, None)),
+    }
+}
+
+/// The size a zstd frame says it decompresses to, where it says it.
+fn zstd_content_size(frame: &[u8]) -> Option<usize> {
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) => usize::try_from(n).ok(),
+        _ => None,
+    }
+}
+
+/// Decompress one block's frame into `out` (empty, with room for what the
+/// frame holds), undoing the shuffle through `scratch` where it was
+/// shuffled.
+fn decode_block(
+    z: &mut zstd::bulk::Decompressor<'_>,
+    frame: &[u8],
+    shuffled: bool,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+    index: u64,
+) -> io::Result<()> {
+    if !shuffled {
+        return decompress_block(z, frame, out, index);
+    }
+    if scratch.capacity() < MAX_BLOCK {
+        *scratch = Vec::with_capacity(MAX_BLOCK);
+    }
+    scratch.clear();
+    decompress_block(z, frame, scratch, index)?;
+    out.resize(scratch.len(), 0);
+    unshuffle(scratch, out);
+    Ok(())
 }
 
 /// The frame-reading thread: each block's length and frame, in order,
@@ -474,19 +567,8 @@ fn decompress_jobs(jobs: Arc<Mutex<Receiver<Job>>>, pool: Pool) {
             .and_then(|mut p| p.pop())
             .unwrap_or_else(|| Vec::with_capacity(MAX_BLOCK));
         out.clear();
-        let result = if job.shuffled {
-            if scratch.capacity() < MAX_BLOCK {
-                scratch = Vec::with_capacity(MAX_BLOCK);
-            }
-            scratch.clear();
-            decompress_block(&mut z, &job.frame, &mut scratch, job.index).map(|()| {
-                out.resize(scratch.len(), 0);
-                unshuffle(&scratch, &mut out);
-                out
-            })
-        } else {
-            decompress_block(&mut z, &job.frame, &mut out, job.index).map(|()| out)
-        };
+        let result = decode_block(&mut z, &job.frame, job.shuffled, &mut scratch, &mut out, job.index)
+            .map(|()| out);
         if job.done.send(result).is_err() {
             return;
         }
@@ -675,6 +757,33 @@ mod tests {
         assert!(read_all(&container(QxFormat::Qdata, &[], 1), 2)
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn a_container_of_one_block_is_read_here_and_checked_as_any() {
+        // a small payload (one block, shuffled and not) on the calling
+        // thread: its bytes, and for every flipped bit and every cut an
+        // error, never other bytes
+        for data in [payload(5000), vec![7u8; 300]] {
+            let file = container(QxFormat::Qs2, &data, 3);
+            assert_eq!(read_all(&file, 4).unwrap(), data);
+            for at in HEADER_LEN..file.len() {
+                for bit in [0x01u8, 0x80] {
+                    let mut bad = file.clone();
+                    bad[at] ^= bit;
+                    if let Ok(got) = read_all(&bad, 2) {
+                        assert_eq!(got, data, "byte {at} flipped read as other bytes");
+                    }
+                }
+            }
+            for cut in HEADER_LEN..file.len() {
+                let e = read_all(&file[..cut], 2).unwrap_err().to_string();
+                assert!(e.contains("truncated") || e.contains("damaged"), "cut at {cut}: {e}");
+            }
+            // a second block after it: read on the threads, whole
+            let two = container(QxFormat::Qs2, &payload(MAX_BLOCK + 10), 3);
+            assert_eq!(read_all(&two, 2).unwrap(), payload(MAX_BLOCK + 10));
+        }
     }
 
     #[test]

@@ -547,7 +547,13 @@ fn write_in_place(
             running.fetch_sub(1, Ordering::SeqCst);
             main.unpark();
         };
-        let workers: Vec<_> = (0..n_workers).map(|_| scope.spawn(work)).collect();
+        // one block (a small object): written here, no thread started
+        let workers: Vec<_> = if blocks <= 1 {
+            work();
+            Vec::new()
+        } else {
+            (0..n_workers).map(|_| scope.spawn(work)).collect()
+        };
         while running.load(Ordering::SeqCst) > 0 && !workers.iter().all(|w| w.is_finished()) {
             std::thread::park_timeout(Duration::from_millis(20));
             on_progress(done_bytes.load(Ordering::Relaxed));
@@ -641,9 +647,15 @@ fn write_compressed(
                 }
             }
         };
-        let workers: Vec<_> = (0..threads.min(pieces as usize))
-            .map(|_| scope.spawn(work))
-            .collect();
+        // one piece (a small object): made here, no thread started
+        let workers: Vec<_> = if pieces <= 1 {
+            work();
+            Vec::new()
+        } else {
+            (0..threads.min(pieces as usize))
+                .map(|_| scope.spawn(work))
+                .collect()
+        };
         let mut written = 0u64;
         let out = (|| -> Result<()> {
             for idx in 0..pieces {

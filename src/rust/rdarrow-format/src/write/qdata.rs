@@ -472,14 +472,53 @@ pub fn write_qdata_file(
     Ok(left_out)
 }
 
+/// At least the bytes `it` encodes to (a string's UTF-8 counted twice
+/// its bytes, which covers Latin-1 text translated), stopping once past
+/// `limit`.
+fn size_bound(it: &Item<'_>, limit: usize) -> usize {
+    let Item::Vector { data, attrs, .. } = it else {
+        return 1;
+    };
+    let mut n: usize = 16;
+    for (name, value) in attrs {
+        n = n.saturating_add(name.len() + 9).saturating_add(size_bound(value, limit));
+    }
+    n = n.saturating_add(match data {
+        Data::Fixed(v) => v.len(),
+        Data::Borrowed(v) => v.len(),
+        Data::Strings(s) => (0..s.len()).fold(0usize, |a, i| {
+            a.saturating_add(if s.is_na(i) { 1 } else { 2 * s.bytes(i).len() + 9 })
+        }),
+        Data::List(items) => {
+            let mut m = 0usize;
+            for x in items {
+                m = m.saturating_add(size_bound(x, limit));
+                if m > limit {
+                    break;
+                }
+            }
+            m
+        }
+    });
+    n
+}
+
 /// Encode `it`, compress its blocks on `threads` threads, and hand the
-/// compressed blocks to `write` in order.
+/// compressed blocks to `write` in order. An object of one block (a small
+/// one) is compressed here, without starting a thread.
 fn compress_in_order(
     it: &Item<'_>,
     level: i32,
     threads: usize,
     write: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
+    if threads <= 1 || size_bound(it, MIN_BLOCK) <= MIN_BLOCK {
+        return encode(it, &mut |block| {
+            crate::base::cancel::check()?;
+            let z = qx::compress_blocks(&block, level).map_err(|e| Error::io(&e, "cannot compress"))?;
+            write(&z)
+        });
+    }
     use std::collections::BTreeMap;
     use std::sync::mpsc::{channel, sync_channel};
     use std::sync::{Arc, Mutex};
