@@ -96,6 +96,15 @@ local_file_impl <- function(file) .Call(wrap__local_file_impl, file)
 #' @noRd
 rdata_read_impl <- function(path, objects, stream_name, settings) .Call(wrap__rdata_read_impl, path, objects, stream_name, settings)
 
+#' `read_rds()` of one local file with the default arguments, in one call
+#' (a small file's read costs little more than the calls around it):
+#' `list(value)` where the file's one object is built here; what
+#' [`rdata_read_impl`] returns where R has more to do (several objects,
+#' objects only R rebuilds, a damaged file's warnings); `NULL` where `file`
+#' is not a local file; an error value.
+#' @noRd
+read_local_rds_impl <- function(file, settings) .Call(wrap__read_local_rds_impl, file, settings)
+
 #' Read the objects of several files (`labels`: the files as the user
 #' named them, for errors; `stream_names`: each `.rds` object's name),
 #' parsed on several threads at once while this thread builds each file's
@@ -150,6 +159,15 @@ ipc_to_rdata_impl <- function(path, tensor, file, name, compress, level, version
 #' Write an R object as .RData/.rds through R's own serializer.
 #' @noRd
 object_to_rdata_impl <- function(x, file, name, compress, level, version, ascii, threads, rds, writer_version, storage) .Call(wrap__object_to_rdata_impl, x, file, name, compress, level, version, ascii, threads, rds, writer_version, storage)
+
+#' `write_rds(x, file)` with every argument its default, in one call (a
+#' small object's write costs little more than the calls around it): the
+#' file's own compression at its default level (the engine's rule for the
+#' path), version 3, every core. `NULL` where `file` is not a local path
+#' in an existing folder (the general path says why); else as
+#' [`object_to_rdata_impl`].
+#' @noRd
+write_rds_default_impl <- function(x, file, writer_version) .Call(wrap__write_rds_default_impl, x, file, writer_version)
 
 #' `write_rdata()`: the tagged pairlist `objects` (as `save()` makes it,
 #' or NULL for none) written as an `.RData` file.

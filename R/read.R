@@ -96,6 +96,16 @@
 #' rdata_objects(d)
 #' @export
 rdata_objects <- function(file, recursive = FALSE, storage_options = NULL, salvage = FALSE) {
+  # the usual call (one local file, the defaults): straight to the engine
+  if (is.null(storage_options) && isFALSE(salvage) && is.logical(recursive) &&
+      length(recursive) == 1L && !is.na(recursive) && is.character(file) &&
+      length(file) == 1L && !is.na(file)) {
+    local <- local_file_impl(file)
+    if (!is.null(local)) {
+      return(listing_of(check_engine(rdata_list_impl(local$path, local$name, max_depth(), recursive),
+                                     call = sys.call(), file = file), file, sys.call()))
+    }
+  }
   if (!isTRUE(recursive) && !isFALSE(recursive)) abort_usage("`recursive` must be TRUE or FALSE.")
   salvage <- salvage_arg(salvage)
   storage <- storage_arg(storage_options)
@@ -325,6 +335,16 @@ values_of <- function(res, call, label = NULL) {
 #' @export
 read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.trusted", TRUE),
                      salvage = FALSE) {
+  # the usual call (one local file, the defaults): one call into the engine
+  if (is.null(storage_options) && isTRUE(trusted) && isFALSE(salvage) &&
+      is.character(file) && length(file) == 1L && !is.na(file)) {
+    res <- read_local_rds_impl(file, max_depth())
+    if (!is.null(res)) {
+      if (is.null(names(res))) return(res[[1L]])
+      return(the_one(values_of(check_engine(res, call = sys.call(), file = file), sys.call(), file),
+                     call = sys.call()))
+    }
+  }
   trusted <- trusted_arg(trusted)
   salvage <- salvage_arg(salvage)
   storage <- storage_arg(storage_options)

@@ -241,6 +241,13 @@ as.data.frame.rdarrow_array_stream <- function(x, ...) {
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
+# The running R's version as a serialization header gives it
+# (R_Version(major, minor, patch)).
+writer_version <- function() {
+  v <- R.version
+  as.integer(v$major) * 65536L + sum(as.integer(strsplit(v$minor, ".", fixed = TRUE)[[1]]) * c(256L, 1L))
+}
+
 write_options <- function(file, name, compress, compression_level, version, ascii, threads,
                           storage_options = NULL) {
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
@@ -274,8 +281,7 @@ write_options <- function(file, name, compress, compression_level, version, asci
   }
   dir <- dirname(path.expand(file))
   if (!is_store_url(file) && !dir.exists(dir)) abort_usage(sprintf("the folder '%s' does not exist.", dir))
-  v <- R.version
-  writer <- as.integer(v$major) * 65536L + sum(as.integer(strsplit(v$minor, ".", fixed = TRUE)[[1]]) * c(256L, 1L))
+  writer <- writer_version()
   list(file = path.expand(file), name = name, compress = compress, level = level,
        version = as.integer(version), ascii = ascii, threads = as.integer(threads),
        rds = path_is_rds_impl(file), writer = writer,

@@ -68,9 +68,53 @@ if (has_qs2) {
 saveRDS(mtcars, f("-mtcars.rds"))
 row("read_rds(mtcars)", 300, function() read_rds(f("-mtcars.rds")),
     function() readRDS(f("-mtcars.rds")), "readRDS()", 1.2)
+# the same writes in memory (/dev/shm, a tmpfs: fsync costs nothing), to
+# show what the durable write's fsync costs on the disk above
+shm <- "/dev/shm"
+if (dir.exists(shm) && file.access(shm, 2) == 0) {
+  mem <- tempfile("rdarrow-calls-", tmpdir = shm)
+  dir.create(mem)
+  on.exit(unlink(mem, recursive = TRUE), add = TRUE)
+  m <- function(ext) file.path(mem, paste0("small", ext))
+  row("write_rds(small, .rds) in memory", 200, function() write_rds(small, m(".rds")),
+      function() saveRDS(small, m(".rds")), "saveRDS()", 1.5)
+  if (has_qs2) {
+    row("write_rds(small, .qs2) in memory", 200, function() write_rds(small, m(".qs2")),
+        function() qs2$qs_save(small, m(".qs2")), "qs_save()", 1.5)
+    row("write_rds(small, .qdata) in memory", 200, function() write_rds(small, m(".qdata")),
+        function() qs2$qd_save(small, m(".qdata")), "qd_save()", 1.5)
+  }
+}
 calls <- do.call(rbind, rows)
 cat("\nSmall calls (median of", reps, "repetitions; ratio = rdarrow / anchor):\n")
 print(calls, row.names = FALSE)
+
+# Listing: every file of the peer corpus (RDARROW_PEERS_DIR, default
+# ../shared/corpus/peers) listed one call a file, against reading each
+# with load() or readRDS(); and the engine's decompression of each alone,
+# the floor a listing that checks every checksum cannot go under.
+peers <- Sys.getenv("RDARROW_PEERS_DIR", file.path(script_dir, "..", "..", "shared", "corpus", "peers"))
+files <- list.files(peers, pattern = "\\.(rda|rdata|rds)$", full.names = TRUE, recursive = TRUE,
+                    ignore.case = TRUE)
+if (length(files)) {
+  base_read <- function(f) {
+    if (grepl("\\.rds$", f, ignore.case = TRUE)) try(readRDS(f), silent = TRUE) else try(load(f, envir = new.env()), silent = TRUE)
+  }
+  reps <- max(3, reps)
+  lst <- median_time(function() for (f in files) try(rdata_objects(f), silent = TRUE), 1)
+  ld <- median_time(function() for (f in files) base_read(f), 1)
+  all <- median_time(function() try(rdata_objects(files), silent = TRUE), 1)
+  dc <- median_time(function() for (f in files) try(rdarrow:::rdata_decompress_impl(f), silent = TRUE), 1)
+  cat("\nListing the ", length(files), " files of the peer corpus, one call a file (median of ", reps, "):\n", sep = "")
+  print(data.frame(
+    what = c("load() / readRDS() of each", "rdata_objects(files), one call (target <= 0.3x)",
+             "rdata_objects() of each, a call a file", "decompression alone of each, a call a file"),
+    seconds = round(c(ld, all, lst, dc), 3),
+    ratio = round(c(ld, all, lst, dc) / ld, 2)
+  ), row.names = FALSE)
+} else {
+  message("the peer corpus is not at ", peers, " (RDARROW_PEERS_DIR): the listing rows are left out")
+}
 
 big <- file.path(dir, "big.rds")
 local({

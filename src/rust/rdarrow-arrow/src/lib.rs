@@ -36,7 +36,7 @@ pub use rdarrow_format::{
     read_small_here, read_small_here_or, stream_object_name, write_document, write_file, Column,
     Compression, Consumer, Container, Document, Error, ErrorKind, FileBatch, Format, Origin,
     Placed, Placement, RObject, ReadOptions, Result, Source, StorageOptions, StreamHeader,
-    Streamed, Wanted, WritebackFile,
+    Streamed, Wanted, WritebackFile, SMALL_FILE,
 };
 
 // The bridge's layers, one folder each, bottom first: a module uses its

@@ -51,9 +51,7 @@ pub(crate) fn to_rdata(a: ToRdataArgs, read: &ReadOptions, progress: &Progress) 
         rdarrow_arrow::compression_for_path(&a.output.to_string_lossy(), a.compress.as_deref(), a.level)
             .map_err(|e| Failure::Usage(e.message))?;
     let threads = a.threads.map(|t| t as usize).unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+        rdarrow_arrow::batches::rows::all_cores()
     });
     let opts = ObjectFileOptions {
         name: name.clone(),

@@ -64,18 +64,64 @@ fn rdata_read_impl(
     read_value(&doc, objs).unwrap_or_else(|e| error_value(&e))
 }
 
+/// `read_rds()` of one local file with the default arguments, in one call
+/// (a small file's read costs little more than the calls around it):
+/// `list(value)` where the file's one object is built here; what
+/// [`rdata_read_impl`] returns where R has more to do (several objects,
+/// objects only R rebuilds, a damaged file's warnings); `NULL` where `file`
+/// is not a local file; an error value.
+/// @noRd
+#[extendr]
+fn read_local_rds_impl(file: &str, settings: Robj) -> Robj {
+    let Some((path, name)) = rdarrow_arrow::Source::local_file(file) else {
+        return ().into();
+    };
+    let path: Robj = path.to_string_lossy().into_owned().into();
+    let path = match crate::given::Given::of(&path) {
+        Ok(g) => g,
+        Err(e) => return error_value(&e),
+    };
+    let (_, opts, mut vectors) = read_for_r_setup(Nullable::Null, &settings);
+    let read = crate::job::read_for_r("Reading", &opts, &mut || vectors.serve(), |opts| {
+        rdarrow_arrow::read_for_r(&path, None, &name, opts)
+    });
+    drop(opts);
+    let (doc, mut objs) = match read {
+        Ok(d) => d,
+        Err(e) => return error_value(&e),
+    };
+    let builder = builder_of(&doc);
+    if objs.len() == 1 && doc.damage.is_none() && builder.plain(&objs[0].1) {
+        let (name, mut obj) = objs.pop().expect("one object");
+        return match unsafe { builder.build(&mut obj) } {
+            Ok(sexp) => List::from_values([unsafe { Robj::from_sexp(sexp) }]).into(),
+            Err(BuildError::Fallback) => error_value(
+                &rdarrow_arrow::Error::limit_of(LimitKind::Depth, "object too deeply nested to build")
+                    .in_object(&name),
+            ),
+            Err(BuildError::Engine(e)) => error_value(&e.in_object(&name)),
+        };
+    }
+    read_value(&doc, objs).unwrap_or_else(|e| error_value(&e))
+}
+
+/// What builds a read's R objects. Main thread only.
+fn builder_of(doc: &Document) -> RBuilder<'_> {
+    RBuilder {
+        refs: &doc.refs,
+        native_encoding: doc.header.native_encoding.as_deref(),
+        header: Some(&doc.header),
+        lazy_min: crate::lazy_strings::min_len(),
+    }
+}
+
 /// The result of a read for R: list(values, fallback, names, rebuild), or
 /// an error value. Main thread only.
 fn read_value(
     doc: &Document,
     objs: Vec<(String, rdarrow_arrow::RObject)>,
 ) -> rdarrow_arrow::Result<Robj> {
-    let builder = RBuilder {
-        refs: &doc.refs,
-        native_encoding: doc.header.native_encoding.as_deref(),
-        header: Some(&doc.header),
-        lazy_min: crate::lazy_strings::min_len(),
-    };
+    let builder = builder_of(doc);
     let mut values: Vec<Robj> = Vec::with_capacity(objs.len());
     let mut fallback: Vec<bool> = Vec::with_capacity(objs.len());
     let mut names: Vec<String> = Vec::with_capacity(objs.len());
@@ -241,6 +287,7 @@ pub(crate) fn read_doc(path: &str, settings: Robj) -> std::result::Result<Docume
 extendr_module! {
     mod read;
     fn rdata_read_impl;
+    fn read_local_rds_impl;
     fn rdata_read_files_impl;
     fn rdata_parse_impl;
     fn rdata_decompress_impl;

@@ -345,8 +345,20 @@ fn save_qdata(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<Vec<St
             .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
             .ok_or_else(|| Error::new(ErrorKind::Unsupported, r_error_message()))?,
     };
-    let doc = rdarrow_arrow::read_bytes(bytes, &rdarrow_arrow::ReadOptions::default())?;
-    crate::job::run("Writing", || {
+    // a small object (the usual one) read and written on this thread, no
+    // thread started; a large or deeply nested one on a worker's deep stack
+    let small = bytes.len() as u64 <= rdarrow_arrow::SMALL_FILE;
+    let defaults = rdarrow_arrow::ReadOptions::default();
+    let here = if small {
+        rdarrow_arrow::read_here(&defaults, |opts| rdarrow_arrow::read_bytes(bytes.clone(), opts))
+    } else {
+        None
+    };
+    let doc = match here {
+        Some(doc) => doc?,
+        None => rdarrow_arrow::read_bytes(bytes, &defaults)?,
+    };
+    let write = || {
         rdarrow_arrow::write::qdata::write_qdata_file(
             std::path::Path::new(file),
             &o.storage,
@@ -355,5 +367,10 @@ fn save_qdata(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<Vec<St
             o.level,
             o.threads,
         )
-    })
+    };
+    if small && !doc.root.nests_deeper_than(&doc.refs, crate::read::WRITE_HERE_MAX_DEPTH) {
+        crate::job::watch_interrupts();
+        return write();
+    }
+    crate::job::run("Writing", write)
 }

@@ -225,6 +225,38 @@ fn object_to_rdata_impl(
     }
 }
 
+/// `write_rds(x, file)` with every argument its default, in one call (a
+/// small object's write costs little more than the calls around it): the
+/// file's own compression at its default level (the engine's rule for the
+/// path), version 3, every core. `NULL` where `file` is not a local path
+/// in an existing folder (the general path says why); else as
+/// [`object_to_rdata_impl`].
+/// @noRd
+#[extendr]
+fn write_rds_default_impl(x: Robj, file: &str, writer_version: i32) -> Robj {
+    let path = std::path::Path::new(file);
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    if rdarrow_arrow::location_of(file).name() != "local" || !folder.is_dir() {
+        return ().into();
+    }
+    let (compression, level) = match rdarrow_arrow::compression_for_path(file, None, None) {
+        Ok(c) => c,
+        Err(e) => return error_value(&e),
+    };
+    let o = rdarrow_arrow::write::ObjectFileOptions {
+        name: "object".to_string(),
+        compression,
+        level,
+        version: 3,
+        ascii: false,
+        threads: rdarrow_arrow::batches::rows::all_cores(),
+        rds: true,
+        writer_version,
+        storage: rdarrow_arrow::StorageOptions::new(Vec::new()),
+    };
+    crate::save_r::save_object(x, file, &o)
+}
+
 /// `write_rdata()`: the tagged pairlist `objects` (as `save()` makes it,
 /// or NULL for none) written as an `.RData` file.
 /// @noRd
@@ -279,6 +311,7 @@ extendr_module! {
     fn arrow_to_rdata_impl;
     fn ipc_to_rdata_impl;
     fn object_to_rdata_impl;
+    fn write_rds_default_impl;
     fn objects_to_rdata_impl;
     fn serialize_native_impl;
 }

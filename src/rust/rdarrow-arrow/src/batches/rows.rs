@@ -389,11 +389,9 @@ impl arrow_array::RecordBatchReader for RowGroupReader {
     }
 }
 
-/// The machine's cores.
+/// The machine's cores (asked once per process).
 pub fn all_cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    rdarrow_format::sources::all_cores::cores()
 }
 
 #[cfg(test)]

@@ -313,9 +313,7 @@ impl Output {
         let threads = if opts.threads > 0 {
             opts.threads
         } else {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
+            crate::batches::rows::all_cores()
         };
         Ok(Output {
             dir: dir.to_path_buf(),

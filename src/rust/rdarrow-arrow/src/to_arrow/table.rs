@@ -451,9 +451,7 @@ pub(crate) fn schema_of(
 
 fn threads_for(plan: &TablePlan) -> usize {
     if plan.nrow >= PARALLEL_ROWS && plan.idx.len() > 1 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+        crate::batches::rows::all_cores()
     } else {
         1
     }

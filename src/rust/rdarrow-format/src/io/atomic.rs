@@ -136,7 +136,12 @@ pub fn write_block(
         }
     }
     file.write_all_at(&block[..len], offset)?;
-    hand_to_disk(file, offset, len as u64);
+    // a whole block goes to the disk now, while the next is made; a file's
+    // last, partial one (a small file's only one) is left to the fsync
+    // that follows at once
+    if len >= FILE_BLOCK {
+        hand_to_disk(file, offset, len as u64);
+    }
     Ok(())
 }
 

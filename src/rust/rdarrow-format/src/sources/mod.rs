@@ -435,7 +435,7 @@ impl Opened {
     /// rdarrow writes them) inflated on every core, an xz stream of many
     /// blocks decoded on every core, anything else on a thread of its own.
     pub(crate) fn decompressed(self, kind: Compression) -> Result<Box<dyn Read + Send>> {
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let cores = all_cores::cores();
         if kind.is_qs_container() {
             return self.unpacked(kind, cores);
         }
