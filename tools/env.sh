@@ -1,4 +1,4 @@
-# Sourced by tools/setup.sh, tools/test.sh and tools/python-wheel.sh: the
+# Sourced by tools/setup.sh, tools/test-env.sh, tools/test.sh and tools/python-wheel.sh: the
 # one place that says where the tool chain and the caches are.
 #
 # What does not change between runs lives in a cache outside the clone,
@@ -62,6 +62,70 @@ rdarrow_prune_cache() {
   [ -n "$rdarrow_cache" ] || return 0
   find "$rdarrow_cache" -mindepth 1 -maxdepth 1 -type d \( -name 'target-*' -o -name 'venv-*' -o -name 'seurat5-*' -o -name 'qs-*' \) \
     -mtime +14 -exec rm -rf {} + 2>/dev/null || true
+}
+
+# Install the Debian packages of "$@" that are not installed yet (apt is not
+# called when all are); on a system without dpkg, the R on the PATH.
+rdarrow_apt() {
+  if command -v dpkg-query >/dev/null 2>&1; then
+    local missing=() p sudo=()
+    for p in "$@"; do
+      if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+      fi
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+      echo "==> Debian packages: all present"
+      return 0
+    fi
+    echo "==> Installing Debian packages: ${missing[*]}"
+    if [ "$(id -u)" -ne 0 ]; then
+      if ! command -v sudo >/dev/null 2>&1; then
+        echo "need root or sudo to install: ${missing[*]}" >&2
+        return 1
+      fi
+      sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y --no-install-recommends "${missing[@]}"
+  elif command -v R >/dev/null 2>&1; then
+    echo "==> Not a Debian system (no dpkg-query); using the R on the PATH"
+  else
+    echo "R is not installed and this is not a Debian system; install R (>= 4.2)." >&2
+    return 1
+  fi
+}
+
+# The Python environment (.venv, a link into the cache): Debian's Python
+# (with the shared libpython that R's reticulate embeds), keyed by the
+# Python and R versions, the test lock and the arrow R sources. Set-up puts
+# in it what the package needs (pyarrow, maturin, the wheel); the test
+# command the rest of the lock and arrow R (tools/test-env.sh).
+rdarrow_venv() {
+  local arrow_r_dir="$rdarrow_root/../shared/arrow-r" key
+  key="$( {
+    /usr/bin/python3 --version
+    R --version | head -1
+    cat "$rdarrow_root/tools/requirements-test.txt"
+    if [ -d "$arrow_r_dir" ]; then sha256sum "$arrow_r_dir"/*.tar.gz "$arrow_r_dir"/install.sh | cut -c1-64; fi
+  } | rdarrow_hash)"
+  if [ -n "$rdarrow_cache" ]; then
+    venv_real="$rdarrow_cache/venv-$key"
+    if [ -e "$rdarrow_root/.venv" ] && [ ! -L "$rdarrow_root/.venv" ]; then
+      echo "==> .venv is a folder of its own: using it instead of the cache"
+      venv_real="$rdarrow_root/.venv"
+    else
+      ln -sfn "$venv_real" "$rdarrow_root/.venv"
+    fi
+  else
+    venv_real="$rdarrow_root/.venv"
+  fi
+  if [ ! -x "$venv_real/bin/python" ]; then
+    rm -rf "$venv_real"
+    /usr/bin/python3 -m venv "$venv_real"
+  fi
+  touch "$venv_real"
 }
 
 # Seconds per step: step_done NAME records the time since the last step;

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Run rdarrow's tests:
+#   -. what only the tests need, installed once (tools/test-env.sh: their
+#      Debian, R and Python packages, arrow R, SeuratObject 5, qs and qs2);
 #   0. the layers point one way (tools/layers.py, ARCHITECTURE.md);
 #   1. the Rust engine's own tests (cargo test, crates rdarrow-format and
 #      rdarrow-arrow; no R);
@@ -28,19 +30,23 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# what only the tests need (cached: a second run finds it all)
+bash tools/test-env.sh
+step_done "test environment"
+
 if [ -z "${RDARROW_PEERS_DIR:-}" ] && [ -d "$root/../shared/corpus/peers" ]; then
   RDARROW_PEERS_DIR="$(cd "$root/../shared/corpus/peers" && pwd)"
   export RDARROW_PEERS_DIR
 fi
 echo "==> RDARROW_PEERS_DIR=${RDARROW_PEERS_DIR:-<unset>}"
 
-# The Python that has pyarrow (made by tools/setup.sh), named explicitly.
+# The Python that has pyarrow (tools/setup.sh, tools/test-env.sh), named explicitly.
 if [ -z "${RETICULATE_PYTHON:-}" ] && [ -x "$root/.venv/bin/python" ]; then
   export RETICULATE_PYTHON="$root/.venv/bin/python"
 fi
 echo "==> RETICULATE_PYTHON=${RETICULATE_PYTHON:-<unset>}"
 
-# The arrow and nanoarrow R packages built by tools/setup.sh.
+# The arrow and nanoarrow R packages built by tools/test-env.sh.
 if [ -d "$root/.venv/r-lib" ]; then
   export R_LIBS="$root/.venv/r-lib${R_LIBS:+:$R_LIBS}"
 fi

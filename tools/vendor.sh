@@ -66,7 +66,7 @@ if cargo vendor-filterer --help >/dev/null 2>&1; then
   for path in tests benches examples test-macros; do args+=("--exclude-crate-path=*#$path"); done
   cargo vendor-filterer "${args[@]}" --versioned-dirs vendor >vendor-config.toml
 else
-  echo "vendor.sh: cargo-vendor-filterer is not installed (tools/setup.sh installs it): vendoring every platform's crates" >&2
+  echo "vendor.sh: cargo-vendor-filterer is not installed (tools/test-env.sh installs it): vendoring every platform's crates" >&2
   cargo vendor --locked --versioned-dirs vendor >vendor-config.toml
 fi
 # the config cargo prints names the folder relative to the manifest; the

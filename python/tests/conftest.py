@@ -57,12 +57,12 @@ def cargo_cli():
 
 def seurat5_lib():
     """The library of the real SeuratObject 5 (RDARROW_SEURAT5_LIB, built by
-    tools/setup.sh into .seurat5); a skip when it is not built, a failure
+    tools/test-env.sh into .seurat5); a skip when it is not built, a failure
     where the suite requires it (RDARROW_REQUIRE_SEURAT5=1)."""
     lib = os.environ.get("RDARROW_SEURAT5_LIB")
     if lib and Path(lib).is_dir():
         return lib
-    why = "SeuratObject 5 is not built (tools/setup.sh builds it from ../shared/seurat5 into .seurat5)"
+    why = "SeuratObject 5 is not built (tools/test-env.sh builds it from ../shared/seurat5 into .seurat5)"
     if os.environ.get("RDARROW_REQUIRE_SEURAT5") == "1":
         raise AssertionError(why)
     pytest.skip(why)
@@ -70,12 +70,12 @@ def seurat5_lib():
 
 def qs_lib():
     """The library of the real qs and qs2 (RDARROW_QS_LIB, built by
-    tools/setup.sh into .qs-lib); a skip when it is not built, a failure
+    tools/test-env.sh into .qs-lib); a skip when it is not built, a failure
     where the suite requires it (RDARROW_REQUIRE_QS=1)."""
     lib = os.environ.get("RDARROW_QS_LIB")
     if lib and (Path(lib) / "qs2").is_dir():
         return lib
-    why = "qs and qs2 are not built (tools/setup.sh builds them from ../shared/qs into .qs-lib)"
+    why = "qs and qs2 are not built (tools/test-env.sh builds them from ../shared/qs into .qs-lib)"
     if os.environ.get("RDARROW_REQUIRE_QS") == "1":
         raise AssertionError(why)
     pytest.skip(why)
@@ -88,7 +88,7 @@ def need_single_cell_r(run_r):
         # installed (found, not loaded: loading them takes seconds)
         run_r("if (length(find.package(c('SeuratObject', 'SingleCellExperiment'), quiet = TRUE)) < 2) quit(status = 3)")
     except AssertionError:
-        pytest.skip("SeuratObject or SingleCellExperiment is not installed in R (tools/setup.sh installs them)")
+        pytest.skip("SeuratObject or SingleCellExperiment is not installed in R (tools/test-env.sh installs them)")
 
 
 # A data frame of every column kind rdarrow maps (factor and ordered
@@ -341,7 +341,7 @@ REQUIRE = os.environ.get("RDARROW_REQUIRE_SPARK") == "1"
 
 def _need(what, why):
     if REQUIRE:
-        raise AssertionError(f"{what}: {why} (tools/setup.sh installs it)")
+        raise AssertionError(f"{what}: {why} (tools/test-env.sh installs it)")
     pytest.skip(f"{what}: {why}")
 
 

@@ -1,4 +1,4 @@
-# The real qs 0.27.3 and qs2 0.2.1, built by tools/setup.sh from
+# The real qs 0.27.3 and qs2 0.2.1, built by tools/test-env.sh from
 # ../shared/qs into .qs-lib (RDARROW_QS_LIB): the tests of .qs, .qs2 and
 # .qdata files make their files with them and read rdarrow's back with
 # them. A skip where they are not built; a failure where the suite
@@ -6,7 +6,7 @@
 qs_lib <- function() {
   lib <- Sys.getenv("RDARROW_QS_LIB")
   if (nzchar(lib) && dir.exists(file.path(lib, "qs2"))) return(lib)
-  why <- "qs and qs2 are not built (tools/setup.sh builds them from ../shared/qs into .qs-lib)"
+  why <- "qs and qs2 are not built (tools/test-env.sh builds them from ../shared/qs into .qs-lib)"
   if (identical(Sys.getenv("RDARROW_REQUIRE_QS"), "1")) stop(why, call. = FALSE)
   testthat::skip(why)
 }
@@ -17,7 +17,7 @@ qs_pkgs <- function() {
   if (!lib %in% .libPaths()) .libPaths(c(lib, .libPaths()))
   # (named by a variable: test-only packages, outside DESCRIPTION, built
   # by set-up from ../shared/qs)
-  pkgs <- c(qs = "qs", qs2 = "qs2")
+  pkgs <- c(qs = "qs", qs2 = "qs2", stringfish = "stringfish")
   lapply(pkgs, function(p) asNamespace(loadNamespace(p)))
 }
 

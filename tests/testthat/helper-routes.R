@@ -53,7 +53,7 @@ rt_routes <- function(x, routes = c("stream", "table", "ipc_file", "ipc_stream",
 # Expect every route to give `x` back.
 expect_every_route <- function(x, label) {
   if (!requireNamespace("arrow", quietly = TRUE)) {
-    skip("the arrow R package is not installed (tools/setup.sh builds it): the arrow Table route cannot run")
+    skip("the arrow R package is not installed (tools/test-env.sh builds it): the arrow Table route cannot run")
   }
   got <- rt_routes(x)
   bad <- got[got != "ok"]

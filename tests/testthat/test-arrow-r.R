@@ -1,5 +1,5 @@
 # The real arrow and nanoarrow R packages as consumers of rdarrow's stream,
-# and arrow R objects as input to arrow_to_rdata(). tools/setup.sh builds
+# and arrow R objects as input to arrow_to_rdata(). tools/test-env.sh builds
 # both packages for the tests; without them these tests skip, saying so.
 
 arrow_r_frame <- function() {

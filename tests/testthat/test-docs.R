@@ -15,7 +15,7 @@ test_that("the pkgdown site builds offline without warnings, every export indexe
   skip_on_cran()
   root <- docs_root()
   if (!requireNamespace("pkgdown", quietly = TRUE)) {
-    skip("pkgdown is not installed (tools/setup.sh installs Debian's r-cran-pkgdown)")
+    skip("pkgdown is not installed (tools/test-env.sh installs Debian's r-cran-pkgdown)")
   }
   site <- withr::local_tempdir("rdarrow-site-")
   warnings <- character()

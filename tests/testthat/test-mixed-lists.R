@@ -104,7 +104,7 @@ test_that("lme4's fits and profiles come back with the bytes R's save() and load
   # (CI installs lme4 with the set-up; skipped loudly where it is missing;
   # found, not loaded here: its classes would mask others in this session)
   pkg <- "lme4"
-  if (!nzchar(system.file(package = pkg))) skip(paste(pkg, "is not installed (tools/setup.sh installs it)"))
+  if (!nzchar(system.file(package = pkg))) skip(paste(pkg, "is not installed (tools/test-env.sh installs it)"))
   dir <- local_tempdir()
   # in a child R process
   res <- callr::r(function(dir, lib, pkg) {
@@ -144,7 +144,7 @@ test_that("lme4's fits and profiles come back with the bytes R's save() and load
 test_that("@ paths reach into a SingleCellExperiment's slots", {
   # (found, not loaded here: DelayedArray's Array class would mask arrow's)
   pkg <- "SingleCellExperiment"
-  if (!nzchar(system.file(package = pkg))) skip(paste(pkg, "is not installed (tools/setup.sh installs it)"))
+  if (!nzchar(system.file(package = pkg))) skip(paste(pkg, "is not installed (tools/test-env.sh installs it)"))
   dir <- local_tempdir()
   f <- file.path(dir, "sce.rds")
   ref <- callr::r(function(f, pkg) {

@@ -249,7 +249,7 @@ test_that("environments keep their hash tables in read_rdata() from a file and f
 
   # a package's data base: nlme's (its grouped data hold formulas)
   rdb <- system.file("data", "Rdata.rdb", package = "nlme")
-  if (!nzchar(rdb)) skip("the nlme package is not installed (tools/setup.sh installs r-cran-nlme)")
+  if (!nzchar(rdb)) skip("the nlme package is not installed (tools/test-env.sh installs r-cran-nlme)")
   pk <- new.env()
   lazyLoad(sub("\\.rdb$", "", rdb), envir = pk)
   for (nm in c("bdf", "Orthodont", "Oxboys", "Pixel")) {

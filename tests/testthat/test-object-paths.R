@@ -227,7 +227,7 @@ test_that("object paths reach into S4 objects' slots with @, in every reader and
 
 test_that("a Seurat object's counts are reached by pbmc@assays$RNA@counts", {
   seurat <- "SeuratObject"
-  skip_if_not(requireNamespace(seurat, quietly = TRUE), "SeuratObject is not installed (tools/setup.sh installs it)")
+  skip_if_not(requireNamespace(seurat, quietly = TRUE), "SeuratObject is not installed (tools/test-env.sh installs it)")
   e <- new.env()
   utils::data("pbmc_small", package = seurat, envir = e)
   pbmc <- e$pbmc_small

@@ -272,7 +272,7 @@ test_that("write_rds() writes .qdata files qs2::qd_read() reads back identical, 
 
 test_that("every sink takes stringfish's ALTREP vectors and the objects of qs2's correctness tests", {
   p <- qs_pkgs()
-  sf <- asNamespace(loadNamespace("stringfish"))
+  sf <- p$stringfish
   set.seed(11)
   strs <- c(NA, "", "\u00e9t\u00e9", vapply(1:300, function(i) paste(sample(letters, i %% 17), collapse = ""), ""))
   sfv <- sf$convert_to_sf(strs)

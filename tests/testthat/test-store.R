@@ -13,7 +13,7 @@ local_s3 <- function(env = parent.frame()) {
   moto <- if (nzchar(py)) file.path(dirname(py), "moto_server") else ""
   if (!nzchar(moto) || !file.exists(moto)) {
     if (identical(Sys.getenv("RDARROW_REQUIRE_STORE"), "1")) {
-      stop("moto_server is not installed in RETICULATE_PYTHON's environment (tools/setup.sh)")
+      stop("moto_server is not installed in RETICULATE_PYTHON's environment (tools/test-env.sh)")
     }
     skip("moto_server is not installed (RETICULATE_PYTHON's environment): the object store tests need it")
   }
@@ -209,7 +209,7 @@ test_that("storage_options give the endpoint and keys, and secrets stay out of m
   opts <- list(endpoint_url = srv$endpoint, aws_access_key_id = "testing",
                aws_secret_access_key = "topsecretvalue", allow_http = TRUE)
   expect_identical(read_rds("s3://lab/o/cars.rds", storage_options = opts), mtcars)
-  expect_identical(rdata_objects("s3://lab/o/cars.rds", storage_options = opts)$nrow, 32)
+  expect_identical(rdata_objects("s3://lab/o/cars.rds", storage_options = opts)$nrow, 32L)
   arrow_to_rdata(mtcars, "s3://lab/o/written.rds", storage_options = opts)
   expect_identical(read_rds("s3://lab/o/written.rds", storage_options = opts), mtcars)
   err <- expect_error(read_rds("s3://lab/o/cars.rds", storage_options = c(opts, colour = "red")),

@@ -176,7 +176,7 @@ test_that("thousands of generated nested lists come back with R's bytes or are r
     res$object <- paste("seed", few[as.integer(res$object)])
     ud_expect(res, sprintf("%d generated objects, other routes", length(few)))
   } else {
-    skip("the arrow R package is not installed (tools/setup.sh builds it): the arrow Table route cannot run")
+    skip("the arrow R package is not installed (tools/test-env.sh builds it): the arrow Table route cannot run")
   }
 })
 
@@ -226,10 +226,10 @@ test_that("the generator's finds stay fixed (its seed corpus)", {
 })
 
 test_that("lme4's stored fits and profiles, whose NAs R's arithmetic made, come back with R's bytes", {
-  # (lme4's own test data, installed with it: tools/setup.sh installs
+  # (lme4's own test data, installed with it: tools/test-env.sh installs
   # r-cran-lme4)
   dir <- system.file("testdata", package = "lme4")
-  if (!nzchar(dir)) skip("lme4 is not installed (tools/setup.sh installs it)")
+  if (!nzchar(dir)) skip("lme4 is not installed (tools/test-env.sh installs it)")
   cli <- cli_binary()
   files <- file.path(dir, c("badprof.rds", "gotway_hessianfly.rda", "tprfm1.RData"))
   objs <- list()
@@ -255,10 +255,10 @@ test_that("lme4's stored fits and profiles, whose NAs R's arithmetic made, come 
 })
 
 test_that("Biobase's objects saved before R 2.4 (S4 objects without the S4 bit) keep R's flags on every route", {
-  # (Biobase's own test data, installed with it: tools/setup.sh installs
+  # (Biobase's own test data, installed with it: tools/test-env.sh installs
   # r-bioc-biobase)
   dir <- system.file("unitTests", "VersionedClass_data", "2.0", package = "Biobase")
-  if (!nzchar(dir)) skip("Biobase is not installed (tools/setup.sh installs it)")
+  if (!nzchar(dir)) skip("Biobase is not installed (tools/test-env.sh installs it)")
   cli <- cli_binary()
   names <- c("ExpressionSet", "AnnotatedDataFrame", "MultiSet", "SnpSet", "Versioned",
              "VersionedBiobase", "aggregator", "container", "phenoData")
@@ -279,7 +279,7 @@ test_that("Biobase's objects saved before R 2.4 (S4 objects without the S4 bit) 
 
 test_that("glmmTMB's fits (an engine environment, external pointers) come back with R's bytes", {
   pkg <- "glmmTMB"
-  if (!nzchar(system.file(package = pkg))) skip(paste(pkg, "is not installed (tools/setup.sh installs it)"))
+  if (!nzchar(system.file(package = pkg))) skip(paste(pkg, "is not installed (tools/test-env.sh installs it)"))
   cli <- cli_binary()
   dir <- local_tempdir()
   f <- file.path(dir, "fits.rds")

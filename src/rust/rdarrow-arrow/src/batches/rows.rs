@@ -391,7 +391,7 @@ impl arrow_array::RecordBatchReader for RowGroupReader {
 
 /// The machine's cores (asked once per process).
 pub fn all_cores() -> usize {
-    rdarrow_format::sources::all_cores::cores()
+    rdarrow_format::base::limits::cores()
 }
 
 #[cfg(test)]

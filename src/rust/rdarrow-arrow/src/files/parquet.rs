@@ -539,6 +539,56 @@ mod tests {
     }
 
     #[test]
+    fn a_factor_reads_back_whatever_its_codec_width_and_runs() {
+        // the dictionary pages' own RLE/bit-packed hybrid and compression
+        // (files/parquet_layout.rs), read back by parquet's reader
+        let n = 20_003usize;
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for n_levels in [1usize, 2, 3, 200, 300, 70_000] {
+            let levels = Arc::new(StringArray::from_iter_values((0..n_levels).map(|i| format!("l{i}"))));
+            // long runs, single values and nulls, mixed
+            let keys = Int32Array::from_iter((0..n).map(|i| {
+                let block = i / 97;
+                if block % 5 == 4 && next() % 3 == 0 {
+                    None
+                } else if block % 2 == 0 {
+                    Some((block % n_levels) as i32)
+                } else {
+                    Some((next() % n_levels) as i32)
+                }
+            }));
+            let factor = DictionaryArray::<Int32Type>::try_new(keys, levels.clone()).unwrap();
+            let schema = Arc::new(Schema::new(vec![Field::new("g", factor.data_type().clone(), true)]));
+            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(factor.clone())]).unwrap();
+            let table = ArrowTable { schema, batches: vec![batch], warnings: vec![] };
+            for compression in [
+                ParquetCompression::Zstd,
+                ParquetCompression::Snappy,
+                ParquetCompression::Gzip,
+                ParquetCompression::Lz4,
+                ParquetCompression::Uncompressed,
+            ] {
+                let opts = ParquetOptions { compression, threads: 1, ..Default::default() };
+                let bytes = Bytes::from(write_parquet(&table, Vec::new(), &opts).unwrap());
+                let back: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(bytes)
+                    .unwrap()
+                    .with_batch_size(n)
+                    .build()
+                    .unwrap()
+                    .map(|b| b.unwrap())
+                    .collect();
+                let got = back[0].column(0).as_dictionary::<Int32Type>();
+                assert_eq!(got.values().as_ref(), levels.as_ref() as &dyn Array, "{n_levels} levels, {compression:?}");
+                assert_eq!(got.keys(), factor.keys(), "{n_levels} levels, {compression:?}");
+            }
+        }
+    }
+
+    #[test]
     fn a_factor_keeps_its_levels_in_every_row_group() {
         // levels "b", "a", "unused": not in order of appearance, one unused
         let n = 10_000;

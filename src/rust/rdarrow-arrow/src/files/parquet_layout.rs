@@ -539,6 +539,97 @@ pub(crate) enum Chunk {
 /// Values per data page of a [`dictionary_chunk`].
 pub(crate) const DICTIONARY_PAGE_VALUES: usize = 1 << 20;
 
+/// `values` (each under 2^`width`) in Parquet's RLE/bit-packed hybrid
+/// encoding, without its length prefix: a run of 8 or more equal values
+/// as an RLE run (ULEB128 header `len << 1`, the value in whole bytes),
+/// the rest bit-packed (header `groups << 1 | 1`, groups of 8 values,
+/// least significant bit first, the last group padded with zeros).
+fn rle_hybrid(values: &[u64], width: u8) -> Vec<u8> {
+    fn uleb(out: &mut Vec<u8>, mut v: u64) {
+        loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+    // whether a run of at least 8 equal values starts at `i`
+    let run8 = |i: usize| i + 8 <= values.len() && values[i + 1..i + 8].iter().all(|&v| v == values[i]);
+    let value_bytes = (width as usize).div_ceil(8);
+    let mut out = Vec::with_capacity(values.len() * width as usize / 8 + 16);
+    let mut i = 0;
+    while i < values.len() {
+        if run8(i) {
+            let mut end = i + 8;
+            while end < values.len() && values[end] == values[i] {
+                end += 1;
+            }
+            uleb(&mut out, ((end - i) as u64) << 1);
+            out.extend_from_slice(&values[i].to_le_bytes()[..value_bytes]);
+            i = end;
+            continue;
+        }
+        // groups of 8 until a run begins at a group's start (or 63 groups,
+        // whose count fits the header's one byte)
+        let start = i;
+        let mut groups = 0usize;
+        loop {
+            groups += 1;
+            i = start + groups * 8;
+            if i >= values.len() || groups == 63 || run8(i) {
+                break;
+            }
+        }
+        uleb(&mut out, ((groups as u64) << 1) | 1);
+        let mut acc = 0u128;
+        let mut bits = 0u32;
+        for k in start..start + groups * 8 {
+            acc |= (values.get(k).copied().unwrap_or(0) as u128) << bits;
+            bits += width as u32;
+            while bits >= 8 {
+                out.push(acc as u8);
+                acc >>= 8;
+                bits -= 8;
+            }
+        }
+        if bits > 0 {
+            out.push(acc as u8);
+        }
+        i = i.min(values.len());
+    }
+    out
+}
+
+/// A page's bytes compressed as Parquet's `codec` says (`None`: stored as
+/// they are): zstd and gzip at the codec's level, Snappy's raw format,
+/// LZ4's block format (LZ4_RAW).
+fn compress_page(codec: Codec, plain: &[u8]) -> parquet::errors::Result<Option<Vec<u8>>> {
+    use parquet::errors::ParquetError;
+    let external = |e: std::io::Error| ParquetError::External(Box::new(e));
+    Ok(Some(match codec {
+        Codec::UNCOMPRESSED => return Ok(None),
+        Codec::ZSTD(level) => zstd::bulk::compress(plain, level.compression_level()).map_err(external)?,
+        Codec::GZIP(level) => {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level.compression_level()));
+            e.write_all(plain).map_err(external)?;
+            e.finish().map_err(external)?
+        }
+        Codec::SNAPPY => snap::raw::Encoder::new()
+            .compress_vec(plain)
+            .map_err(|e| ParquetError::External(Box::new(e)))?,
+        Codec::LZ4_RAW => lz4_flex::block::compress(plain),
+        other => {
+            return Err(ParquetError::General(format!(
+                "rdarrow does not write Parquet pages compressed with {other}"
+            )))
+        }
+    }))
+}
+
 /// A factor's column chunk with the factor's own levels as the dictionary
 /// page: all of them, in their order, as arrow's C++ writer stores a
 /// dictionary column. (arrow-rs's writer encodes the values again, which
@@ -554,7 +645,6 @@ pub(crate) fn dictionary_chunk(
 ) -> parquet::errors::Result<Option<Chunk>> {
     use parquet::basic::Encoding;
     use parquet::column::page::{CompressedPage, Page, PageWriter};
-    use parquet::encodings::rle::RleEncoder;
     use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
     let Some(dict) = array.as_any_dictionary_opt() else {
         return Ok(None);
@@ -578,16 +668,10 @@ pub(crate) fn dictionary_chunk(
     if descr.max_rep_level() != 0 || levels.is_empty() || levels.len() != values.len() {
         return Ok(None);
     }
-    let mut compressor = parquet::compression::create_codec(codec, &Default::default())?;
-    let mut compressed = Vec::new();
-    let mut compress = |plain: Vec<u8>| -> parquet::errors::Result<(Bytes, usize)> {
+    let compress = |plain: Vec<u8>| -> parquet::errors::Result<(Bytes, usize)> {
         let size = plain.len();
-        Ok(match compressor.as_mut() {
-            Some(c) => {
-                compressed.clear();
-                c.compress(&plain, &mut compressed)?;
-                (Bytes::copy_from_slice(&compressed), size)
-            }
+        Ok(match compress_page(codec, &plain)? {
+            Some(compressed) => (Bytes::from(compressed), size),
             None => (Bytes::from(plain), size),
         })
     };
@@ -656,18 +740,14 @@ pub(crate) fn dictionary_chunk(
         let end = (start + DICTIONARY_PAGE_VALUES).min(keys.len());
         let mut plain = Vec::new();
         if nullable {
-            let mut defs = RleEncoder::new(1, 1024);
-            (start..end).for_each(|i| defs.put(valid(i) as u64));
-            let defs = defs.consume();
+            let defs: Vec<u64> = (start..end).map(|i| valid(i) as u64).collect();
+            let defs = rle_hybrid(&defs, 1);
             plain.extend_from_slice(&(defs.len() as u32).to_le_bytes());
             plain.extend_from_slice(&defs);
         }
-        let mut ids = RleEncoder::new(width, 1024);
-        for i in (start..end).filter(|&i| valid(i)) {
-            ids.put(keys[i] as u64);
-        }
+        let ids: Vec<u64> = (start..end).filter(|&i| valid(i)).map(|i| keys[i] as u64).collect();
         plain.push(width);
-        plain.extend_from_slice(&ids.consume());
+        plain.extend_from_slice(&rle_hybrid(&ids, width));
         let (buf, size) = compress(plain)?;
         let page = Page::DataPage {
             buf,

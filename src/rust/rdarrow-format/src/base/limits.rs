@@ -74,3 +74,11 @@ pub fn stack_left() -> Option<(usize, usize)> {
 thread_local! {
     static STACK_BOUNDS: Option<(usize, usize)> = stack_bounds();
 }
+
+/// The machine's cores, asked once per process: the question reads the
+/// cgroup's files on Linux (tens of microseconds, paid by every small call
+/// otherwise), and its answer does not change while the process runs.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}

@@ -266,7 +266,7 @@ pub fn check_sparse<'a>(
 /// once, and memory is its bound.
 fn any_of(v: &[i32], bad: impl Fn(i32) -> bool + Sync) -> bool {
     let scan = |part: &[i32]| part.iter().fold(false, |any, &x| any | bad(x));
-    let cores = crate::sources::all_cores::cores();
+    let cores = crate::base::limits::cores();
     if v.len() < (1 << 22) || cores < 2 {
         return scan(v);
     }

@@ -27,17 +27,9 @@ pub fn on_thread_with_stack(opts: &ReadOptions, stack: usize) -> ReadOptions {
     }
 }
 
-/// The machine's cores, asked once per process: the question reads the
-/// cgroup's files on Linux (tens of microseconds, paid by every small call
-/// otherwise), and its answer does not change while the process runs.
-pub fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
-}
-
 /// The threads for `n` inputs: one per core, at most one per input.
 pub fn threads_for(n: usize) -> usize {
-    cores().min(n).max(1)
+    crate::base::limits::cores().min(n).max(1)
 }
 
 /// Results that may wait to be taken, per thread, whatever their weight.

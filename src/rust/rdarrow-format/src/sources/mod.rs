@@ -435,7 +435,7 @@ impl Opened {
     /// rdarrow writes them) inflated on every core, an xz stream of many
     /// blocks decoded on every core, anything else on a thread of its own.
     pub(crate) fn decompressed(self, kind: Compression) -> Result<Box<dyn Read + Send>> {
-        let cores = all_cores::cores();
+        let cores = crate::base::limits::cores();
         if kind.is_qs_container() {
             return self.unpacked(kind, cores);
         }
