@@ -74,6 +74,8 @@ test_that("the vendored source package passes R CMD check --as-cran, offline", {
   exdir <- file.path(work, "unpacked")
   utils::untar(tarball, files = c("rdarrow/src/rust/vendor.tar.xz", "rdarrow/src/rust/Cargo.toml"), exdir = exdir)
   vendored_mb <- file.size(file.path(exdir, "rdarrow/src/rust/vendor.tar.xz")) / 2^20
+  message(sprintf("vendored crates: %.1f MiB (xz), the source package %.1f MiB",
+                  vendored_mb, file.size(tarball) / 2^20))
   expect_lt(vendored_mb, 24)
   members <- grep("^members", readLines(file.path(exdir, "rdarrow/src/rust/Cargo.toml")), value = TRUE)
   expect_identical(members, 'members = ["rdarrow-format", "rdarrow-arrow", "rdarrow-r"]')

@@ -211,14 +211,41 @@ fn r_error_message() -> String {
 /// R's version, the oldest reader, the native encoding): what
 /// `serialize(NULL, NULL)` writes before its one item.
 fn r_header(version: i32) -> Result<Vec<u8>, Error> {
-    let bytes = eval_string(&format!(
-        "base::serialize(NULL, NULL, xdr = TRUE, version = {version}L)"
-    ))
-    .ok()
-    .and_then(|r| r.as_raw_slice().map(<[u8]>::to_vec))
-    .ok_or_else(|| Error::new(ErrorKind::Io, "cannot ask R for its serialization header"))?;
+    unsafe extern "C" fn header_bytes(stream: *mut R_outpstream_st, buf: *mut c_void, n: c_int) {
+        let out = &mut *((*stream).data as *mut Vec<u8>);
+        if n > 0 {
+            out.extend_from_slice(std::slice::from_raw_parts(buf as *const u8, n as usize));
+        }
+    }
+    unsafe extern "C" fn header_char(stream: *mut R_outpstream_st, c: c_int) {
+        let mut b = c as u8;
+        header_bytes(stream, &mut b as *mut u8 as *mut c_void, 1);
+    }
+    // R's own serializer, writing NULL (no parse, no R code): the header
+    // as this session's R writes it, native encoding included
+    let mut bytes: Vec<u8> = Vec::with_capacity(32);
+    // SAFETY: the stream lives for the call, its data is `bytes`, and
+    // serializing NULL allocates nothing R could collect
+    unsafe {
+        let mut stream: R_outpstream_st = std::mem::zeroed();
+        R_InitOutPStream(
+            &mut stream,
+            &mut bytes as *mut Vec<u8> as *mut c_void,
+            R_pstream_format_t::R_pstream_xdr_format,
+            version,
+            Some(header_char),
+            Some(header_bytes),
+            None,
+            extendr_ffi::R_NilValue,
+        );
+        R_Serialize(extendr_ffi::R_NilValue, &mut stream);
+    }
+    if bytes.len() < 4 {
+        return Err(Error::new(ErrorKind::Io, "cannot ask R for its serialization header"));
+    }
     // the item: NULL's code, 254
-    Ok(bytes[..bytes.len().saturating_sub(4)].to_vec())
+    bytes.truncate(bytes.len() - 4);
+    Ok(bytes)
 }
 
 /// The container magic (for `save()` files) and R's header.

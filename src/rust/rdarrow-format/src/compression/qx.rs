@@ -638,7 +638,9 @@ pub fn compress_blocks(data: &[u8], level: i32) -> io::Result<Vec<u8>> {
     let mut z = zstd::bulk::Compressor::new(level)?;
     let mut probe = zstd::bulk::Compressor::new(-1)?;
     let mut shuffled = Vec::new();
-    let mut frame = Vec::with_capacity(MAX_FRAME);
+    // room for the largest frame of these blocks (a small object's is
+    // small: no megabyte mapped and unmapped for it)
+    let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(data.len().min(MAX_BLOCK)));
     for block in data.chunks(MAX_BLOCK) {
         let shuffle_it = worth_shuffling(block, &mut probe, &mut shuffled)?;
         frame.clear();

@@ -34,7 +34,7 @@ struct Blocks<'a> {
 impl Blocks<'_> {
     fn flush(&mut self) -> Result<()> {
         if !self.current.is_empty() {
-            let block = std::mem::replace(&mut self.current, Vec::with_capacity(MAX_BLOCK));
+            let block = std::mem::take(&mut self.current);
             (self.done)(block)?;
         }
         Ok(())
@@ -397,8 +397,9 @@ fn tree<'a, 'b>(
 
 /// Write the payload of `root` into blocks, each handed to `done`.
 fn encode(root: &Item<'_>, done: &mut dyn FnMut(Vec<u8>) -> Result<()>) -> Result<()> {
+    // (a block's room grows as it fills: a small object's stays small)
     let mut b = Blocks {
-        current: Vec::with_capacity(MAX_BLOCK),
+        current: Vec::new(),
         done,
     };
     let mut groups: [Vec<&Item<'_>>; 5] = Default::default();
