@@ -12,6 +12,45 @@ from pathlib import Path
 import pytest
 
 
+LOCK = Path(os.environ.get("RDARROW_TEST_LOCK") or Path(__file__).resolve().parents[2] / "tools" / "requirements-test.txt")
+
+
+def _lock_mismatches():
+    """The packages of the test lock (tools/requirements-test.txt) missing
+    from this environment or at another version."""
+    from importlib import metadata
+
+    def norm(name):
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    installed = {norm(d.metadata["Name"]): d.version for d in metadata.distributions() if d.metadata["Name"]}
+    out = []
+    for line in LOCK.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" not in line:
+            continue
+        name, version = (x.strip() for x in line.split("==", 1))
+        have = installed.get(norm(name))
+        if have != version:
+            out.append(f"{name}=={version} (installed: {have or 'none'})")
+    return out
+
+
+def pytest_sessionstart(session):
+    """The suite runs in the locked environment (tools/test-env.sh installs
+    it); anything else fails at once, saying what differs."""
+    if not LOCK.is_file() or os.environ.get("RDARROW_SKIP_LOCK_CHECK"):
+        return
+    wrong = _lock_mismatches()
+    if wrong:
+        pytest.exit(
+            "the Python environment does not match the test lock tools/requirements-test.txt "
+            f"({len(wrong)} packages: {', '.join(wrong[:8])}{', ...' if len(wrong) > 8 else ''}); "
+            "run bash tools/test-env.sh, or tools/lock-test-env.sh to change the lock on purpose",
+            returncode=3,
+        )
+
+
 def _rscript():
     r = shutil.which("Rscript")
     if r is None:

@@ -51,7 +51,7 @@ def _mypy(tmp_path, *args):
     try:
         import mypy  # noqa: F401
     except ImportError:
-        pytest.fail("mypy is not installed (tools/setup.sh installs tools/requirements-test.txt)")
+        pytest.fail("mypy is not installed (tools/test-env.sh installs tools/requirements-test.txt)")
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", os.devnull, "--ignore-missing-imports", *args],
         capture_output=True, text=True, cwd=tmp_path,
