@@ -26,13 +26,15 @@ def pip_line(module: str) -> str:
     return f"pip install {_PIP.get(module, module.split('.')[0])}"
 
 
-def need(module: str, what: str) -> Any:
+def need(module: str, what: str, instead: str = "") -> Any:
     """``module``, imported; if it is missing, an :class:`ImportError` of one
-    line saying that ``what`` needs it and how to install it."""
+    line saying that ``what`` needs it, how to install it, and (``instead``)
+    what else would do."""
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ImportError(f"{what} needs {module.split('.')[0]}: {pip_line(module)}") from None
+        tail = f" ({instead})" if instead else ""
+        raise ImportError(f"{what} needs {module.split('.')[0]}: {pip_line(module)}{tail}") from None
 
 
 def have(module: str) -> Any:
@@ -47,16 +49,17 @@ class Lazy:
     """A module imported at its first use (``np = Lazy("numpy", "...")``):
     the modules of values that need NumPy use it as they would the module."""
 
-    __slots__ = ("_name", "_what", "_module")
+    __slots__ = ("_name", "_what", "_instead", "_module")
 
-    def __init__(self, name: str, what: str) -> None:
+    def __init__(self, name: str, what: str, instead: str = "") -> None:
         self._name = name
         self._what = what
+        self._instead = instead
         self._module = None
 
     def __getattr__(self, attr: str) -> Any:
         module = self._module
         if module is None:
-            module = need(self._name, self._what)
+            module = need(self._name, self._what, self._instead)
             object.__setattr__(self, "_module", module)
         return getattr(module, attr)

@@ -60,7 +60,7 @@ def pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame": 
     :func:`read_pandas`), ``row_names`` (a list, else automatic) its index."""
     from ._optional import need
 
-    pd = need("pandas", "reading a data frame as a pandas DataFrame (or read_objects(..., plain=True))")
+    pd = need("pandas", "a data frame as a pandas DataFrame", "or read_objects(..., plain=True) for plain values")
     import pyarrow as pa
 
     mapping = {

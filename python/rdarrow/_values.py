@@ -95,7 +95,7 @@ from typing import Any, Optional
 from ._optional import Lazy, have, pip_line
 
 # NumPy when a value first needs it: plain values (plain=True) need none
-np = Lazy("numpy", "reading R vectors as NumPy arrays (or read_objects(..., plain=True))")
+np = Lazy("numpy", "R vectors as NumPy arrays", "or read_objects(..., plain=True) for plain values")
 
 from ._rdarrow import RFrame, RS4, RTensor, RVector
 from ._arrow import Capsule
