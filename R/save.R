@@ -89,20 +89,19 @@ write_rds <- function(object, file, compress = TRUE, compression_level = NULL,
   }
   # the usual call (a path, the defaults): one call into the engine, which
   # says NULL where the general path has more to say
+  done <- NULL
   if (is.character(file) && length(file) == 1L && !is.na(file) && nzchar(file) &&
       isTRUE(compress) && is.null(compression_level) && identical(version, 3L) &&
       isFALSE(ascii) && is.null(threads) && is.null(storage_options)) {
     done <- write_rds_default_impl(object, path.expand(file), writer_version())
-    if (!is.null(done)) {
-      check_engine(done, file = file)
-      for (line in attr(done, "left_out")) message(line)
-      return(invisible(file))
-    }
+    if (!is.null(done)) done <- check_engine(done, file = file)
   }
-  o <- write_options(file, "object", compress, compression_level,
-                     version, ascii, threads, storage_options)
-  done <- check_engine(object_to_rdata_impl(object, o$file, o$name, o$compress, o$level, o$version,
-                                            o$ascii, o$threads, TRUE, o$writer, o$storage))
+  if (is.null(done)) {
+    o <- write_options(file, "object", compress, compression_level,
+                       version, ascii, threads, storage_options)
+    done <- check_engine(object_to_rdata_impl(object, o$file, o$name, o$compress, o$level, o$version,
+                                              o$ascii, o$threads, TRUE, o$writer, o$storage))
+  }
   # what a .qdata file leaves out (data.table's pointer to itself), told
   # as qd_save() tells it
   for (line in attr(done, "left_out")) message(line)

@@ -48,20 +48,39 @@ fn rdata_read_impl(
     stream_name: &str,
     settings: Robj,
 ) -> Robj {
-    let path = match crate::given::Given::of(&path) {
-        Ok(g) => g,
-        Err(e) => return error_value(&e),
-    };
-    let (wanted, opts, mut vectors) = read_for_r_setup(objects, &settings);
+    match read_doc_for_r(&path, objects, stream_name, &settings) {
+        Ok((doc, objs)) => read_value(&doc, objs).unwrap_or_else(|e| error_value(&e)),
+        Err(e) => error_value(&e),
+    }
+}
+
+/// The document of `path` and the objects `objects` names (all if NULL),
+/// read for R (vectors allocated by R on this thread).
+fn read_doc_for_r(
+    path: &Robj,
+    objects: Nullable<Vec<String>>,
+    stream_name: &str,
+    settings: &Robj,
+) -> rdarrow_arrow::Result<(Document, Vec<(String, rdarrow_arrow::RObject)>)> {
+    let path = crate::given::Given::of(path)?;
+    let (wanted, opts, mut vectors) = read_for_r_setup(objects, settings);
     let read = crate::job::read_for_r("Reading", &opts, &mut || vectors.serve(), |opts| {
         rdarrow_arrow::read_for_r(&path, wanted.as_deref(), stream_name, opts)
     });
     drop(opts);
-    let (doc, objs) = match read {
-        Ok(d) => d,
-        Err(e) => return error_value(&e),
-    };
-    read_value(&doc, objs).unwrap_or_else(|e| error_value(&e))
+    read
+}
+
+/// One object the builder builds whole (`builder.plain()`), as R's value.
+fn build_plain(builder: &RBuilder<'_>, obj: &mut rdarrow_arrow::RObject) -> rdarrow_arrow::Result<Robj> {
+    match unsafe { builder.build(obj) } {
+        Ok(sexp) => Ok(unsafe { Robj::from_sexp(sexp) }),
+        Err(BuildError::Fallback) => Err(rdarrow_arrow::Error::limit_of(
+            LimitKind::Depth,
+            "object too deeply nested to build",
+        )),
+        Err(BuildError::Engine(e)) => Err(e),
+    }
 }
 
 /// `read_rds()` of one local file with the default arguments, in one call
@@ -77,29 +96,16 @@ fn read_local_rds_impl(file: &str, settings: Robj) -> Robj {
         return ().into();
     };
     let path: Robj = path.to_string_lossy().into_owned().into();
-    let path = match crate::given::Given::of(&path) {
-        Ok(g) => g,
-        Err(e) => return error_value(&e),
-    };
-    let (_, opts, mut vectors) = read_for_r_setup(Nullable::Null, &settings);
-    let read = crate::job::read_for_r("Reading", &opts, &mut || vectors.serve(), |opts| {
-        rdarrow_arrow::read_for_r(&path, None, &name, opts)
-    });
-    drop(opts);
-    let (doc, mut objs) = match read {
+    let (doc, mut objs) = match read_doc_for_r(&path, Nullable::Null, &name, &settings) {
         Ok(d) => d,
         Err(e) => return error_value(&e),
     };
     let builder = builder_of(&doc);
     if objs.len() == 1 && doc.damage.is_none() && builder.plain(&objs[0].1) {
         let (name, mut obj) = objs.pop().expect("one object");
-        return match unsafe { builder.build(&mut obj) } {
-            Ok(sexp) => List::from_values([unsafe { Robj::from_sexp(sexp) }]).into(),
-            Err(BuildError::Fallback) => error_value(
-                &rdarrow_arrow::Error::limit_of(LimitKind::Depth, "object too deeply nested to build")
-                    .in_object(&name),
-            ),
-            Err(BuildError::Engine(e)) => error_value(&e.in_object(&name)),
+        return match build_plain(&builder, &mut obj) {
+            Ok(value) => List::from_values([value]).into(),
+            Err(e) => error_value(&e.in_object(&name)),
         };
     }
     read_value(&doc, objs).unwrap_or_else(|e| error_value(&e))
@@ -129,14 +135,7 @@ fn read_value(
     let mut patches: Vec<List> = Vec::new();
     for (name, mut obj) in objs {
         let built = if builder.plain(&obj) {
-            match unsafe { builder.build(&mut obj) } {
-                Ok(sexp) => Ok((unsafe { Robj::from_sexp(sexp) }, false)),
-                Err(BuildError::Fallback) => Err(rdarrow_arrow::Error::limit_of(
-                    LimitKind::Depth,
-                    "object too deeply nested to build",
-                )),
-                Err(BuildError::Engine(e)) => Err(e),
-            }
+            build_plain(&builder, &mut obj).map(|value| (value, false))
         } else {
             // elements built as they were read go back in once R has
             // rebuilt the rest: NULL in their place meanwhile

@@ -236,7 +236,7 @@ fn object_to_rdata_impl(
 fn write_rds_default_impl(x: Robj, file: &str, writer_version: i32) -> Robj {
     let path = std::path::Path::new(file);
     let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    if rdarrow_arrow::location_of(file).name() != "local" || !folder.is_dir() {
+    if rdarrow_arrow::location_of(file) != rdarrow_arrow::sources::Location::Local || !folder.is_dir() {
         return ().into();
     }
     let (compression, level) = match rdarrow_arrow::compression_for_path(file, None, None) {

@@ -84,6 +84,18 @@ fn bad(message: String) -> io::Error {
 }
 
 impl QxHeader {
+    /// A block's length word, in the writer's byte order: its frame's
+    /// length and whether the block was shuffled.
+    fn block_word(&self, word: [u8; 4]) -> (usize, bool) {
+        let raw = if self.big_endian {
+            u32::from_be_bytes(word)
+        } else {
+            u32::from_le_bytes(word)
+        };
+        ((raw & !SHUFFLED) as usize, raw & SHUFFLED != 0)
+    }
+
+
     /// The header of `bytes` (the file's first 24).
     pub fn parse(bytes: &[u8]) -> io::Result<QxHeader> {
         if bytes.len() < HEADER_LEN {
@@ -162,6 +174,11 @@ pub fn stored_hash(digest: u64) -> [u8; 8] {
 
 /// The running hash of a container's body.
 pub type BodyHash = twox_hash::XxHash3_64;
+
+/// `hash`'s digest as a header holds it, to compare with [`QxHeader::hash`].
+fn stored_digest(hash: &BodyHash) -> u64 {
+    u64::from_ne_bytes(stored_hash(std::hash::Hasher::finish(hash)))
+}
 
 /// A new hash of a container's body.
 pub fn body_hash() -> BodyHash {
@@ -397,9 +414,7 @@ fn one_block(body: &mut dyn Read, header: QxHeader) -> io::Result<(Vec<u8>, Opti
     if got < 4 {
         return Ok((seen, None));
     }
-    let raw = u32::from_ne_bytes([seen[0], seen[1], seen[2], seen[3]]);
-    let raw = if header.big_endian { u32::from_be(raw) } else { u32::from_le(raw) };
-    let len = (raw & !SHUFFLED) as usize;
+    let (len, shuffled) = header.block_word([seen[0], seen[1], seen[2], seen[3]]);
     if len > MAX_FRAME {
         return Ok((seen, None));
     }
@@ -414,7 +429,7 @@ fn one_block(body: &mut dyn Read, header: QxHeader) -> io::Result<(Vec<u8>, Opti
         use std::hash::Hasher;
         let mut hash = body_hash();
         hash.write(&seen);
-        if u64::from_ne_bytes(stored_hash(hash.finish())) != header.hash {
+        if stored_digest(&hash) != header.hash {
             return Ok((seen, None));
         }
     }
@@ -423,7 +438,7 @@ fn one_block(body: &mut dyn Read, header: QxHeader) -> io::Result<(Vec<u8>, Opti
     };
     let mut scratch = Vec::new();
     let mut out = Vec::with_capacity(MAX_BLOCK.min(zstd_content_size(&seen[4..]).unwrap_or(MAX_BLOCK)));
-    match decode_block(&mut z, &seen[4..], raw & SHUFFLED != 0, &mut scratch, &mut out, 1) {
+    match decode_block(&mut z, &seen[4..], shuffled, &mut scratch, &mut out, 1) {
         Ok(()) => Ok((seen, Some(out))),
         Err(_) => Ok((seen, None)),
     }
@@ -490,12 +505,7 @@ fn read_frames(
                 ),
             ));
         }
-        let raw = if header.big_endian {
-            u32::from_be_bytes(word)
-        } else {
-            u32::from_le_bytes(word)
-        };
-        let len = (raw & !SHUFFLED) as usize;
+        let (len, shuffled) = header.block_word(word);
         if len > MAX_FRAME {
             break Err(bad(format!(
                 "the {name} file is damaged: block {} claims {len} compressed bytes, more than a block of 1 MiB can take",
@@ -526,7 +536,7 @@ fn read_frames(
         let job = Job {
             index,
             frame,
-            shuffled: raw & SHUFFLED != 0,
+            shuffled,
             done,
         };
         if jobs.send(job).is_err() || events.send(Event::Block(result)).is_err() {
@@ -534,8 +544,7 @@ fn read_frames(
         }
     };
     let verdict = verdict.and_then(|()| {
-        use std::hash::Hasher;
-        let found = u64::from_ne_bytes(stored_hash(hash.finish()));
+        let found = stored_digest(&hash);
         if header.hash != 0 && found != header.hash {
             return Err(bad(format!(
                 "the {name} file is damaged: the XXH3-64 hash of its {index} blocks is {found:016x}, its header says {:016x}",
