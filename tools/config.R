@@ -49,10 +49,35 @@ if (!link_flags_work(.link_flags)) {
   .link_flags <- ""
 }
 
+# The source package with vendored crates (tools/vendor.sh) links the
+# system's zstd when pkg-config finds it, as CRAN asks (an installed
+# library first, the bundled sources otherwise); zstd-sys then compiles
+# nothing. A build from the repository compiles the bundled sources, the
+# same for the R package and the Python wheel (one build for both, and a
+# self-contained wheel). liblzma and libdeflate stay bundled: their crates
+# take a system library only from liblzma 5.8 and libdeflate 1.23 on.
+.system_libs <- ""
+.system_link <- ""
+if (file.exists("src/rust/vendor.tar.xz") && nzchar(Sys.which("pkg-config"))) {
+  zstd <- suppressWarnings(system2("pkg-config", c("--modversion", "'libzstd >= 1.5.0'"),
+                                   stdout = TRUE, stderr = FALSE))
+  if (is.null(attr(zstd, "status")) && length(zstd) == 1L) {
+    message("Using the system's zstd ", zstd, " (pkg-config).")
+    .system_libs <- "export ZSTD_SYS_USE_PKG_CONFIG=1 &&"
+    # the Rust library names it, the shared library links it
+    .system_link <- paste(suppressWarnings(system2("pkg-config", c("--libs", "libzstd"), stdout = TRUE)),
+                          collapse = " ")
+  } else {
+    message("zstd: compiled from the vendored sources (pkg-config finds no libzstd >= 1.5.0).")
+  }
+}
+
 txt <- readLines(mv_in)
 txt <- gsub("@PROFILE@", .profile, txt, fixed = TRUE)
 txt <- gsub("@LIBDIR@", .libdir, txt, fixed = TRUE)
 txt <- gsub("@LINK_FLAGS@", .link_flags, txt, fixed = TRUE)
+txt <- gsub("@SYSTEM_LIBS@", .system_libs, txt, fixed = TRUE)
+txt <- gsub("@SYSTEM_LINK@", .system_link, txt, fixed = TRUE)
 
 message("Writing `", mv_out, "`.")
 con <- file(mv_out, open = "wb")

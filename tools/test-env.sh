@@ -5,7 +5,8 @@
 #   - the Debian packages the tests and benchmarks use (testthat, the R
 #     packages whose objects the tests read, Java for Spark, R CMD check's
 #     tools);
-#   - cargo-vendor-filterer (the vendored source package's tests);
+#   - cargo-vendor-filterer and the Rust standard libraries of the
+#     platforms the vendored source package is checked for (its tests);
 #   - the test lock (tools/requirements-test.txt) in the Python environment
 #     set-up made (.venv), and the arrow and nanoarrow R packages built
 #     against its pyarrow's libarrow (../shared/arrow-r) into .venv/r-lib;
@@ -51,6 +52,9 @@ if ! cargo vendor-filterer --help >/dev/null 2>&1; then
   echo "==> cargo install cargo-vendor-filterer"
   cargo install --locked --quiet cargo-vendor-filterer@0.5.18
 fi
+# the standard libraries of the platforms tools/vendor.sh checks the R
+# binding for (without them it keeps the vendored crates whole)
+python3 tools/vendor_prune.py --fetch
 step_done "test: Rust tools"
 
 # --- The test lock and arrow R -----------------------------------------------

@@ -10,7 +10,10 @@
 #   - every crate those need is vendored into src/rust/vendor.tar.xz (only
 #     the platforms R builds packages on, with cargo-vendor-filterer when it
 #     is installed), with the cargo configuration that points at it
-#     (src/rust/vendor-config.toml).
+#     (src/rust/vendor-config.toml);
+#   - of those crates, only the files a build on those platforms reads
+#     (tools/vendor_prune.py, which checks that the R binding compiles for
+#     each of them).
 # An install from that tarball needs no network: src/Makevars unpacks the
 # crates and runs cargo --offline with a cargo home inside the build folder.
 #
@@ -57,7 +60,7 @@ PY
 
 # 3. the crates, for the platforms R builds packages on
 cd "$ws"
-platforms=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu aarch64-pc-windows-gnullvm)
+mapfile -t platforms < <(python3 "$root/tools/vendor_prune.py" --platforms)
 if cargo vendor-filterer --help >/dev/null 2>&1; then
   args=()
   for p in "${platforms[@]}"; do args+=("--platform=$p"); done
@@ -69,13 +72,20 @@ else
   echo "vendor.sh: cargo-vendor-filterer is not installed (tools/test-env.sh installs it): vendoring every platform's crates" >&2
   cargo vendor --locked --versioned-dirs vendor >vendor-config.toml
 fi
+# only what a build on those platforms reads (the checks that tell run once
+# per change of the lock file or the manifests; their cache is beside the
+# build's target directory)
+checks="${RDARROW_TARGET_DIR:-${CARGO_TARGET_DIR:-$stage/target}}-platforms"
+python3 "$root/tools/vendor_prune.py" . vendor --cache "$checks"
 # the config cargo prints names the folder relative to the manifest; the
 # build unpacks the crates into src/vendor, beside src/.cargo/config.toml
 sed -i 's|^directory = .*|directory = "vendor"|' vendor-config.toml
 # the same dates for every file, whenever this runs: a build from the
 # unpacked crates then sees them unchanged since its last build
 find vendor -exec touch -h -t 202001010000 {} +
-tar -cJf vendor.tar.xz vendor
+# in name order (each crate's files together, the same archive every run),
+# at xz's level 9: 0.7 MB less than the default order and level
+XZ_OPT=-9 tar --sort=name --owner=0 --group=0 --numeric-owner -cJf vendor.tar.xz vendor
 rm -rf vendor
 echo "vendor.sh: vendored crates: $(du -h vendor.tar.xz | cut -f1)"
 

@@ -464,7 +464,7 @@ impl MessageBytes for std::fs::File {
         self.metadata().map(|m| m.len())
     }
     fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-        std::os::unix::fs::FileExt::read_exact_at(self, buf, at)
+        rdarrow_format::base::positional::read_exact_at(self, buf, at)
     }
 }
 

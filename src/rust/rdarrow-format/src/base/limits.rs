@@ -11,6 +11,7 @@ pub fn physical_memory() -> u64 {
     *MEMORY.get_or_init(ask_physical_memory)
 }
 
+#[cfg(unix)]
 fn ask_physical_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let (pages, size) = unsafe {
@@ -23,6 +24,21 @@ fn ask_physical_memory() -> u64 {
         pages as u64 * size as u64
     } else {
         u64::MAX
+    }
+}
+
+#[cfg(windows)]
+fn ask_physical_memory() -> u64 {
+    use windows_sys::Win32::System::SystemInformation::{GlobalMemoryStatusEx, MEMORYSTATUSEX};
+    // SAFETY: the structure is zeroed with its length set, as the call asks.
+    unsafe {
+        let mut status: MEMORYSTATUSEX = std::mem::zeroed();
+        status.dwLength = std::mem::size_of::<MEMORYSTATUSEX>() as u32;
+        if GlobalMemoryStatusEx(&mut status) != 0 && status.ullTotalPhys > 0 {
+            status.ullTotalPhys
+        } else {
+            u64::MAX
+        }
     }
 }
 

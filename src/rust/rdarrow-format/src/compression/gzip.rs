@@ -6,6 +6,7 @@
 
 use crate::compression::piece::{check_interrupt, CompressedBlock, BLOCK_SHIFT, BLOCK_SIZE};
 use std::io::{self, Read};
+use crate::base::positional::{read_at, read_exact_at};
 
 // ---------------------------------------------------------------- gzip
 
@@ -303,29 +304,6 @@ impl Read for FileFrom {
         self.at += n as u64;
         Ok(n)
     }
-}
-
-pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> io::Result<usize> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::read_at(file, buf, at)
-    }
-    #[cfg(windows)]
-    {
-        std::os::windows::fs::FileExt::seek_read(file, buf, at)
-    }
-}
-
-pub(crate) fn read_exact_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> io::Result<()> {
-    let mut got = 0;
-    while got < buf.len() {
-        let n = read_at(file, &mut buf[got..], at + got as u64)?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        got += n;
-    }
-    Ok(())
 }
 
 /// The chunks of an indexed gzip file, when its index is well formed and

@@ -9,6 +9,7 @@
 //! as it completes.
 
 use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::positional::write_all_at;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -121,12 +122,11 @@ pub fn write_block(
     offset: u64,
     direct: &std::sync::atomic::AtomicBool,
 ) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
     use std::sync::atomic::Ordering;
     if direct.load(Ordering::Relaxed) {
         let padded = len.next_multiple_of(DIRECT_ALIGN);
         block[len..padded].fill(0);
-        match file.write_all_at(&block[..padded], offset) {
+        match write_all_at(file, &block[..padded], offset) {
             Ok(()) => return Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
                 direct.store(false, Ordering::SeqCst);
@@ -135,7 +135,7 @@ pub fn write_block(
             Err(e) => return Err(e),
         }
     }
-    file.write_all_at(&block[..len], offset)?;
+    write_all_at(file, &block[..len], offset)?;
     // a whole block goes to the disk now, while the next is made; a file's
     // last, partial one (a small file's only one) is left to the fsync
     // that follows at once
@@ -219,22 +219,7 @@ impl<'a> WritebackFile<'a> {
         if end > self.written {
             return Err(std::io::Error::other("a patch past the end of the file"));
         }
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::FileExt::write_all_at(self.file, &patch.bytes, patch.offset)
-        }
-        #[cfg(windows)]
-        {
-            let mut at = 0;
-            while at < patch.bytes.len() {
-                at += std::os::windows::fs::FileExt::seek_write(
-                    self.file,
-                    &patch.bytes[at..],
-                    patch.offset + at as u64,
-                )?;
-            }
-            Ok(())
-        }
+        write_all_at(self.file, &patch.bytes, patch.offset)
     }
 
     fn write_staged(&mut self) -> std::io::Result<()> {

@@ -20,6 +20,7 @@
 
 use crate::base::error::{Error, Result};
 use crate::wire::decode::{ByteSource, Format, Input};
+use crate::base::positional::{read_at, write_all_at};
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -63,16 +64,6 @@ impl Read for RangeReader {
         self.pos += n as u64;
         Ok(n)
     }
-}
-
-#[cfg(unix)]
-fn read_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(f, buf, at)
-}
-
-#[cfg(windows)]
-fn read_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(f, buf, at)
 }
 
 impl PayloadStore {
@@ -155,24 +146,6 @@ fn spill_file(dir: &Path, what: &str) -> Result<(File, RemoveOnDrop)> {
     Ok((file, RemoveOnDrop(Some(path))))
 }
 
-#[cfg(unix)]
-fn write_at(f: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(f, buf, at)
-}
-
-#[cfg(windows)]
-fn write_at(f: &File, mut buf: &[u8], mut at: u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        let n = std::os::windows::fs::FileExt::seek_write(f, buf, at)?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        buf = &buf[n..];
-        at += n as u64;
-    }
-    Ok(())
-}
-
 /// Blobs (a Parquet writer's encoded pages) kept in a spill file until
 /// they are written out: put from any thread, read back by place. The
 /// file goes as [`PayloadStore`]'s spill does.
@@ -198,7 +171,7 @@ impl BlobSpill {
         let at = self
             .end
             .fetch_add(blob.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        write_at(&self.file, blob, at)?;
+        write_all_at(&self.file, blob, at)?;
         Ok(at)
     }
 
