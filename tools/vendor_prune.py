@@ -167,15 +167,17 @@ def have_platforms(platforms):
         say("fetching the standard library of " + ", ".join(missing))
         r = subprocess.run(["rustup", "target", "add"] + missing, capture_output=True, text=True)
         if r.returncode != 0:
-            say("rustup could not fetch them (%s): the crates' Rust sources are kept whole"
-                % r.stderr.strip().splitlines()[-1:])
+            why = (r.stderr.strip().splitlines() or ["no reason given"])[-1]
+            say("rustup could not fetch them (%s): the crates' Rust sources are kept whole" % why)
             return False
     return True
 
 
 def check_all(ws, vendor, target_dir, platforms):
-    """Runs the checks; returns (files read for the platforms, crates built
-    for the build machine, files read by build scripts and host crates)."""
+    """Runs the checks; returns, each as {crate folder: {files}}: what the
+    compilations for the platforms read, what those for the build machine
+    read (its crates), what the build scripts' compilations read, and the
+    C sources the build scripts compiled."""
     tools = tempfile.mkdtemp(prefix="rdarrow-check-")
     try:
         cc, ar = os.path.join(tools, "cc"), os.path.join(tools, "ar")
