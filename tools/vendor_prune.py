@@ -236,32 +236,61 @@ def check_all(ws, vendor, target_dir, platforms):
 
 
 def remove(vendor, crate, rels):
-    """Removes files of a crate, and their lines in its checksum file."""
+    """Removes files of a crate (paths its checksum file lists), their
+    lines in that file and the folders they leave empty; {file: bytes}."""
+    if not rels:
+        return {}
     cdir = os.path.join(vendor, crate)
     sums_path = os.path.join(cdir, ".cargo-checksum.json")
     with open(sums_path) as f:
         sums = json.load(f)
-    size = 0
+    sizes = {}
     for rel in rels:
         p = os.path.join(cdir, rel)
-        if os.path.isdir(p) and not os.path.islink(p):
-            for root, _, files in os.walk(p):
-                for name in files:
-                    full = os.path.join(root, name)
-                    size += os.path.getsize(full)
-                    sums["files"].pop(os.path.relpath(full, cdir).replace(os.sep, "/"), None)
-            shutil.rmtree(p)
-        elif os.path.lexists(p):
-            size += os.path.getsize(p)
+        if os.path.lexists(p):
+            sizes[rel] = os.lstat(p).st_size
             os.remove(p)
-            sums["files"].pop(rel, None)
+        sums["files"].pop(rel, None)
     with open(sums_path, "w") as f:
         json.dump(sums, f, separators=(",", ":"))
-    # folders left empty go too
-    for root, dirs, files in os.walk(cdir, topdown=False):
+    for root, _, _ in os.walk(cdir, topdown=False):
         if root != cdir and not os.listdir(root):
             os.rmdir(root)
-    return size
+    return sizes
+
+
+# What goes, by why (the report's lines).
+RUST, C_UNUSED, UNREAD, C_EXTRA = (
+    "Rust sources no platform compiles", "C sources no platform compiles",
+    "what no build reads", "C libraries' extras")
+
+
+def what_goes(crate, files, listing):
+    """{file: why} of the files of `crate` (those its checksum file lists)
+    no build reads; `listing` is None where the checks could not run."""
+    gone = {}
+
+    def mark(why, rels):
+        for r in rels:
+            gone.setdefault(r, why)
+
+    kept = listing["files"].get(crate, set()) if listing else set()
+    for_platforms = listing is not None and crate not in listing["host"]
+    if for_platforms and crate in listing["target"]:
+        mark(RUST, (r for r in files if r.endswith(".rs") and r != "build.rs" and r not in kept))
+        if "build.rs" not in files:
+            # no build script that might read any of its files
+            mark(UNREAD, (r for r in files if r not in kept and r not in CARGO_FILES
+                          and not LICENCE.search(r) and not r.endswith(".h")))
+    if for_platforms and crate in listing["c"]:
+        mark(C_UNUSED, (r for r in files if r.endswith(C_SOURCE) and r not in kept))
+    # Markdown only where the dependency files say which a build reads
+    mark(UNREAD, (r for r in files if r not in kept and r not in CARGO_FILES
+                  and (r in ("Cargo.lock", "Cargo.toml.orig") or (listing and r.lower().endswith(".md"))
+                       or any(part.startswith(".") for part in r.split("/")))))
+    for folder in C_EXTRAS.get(crate.rsplit("-", 1)[0], []):
+        mark(C_EXTRA, (r for r in files if r.startswith(folder + "/")))
+    return gone
 
 
 def main():
@@ -279,53 +308,38 @@ def main():
     platforms = PLATFORMS
     os.makedirs(a.cache, exist_ok=True)
 
+    # the listing: the files each crate's builds read, and which crates were
+    # compiled for the platforms, for the build machine, and with C
     key = key_of(a.workspace, platforms)
-    listing = os.path.join(a.cache, "read-%s.json" % key)
-    read = None
-    if os.path.exists(listing):
-        with open(listing) as f:
-            read = {k: set(v) for k, v in json.load(f).items()}
-        say("what the builds read: from the cache (%s)" % os.path.basename(listing))
+    path = os.path.join(a.cache, "read-%s.json" % key)
+    listing = None
+    if os.path.exists(path):
+        with open(path) as f:
+            saved = {k: set(v) for k, v in json.load(f).items()}
+        say("what the builds read: from the cache (%s)" % os.path.basename(path))
     elif have_platforms(platforms):
         target, host, other, c = check_all(a.workspace, a.vendor, os.path.join(a.cache, "target"), platforms)
-        read = {"\0host": set(host)}
-        merge(read, target)
-        merge(read, host)
-        merge(read, other)
-        merge(read, c)
-        read["\0target"] = set(target)
-        read["\0c"] = set(c)
-        with open(listing + ".tmp", "w") as f:
-            json.dump({k: sorted(v) for k, v in read.items()}, f)
-        os.replace(listing + ".tmp", listing)
+        saved = {}
+        for part in (target, host, other, c):
+            merge(saved, part)
+        saved.update({"\0host": set(host), "\0target": set(target), "\0c": set(c)})
+        with open(path + ".tmp", "w") as f:
+            json.dump({k: sorted(v) for k, v in saved.items()}, f)
+        os.replace(path + ".tmp", path)
+    if os.path.exists(path):
+        listing = {part: saved.pop("\0" + part) for part in ("host", "target", "c")}
+        listing["files"] = saved
 
-    crates = sorted(c for c in os.listdir(a.vendor) if os.path.isdir(os.path.join(a.vendor, c)))
-    freed = {"Rust sources no platform compiles": 0, "C sources no platform compiles": 0, "what no build reads": 0, "C libraries' extras": 0}
-    for crate in crates:
+    freed = dict.fromkeys((RUST, C_UNUSED, UNREAD, C_EXTRA), 0)
+    for crate in sorted(os.listdir(a.vendor)):
         cdir = os.path.join(a.vendor, crate)
+        if not os.path.isdir(cdir):
+            continue
         with open(os.path.join(cdir, ".cargo-checksum.json")) as f:
             files = list(json.load(f)["files"])
-        name = crate.rsplit("-", 1)[0]
-        kept = read.get(crate, set()) if read else set()
-        if read and crate in read["\0target"] and crate not in read["\0host"]:
-            gone = [r for r in files if r.endswith(".rs") and r != "build.rs" and r not in kept]
-            freed["Rust sources no platform compiles"] += remove(a.vendor, crate, gone)
-        if read and crate in read["\0c"] and crate not in read["\0host"]:
-            gone = [r for r in files if r.endswith(C_SOURCE) and r not in kept]
-            freed["C sources no platform compiles"] += remove(a.vendor, crate, gone)
-        # Markdown only where the dependency files say which a build reads
-        junk = [r for r in files
-                if r not in kept and r not in CARGO_FILES
-                and (r in ("Cargo.lock", "Cargo.toml.orig") or (read and r.lower().endswith(".md"))
-                     or any(part.startswith(".") for part in r.split("/")))]
-        if (read and crate in read["\0target"] and crate not in read["\0host"]
-                and "build.rs" not in files):
-            junk += [r for r in files
-                     if r not in kept and r not in CARGO_FILES and not LICENCE.search(r)
-                     and not r.endswith(".h") and r not in junk]
-        freed["what no build reads"] += remove(a.vendor, crate, junk)
-        extras = [x for x in C_EXTRAS.get(name, []) if os.path.lexists(os.path.join(cdir, x))]
-        freed["C libraries' extras"] += remove(a.vendor, crate, extras)
+        gone = what_goes(crate, files, listing)
+        for rel, size in remove(a.vendor, crate, gone).items():
+            freed[gone[rel]] += size
     for what, size in freed.items():
         say("%s: %.1f MB removed" % (what, size / 1e6))
 

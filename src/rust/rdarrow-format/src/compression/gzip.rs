@@ -4,9 +4,9 @@
 //! that inflates an indexed file on every core, each chunk checked against
 //! the index and the member's CRC-32 and length checked at its end.
 
+use crate::base::positional::{read_at, read_exact_at};
 use crate::compression::piece::{check_interrupt, CompressedBlock, BLOCK_SHIFT, BLOCK_SIZE};
 use std::io::{self, Read};
-use crate::base::positional::{read_at, read_exact_at};
 
 // ---------------------------------------------------------------- gzip
 

@@ -19,8 +19,8 @@
 //! ends. Memory is the parser's buffers plus what the caller reads.
 
 use crate::base::error::{Error, Result};
-use crate::wire::decode::{ByteSource, Format, Input};
 use crate::base::positional::{read_at, write_all_at};
+use crate::wire::decode::{ByteSource, Format, Input};
 
 use std::fs::File;
 use std::io::{Read, Write};
