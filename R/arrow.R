@@ -45,7 +45,7 @@
 #'   `getOption("timeout")` seconds allowed for connecting and for each
 #'   read); a raw vector ([serialize()] output, compressed or not, or a
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
-#'   `rawConnection()`), read to its end.
+#'   `rawConnection()`), read to its end (one naming a file or URL not read from yet is read from it, so that every check of its compression is made; a `gzcon()` that reports damage is an error).
 #' @param object Name of the object to convert; `NULL` takes the file's
 #'   only data frame, else its only object that converts (a vector,
 #'   factor, matrix, ...); an error lists the candidates otherwise. An

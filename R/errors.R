@@ -56,34 +56,7 @@ data_source <- function(file, dirs = FALSE, storage = character()) {
     if (!length(file)) abort_usage("`file` is an empty raw vector, not R data.")
     return(list(path = file, name = "value", done = no_op))
   }
-  if (inherits(file, "connection")) {
-    tmp <- tempfile("rdarrow-")
-    out <- file(tmp, "wb")
-    ok <- FALSE
-    on.exit(if (!ok) unlink(tmp))
-    opened <- !isOpen(file)
-    if (opened) {
-      open(file, "rb")
-      on.exit(close(file), add = TRUE)
-    }
-    tryCatch(
-      repeat {
-        chunk <- readBin(file, "raw", 1048576L)
-        if (!length(chunk)) break
-        writeBin(chunk, out)
-      },
-      error = function(e) {
-        close(out)
-        stop(rdarrow_error(sprintf("cannot read the connection: %s", conditionMessage(e)), "io",
-                           call = sys.call(-4)))
-      }
-    )
-    close(out)
-    ok <- TRUE
-    name <- rds_name(summary(file)$description)
-    return(list(path = tmp, name = if (nzchar(name)) name else "value", done = function() unlink(tmp),
-                label = summary(file)$description))
-  }
+  if (inherits(file, "connection")) return(connection_source(file, storage))
   if (dirs && is.character(file) && length(file) != 1L) {
     if (!length(file) || anyNA(file) || !all(nzchar(file))) abort_usage(sources_usage)
     return(list(files = expand_files(file, storage), done = no_op))
@@ -107,6 +80,87 @@ data_source <- function(file, dirs = FALSE, storage = character()) {
 }
 
 no_op <- function() invisible()
+
+# A connection as a source. One that stands for a file or an http(s) URL
+# not yet read from (file(), gzfile(), bzfile(), xzfile(), url()) is read
+# from that file or URL by the engine itself, so every check the file's
+# compression carries is made (R's gzfile() hands over a stream whose CRC
+# failed without a word). Any other is read to its end, chunk by chunk,
+# into a temporary file; a connection that inflates as it reads (gzcon())
+# reports a failed CRC or length only by printing it, so what it prints
+# meanwhile is caught, and a read during which it printed is an error.
+connection_source <- function(con, storage = character()) {
+  call <- sys.call(-2) # the user's (through data_source())
+  info <- summary(con)
+  desc <- info$description
+  name <- rds_name(desc)
+  name <- if (nzchar(name)) name else "value"
+  # a connection given closed is closed (destroyed) after the read, as
+  # readRDS() and load() do; an open one stays open
+  if (!isOpen(con)) on.exit(close(con), add = TRUE)
+  if (!connection_started(con)) {
+    direct <- if (info$class %in% c("file", "gzfile", "bzfile", "xzfile") &&
+                  nzchar(desc) && file.exists(desc) && !dir.exists(desc)) {
+      normalizePath(desc)
+    } else if (startsWith(info$class, "url") && grepl("^https?://", desc)) {
+      desc
+    }
+    if (!is.null(direct)) {
+      src <- data_source(direct, storage = storage)
+      src$label <- desc
+      return(src)
+    }
+  }
+  tmp <- tempfile("rdarrow-")
+  out <- file(tmp, "wb")
+  ok <- FALSE
+  on.exit(if (!ok) unlink(tmp), add = TRUE)
+  if (!isOpen(con)) open(con, "rb")
+  # what the connection prints while it is read (gzcon()'s "crc error")
+  said <- character()
+  said_to <- textConnection("said", "w", local = TRUE)
+  before <- sink.number(type = "message")
+  sink(said_to, type = "message")
+  restored <- FALSE
+  restore <- function() {
+    if (restored) return()
+    restored <<- TRUE
+    if (before == 2L) sink(type = "message") else sink(getConnection(before), type = "message")
+    close(said_to)
+  }
+  on.exit(restore(), add = TRUE)
+  tryCatch(
+    repeat {
+      chunk <- readBin(con, "raw", 1048576L)
+      if (!length(chunk)) break
+      writeBin(chunk, out)
+    },
+    error = function(e) {
+      close(out)
+      restore()
+      stop(rdarrow_error(sprintf("cannot read the connection: %s", conditionMessage(e)), "io",
+                         call = call))
+    }
+  )
+  close(out)
+  restore()
+  said <- trimws(said[nzchar(trimws(said))])
+  if (length(said)) {
+    stop(rdarrow_error(sprintf(
+      "the connection '%s' reported damage as it decompressed (%s): the file is damaged or cut short, and what it handed over is not the original data",
+      desc, paste(said, collapse = "; ")), "corrupt", call = call))
+  }
+  ok <- TRUE
+  list(path = tmp, name = name, done = function() unlink(tmp), label = desc)
+}
+
+# Whether a connection has been read from (or cannot tell): an open one
+# whose position is not its start.
+connection_started <- function(con) {
+  if (!isOpen(con)) return(FALSE)
+  pos <- tryCatch(seek(con), error = function(e) NA_real_)
+  !identical(pos, 0)
+}
 
 sources_usage <- "`file` must be paths or URLs (non-empty strings), a directory, a raw vector or a connection."
 

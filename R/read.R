@@ -16,7 +16,7 @@
 #'   `getOption("timeout")` seconds allowed for connecting and for each
 #'   read); a raw vector ([serialize()] output, compressed or not, or a
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
-#'   `rawConnection()`), read to its end. Several sources at once: a
+#'   `rawConnection()`), read to its end (one naming a file or URL not read from yet is read from it, so that every check of its compression is made; a `gzcon()` that reports damage is an error). Several sources at once: a
 #'   character vector of paths and URLs, or a directory (its `.rda`,
 #'   `.RData`, `.rds`, `.qs`, `.qs2` and `.qdata` files, in its subdirectories too, in sorted
 #'   order); they are read on all cores at once. An object store URL
@@ -162,7 +162,7 @@ listing_of <- function(listing, label, call) {
 #'   `getOption("timeout")` seconds allowed for connecting and for each
 #'   read); a raw vector ([serialize()] output, compressed or not, or a
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
-#'   `rawConnection()`), read to its end. Several sources at once: a
+#'   `rawConnection()`), read to its end (one naming a file or URL not read from yet is read from it, so that every check of its compression is made; a `gzcon()` that reports damage is an error). Several sources at once: a
 #'   character vector of paths and URLs, or a directory (its `.rda`,
 #'   `.RData`, `.rds`, `.qs`, `.qs2` and `.qdata` files, in its subdirectories too, in sorted
 #'   order); they are read on all cores at once.

@@ -48,27 +48,52 @@ fn rdata_read_impl(
     stream_name: &str,
     settings: Robj,
 ) -> Robj {
-    match read_doc_for_r(&path, objects, stream_name, &settings) {
-        Ok((doc, objs)) => read_value(&doc, objs).unwrap_or_else(|e| error_value(&e)),
+    match read_doc_for_r(&path, objects, stream_name, &settings).and_then(ReadForR::value) {
+        Ok(value) => value,
         Err(e) => error_value(&e),
     }
 }
 
+/// A read for R: the document, the objects asked for and the set that
+/// keeps every R vector the reader allocated protected. The objects are
+/// built from those vectors, so the set must outlive their build: build
+/// them through [`ReadForR::value`] (or before the `ReadForR` drops).
+struct ReadForR {
+    doc: Document,
+    objs: Vec<(String, rdarrow_arrow::RObject)>,
+    /// Dropped last (fields drop in order): it releases the vectors.
+    vectors: crate::r_memory::RVectors,
+}
+
+impl ReadForR {
+    /// The result of the read for R (see [`read_value`]), built while the
+    /// reader's vectors are still protected.
+    fn value(self) -> rdarrow_arrow::Result<Robj> {
+        let ReadForR { doc, objs, vectors } = self;
+        let value = read_value(&doc, objs);
+        // the built value holds the vectors now (and is protected itself)
+        drop(vectors);
+        value
+    }
+}
+
 /// The document of `path` and the objects `objects` names (all if NULL),
-/// read for R (vectors allocated by R on this thread).
+/// read for R (vectors allocated by R on this thread, protected until the
+/// returned read drops).
 fn read_doc_for_r(
     path: &Robj,
     objects: Nullable<Vec<String>>,
     stream_name: &str,
     settings: &Robj,
-) -> rdarrow_arrow::Result<(Document, Vec<(String, rdarrow_arrow::RObject)>)> {
+) -> rdarrow_arrow::Result<ReadForR> {
     let path = crate::given::Given::of(path)?;
     let (wanted, opts, mut vectors) = read_for_r_setup(objects, settings);
     let read = crate::job::read_for_r("Reading", &opts, &mut || vectors.serve(), |opts| {
         rdarrow_arrow::read_for_r(&path, wanted.as_deref(), stream_name, opts)
     });
     drop(opts);
-    read
+    let (doc, objs) = read?;
+    Ok(ReadForR { doc, objs, vectors })
 }
 
 /// One object the builder builds whole (`builder.plain()`), as R's value.
@@ -96,19 +121,24 @@ fn read_local_rds_impl(file: &str, settings: Robj) -> Robj {
         return ().into();
     };
     let path: Robj = path.to_string_lossy().into_owned().into();
-    let (doc, mut objs) = match read_doc_for_r(&path, Nullable::Null, &name, &settings) {
-        Ok(d) => d,
+    let mut read = match read_doc_for_r(&path, Nullable::Null, &name, &settings) {
+        Ok(r) => r,
         Err(e) => return error_value(&e),
     };
-    let builder = builder_of(&doc);
-    if objs.len() == 1 && doc.damage.is_none() && builder.plain(&objs[0].1) {
-        let (name, mut obj) = objs.pop().expect("one object");
-        return match build_plain(&builder, &mut obj) {
+    let builder = builder_of(&read.doc);
+    if read.objs.len() == 1 && read.doc.damage.is_none() && builder.plain(&read.objs[0].1) {
+        let (name, mut obj) = read.objs.pop().expect("one object");
+        // built while `read` (its vectors) lives
+        let value = build_plain(&builder, &mut obj);
+        drop(obj);
+        drop(read);
+        return match value {
             Ok(value) => List::from_values([value]).into(),
             Err(e) => error_value(&e.in_object(&name)),
         };
     }
-    read_value(&doc, objs).unwrap_or_else(|e| error_value(&e))
+    drop(builder);
+    read.value().unwrap_or_else(|e| error_value(&e))
 }
 
 /// What builds a read's R objects. Main thread only.

@@ -20,7 +20,8 @@ pub struct TableOptions {
     /// The name of a single column made from a vector.
     pub object_name: String,
     /// One unit for every POSIXct column's timestamps (rounded to it), as
-    /// a dataset's files need one schema; `None` gives each column the
+    /// a consumer with one unit needs (DuckDB's microseconds, pandas'
+    /// nanoseconds); `None` gives each column the
     /// coarsest unit that keeps its values' bits (see [`crate::mapping::types`]).
     pub time_unit: Option<arrow_schema::TimeUnit>,
     /// The file must hold one object (as `readRDS()` reads): an error

@@ -193,6 +193,47 @@ pub(crate) fn choice_of(mask: u8) -> TimeChoice {
     }
 }
 
+/// A timestamp or duration column of one unit in another unit of the same
+/// type (and zone), where every value keeps its bits on the way back to R
+/// ([`unscaled`] gives the same double): counts multiplied by the ratio
+/// of the units (a finer unit, within i64) or divided by it (a coarser
+/// one, only where every count is a whole multiple). `None` where some
+/// value would change. A dataset's files need one type per column
+/// ([`crate::files::dataset`]).
+pub(crate) fn refit_times(array: &ArrayRef, want: &DataType) -> Option<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    let (from, to) = match (array.data_type(), want) {
+        (DataType::Timestamp(a, za), DataType::Timestamp(b, zb)) if za == zb => (*a, *b),
+        (DataType::Duration(a), DataType::Duration(b)) => (*a, *b),
+        _ => return None,
+    };
+    let (k1, k2) = (types::units_per_second(from), types::units_per_second(to));
+    let ints = arrow_cast::cast(array, &DataType::Int64).ok()?;
+    let ints = ints.as_primitive::<Int64Type>();
+    let finer = k2 >= k1;
+    let ratio = if finer { k2 / k1 } else { k1 / k2 } as i64;
+    let mut out = Vec::with_capacity(ints.len());
+    for (i, &v) in ints.values().iter().enumerate() {
+        if ints.is_null(i) {
+            out.push(0);
+            continue;
+        }
+        let w = if finer {
+            v.checked_mul(ratio)?
+        } else if v % ratio == 0 {
+            v / ratio
+        } else {
+            return None;
+        };
+        if unscaled(w, 1.0, k2).to_bits() != unscaled(v, 1.0, k1).to_bits() {
+            return None;
+        }
+        out.push(w);
+    }
+    i64_array(want, ScalarBuffer::from(out), ints.nulls().cloned()).ok()
+}
+
 /// Every unit, coarsest first.
 const UNITS: [TimeUnit; 4] = [
     TimeUnit::Second,
@@ -522,6 +563,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn times_refit_to_another_unit_only_where_every_value_keeps_its_bits() {
+        let ts = |u: TimeUnit, v: Vec<Option<i64>>| -> ArrayRef {
+            let dt = DataType::Timestamp(u, Some("UTC".into()));
+            let nulls = NullBuffer::from(v.iter().map(Option::is_some).collect::<Vec<_>>());
+            let vals: Vec<i64> = v.iter().map(|x| x.unwrap_or(0)).collect();
+            i64_array(&dt, ScalarBuffer::from(vals), Some(nulls)).unwrap()
+        };
+        let secs = ts(TimeUnit::Second, vec![Some(1_600_000_000), None, Some(-5)]);
+        // finer: multiplied, nulls kept
+        let ns = refit_times(&secs, &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())))
+            .expect("seconds fit in nanoseconds");
+        let ns = ns.as_any().downcast_ref::<TimestampNanosecondArray>().unwrap();
+        assert_eq!(ns.value(0), 1_600_000_000_000_000_000);
+        assert!(ns.is_null(1));
+        assert_eq!(ns.value(2), -5_000_000_000);
+        // coarser: only whole multiples
+        let ms = ts(TimeUnit::Millisecond, vec![Some(3_000), Some(1_500)]);
+        assert!(refit_times(&ms, &DataType::Timestamp(TimeUnit::Second, Some("UTC".into()))).is_none());
+        let whole = ts(TimeUnit::Millisecond, vec![Some(3_000), None]);
+        assert!(refit_times(&whole, &DataType::Timestamp(TimeUnit::Second, Some("UTC".into()))).is_some());
+        // beyond i64 in the finer unit, another zone, another type: no
+        let far = ts(TimeUnit::Second, vec![Some(i64::MAX / 10)]);
+        assert!(refit_times(&far, &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))).is_none());
+        assert!(refit_times(&secs, &DataType::Timestamp(TimeUnit::Millisecond, None)).is_none());
+        assert!(refit_times(&secs, &DataType::Float64).is_none());
+        // durations too
+        let d = i64_array(&DataType::Duration(TimeUnit::Second), ScalarBuffer::from(vec![7i64]), None).unwrap();
+        let d = refit_times(&d, &DataType::Duration(TimeUnit::Microsecond)).unwrap();
+        assert_eq!(d.as_any().downcast_ref::<DurationMicrosecondArray>().unwrap().value(0), 7_000_000);
     }
 
     fn round_trips(v: f64, to_s: f64, u: TimeUnit) -> bool {

@@ -35,6 +35,12 @@
 //! nothing yet), each file is uploaded as it is written and appears
 //! complete. On an error, nothing this call wrote is left.
 
+mod partition;
+mod schema;
+
+pub use partition::hive_escape;
+use partition::partition_rows;
+use schema::{check_fields, fit_times, normalise, one_batch, time_targets, Fit, Reference};
 use crate::files::ipc::write_ipc_into;
 use crate::files::ipc::IpcCompression;
 use crate::files::ipc::IpcFormat;
@@ -48,10 +54,8 @@ use rdarrow_format::tree::set_attribute;
 use rdarrow_format::tree::RObject;
 use rdarrow_format::Document;
 use rdarrow_format::ReadOptions;
-use arrow_array::cast::AsArray;
-use arrow_array::types::Int32Type;
-use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray, UInt32Array};
-use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use arrow_array::{RecordBatch, UInt32Array};
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -160,20 +164,6 @@ pub struct DatasetSummary {
     pub partition_fields: Vec<FieldRef>,
 }
 
-/// Percent-encode a partition value (or key) as arrow's `"uri"` segment
-/// encoding does: everything but `A-Z a-z 0-9 - _ . ~`, byte by byte.
-pub fn hive_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for &b in s.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Write the objects of `inputs` as an Arrow dataset in `dir`, which must
 /// not exist or be empty. `progress` hears about each input.
 pub fn write_dataset(
@@ -183,9 +173,31 @@ pub fn write_dataset(
     progress: &mut dyn FnMut(DatasetEvent),
 ) -> Result<DatasetSummary> {
     check_options(inputs, opts)?;
-    let mut out = Output::new(dir, opts)?;
-    let res = write_all(inputs, opts, &mut out, progress)
-        .and_then(|summary| std::mem::take(&mut out.batch).commit().map(|()| summary));
+    // time columns widened to a finer unit a later input needs: the
+    // dataset is written again with them (each attempt widens a column,
+    // so there are at most a few)
+    let mut widened: HashMap<String, DataType> = HashMap::new();
+    loop {
+        let mut out = Output::new(dir, opts)?;
+        let res = write_all(inputs, opts, &widened, &mut out, progress);
+        if let Ok(Err((name, to))) = &res {
+            out.roll_back();
+            widened.insert(name.clone(), to.clone());
+            continue;
+        }
+        let res = res.and_then(|written| {
+            let summary = written.unwrap_or_else(|_| unreachable!("widened above"));
+            std::mem::take(&mut out.batch).commit().map(|()| summary)
+        });
+        return out.finish(dir, res);
+    }
+}
+
+impl Output {
+    /// The summary of a dataset written (its files relative to `dir`), or
+    /// the error, with what this attempt wrote removed.
+    fn finish(mut self, dir: &Path, res: Result<DatasetSummary>) -> Result<DatasetSummary> {
+        let out = &mut self;
     match res {
         Ok(mut summary) => {
             summary.files = out
@@ -199,6 +211,7 @@ pub fn write_dataset(
             out.roll_back();
             Err(e)
         }
+    }
     }
 }
 
@@ -392,21 +405,15 @@ impl Output {
     }
 }
 
-/// The first object's columns, which the others must match.
-struct Reference {
-    file: String,
-    /// Data columns (without the partition columns), in the written order.
-    data: Vec<FieldRef>,
-    /// Partition columns, in partitioning order.
-    keys: Vec<FieldRef>,
-}
-
+/// Write every input's objects into `out`: what was written, or the
+/// column (and the type) a dataset must be written again with.
 fn write_all(
     inputs: &[PathBuf],
     opts: &DatasetOptions,
+    widened: &HashMap<String, DataType>,
     out: &mut Output,
     progress: &mut dyn FnMut(DatasetEvent),
-) -> Result<DatasetSummary> {
+) -> Result<std::result::Result<DatasetSummary, (String, DataType)>> {
     let mut reference: Option<Reference> = None;
     let mut objects = 0usize;
     let mut rows = 0u64;
@@ -447,8 +454,12 @@ fn write_all(
                 }
             };
             drop_row_names(&mut obj, &doc);
-            let (data, keys) = object_tables(&doc, &obj, &name, opts, reference.as_ref())
+            let fitted = object_tables(&doc, &obj, &name, opts, widened, reference.as_ref())
                 .map_err(|e| at(in_file(e, &label)))?;
+            let (data, keys) = match fitted {
+                Ok(tables) => tables,
+                Err(widen) => return Ok(Err(widen)),
+            };
             drop(obj);
             if reference.is_none() {
                 reference = Some(Reference {
@@ -483,13 +494,13 @@ fn write_all(
         Some(r) => (Some(Arc::new(Schema::new(r.data))), r.keys),
         None => (None, Vec::new()),
     };
-    Ok(DatasetSummary {
+    Ok(Ok(DatasetSummary {
         files: Vec::new(),
         objects,
         rows,
         schema,
         partition_fields,
-    })
+    }))
 }
 
 /// Name the input in an error, unless the message names it already.
@@ -690,22 +701,26 @@ fn table_options(name: &str, opts: &DatasetOptions, cols: Option<Vec<ColumnRef>>
         } else {
             name.to_string()
         },
-        // one schema for every file: arrow R's unit
-        time_unit: Some(arrow_schema::TimeUnit::Microsecond),
+        // the unit rdata_to_parquet() gives (one rule); the files agree
+        // through schema::fit_times
+        time_unit: None,
         one_object: false,
     }
 }
 
 /// The data table (partition columns removed, columns in the reference
 /// order) and the partition columns of one object, with normalised types
-/// checked against the reference.
+/// (time columns in the units `widened` or the reference gives them)
+/// checked against the reference; or a time column that needs a finer
+/// unit than that, and the type it needs.
 fn object_tables(
     doc: &Document,
     obj: &RObject,
     name: &str,
     opts: &DatasetOptions,
+    widened: &HashMap<String, DataType>,
     reference: Option<&Reference>,
-) -> Result<(ArrowTable, Option<ArrowTable>)> {
+) -> Result<std::result::Result<(ArrowTable, Option<ArrowTable>), (String, DataType)>> {
     let names = column_names(doc, obj, name, opts)?;
     for (i, n) in names.iter().enumerate() {
         if names[..i].contains(n) {
@@ -759,7 +774,10 @@ fn object_tables(
         obj,
         &table_options(name, opts, Some(select(&data_names))),
     )?;
-    let data = normalise(data)?;
+    let data = match fit_times(normalise(data)?, &time_targets(widened, reference))? {
+        Fit::Fitted(t) => t,
+        Fit::Widen { name, to } => return Ok(Err((name, to))),
+    };
     let keys = if opts.partitioning.is_empty() {
         None
     } else {
@@ -776,113 +794,7 @@ fn object_tables(
             check_fields(k.schema.fields(), &r.keys, &r.file)?;
         }
     }
-    Ok((data, keys))
-}
-
-fn check_fields(got: &Fields, want: &[FieldRef], ref_file: &str) -> Result<()> {
-    for (g, w) in got.iter().zip(want) {
-        let same = g.data_type() == w.data_type() && g.dict_is_ordered() == w.dict_is_ordered();
-        if !same {
-            let describe = |f: &Field| {
-                if f.dict_is_ordered() == Some(true) {
-                    format!("{} (ordered)", f.data_type())
-                } else {
-                    f.data_type().to_string()
-                }
-            };
-            return Err(Error::usage(format!(
-                "column '{}' has type {} but {} in '{ref_file}'; the columns of a dataset's inputs must have the same types",
-                g.name(),
-                describe(g),
-                describe(w)
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The type a column is written with: dictionaries get int32 indices.
-fn normal_type(dt: &DataType) -> DataType {
-    match dt {
-        DataType::Dictionary(_, v) => {
-            DataType::Dictionary(Box::new(DataType::Int32), Box::new(normal_type(v)))
-        }
-        DataType::List(f) => DataType::List(normal_field(f)),
-        DataType::LargeList(f) => DataType::LargeList(normal_field(f)),
-        DataType::Struct(fs) => DataType::Struct(fs.iter().map(normal_field).collect()),
-        other => other.clone(),
-    }
-}
-
-fn normal_field(f: &FieldRef) -> FieldRef {
-    let dt = normal_type(f.data_type());
-    if &dt == f.data_type() {
-        return f.clone();
-    }
-    Arc::new(f.as_ref().clone().with_data_type(dt))
-}
-
-fn normalise(t: ArrowTable) -> Result<ArrowTable> {
-    let fields = t.schema.fields();
-    let normal: Vec<FieldRef> = fields.iter().map(normal_field).collect();
-    if normal
-        .iter()
-        .zip(fields.iter())
-        .all(|(a, b)| Arc::ptr_eq(a, b))
-    {
-        return Ok(t);
-    }
-    let schema = Arc::new(Schema::new_with_metadata(
-        normal.clone(),
-        t.schema.metadata().clone(),
-    ));
-    let mut batches = Vec::with_capacity(t.batches.len());
-    for b in &t.batches {
-        let cols = b
-            .columns()
-            .iter()
-            .zip(&normal)
-            .map(|(c, f)| {
-                if c.data_type() == f.data_type() {
-                    Ok(c.clone())
-                } else {
-                    arrow_cast::cast(c, f.data_type()).map_err(|e| {
-                        Error::unsupported(format!(
-                            "column '{}': cannot convert {} to {}: {e}",
-                            f.name(),
-                            c.data_type(),
-                            f.data_type()
-                        ))
-                    })
-                }
-            })
-            .collect::<Result<Vec<_>>>()?;
-        batches.push(batch(&schema, cols, b.num_rows())?);
-    }
-    Ok(ArrowTable {
-        schema,
-        batches,
-        warnings: t.warnings,
-    })
-}
-
-fn batch(schema: &SchemaRef, cols: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-    RecordBatch::try_new_with_options(
-        schema.clone(),
-        cols,
-        &RecordBatchOptions::new().with_row_count(Some(rows)),
-    )
-    .map_err(|e| Error::corrupt(format!("cannot assemble the record batch: {e}")))
-}
-
-/// The single batch of a table (tables are converted unchunked).
-fn one_batch(t: &ArrowTable) -> Result<RecordBatch> {
-    match t.batches.len() {
-        1 => Ok(t.batches[0].clone()),
-        0 => Ok(RecordBatch::new_empty(t.schema.clone())),
-        _ => arrow_select::concat::concat_batches(&t.schema, &t.batches)
-            .map_err(|e| Error::corrupt(format!("cannot join the record batches: {e}"))),
-    }
+    Ok(Ok((data, keys)))
 }
 
 /// Write one object: one file, or one file per partition.
@@ -958,254 +870,5 @@ fn write_object(
     match first_error.into_inner().unwrap() {
         Some(e) => Err(e),
         None => Ok(()),
-    }
-}
-
-/// The rows of each partition, in order of first appearance, with the
-/// partition's directory (`a=x/b=y`).
-fn partition_rows(keys: &RecordBatch, partitioning: &[String]) -> Result<Vec<(PathBuf, Vec<u32>)>> {
-    let n = keys.num_rows();
-    let mut group: Vec<u32> = vec![0; n];
-    // the segment ids of each group, one per partition column
-    let mut group_segments: Vec<Vec<u32>> = vec![Vec::new()];
-    let mut segments: Vec<Vec<String>> = Vec::with_capacity(partitioning.len());
-    for (c, name) in partitioning.iter().enumerate() {
-        let (ids, segs) = segment_ids(keys.column(c), name)?;
-        let key = hive_escape(name);
-        segments.push(segs.into_iter().map(|s| format!("{key}={s}")).collect());
-        // refine the groups by this column
-        let mut refined: HashMap<(u32, u32), u32> = HashMap::new();
-        let mut next_segments: Vec<Vec<u32>> = Vec::new();
-        for row in 0..n {
-            let k = (group[row], ids[row]);
-            let g = *refined.entry(k).or_insert_with(|| {
-                let mut s = group_segments[k.0 as usize].clone();
-                s.push(k.1);
-                next_segments.push(s);
-                (next_segments.len() - 1) as u32
-            });
-            group[row] = g;
-        }
-        group_segments = next_segments;
-    }
-    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); group_segments.len()];
-    for (row, &g) in group.iter().enumerate() {
-        rows[g as usize].push(row as u32);
-    }
-    Ok(group_segments
-        .into_iter()
-        .zip(rows)
-        .map(|(segs, r)| {
-            let dir: PathBuf = segs
-                .iter()
-                .enumerate()
-                .map(|(c, &s)| segments[c][s as usize].as_str())
-                .collect();
-            (dir, r)
-        })
-        .collect())
-}
-
-/// For each row, the id of its escaped partition value, and the values.
-fn segment_ids(col: &ArrayRef, name: &str) -> Result<(Vec<u32>, Vec<String>)> {
-    let n = col.len();
-    let mut segs: Vec<String> = Vec::new();
-    let mut index: HashMap<String, u32> = HashMap::new();
-    let mut id_of = |s: &str, segs: &mut Vec<String>| -> u32 {
-        if let Some(&i) = index.get(s) {
-            return i;
-        }
-        segs.push(s.to_string());
-        let i = (segs.len() - 1) as u32;
-        index.insert(s.to_string(), i);
-        i
-    };
-    if let DataType::Dictionary(_, _) = col.data_type() {
-        let d = col.as_any_dictionary();
-        let keys = arrow_cast::cast(d.keys(), &DataType::Int32)
-            .map_err(|e| Error::corrupt(format!("dictionary keys: {e}")))?;
-        let keys = keys.as_primitive::<Int32Type>();
-        let values = value_strings(d.values(), name)?;
-        let level_ids: Vec<u32> = (0..values.len())
-            .map(|i| {
-                let s = if values.is_null(i) {
-                    HIVE_NULL.to_string()
-                } else {
-                    hive_escape(values.value(i))
-                };
-                id_of(&s, &mut segs)
-            })
-            .collect();
-        let mut null_id = None;
-        let mut ids = Vec::with_capacity(n);
-        for i in 0..n {
-            if col.is_null(i)
-                || keys.is_null(i)
-                || keys.value(i) < 0
-                || keys.value(i) as usize >= level_ids.len()
-            {
-                let id = *null_id.get_or_insert_with(|| id_of(HIVE_NULL, &mut segs));
-                ids.push(id);
-            } else {
-                ids.push(level_ids[keys.value(i) as usize]);
-            }
-        }
-        return Ok((ids, segs));
-    }
-    let strings = value_strings(col, name)?;
-    let mut raw: HashMap<Option<&str>, u32> = HashMap::new();
-    let mut ids = Vec::with_capacity(n);
-    for i in 0..n {
-        let v = (!strings.is_null(i)).then(|| strings.value(i));
-        let id = match raw.get(&v) {
-            Some(&id) => id,
-            None => {
-                let id = match v {
-                    None => id_of(HIVE_NULL, &mut segs),
-                    Some(s) => id_of(&hive_escape(s), &mut segs),
-                };
-                raw.insert(v, id);
-                id
-            }
-        };
-        ids.push(id);
-    }
-    Ok((ids, segs))
-}
-
-/// A column's values as strings, as arrow renders partition values.
-fn value_strings(col: &ArrayRef, name: &str) -> Result<StringArray> {
-    let dt = col.data_type();
-    let cannot = |why: String| {
-        Error::unsupported(format!(
-            "cannot partition by column '{name}' of type {dt}: {why}"
-        ))
-    };
-    match dt {
-        DataType::Utf8 => Ok(col.as_string::<i32>().clone()),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
-            let f = arrow_cast::cast(col, &DataType::Float64).map_err(|e| cannot(e.to_string()))?;
-            let f = f.as_primitive::<arrow_array::types::Float64Type>();
-            Ok((0..f.len())
-                .map(|i| (!f.is_null(i)).then(|| format_float(f.value(i))))
-                .collect())
-        }
-        DataType::Dictionary(_, _) => {
-            let plain =
-                arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
-            Ok(plain.as_string::<i32>().clone())
-        }
-        dt if dt.is_nested()
-            || matches!(
-                dt,
-                DataType::Binary
-                    | DataType::LargeBinary
-                    | DataType::BinaryView
-                    | DataType::FixedSizeBinary(_)
-            ) =>
-        {
-            Err(cannot(
-                "partition values must be strings, factors, numbers, logicals, dates or times"
-                    .to_string(),
-            ))
-        }
-        _ => {
-            let s = arrow_cast::cast(col, &DataType::Utf8).map_err(|e| cannot(e.to_string()))?;
-            Ok(s.as_string::<i32>().clone())
-        }
-    }
-}
-
-/// A double as arrow prints it: integral values without a fraction.
-fn format_float(x: f64) -> String {
-    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_like_arrow() {
-        assert_eq!(hive_escape("a"), "a");
-        assert_eq!(hive_escape("-_.~A9z"), "-_.~A9z");
-        assert_eq!(hive_escape("b c/d"), "b%20c%2Fd");
-        assert_eq!(hive_escape("x=y%"), "x%3Dy%25");
-        assert_eq!(hive_escape("é"), "%C3%A9");
-        assert_eq!(hive_escape("+:@!"), "%2B%3A%40%21");
-    }
-
-    #[test]
-    fn floats_print_like_arrow() {
-        assert_eq!(format_float(2.0), "2");
-        assert_eq!(format_float(1.5), "1.5");
-        assert_eq!(format_float(-3.0), "-3");
-    }
-
-    #[test]
-    fn partitions_group_rows_in_order() {
-        let g: ArrayRef = Arc::new(StringArray::from(vec![
-            Some("a"),
-            Some("b"),
-            None,
-            Some("a"),
-            Some("x y"),
-        ]));
-        let h: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![
-            Some(1),
-            Some(1),
-            Some(2),
-            Some(2),
-            None,
-        ]));
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("g", DataType::Utf8, true),
-            Field::new("h", DataType::Int32, true),
-        ]));
-        let b = RecordBatch::try_new(schema, vec![g, h]).unwrap();
-        let parts = partition_rows(&b, &["g".into(), "h".into()]).unwrap();
-        let got: Vec<(String, Vec<u32>)> = parts
-            .into_iter()
-            .map(|(p, r)| (p.to_string_lossy().into_owned(), r))
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                ("g=a/h=1".to_string(), vec![0]),
-                ("g=b/h=1".to_string(), vec![1]),
-                (format!("g={HIVE_NULL}/h=2"), vec![2]),
-                ("g=a/h=2".to_string(), vec![3]),
-                (format!("g=x%20y/h={HIVE_NULL}"), vec![4]),
-            ]
-        );
-    }
-
-    #[test]
-    fn dictionaries_normalise_to_int32() {
-        let d: arrow_array::DictionaryArray<arrow_array::types::Int8Type> =
-            vec!["a", "b", "a"].into_iter().collect();
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "f",
-            d.data_type().clone(),
-            true,
-        )]));
-        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(d)]).unwrap();
-        let t = normalise(ArrowTable {
-            schema,
-            batches: vec![b],
-            warnings: Vec::new(),
-        })
-        .unwrap();
-        assert_eq!(
-            t.schema.field(0).data_type(),
-            &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
-        );
-        let (ids, segs) = segment_ids(t.batches[0].column(0), "f").unwrap();
-        assert_eq!(ids, vec![0, 1, 0]);
-        assert_eq!(segs, vec!["a", "b"]);
     }
 }
