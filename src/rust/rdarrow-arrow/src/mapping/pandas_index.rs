@@ -237,13 +237,15 @@ fn label_text(v: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// Whether labels of this type are R's row names: integers or strings.
+/// Whether labels of this type are R's row names: `Some(true)` integers,
+/// `Some(false)` strings, `None` neither.
 fn labels_kind(t: &DataType) -> Option<bool> {
     match t {
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Some(true),
         DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Some(true),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(false),
-        DataType::Dictionary(_, v) => labels_kind(v).filter(|ints| !ints),
+        // (an empty index of objects: pyarrow's null type)
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => Some(false),
+        DataType::Dictionary(_, v) => labels_kind(v),
         _ => None,
     }
 }
@@ -453,6 +455,14 @@ mod tests {
             "{}",
             e.message
         );
+        // an empty index of objects (pyarrow's null type): automatic; with
+        // rows, every label missing
+        let of_nulls = FrameLayout::of(&unnamed_index(DataType::Null));
+        let empty: ArrayRef = Arc::new(arrow_array::NullArray::new(0));
+        assert!(of_nulls.attributes(0, &[empty]).unwrap().is_empty());
+        let nulls: ArrayRef = Arc::new(arrow_array::NullArray::new(2));
+        let e = of_nulls.attributes(2, &[nulls]).unwrap_err();
+        assert!(e.message.contains("missing label at row 1"), "{}", e.message);
         let missing: ArrayRef = Arc::new(Int64Array::from(vec![Some(3), None]));
         let e = l.attributes(2, &[missing]).unwrap_err();
         assert!(
