@@ -120,7 +120,7 @@ pub(crate) fn convert_with(
     batches: &[RecordBatch],
 ) -> Result<(RObject, Option<RObject>)> {
     let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let layout = FrameLayout::of(schema);
+    let layout = layout_of(schema);
     let parts = |i: usize| -> Vec<ArrayRef> { batches.iter().map(|b| b.column(i).clone()).collect() };
     let mut cols = Vec::with_capacity(layout.order.len());
     for &i in &layout.order {
@@ -129,6 +129,17 @@ pub(crate) fn convert_with(
     }
     let labels = layout.label_column().map(parts).unwrap_or_default();
     finish_frame(m, schema, &layout, cols, nrow, &labels)
+}
+
+/// Which columns a table's data frame holds and where its row names come
+/// from: a pandas index by its `"pandas"` metadata, unless rdarrow's `"r"`
+/// metadata says the table was made from R (whose row names it holds).
+fn layout_of(schema: &arrow_schema::Schema) -> FrameLayout {
+    if crate::metadata::document::r_text(schema).is_some() {
+        FrameLayout::plain(schema)
+    } else {
+        FrameLayout::of(schema)
+    }
 }
 
 /// One column from its chunks, checked for what R cannot hold.
@@ -346,7 +357,7 @@ pub fn write_columns_file(
             })
     };
     let mut m = ObjectMaker::default();
-    let layout = FrameLayout::of(&schema);
+    let layout = layout_of(&schema);
     let mut cols = Vec::with_capacity(layout.order.len());
     let mut plans = Vec::with_capacity(layout.order.len());
     for &j in &layout.order {

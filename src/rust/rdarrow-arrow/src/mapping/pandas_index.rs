@@ -15,7 +15,8 @@
 //! A named index keeps its name in the data frame's attribute
 //! [`INDEX_NAME_ATTRIBUTE`] (R has no place for a name of the row names),
 //! which travels in the `"r"` metadata to `read_pandas()`. A table with
-//! rdarrow's own `"r"` metadata was made from R: its row names are R's.
+//! rdarrow's own `"r"` metadata was made from R: its row names are R's
+//! (the conversion, which reads both, takes [`FrameLayout::plain`] then).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -55,7 +56,7 @@ pub struct FrameLayout {
 
 impl FrameLayout {
     /// Every column as it is, automatic row names.
-    fn plain(schema: &Schema) -> FrameLayout {
+    pub fn plain(schema: &Schema) -> FrameLayout {
         FrameLayout {
             order: (0..schema.fields().len()).collect(),
             names: schema.fields().iter().map(|f| f.name().clone()).collect(),
@@ -65,12 +66,9 @@ impl FrameLayout {
     }
 
     /// The layout of a table by its `"pandas"` metadata (every column as
-    /// it is when it has none, or has rdarrow's `"r"` metadata).
+    /// it is when it has none).
     pub fn of(schema: &Schema) -> FrameLayout {
         let plain = FrameLayout::plain(schema);
-        if crate::metadata::document::r_text(schema).is_some() {
-            return plain;
-        }
         let Some(md) = schema.metadata().get("pandas") else {
             return plain;
         };
