@@ -34,6 +34,15 @@
 #'   struct -> data-frame column; map -> list of key/value data frames;
 #'   null -> logical NA; run-end encoded -> decoded. Union and interval
 #'   types are an error naming the column.
+#'
+#'   A table made from a pandas DataFrame (its `"pandas"` metadata, as
+#'   pyarrow and `df.to_parquet()` write it) gives the DataFrame's index as
+#'   row names: `0, 1, ..., n-1` automatic ones, other integer labels
+#'   integer row names, string labels character ones; a repeated or
+#'   missing label is an error; a `MultiIndex` or labels of other types
+#'   become the first columns (as `df.reset_index()` makes them); the
+#'   index's name is kept in the attribute `"pandas.index.name"` (see the
+#'   getting-started vignette).
 #' @param x An Arrow C stream (`rdarrow_array_stream` or
 #'   `nanoarrow_array_stream`), an arrow `Table`, `RecordBatch`,
 #'   `RecordBatchReader` or `Dataset` (say from `arrow::open_dataset()`

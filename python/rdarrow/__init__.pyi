@@ -56,6 +56,7 @@ class RDataReader:
     name: str
     warnings: List[str]
     row_names: Optional[List[Any]]
+    index_name: Optional[str]
     def __init__(
         self,
         path: Source,

@@ -55,9 +55,11 @@ def pandas_column(column: Any) -> Any:
     return None
 
 
-def pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame":  # noqa: F821
+def pandas_frame(table: "pyarrow.Table", row_names: Any, index_name: Any = None) -> "pandas.DataFrame":  # noqa: F821
     """A table of an R data frame as a pandas DataFrame (see
-    :func:`read_pandas`), ``row_names`` (a list, else automatic) its index."""
+    :func:`read_pandas`), ``row_names`` (a list, else automatic) its index,
+    named ``index_name`` (the pandas index the row names were written
+    from)."""
     from ._optional import need
 
     pd = need("pandas", "a data frame as a pandas DataFrame", "or read_objects(..., plain=True) for plain values")
@@ -88,12 +90,16 @@ def pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame": 
         rest = table.select(others).to_pandas(types_mapper=mapping.get, date_as_object=False) if others else None
         columns = {n: rest[n] if col is None else col for n, col in zip(names, direct)}
         df = pd.DataFrame(columns, copy=False)
-    # R's own row names (not 1..n) as the index
+    # R's own row names (not 1..n) as the index, with the name of the
+    # pandas index they were written from
     if isinstance(row_names, list) and len(row_names) == len(df):
-        df.index = pd.Index(row_names)
+        df.index = pd.Index(row_names, name=index_name)
+    elif index_name is not None:
+        df.index.name = index_name
     # the table's schema (R's types and attributes in its "r" metadata), for
-    # write_rds() to give back the data frame it was
-    _read_frames[id(df)] = (weakref.ref(df), table.schema, table.num_rows)
+    # write_rds() to give back the data frame it was (while its index is
+    # the one read)
+    _read_frames[id(df)] = (weakref.ref(df), table.schema, table.num_rows, df.index, df.index.name)
     weakref.finalize(df, _read_frames.pop, id(df), None)
     return df
 
@@ -102,12 +108,6 @@ def pandas_frame(table: "pyarrow.Table", row_names: Any) -> "pandas.DataFrame": 
 # types, with the "r" metadata) and row count, while the frame lives. Not
 # in ``DataFrame.attrs``, which pandas and pyarrow copy into every table.
 _read_frames: Dict[int, Any] = {}
-
-
-def is_read_frame(df: Any) -> bool:
-    """Whether ``df`` is a DataFrame read from R (its table kept)."""
-    held = _read_frames.get(id(df))
-    return held is not None and held[0]() is df
 
 
 def frame_table(df: Any) -> Any:
@@ -119,8 +119,14 @@ def frame_table(df: Any) -> Any:
     held = _read_frames.get(id(df))
     if held is None or held[0]() is not df:
         return None
-    _, schema, rows = held
-    if len(df) != rows or [str(c) for c in df.columns] != schema.names or len(set(schema.names)) != len(schema.names):
+    _, schema, rows, index, name = held
+    if (
+        len(df) != rows
+        or [str(c) for c in df.columns] != schema.names
+        or len(set(schema.names)) != len(schema.names)
+        or df.index is not index
+        or df.index.name != name
+    ):
         return None
     try:
         t = pa.Table.from_pandas(df, preserve_index=False)
@@ -132,8 +138,8 @@ def frame_table(df: Any) -> Any:
 def stream_of(data: Any) -> Any:
     """An Arrow C stream capsule of ``data``: anything with
     ``__arrow_c_stream__`` (pyarrow, Polars, DuckDB, ...), or a pandas
-    DataFrame (its index kept as a column unless it is the default
-    0, 1, 2, ...)."""
+    DataFrame (its index where pyarrow's ``"pandas"`` metadata says, which
+    the engine writes as R's row names)."""
     import pyarrow as pa
 
     try:
@@ -146,8 +152,9 @@ def stream_of(data: Any) -> Any:
         table = frame_table(data)
         if table is not None:
             return table.__arrow_c_stream__()
-        keep_index = not isinstance(data.index, pd.RangeIndex)
-        return pa.Table.from_pandas(data, preserve_index=keep_index).__arrow_c_stream__()
+        # the index in pyarrow's "pandas" metadata (a RangeIndex) or as
+        # columns it names there: the engine makes it R's row names
+        return pa.Table.from_pandas(data, preserve_index=None).__arrow_c_stream__()
     if hasattr(data, "__arrow_c_array__"):
         return pa.table(data).__arrow_c_stream__()
     raise TypeError(

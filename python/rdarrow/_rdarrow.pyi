@@ -88,6 +88,7 @@ class RTensor:
 class RFrame:
     stream: Any
     row_names: Optional[List[Any]]
+    index_name: Optional[str]
 
 class RS4:
     class_name: Optional[str]
@@ -102,7 +103,7 @@ def read_stream(
     time_unit: Optional[str] = None,
     storage: _Storage = None,
     salvage: bool = False,
-) -> Tuple[Any, str, List[str], List[List[int]], Optional[List[Any]]]: ...
+) -> Tuple[Any, str, List[str], List[List[int]], Optional[List[Any]], Optional[str]]: ...
 def command_line(argv: List[str], host: List[Tuple[str, str]]) -> Tuple[int, Optional[str]]: ...
 def write_rdata(
     objects: List[Tuple[str, Any]],

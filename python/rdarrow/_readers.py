@@ -159,7 +159,8 @@ class RDataReader:
     metadata). The stream can be taken once; ``__arrow_c_stream__`` reads
     the file again for a second consumer. ``name`` is the object's name,
     ``warnings`` what the conversion changed, ``row_names`` a data frame's
-    own row names (``None`` for R's automatic 1, 2, ...).
+    own row names (``None`` for R's automatic 1, 2, ...), ``index_name``
+    the name of the pandas index they were written from (else ``None``).
 
     ``path`` may be an object store URL (``s3://bucket/key.rds``,
     ``gs://...``, ``az://...``), read as a stream (a lazy-load data base's
@@ -191,7 +192,7 @@ class RDataReader:
         self._args = (src, object, column_names(columns), chunk_size, time_unit, storage_pairs(storage_options),
                       _salvage(salvage))
         (self._capsule, self.name, self.warnings, self._addresses,
-         self.row_names) = _rdarrow.read_stream(*self._args)
+         self.row_names, self.index_name) = _rdarrow.read_stream(*self._args)
         for w in self.warnings:
             warnings.warn(w, RDataWarning, stacklevel=2)
 
@@ -208,7 +209,7 @@ class RDataReader:
                         "the stream of a file object that cannot seek can be taken once"
                     )
                 src.seek(self._start)
-            capsule, _, _, self._addresses, _ = _rdarrow.read_stream(*self._args)
+            capsule, _, _, self._addresses, _, _ = _rdarrow.read_stream(*self._args)
         return capsule
 
     def __repr__(self) -> str:
@@ -346,4 +347,4 @@ def read_pandas(
         salvage=salvage,
     )
     table = pa.RecordBatchReader.from_stream(reader).read_all()
-    return pandas_frame(table, reader.row_names)
+    return pandas_frame(table, reader.row_names, reader.index_name)

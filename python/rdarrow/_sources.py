@@ -9,6 +9,7 @@ import os
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Union
 
 from . import _rdarrow
+from ._optional import need
 
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -41,10 +42,7 @@ class Opened:
     """A file fsspec opened for a reader, closed when this object goes."""
 
     def __init__(self, url: str, storage_options: "StorageOptions") -> None:
-        try:
-            import fsspec
-        except ImportError:
-            raise ImportError(f"reading {url!r} needs fsspec (pip install fsspec)") from None
+        fsspec = need("fsspec", f"reading {url!r}")
         # the OpenFile holds the files a chained URL opens under this one
         self.opener = fsspec.open(url, "rb", **(storage_options or {}))
         self.file = self.opener.open()

@@ -13,7 +13,7 @@ from ._optional import Lazy
 # NumPy when a value first needs it: plain Python values need none
 np = Lazy("numpy", "writing NumPy values")
 from ._rdarrow import RS4, RVector
-from ._pandas import is_read_frame, stream_of
+from ._pandas import stream_of
 from ._values import MatrixFrame, S4Value, pandas_module
 
 # ---------------------------------------------------------------------------
@@ -385,29 +385,6 @@ def _s4_node(d: dict, place: str) -> tuple:
     return ("s4", slots)
 
 
-def _frame_node(df: Any) -> tuple:
-    """A pandas DataFrame as a data frame, its index R's ``row.names``: a
-    RangeIndex R's automatic row names, integer labels integer row names,
-    others their text. An index R's row names cannot be (a MultiIndex,
-    repeated or missing labels) stays a column, as pyarrow keeps it; a
-    frame read from R keeps the row names it had."""
-    pd = pandas_module()
-    index = df.index
-    if (
-        is_read_frame(df)
-        or isinstance(index, (pd.RangeIndex, pd.MultiIndex))
-        or not index.is_unique
-        or index.hasnans
-    ):
-        return ("frame", stream_of(df), [])
-    if index.dtype.kind in "iu" and len(index) and int(index.min()) > -_INT_MAX and int(index.max()) <= _INT_MAX:
-        rows = vector_node("integer", np.asarray(index, dtype=np.int32))
-    else:
-        rows = character_node([str(v) for v in index])
-    body = df.set_axis(pd.RangeIndex(len(df)), axis=0)
-    return ("frame", stream_of(body), [("row.names", rows)])
-
-
 def to_r(value: Any, place: str = "") -> Any:
     """The node of the binding's value table that ``value`` becomes (the
     module's table, read from right to left). ``place`` is where the value
@@ -453,7 +430,10 @@ def to_r(value: Any, place: str = "") -> Any:
         if isinstance(value, pd.DataFrame):
             if value.attrs.get(MatrixFrame.key):
                 return _matrix_frame_node(value, place)
-            return _frame_node(value)
+            # its index as R's row names: the engine's rule
+            # (rdarrow-arrow's mapping/pandas_index.rs), from pyarrow's
+            # "pandas" metadata
+            return ("frame", stream_of(value), [])
         if isinstance(value, pd.Series):
             return _series_node(value, place)
         if isinstance(value, pd.Index):

@@ -92,7 +92,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._optional import Lazy, have, pip_line
+from ._optional import Lazy, have, need_all, pip_line
 
 # NumPy when a value first needs it: plain values (plain=True) need none
 np = Lazy("numpy", "R vectors as NumPy arrays", "or read_objects(..., plain=True) for plain values")
@@ -268,10 +268,9 @@ def _with_dimnames(v: RVector, x: Any) -> Any:
             df.index.name, df.columns.name = (n if n else None for n in names)
         df.attrs[MatrixFrame.key] = True  # write_rds() writes it back as a matrix
         return df
-    try:
-        import xarray as xr
-    except ImportError:
-        note(f"an array's dimnames are left out: {x.ndim} dimensions need xarray")
+    xr = have("xarray")
+    if xr is None:
+        note(f"an array's dimnames are left out: {x.ndim} dimensions need xarray: {pip_line('xarray')}")
         return x
     names = v.dimnames_names or [None] * x.ndim
     dims = [n if n else f"dim_{k}" for k, n in enumerate(names)]
@@ -284,7 +283,7 @@ def frame(f: RFrame) -> Any:
     import pyarrow as pa
 
 
-    return pandas_frame(pa.table(Capsule(f.stream)), f.row_names)
+    return pandas_frame(pa.table(Capsule(f.stream)), f.row_names, f.index_name)
 
 
 def _entries(v: Any) -> np.ndarray:
@@ -302,6 +301,11 @@ def s4(o: RS4) -> Any:
     if o.sparse is not None:
         sp = have("scipy.sparse")
         if sp is None:
+            # its slots are NumPy arrays: without NumPy either, one error
+            # naming both
+            if have("numpy") is None:
+                need_all(f"a {cls} (a sparse matrix) as scipy.sparse", ["numpy", "scipy.sparse"], "sparse",
+                         "or read_objects(..., plain=True) for plain values")
             note(f"a {cls} (a sparse matrix) is read as a dict of its slots: {pip_line('scipy.sparse')} to have it as a scipy.sparse matrix")
         else:
             m = sparse(o.sparse, slots, sp)

@@ -16,12 +16,7 @@ def value_of(value: Any, place: str) -> Any:
     the node of any other value (``_to_r.to_r``: the mapping's table)."""
     # (a pandas value exists only once pandas is imported)
     pd = sys.modules.get("pandas")
-    if (
-        pd is not None
-        and isinstance(value, pd.DataFrame)
-        and isinstance(value.index, pd.RangeIndex)
-        and not value.attrs.get("rdarrow.matrix")
-    ):
+    if pd is not None and isinstance(value, pd.DataFrame) and not value.attrs.get("rdarrow.matrix"):
         return stream_of(value)
     from . import _to_r
 

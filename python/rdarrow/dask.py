@@ -15,9 +15,14 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence
 
-import rdarrow
+from ._optional import need_all
 
-from ._sources import files_of, object_path_of
+# the packages this module serves, named with their install when missing
+need_all("rdarrow.dask", ["dask.dataframe", "pandas"], "dask")
+
+import rdarrow  # noqa: E402
+
+from ._sources import files_of, object_path_of  # noqa: E402
 
 __all__ = ["read_rdata", "files_of"]
 

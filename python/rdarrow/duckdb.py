@@ -18,6 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
+from ._optional import need
+
 __all__ = ["connect", "extension_path", "load"]
 
 
@@ -33,11 +35,7 @@ def extension_path() -> str:
 
 
 def _duckdb() -> Any:
-    try:
-        import duckdb
-    except ImportError:
-        raise ImportError("reading R data files with DuckDB needs duckdb: pip install duckdb") from None
-    return duckdb
+    return need("duckdb", "reading R data files with DuckDB")
 
 
 def load(con: Any) -> Any:

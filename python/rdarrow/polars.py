@@ -20,9 +20,14 @@ from __future__ import annotations
 import warnings
 from typing import Any, Dict, Iterator, List, Optional
 
-from ._errors import RDataWarning
-from ._arrow import Capsule, open_table, refuse_unions, table_schema
-from ._sources import files_of
+from ._optional import need_all
+
+# the package this module serves, named with its install when missing
+need_all("rdarrow.polars", ["polars"], "polars")
+
+from ._errors import RDataWarning  # noqa: E402
+from ._arrow import Capsule, open_table, refuse_unions, table_schema  # noqa: E402
+from ._sources import files_of  # noqa: E402
 
 __all__ = ["read_rdata", "scan_rdata"]
 

@@ -62,7 +62,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from pyspark.sql.datasource import (
+from ._optional import need_all
+
+# Spark 4's Python data sources, named with their install when missing
+need_all("rdarrow.spark", ["pyspark.sql.datasource"], "spark")
+
+from pyspark.sql.datasource import (  # noqa: E402
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
@@ -70,11 +75,11 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from ._arrow import Capsule, open_table, refuse_unions, table_schema
-from ._errors import UsageError
-from ._readers import list_objects, read_table
-from ._sources import files_of, object_path_of
-from ._writers import write_rdata, write_rds
+from ._arrow import Capsule, open_table, refuse_unions, table_schema  # noqa: E402
+from ._errors import UsageError  # noqa: E402
+from ._readers import list_objects, read_table  # noqa: E402
+from ._sources import files_of, object_path_of  # noqa: E402
+from ._writers import write_rdata, write_rds  # noqa: E402
 
 __all__ = ["RDataSource", "register"]
 

@@ -264,9 +264,12 @@ def test_rdata_objects_lists_as_r_does(files, con):
     d, _ = files
     f = d / "lists.RData"
     rows = con.execute(f"SELECT name, class, type, length, nrow, ncol FROM rdata_objects('{f}')").fetchall()
-    assert rows == [("lst", "list", "list", 2.0, None, None)]
-    rows = con.execute(f"SELECT name, class, nrow FROM rdata_objects('{f}', recursive := true)").fetchall()
-    assert ("lst$a", "data.frame", 3.0) in rows and ("lst$b$deep", "data.frame", 2.0) in rows
+    assert rows == [("lst", "list", "list", 2, None, None)]
+    rows = con.execute(f"SELECT name, class, nrow, ncol FROM rdata_objects('{f}', recursive := true)").fetchall()
+    assert ("lst$a", "data.frame", 3, 2) in rows and ("lst$b$deep", "data.frame", 2, 1) in rows
+    # counts are integers (BIGINT), as R's rdata_objects() gives them
+    types = con.execute(f"SELECT typeof(length), typeof(nrow), typeof(ncol), typeof(bytes) FROM rdata_objects('{f}')").fetchall()
+    assert types == [("BIGINT",) * 4]
     listed = con.execute(f"SELECT file, name FROM rdata_objects('{d}/archive')").fetchall()
     assert [n for _, n in listed] == ["a", "b", "p3"]
     ref = rdarrow.list_objects(str(d / "kinds.RData"))

@@ -73,7 +73,8 @@ def test_a_pandas_index_is_written_as_r_row_names_and_read_back_as_the_index(tmp
         "chars": pd.DataFrame({"v": [1, 2, 3], "s": pd.array(["x", None, "z"], dtype="string")}, index=["a", "b", "c"]),
         "ints": pd.DataFrame({"v": [1.5, 2.5]}, index=[10, 20]),
         "range": pd.DataFrame({"v": [1.5, 2.5]}),
-        "sliced": pd.DataFrame({"v": [1.5, 2.5, 3.5]}).iloc[1:],
+        # a RangeIndex that does not start at 0: its labels are kept
+        "sliced": pd.DataFrame({"v": [1.5, 2.5, 3.5, 4.5]}).iloc[2:],
     }
     for name, df in frames.items():
         rdarrow.write_rds(df, tmp_path / f"{name}.rds")
@@ -85,7 +86,7 @@ def test_a_pandas_index_is_written_as_r_row_names_and_read_back_as_the_index(tmp
           chars = data.frame(v = 1:3, s = c("x", NA, "z"), row.names = c("a", "b", "c")),
           ints = structure(list(v = c(1.5, 2.5)), class = "data.frame", row.names = c(10L, 20L)),
           range = data.frame(v = c(1.5, 2.5)),
-          sliced = data.frame(v = c(2.5, 3.5)))
+          sliced = structure(list(v = c(3.5, 4.5)), class = "data.frame", row.names = 2:3))
         e <- new.env(); load(file.path(d, "all.RData"), envir = e)
         for (n in names(want)) {{
           cat(n, identical(readRDS(file.path(d, paste0(n, ".rds"))), want[[n]]),
@@ -100,10 +101,10 @@ def test_a_pandas_index_is_written_as_r_row_names_and_read_back_as_the_index(tmp
     back = rdarrow.read_pandas(tmp_path / "ints.rds")
     pd.testing.assert_frame_equal(back, frames["ints"], check_dtype=False, check_index_type=False)
     assert isinstance(rdarrow.read_pandas(tmp_path / "range.rds").index, pd.RangeIndex)
-    # an index R's row names cannot be (repeated labels, a MultiIndex) stays a column
+    # an index R's row names cannot be (repeated labels) is an error naming it
     dup = pd.DataFrame({"v": [1, 2]}, index=["a", "a"])
-    rdarrow.write_rds(dup, tmp_path / "dup.rds")
-    assert rdarrow.read_table(tmp_path / "dup.rds").column_names == ["v", "__index_level_0__"]
+    with pytest.raises(UsageError, match="the label 'a' twice"):
+        rdarrow.write_rds(dup, tmp_path / "dup.rds")
 
 
 # --- plain Python values with pyarrow alone --------------------------------------------
@@ -134,7 +135,7 @@ except ImportError as e:
     lines = r.stdout.splitlines()
     assert eval(lines[0]) == {"a": [[1], [2]], "b": ["x"], "c": [2.5], "d": [True], "e": [3 + 1j], "f": b"ab", "g": [2**40], "h": None}
     # a value that needs NumPy says so in one line, with the install that fixes it
-    assert lines[1].startswith("ERROR ") and "pip install numpy" in lines[1] and len(lines) == 2
+    assert lines[1].startswith("ERROR ") and "pip install 'rdarrow[numpy]'" in lines[1] and len(lines) == 2
     out = run_r(
         f"""x <- readRDS("{p.as_posix()}")
         want <- list(a = list(1L, 2L), b = "x", c = 2.5, d = TRUE, e = 3+1i, f = as.raw(c(0x61, 0x62)))
@@ -164,7 +165,67 @@ print(len(w), w[0].message if w else "")
     assert r.returncode == 0, r.stderr
     kind, warned = r.stdout.splitlines()
     assert kind == "S4Value dgCMatrix"
-    assert warned.startswith("1 ") and "pip install rdarrow[sparse]" in warned
+    assert warned.startswith("1 ") and "pip install 'rdarrow[sparse]'" in warned
+
+
+def test_a_sparse_matrix_with_pyarrow_alone_names_numpy_and_scipy_once(tmp_path, run_r):
+    f = tmp_path / "m.rds"
+    run_r(f'saveRDS(Matrix::sparseMatrix(i = c(1L, 3L), j = c(2L, 2L), x = c(1.5, 2), dims = c(3L, 2L)), "{f.as_posix()}")')
+    code = f"""
+import warnings, rdarrow
+warnings.simplefilter("error")
+try:
+    rdarrow.read_objects({str(f)!r})
+except ImportError as e:
+    print(e)
+"""
+    r = _without(["numpy", "scipy", "pandas"], code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "a dgCMatrix (a sparse matrix) as scipy.sparse needs numpy and scipy: pip install 'rdarrow[sparse]' "
+        "(or read_objects(..., plain=True) for plain values)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "hidden, call, line",
+    [
+        (["anndata"], "rdarrow.read_anndata('x.rds')", "read_anndata() needs anndata: pip install 'rdarrow[anndata]'"),
+        (["numpy", "anndata"], "rdarrow.read_anndata('x.rds')",
+         "read_anndata() needs numpy and anndata: pip install 'rdarrow[anndata]'"),
+        (["scipy"], "rdarrow.write_seurat(None, 'x.rds')", "write_seurat() needs scipy: pip install 'rdarrow[anndata]'"),
+        (["polars"], "import rdarrow.polars", "rdarrow.polars needs polars: pip install 'rdarrow[polars]'"),
+        (["dask"], "import rdarrow.dask", "rdarrow.dask needs dask: pip install 'rdarrow[dask]'"),
+        (["pyspark"], "import rdarrow.spark", "rdarrow.spark needs pyspark: pip install 'rdarrow[spark]'"),
+        (["duckdb"], "import rdarrow.duckdb; rdarrow.duckdb.connect()",
+         "reading R data files with DuckDB needs duckdb: pip install 'rdarrow[duckdb]'"),
+        (["pandas"], "rdarrow.read_pandas('x.rds')",
+         "a data frame as a pandas DataFrame needs pandas: pip install 'rdarrow[pandas]' "
+         "(or read_objects(..., plain=True) for plain values)"),
+    ],
+)
+def test_a_missing_package_is_one_line_naming_the_extra(tmp_path, hidden, call, line):
+    rdarrow.write_rds(pa.table({"a": [1]}), tmp_path / "x.rds")
+    code = f"""
+import os, rdarrow
+os.chdir({str(tmp_path)!r})
+try:
+    {call}
+except ImportError as e:
+    print(e)
+"""
+    r = _without(hidden, code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [line]
+
+
+def test_every_extra_the_messages_name_is_in_pyproject():
+    import tomllib
+
+    from rdarrow import _optional
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert set(_optional._EXTRA.values()) <= set(extras)
 
 
 def test_to_h5ad_without_anndata_is_one_line_with_the_install(tmp_path):
@@ -174,7 +235,7 @@ def test_to_h5ad_without_anndata_is_one_line_with_the_install(tmp_path):
     r = _without(["anndata"], code, "to-h5ad", str(src), "-o", str(tmp_path / "x.h5ad"))
     assert r.returncode == 1
     assert r.stderr.strip().count("\n") == 0, r.stderr
-    assert "pip install anndata" in r.stderr and "Traceback" not in r.stderr
+    assert "pip install 'rdarrow[anndata]'" in r.stderr and "Traceback" not in r.stderr
 
 
 # --- DuckDB from pip -------------------------------------------------------------------

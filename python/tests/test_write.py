@@ -128,3 +128,112 @@ def test_bad_arguments_and_sinks(tmp_path):
         rdarrow.write_rdata(interval, old)
     assert old.read_bytes() == b"keep me"
     assert [p.name for p in tmp_path.iterdir()] == ["old.RData"]
+
+
+# --- a pandas index as R's row names (rdarrow-arrow's mapping/pandas_index.rs) ---------
+
+
+def test_a_pandas_index_becomes_r_row_names_and_comes_back(tmp_path, run_r):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"x": range(10), "s": list("abcdefghij")})
+    named = pd.DataFrame({"v": [1.5, 2.5]}, index=pd.Index(["r1", "r2"], name="id"))
+    frames = {
+        "tail": df.tail(3),  # a RangeIndex 7..9
+        "whole": df,  # 0..n-1: automatic row names
+        "named": named,
+        "ints": pd.DataFrame({"v": [1, 2, 3]}, index=[5, -2, 9]),
+        "stepped": pd.DataFrame({"v": [1, 2, 3]}, index=pd.RangeIndex(0, 6, 2, name="k")),
+        "zero_named": pd.DataFrame({"v": [1, 2]}, index=pd.RangeIndex(2, name="n")),
+        "big": pd.DataFrame({"v": [1, 2]}, index=[1, 2**40]),
+    }
+    for name, frame in frames.items():
+        rdarrow.write_rds(frame, tmp_path / f"{name}.rds")
+    # the same rule for every writer of a frame: write_rdata(), a frame
+    # inside a list, a pyarrow table carrying pandas' metadata
+    rdarrow.write_rdata({"tail": df.tail(3), "in_list": [df.tail(3)], "table": pa.Table.from_pandas(df.tail(3))}, tmp_path / "all.RData")
+    out = check_in_r(
+        run_r,
+        f"""
+r <- function(n) readRDS(file.path("{tmp_path}", paste0(n, ".rds")))
+x <- r("tail")
+stopifnot(identical(rownames(x), c("7", "8", "9")), .row_names_info(x) == 3L,
+          identical(attr(x, "row.names"), 7:9), identical(x$x, 7:9), identical(x$s, c("h", "i", "j")))
+w <- r("whole")
+stopifnot(identical(w, data.frame(x = 0:9, s = letters[1:10])), .row_names_info(w) == -10L)
+n <- r("named")
+stopifnot(identical(rownames(n), c("r1", "r2")), identical(attr(n, "pandas.index.name"), "id"), identical(n$v, c(1.5, 2.5)))
+stopifnot(identical(attr(r("ints"), "row.names"), c(5L, -2L, 9L)))
+s <- r("stepped")
+stopifnot(identical(attr(s, "row.names"), c(0L, 2L, 4L)), identical(attr(s, "pandas.index.name"), "k"))
+z <- r("zero_named")
+stopifnot(.row_names_info(z) == -2L, identical(attr(z, "pandas.index.name"), "n"))
+stopifnot(identical(rownames(r("big")), c("1", "1099511627776")))
+e <- new.env(); load(file.path("{tmp_path}", "all.RData"), e)
+stopifnot(identical(e$tail, x), identical(e$in_list[[1]], x), identical(e$table, x))
+cat(TRUE)
+""",
+    )
+    # and back: read_pandas() gives the index the frame had (integers
+    # beyond R's as their text)
+    assert rdarrow.read_pandas(tmp_path / "big.rds").index.tolist() == ["1", "1099511627776"]
+    for name, frame in frames.items():
+        if name == "big":
+            continue
+        back = rdarrow.read_pandas(tmp_path / f"{name}.rds")
+        pd.testing.assert_index_equal(back.index, frame.index, exact=False)
+        assert back.index.name == frame.index.name
+    assert isinstance(rdarrow.read_pandas(tmp_path / "whole.rds").index, pd.RangeIndex)
+    assert rdarrow.read_objects(tmp_path / "tail.rds")["tail"].index.tolist() == [7, 8, 9]
+    assert rdarrow.read_objects(tmp_path / "named.rds")["named"].index.name == "id"
+
+
+def test_index_labels_r_row_names_cannot_be_are_errors(tmp_path):
+    pd = pytest.importorskip("pandas")
+    f = tmp_path / "x.rds"
+    with pytest.raises(rdarrow.UsageError, match=r"the label 3 twice \(rows 1 and 3\), and R's row names are unique"):
+        rdarrow.write_rds(pd.DataFrame({"v": [1, 2, 3]}, index=[3, 4, 3]), f)
+    with pytest.raises(rdarrow.UsageError, match="the label 'a' twice"):
+        rdarrow.write_rdata({"df": pd.DataFrame({"v": [1, 2]}, index=["a", "a"])}, f)
+    with pytest.raises(rdarrow.UsageError, match="missing label at row 2, and R's row names cannot be NA"):
+        rdarrow.write_rds(pd.DataFrame({"v": [1, 2]}, index=["a", None]), f)
+    with pytest.raises(rdarrow.UsageError, match="missing label at row 1"):
+        rdarrow.write_rds(pd.DataFrame({"v": [1, 2]}, index=pd.Index([None, 3], dtype="Int64")), f)
+    assert not f.exists()
+
+
+def test_a_multi_index_and_labels_of_other_types_are_leading_columns(tmp_path, run_r):
+    pd = pytest.importorskip("pandas")
+    multi = pd.DataFrame({"v": [1.5, 2.5]}, index=pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["k", None]))
+    floats = pd.DataFrame({"v": [1, 2]}, index=[0.5, 1.5])
+    days = pd.DataFrame({"v": [1, 2]}, index=pd.DatetimeIndex(["2024-01-01", "2024-01-02"], name="day"))
+    rdarrow.write_rdata({"multi": multi, "floats": floats, "days": days}, tmp_path / "x.RData")
+    check_in_r(
+        run_r,
+        f"""
+e <- new.env(); load("{tmp_path}/x.RData", e)
+# as df.reset_index() makes them
+stopifnot(identical(e$multi, data.frame(k = c("a", "b"), level_1 = 1:2, v = c(1.5, 2.5))))
+stopifnot(identical(e$floats, data.frame(index = c(0.5, 1.5), v = 1:2)))
+stopifnot(identical(names(e$days), c("day", "v")), inherits(e$days$day, "POSIXct"), .row_names_info(e$days) == -2L)
+cat(TRUE)
+""",
+    )
+
+
+def test_a_frame_read_from_r_goes_back_with_the_index_it_has_now(tmp_path, run_r):
+    pd = pytest.importorskip("pandas")
+    f = tmp_path / "x.rds"
+    run_r(f'saveRDS(data.frame(v = 1:3, row.names = c("a", "b", "c")), "{f}")')
+    df = rdarrow.read_pandas(f)
+    rdarrow.write_rds(df, tmp_path / "same.rds")
+    df.index = pd.Index([10, 20, 30], name="n")
+    rdarrow.write_rds(df, tmp_path / "moved.rds")
+    check_in_r(
+        run_r,
+        f"""
+stopifnot(identical(readRDS("{tmp_path}/same.rds"), readRDS("{f}")))
+m <- readRDS("{tmp_path}/moved.rds")
+stopifnot(identical(attr(m, "row.names"), c(10L, 20L, 30L)), identical(attr(m, "pandas.index.name"), "n"), identical(m$v, 1:3))
+cat(TRUE)
+""",
+    )

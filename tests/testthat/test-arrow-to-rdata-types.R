@@ -636,3 +636,40 @@ test_that("strings holding a NUL byte are an rdarrow_error naming the column, an
     expect_identical(aw_temp_leftovers(dir), character())
   }
 })
+
+# ---------------------------------------------------------------------------
+# A table made from a pandas DataFrame: its index as row names (the table
+# atop rdarrow-arrow's mapping/pandas_index.rs), on every route
+
+test_that("a pandas index becomes row names, on every route and from Parquet", {
+  skip_if_no_pyarrow()
+  if (!isTRUE(reticulate::py_module_available("pandas"))) skip("pandas is not available in RETICULATE_PYTHON")
+  py <- reticulate::py_run_string('
+import pandas as pd, pyarrow as pa
+base = pd.DataFrame({"x": [0.5, 1.5, 2.5, 3.5, 4.5], "s": list("abcde")})
+frames = {
+    "tail": base.tail(3),
+    "named": pd.DataFrame({"v": [1, 2]}, index=pd.Index(["r1", "r2"], name="id")),
+    "multi": pd.DataFrame({"v": [1.5, 2.5]}, index=pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["k", None])),
+    "twice": pd.DataFrame({"v": [1, 2]}, index=[4, 4]),
+}
+# as aw_table() gives a table: its schema and batches
+tables = {k: (t.schema, t.to_batches()) for k, t in ((k, pa.Table.from_pandas(v)) for k, v in frames.items())}
+', convert = FALSE)
+  tail <- aw_convert(py$tables$get("tail"))
+  expect_identical(attr(tail, "row.names"), 2:4)
+  expect_identical(rownames(tail), c("2", "3", "4"))
+  expect_identical(tail$x, c(2.5, 3.5, 4.5))
+  named <- aw_convert(py$tables$get("named"))
+  expect_identical(rownames(named), c("r1", "r2"))
+  expect_identical(attr(named, "pandas.index.name"), "id")
+  expect_identical(aw_convert(py$tables$get("multi")), data.frame(k = c("a", "b"), level_1 = 1:2, v = c(1.5, 2.5)))
+  e <- expect_error(as.data.frame(aw_stream(py$tables$get("twice"))), class = "rdarrow_error")
+  expect_match(conditionMessage(e), "the label 4 twice (rows 1 and 2), and R's row names are unique", fixed = TRUE)
+  # a Parquet file pandas wrote, converted one column at a time
+  dir <- local_tempdir()
+  pq <- file.path(dir, "tail.parquet")
+  py$frames$get("tail")$to_parquet(pq)
+  parquet_to_rdata(pq, file.path(dir, "tail.rds"))
+  expect_identical(readRDS(file.path(dir, "tail.rds")), tail)
+})

@@ -9,15 +9,14 @@ from typing import Any, Optional
 
 from .._rdarrow import path_is_rds
 from .._sources import PathLike, StorageOptions, as_path, name_of_file
-from .._optional import need
+from .._optional import need_all
 from .._writers import write_rdata, write_rds
 
 
 def _needs(what: str, *modules: str) -> None:
-    """One line naming the ``pip install`` of a missing package the call
-    needs, before any work."""
-    for m in modules:
-        need(m, what)
+    """One line naming every missing package the call needs and the
+    ``pip install`` of the extra that brings them all, before any work."""
+    need_all(what, modules, "anndata")
 
 
 def read_anndata(

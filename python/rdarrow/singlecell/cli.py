@@ -50,11 +50,7 @@ def from_h5ad(path: Any, out: Any, kind: str = "seurat", seurat_version: int = 5
     :func:`rdarrow.write_sce`)."""
     p = os.fspath(path)
     if p.lower().endswith(".h5mu"):
-        try:
-            import mudata
-        except ImportError as e:
-            raise ValueError(f"{p}: reading .h5mu files needs mudata (pip install mudata)") from e
-        data = mudata.read_h5mu(p)
+        data = need("mudata", "reading .h5mu files").read_h5mu(p)
     else:
         anndata = need("anndata", "reading .h5ad files")
         data = anndata.read_h5ad(p)

@@ -1,7 +1,8 @@
 //! `rdata_objects(path, recursive := false)`: the listing of R data files
 //! without decoding their values, one row per object, as `rdata_objects()`
 //! gives it in R (columns `name`, `class`, `type`, `length`, `nrow`,
-//! `ncol`, `bytes`; for several files a first column `file`).
+//! `ncol`, `bytes`, the counts BIGINT; for several files a first column
+//! `file`).
 
 use crate::api::{drop_box, on_bind, on_scan, LogicalType, TableFunction, Value};
 use libduckdb_sys as ffi;
@@ -20,9 +21,9 @@ const COLUMNS: [(&std::ffi::CStr, ffi::DUCKDB_TYPE); 7] = [
     (c"name", ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR),
     (c"class", ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR),
     (c"type", ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR),
-    (c"length", ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE),
-    (c"nrow", ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE),
-    (c"ncol", ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE),
+    (c"length", ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
+    (c"nrow", ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
+    (c"ncol", ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
     (c"bytes", ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
 ];
 
@@ -137,9 +138,11 @@ unsafe fn scan(
         text(vec(shift), r, &i.name);
         text(vec(shift + 1), r, &i.class);
         text(vec(shift + 2), r, &i.type_name);
-        number(vec(shift + 3), r, i.length);
-        number(vec(shift + 4), r, i.nrow);
-        number(vec(shift + 5), r, i.ncol);
+        // counts as integers, as R's rdata_objects() gives them (the
+        // listing holds them as doubles, whole numbers up to 2^53)
+        number(vec(shift + 3), r, i.length.map(|v| v as i64));
+        number(vec(shift + 4), r, i.nrow.map(|v| v as i64));
+        number(vec(shift + 5), r, i.ncol.map(|v| v as i64));
         number(vec(shift + 6), r, i.bytes.map(|b| b as i64));
     }
     *next += m;

@@ -33,6 +33,7 @@ pub(crate) fn read_stream<'py>(
     Vec<String>,
     Vec<Vec<usize>>,
     Py<PyAny>,
+    Option<String>,
 )> {
     use arrow_schema::TimeUnit;
     let path = Given::of(path)?;
@@ -70,8 +71,10 @@ pub(crate) fn read_stream<'py>(
         })
         .map_err(|e| in_source(&path.label(), e))?;
     let warnings = table.warnings.clone();
-    // the data frame's own row names (not 1..n), for a pandas index
+    // the data frame's own row names (not 1..n) and the name of the pandas
+    // index they came from, for a pandas index
     let row_names = crate::values::frame_row_names(py, &table.schema)?;
+    let index_name = crate::values::frame_index_name(&table.schema)?;
     // where the first batch's buffers lie, for the test that the consumer
     // sees these very buffers (no copy)
     let addresses: Vec<Vec<usize>> = table
@@ -91,7 +94,7 @@ pub(crate) fn read_stream<'py>(
         })
         .unwrap_or_default();
     let capsule = stream_capsule(py, table.batches, table.schema)?;
-    Ok((capsule, name, warnings, addresses, row_names))
+    Ok((capsule, name, warnings, addresses, row_names, index_name))
 }
 
 /// The objects of an R data file (all, or those named) as Python values

@@ -134,12 +134,14 @@ pub struct RVector {
 }
 
 /// A data frame as `read_table()` makes it: an Arrow C stream capsule of
-/// its table (the engine's buffers, no copy), and its own row names
-/// (`None` for R's automatic 1, 2, ...).
+/// its table (the engine's buffers, no copy), its own row names (`None`
+/// for R's automatic 1, 2, ...) and the name of the pandas index they
+/// were written from.
 #[pyclass(frozen, get_all, module = "rdarrow._rdarrow")]
 pub struct RFrame {
     stream: Py<PyAny>,
     row_names: Py<PyAny>,
+    index_name: Option<String>,
 }
 
 /// An R array as a tensor (`read_objects(as_tensor=True)`,
@@ -531,11 +533,13 @@ impl<'a> ToPython<'a> {
             Err(_) => return Ok(None),
         };
         let row_names = frame_row_names(py, &table.schema)?;
+        let index_name = frame_index_name(&table.schema)?;
         let capsule = crate::streams::stream_capsule(py, table.batches, table.schema)?;
         Ok(Some(
             RFrame {
                 stream: capsule.into_any().unbind(),
                 row_names,
+                index_name,
             }
             .into_py_any(py)?,
         ))
@@ -688,6 +692,12 @@ pub fn frame_row_names(py: Python<'_>, schema: &arrow_schema::Schema) -> PyResul
         Some((rn, refs)) => ToPython::plain(&refs).value(py, &rn, 0),
         None => Ok(py.None()),
     }
+}
+
+/// The name of the pandas index a table's row names were written from,
+/// from its `"r"` metadata.
+pub fn frame_index_name(schema: &arrow_schema::Schema) -> PyResult<Option<String>> {
+    rdarrow_arrow::metadata::document::index_name(schema).map_err(crate::errors::py_err)
 }
 
 /// The payload of a vector node (a compact one expanded).

@@ -7,6 +7,7 @@ use crate::from_arrow::column::data_frame;
 use crate::from_arrow::column::FactorLevels;
 use crate::from_arrow::column::int_vec;
 use crate::from_arrow::column::unified_factor;
+use crate::mapping::pandas_index::FrameLayout;
 use rdarrow_format::tree::make::ObjectMaker;
 use rdarrow_format::base::error::Error;
 use rdarrow_format::base::error::Result;
@@ -119,13 +120,26 @@ pub(crate) fn convert_with(
     batches: &[RecordBatch],
 ) -> Result<(RObject, Option<RObject>)> {
     let nrow: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let mut cols = Vec::with_capacity(schema.fields().len());
-    for (i, f) in schema.fields().iter().enumerate() {
+    let layout = layout_of(schema);
+    let parts = |i: usize| -> Vec<ArrayRef> { batches.iter().map(|b| b.column(i).clone()).collect() };
+    let mut cols = Vec::with_capacity(layout.order.len());
+    for &i in &layout.order {
         rdarrow_format::base::cancel::check()?;
-        let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
-        cols.push(convert_column(m, f, &parts)?);
+        cols.push(convert_column(m, schema.field(i), &parts(i))?);
     }
-    finish_frame(m, schema, cols, nrow)
+    let labels = layout.label_column().map(parts).unwrap_or_default();
+    finish_frame(m, schema, &layout, cols, nrow, &labels)
+}
+
+/// Which columns a table's data frame holds and where its row names come
+/// from: a pandas index by its `"pandas"` metadata, unless rdarrow's `"r"`
+/// metadata says the table was made from R (whose row names it holds).
+fn layout_of(schema: &arrow_schema::Schema) -> FrameLayout {
+    if crate::metadata::document::r_text(schema).is_some() {
+        FrameLayout::plain(schema)
+    } else {
+        FrameLayout::of(schema)
+    }
 }
 
 /// One column from its chunks, checked for what R cannot hold.
@@ -162,16 +176,26 @@ pub(crate) fn checked_for_r(m: &ObjectMaker, f: &Field, col: RObject) -> Result<
     Ok(col)
 }
 
-/// The data frame of the converted columns, with the schema's metadata
-/// applied; and the shape element of its `"r"` metadata.
+/// The data frame of the converted columns (the table's, as `layout`
+/// orders them), with the schema's metadata applied (a pandas index's
+/// row names from `labels`, the chunks of its column); and the shape
+/// element of its `"r"` metadata.
 pub(crate) fn finish_frame(
     m: &mut ObjectMaker,
     schema: &SchemaRef,
+    layout: &FrameLayout,
     cols: Vec<RObject>,
     nrow: usize,
+    labels: &[ArrayRef],
 ) -> Result<(RObject, Option<RObject>)> {
-    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let names: Vec<&str> = layout.names.iter().map(String::as_str).collect();
     let mut frame = data_frame(m, &names, cols, nrow);
+    for (name, value) in layout.attributes(nrow, labels)? {
+        let tag = m.symbol(name);
+        if let RObject::Vector(v) = &mut frame {
+            set_attribute(&mut v.attributes, tag, name.as_bytes(), &m.refs, value);
+        }
+    }
     let mut shape = None;
     // the values first (a complex column from its struct, ...), then the
     // attributes that go on them
@@ -333,9 +357,11 @@ pub fn write_columns_file(
             })
     };
     let mut m = ObjectMaker::default();
-    let mut cols = Vec::with_capacity(schema.fields().len());
-    let mut plans = Vec::with_capacity(schema.fields().len());
-    for (j, f) in schema.fields().iter().enumerate() {
+    let layout = layout_of(&schema);
+    let mut cols = Vec::with_capacity(layout.order.len());
+    let mut plans = Vec::with_capacity(layout.order.len());
+    for &j in &layout.order {
+        let f = schema.field(j);
         rdarrow_format::base::cancel::check()?;
         let learned = if noted(f.name()) {
             None
@@ -353,7 +379,12 @@ pub fn write_columns_file(
             }
         }
     }
-    let (mut frame, shape) = finish_frame(&mut m, &schema, cols, src.num_rows())?;
+    let labels = match layout.label_column() {
+        Some(j) => src.column(j)?,
+        None => Vec::new(),
+    };
+    let (mut frame, shape) = finish_frame(&mut m, &schema, &layout, cols, src.num_rows(), &labels)?;
+    drop(labels);
     if shape.is_some() {
         drop(frame);
         let f = whole()?;
@@ -363,10 +394,11 @@ pub fn write_columns_file(
         crate::metadata::fidelity::restore_selfref(&mut m, &mut frame, notes);
     }
     let fields = schema.fields();
-    rdarrow_format::write::write_frame_file(path, &frame, m.refs, o, &mut |j, part| {
-        let plan = plans[j]
+    rdarrow_format::write::write_frame_file(path, &frame, m.refs, o, &mut |k, part| {
+        let plan = plans[k]
             .as_ref()
             .ok_or_else(|| Error::internal("a column written whole has no chunks"))?;
+        let j = layout.order[k];
         src.chunks(j, &mut |c| part(plan.part(&fields[j], c)?))
     })
 }
@@ -613,6 +645,63 @@ mod tests {
         assert!(matches!(&cols[1], RObject::Vector(v) if matches!(v.data, VectorData::Integer(_))));
         write_object_file(&whole, f.object, f.refs, &o).unwrap();
         assert!(std::fs::read(&parts).unwrap() == std::fs::read(&whole).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A table pyarrow made from a pandas DataFrame: its index becomes the
+    /// row names (or, a MultiIndex, the first columns), the same whether
+    /// the file is written column by column (Parquet's route) or whole.
+    #[test]
+    fn a_pandas_index_is_the_row_names_on_both_routes() {
+        use rdarrow_format::write::write_object_file;
+        use rdarrow_format::write::ObjectFileOptions;
+        let dir = std::env::temp_dir().join(format!("rdarrow-pandas-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = ObjectFileOptions {
+            name: "x".into(),
+            ..Default::default()
+        };
+        let index = r#"{"index_columns": ["__index_level_0__"], "columns": [{"name": "v", "field_name": "v"}, {"name": "id", "field_name": "__index_level_0__"}]}"#;
+        let multi = r#"{"index_columns": ["k", "__index_level_1__"], "columns": [{"name": "k", "field_name": "k"}, {"name": null, "field_name": "__index_level_1__"}]}"#;
+        for (md, second, row_names, names) in [
+            (index, DataType::Int64, Some(vec![7, 8, 9]), vec!["v"]),
+            (multi, DataType::Utf8, None, vec!["k", "level_1", "v"]),
+        ] {
+            let (first, other) = if md == index { ("v", "__index_level_0__") } else { ("v", "k") };
+            let mut fields = vec![Field::new(first, DataType::Float64, true), Field::new(other, second.clone(), true)];
+            let mut cols: Vec<ArrayRef> = vec![
+                Arc::new(Float64Array::from(vec![0.5, 1.5, 2.5])),
+                if second == DataType::Int64 {
+                    Arc::new(Int64Array::from(vec![7, 8, 9]))
+                } else {
+                    Arc::new(StringArray::from(vec!["a", "b", "c"]))
+                },
+            ];
+            if md == multi {
+                fields.push(Field::new("__index_level_1__", DataType::Int64, true));
+                cols.push(Arc::new(Int64Array::from(vec![1, 2, 3])));
+            }
+            let schema = Arc::new(
+                arrow_schema::Schema::new(fields)
+                    .with_metadata(std::collections::HashMap::from([("pandas".to_string(), md.to_string())])),
+            );
+            let b = RecordBatch::try_new(schema.clone(), cols).unwrap();
+            let src = Batches(schema.clone(), vec![b.slice(0, 2), b.slice(2, 1)]);
+            let (parts, whole) = (dir.join("parts.RData"), dir.join("whole.RData"));
+            write_columns_file(&src, &parts, &o, || unreachable!()).unwrap();
+            let f = object_from_batches(&schema, &src.1).unwrap();
+            let got_names = f.object.attribute(&f.refs, "names").unwrap().as_strings().unwrap().clone();
+            let got_names: Vec<&[u8]> = (0..got_names.len()).map(|i| got_names.bytes(i)).collect();
+            assert_eq!(got_names, names.iter().map(|n| n.as_bytes()).collect::<Vec<_>>());
+            let rn = f.object.attribute(&f.refs, "row.names").unwrap();
+            match (&rn, row_names) {
+                (RObject::Vector(v), Some(want)) => assert!(matches!(&v.data, VectorData::Integer(x) if x[..] == want[..])),
+                (rn, None) => assert!(crate::metadata::attributes::is_automatic_row_names(rn)),
+                (other, _) => panic!("{other:?}"),
+            }
+            write_object_file(&whole, f.object, f.refs, &o).unwrap();
+            assert!(std::fs::read(&parts).unwrap() == std::fs::read(&whole).unwrap());
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

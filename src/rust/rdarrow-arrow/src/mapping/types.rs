@@ -78,6 +78,10 @@
 //! | dense_union, sparse_union | list | each slot's value: a `list<T>` child's element itself, another child's value a vector of length 1 |
 //! | union, interval and the rest | an error naming the column | |
 //!
+//! A table made from a pandas DataFrame (its `"pandas"` metadata) gives
+//! its index as the data frame's row names, or its first columns, by the
+//! table atop [`crate::mapping::pandas_index`].
+//!
 //! # R arrays and Arrow tensors
 //!
 //! | R | Arrow Tensor message ([`crate::files::tensor`]) | notes |

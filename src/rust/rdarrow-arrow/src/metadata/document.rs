@@ -221,6 +221,23 @@ pub(crate) fn read_r_text(md: &str, what: &str) -> Result<rdarrow_format::Docume
 /// R keeps), with the reference table they use: for front ends that give
 /// a table an index (pandas).
 pub fn row_names(schema: &arrow_schema::Schema) -> Result<Option<(RObject, RefTable)>> {
+    frame_attribute(schema, "row.names")
+}
+
+/// The name of the pandas index the data frame's row names were written
+/// from ([`crate::mapping::pandas_index::INDEX_NAME_ATTRIBUTE`]), as the
+/// `"r"` metadata records it.
+pub fn index_name(schema: &arrow_schema::Schema) -> Result<Option<String>> {
+    let attr = frame_attribute(schema, crate::mapping::pandas_index::INDEX_NAME_ATTRIBUTE)?;
+    Ok(attr.and_then(|(v, _)| {
+        let s = v.as_strings()?;
+        (s.len() == 1).then(|| s.get(0).map(|b| String::from_utf8_lossy(b).into_owned())).flatten()
+    }))
+}
+
+/// One attribute of the data frame a schema's `"r"` metadata describes,
+/// with the reference table it uses.
+fn frame_attribute(schema: &arrow_schema::Schema, name: &str) -> Result<Option<(RObject, RefTable)>> {
     let Some(md) = r_text(schema) else {
         return Ok(None);
     };
@@ -231,10 +248,10 @@ pub fn row_names(schema: &arrow_schema::Schema) -> Result<Option<(RObject, RefTa
         .and_then(|(_, a)| {
             list_entries(a, &doc.refs)
                 .into_iter()
-                .find(|(k, _)| k == "row.names")
-                .map(|(_, rn)| rn.clone())
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
         });
-    Ok(found.map(|rn| (rn, std::mem::take(&mut doc.refs))))
+    Ok(found.map(|v| (v, std::mem::take(&mut doc.refs))))
 }
 
 /// What the table was made from, as its `"r"` metadata records it:
