@@ -58,10 +58,11 @@
 #'   `.qdata` file), `FALSE` (none), or one of `"gzip"`, `"bzip2"`, `"xz"`,
 #'   `"none"`, as [saveRDS()] takes it. A `.qs2` or `.qdata` file takes
 #'   zstd only (`TRUE` or `"zstd"`; any other is an error), with
-#'   `compression_level` 1 to 22 (default 3); a higher level never makes
-#'   the file larger (above 3, each block keeps the smallest of its frames
-#'   at that level and at levels 3 and 5: zstd's stronger strategies lose
-#'   to its fast ones on some data, R's strings among them). A name ending in `.qs` (qs's
+#'   `compression_level` 1 to 22 (default 3); a level never makes the
+#'   file larger than levels 3, 5 and 9 below it do (each block keeps the
+#'   smallest of its frames at its level and at those: zstd's stronger
+#'   strategies lose to its fast ones on some data, R's strings among
+#'   them). A name ending in `.qs` (qs's
 #'   format, which rdarrow reads but does not write) is an error pointing
 #'   to `.qs2`.
 #' @param compression_level Compression level (`NULL`: R's default,
