@@ -52,7 +52,9 @@
 #'   object nested in lists or slots is named by its path (`"lst$a"`,
 #'   `"lst[[2]]"`, `"pbmc@meta.data"`)
 #'   or its parts (`c("lst", "a")`, `list("lst", 2)`); see
-#'   [rdata_objects()] with `recursive = TRUE`.
+#'   [rdata_objects()] with `recursive = TRUE`. In an `.rds` file, whose
+#'   one object is named after the file, a path may start inside that
+#'   object: `"b$c"` as well as `"name$b$c"`.
 #' @param col_select Column names or positions to keep, or `NULL` for all.
 #' @param chunk_size Rows per record batch; `NULL` for a single batch.
 #'   Without it the whole table is converted at once and handed over

@@ -20,8 +20,9 @@
 #'   written as arrow writes them: factor levels and strings as they are,
 #'   numbers in decimal, `NA` as `__HIVE_DEFAULT_PARTITION__`, with
 #'   characters other than letters, digits and `-_.~` percent-encoded.
-#'   Every file is written under a temporary name and renamed when
-#'   complete; after an error, the files written so far are removed.
+#'   Every file is written unnamed (where the file system allows it) or
+#'   under a temporary name and given its name when all are complete;
+#'   after an error, the files written so far are removed.
 #'
 #' @section Schema: All data frames must have the same columns with the
 #'   same types (see [rdata_to_arrow()] for the type mapping); columns are

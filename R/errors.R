@@ -10,9 +10,22 @@ rdarrow_error <- function(message, kind = "usage", offset = NA_real_, object = "
   )
 }
 
+# The call the user made: the outermost call on the stack to a function of
+# this package (an exported function, or a method R dispatched to), so
+# that a condition raised in a helper shows `write_rds(x, f)`, not the
+# helper; the caller's call where there is none.
+user_call <- function() {
+  ns <- topenv(environment(user_call))
+  n <- sys.nframe() - 1L
+  for (i in seq_len(n)) {
+    if (identical(environment(sys.function(i)), ns)) return(sys.call(i))
+  }
+  sys.call(-1L)
+}
+
 # Raise `res` if it is an engine error, else return it; `file`: the file
 # the call read (as the user named it), which the message names.
-check_engine <- function(res, call = sys.call(-1), file = NULL) {
+check_engine <- function(res, call = user_call(), file = NULL) {
   if (inherits(res, "rdarrow_error_value")) {
     message <- res$message
     # (a URL is named by the engine, without its password or query)
@@ -27,7 +40,7 @@ check_engine <- function(res, call = sys.call(-1), file = NULL) {
 
 # Tell the user what the engine noticed while converting (the work went
 # on): warnings of class "rdarrow_warning".
-engine_warnings <- function(messages, call = sys.call(-1)) {
+engine_warnings <- function(messages, call = user_call()) {
   for (m in messages) {
     warning(structure(class = c("rdarrow_warning", "warning", "condition"),
                       list(message = m, call = call)))
@@ -35,8 +48,8 @@ engine_warnings <- function(messages, call = sys.call(-1)) {
   invisible()
 }
 
-abort_usage <- function(message) {
-  stop(rdarrow_error(message, "usage", call = sys.call(-1)))
+abort_usage <- function(message, call = user_call()) {
+  stop(rdarrow_error(message, "usage", call = call))
 }
 
 # Where an R data reader reads `file` from: a path or http(s) URL as it
@@ -90,7 +103,7 @@ no_op <- function() invisible()
 # reports a failed CRC or length only by printing it, so what it prints
 # meanwhile is caught, and a read during which it printed is an error.
 connection_source <- function(con, storage = character()) {
-  call <- sys.call(-2) # the user's (through data_source())
+  call <- user_call()
   info <- summary(con)
   desc <- info$description
   name <- rds_name(desc)
@@ -169,7 +182,7 @@ sources_usage <- "`file` must be paths or URLs (non-empty strings), a directory,
 # pattern's matches (`**` across folders), a directory's R data files, an
 # object store prefix's or pattern's objects, each sorted; anything else as
 # it is.
-expand_files <- function(files, storage = character(), call = sys.call(-1)) {
+expand_files <- function(files, storage = character(), call = user_call()) {
   check_engine(expand_sources_impl(files, path.expand(files), read_args(storage)), call = call)
 }
 
@@ -253,7 +266,7 @@ salvage_arg <- function(salvage) {
 
 # Warn of what salvaging reads of damaged files lost (`damage`: the
 # engine's messages; `label`: the file, where the user named one).
-damage_warnings <- function(damage, label = NULL, call = sys.call(-1)) {
+damage_warnings <- function(damage, label = NULL, call = user_call()) {
   if (!length(damage)) return(invisible())
   prefix <- if (is.character(label) && length(label) == 1L) sprintf("file '%s': ", label) else ""
   engine_warnings(paste0(prefix, damage), call = call)

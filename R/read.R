@@ -172,8 +172,11 @@ listing_of <- function(listing, label, call) {
 #'   code reaches it: `"lst$a"`, `"lst[[2]]"`, `"lst$a$b"`,
 #'   `"pbmc@assays$RNA@counts"` (or, in a list, by a path's parts:
 #'   `list(c("lst", "a"), list("lst", 2))`); see [rdata_objects()] with
-#'   `recursive = TRUE`. An unknown name is an error that lists the names
-#'   present (for a path, those at the deepest level that exists).
+#'   `recursive = TRUE`. In an `.rds` file, whose one object is named
+#'   after the file (`"x"` for `x.rds`), a path may start inside that
+#'   object: `"b$c"` as well as `"x$b$c"`. An unknown name is an error
+#'   that lists the names present (for a path, those at the deepest level
+#'   that exists).
 #' @param trusted `TRUE` (the default, or the option `rdarrow.trusted`) to
 #'   read objects as R gives them, or `FALSE` to read a file from a stranger
 #'   as data only; see the section "Reading files from strangers".
@@ -321,8 +324,13 @@ values_of <- function(res, call, label = NULL) {
 #' returned as it is rather than in a list.
 #'
 #' @inheritParams read_rdata
-#' @return The object, [identical()] to what [readRDS()] (or [load()])
-#'   gives. For several files (a vector of paths or a directory), a list of
+#' @param object `NULL` (the whole object) or a part of it to read alone:
+#'   an object path that starts inside the object (`"b$c"`, `"b[[2]]"`,
+#'   `"fit@slot"`) or at it, under the file's object name (`"x$b$c"` for
+#'   `x.rds`), or a path's parts (`c("b", "c")`), as [read_rdata()]'s
+#'   `objects` takes them.
+#' @return The object (or its part `object`), [identical()] to what
+#'   [readRDS()] (or [load()]) gives. For several files (a vector of paths or a directory), a list of
 #'   their objects named by the files.
 #' @section Errors: A source holding several objects is an error of class
 #'   `rdarrow_error` that names them; read it with [read_rdata()].
@@ -331,12 +339,14 @@ values_of <- function(res, call, label = NULL) {
 #' f <- file.path(tempdir(), "example.rds")
 #' saveRDS(head(mtcars), f)
 #' read_rds(f)
+#' read_rds(f, object = "mpg")
 #' read_rds(serialize(letters, NULL))
 #' @export
-read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.trusted", TRUE),
-                     salvage = FALSE) {
+read_rds <- function(file, object = NULL, storage_options = NULL,
+                     trusted = getOption("rdarrow.trusted", TRUE), salvage = FALSE) {
+  object <- object_arg(object)
   # the usual call (one local file, the defaults): one call into the engine
-  if (is.null(storage_options) && isTRUE(trusted) && isFALSE(salvage) &&
+  if (is.null(object) && is.null(storage_options) && isTRUE(trusted) && isFALSE(salvage) &&
       is.character(file) && length(file) == 1L && !is.na(file)) {
     res <- read_local_rds_impl(file, max_depth())
     if (!is.null(res)) {
@@ -350,14 +360,18 @@ read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.
   storage <- storage_arg(storage_options)
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
-  if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage, trusted, salvage))
-  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted, salvage, src$label),
+  if (!is.null(src$files)) {
+    return(read_rds_files(src$files, sys.call(), storage, trusted, salvage, object))
+  }
+  the_one(read_values(src$path, object, src$name, sys.call(), storage, trusted, salvage, src$label),
           call = sys.call())
 }
 
-# The one object of each of several files, in a list named by the files.
-read_rds_files <- function(files, call, storage = character(), trusted = TRUE, salvage = FALSE) {
-  values <- read_files(files, NULL, call, storage, trusted, salvage)
+# The one object (or the part `object`) of each of several files, in a
+# list named by the files.
+read_rds_files <- function(files, call, storage = character(), trusted = TRUE, salvage = FALSE,
+                           object = NULL) {
+  values <- read_files(files, object, call, storage, trusted, salvage)
   out <- vector("list", length(values))
   for (i in seq_along(values)) out[i] <- list(the_one(values[[i]], names(values)[[i]], call))
   names(out) <- names(values)

@@ -28,9 +28,13 @@
 #' every gzip reader skips), so that rdarrow's readers inflate it on every
 #' core; an xz file is read on every core through its block index.
 #'
-#' The file is written beside `file` under a temporary name and renamed
-#' into place only when complete: on an error or an interrupt nothing is
-#' left behind and an existing file keeps its content. A long write shows
+#' The file is written in `file`'s folder as an unnamed file (Linux, on
+#' file systems that have them: ext4, xfs, btrfs, tmpfs) or under a hidden
+#' temporary name, made durable (fsync) and given its name only when
+#' complete: on an error, an interrupt or even a killed R, an existing
+#' file keeps its content or is replaced whole, and no partial file is
+#' left (a temporary file a killed writer leaves is removed by the next
+#' write into that folder). A long write shows
 #' a progress bar (see [rdarrow-package]).
 #'
 #' @param object The R object to save.
@@ -45,14 +49,20 @@
 #'   hold). Such files hold one object: `write_rds()` writes them. Or a
 #'   connection (`file()`, `gzfile()`, `rawConnection()`, ...), to which
 #'   the stream is written as [saveRDS()] and [save()] write it:
-#'   uncompressed, the connection compressing it where it does (giving
-#'   `compress` or `compression_level` then is an error), opened and
-#'   closed again when it is not open.
+#'   uncompressed, the connection compressing it where it does (`compress`
+#'   and `compression_level` are then ignored, with saveRDS()'s warning),
+#'   opened and closed again when it is not open. A text-mode connection
+#'   takes `ascii = TRUE` only (as for R); a connection not open for
+#'   writing is an error.
 #' @param compress `TRUE` (the default: gzip, or zstd for a `.qs2` or
 #'   `.qdata` file), `FALSE` (none), or one of `"gzip"`, `"bzip2"`, `"xz"`,
 #'   `"none"`, as [saveRDS()] takes it. A `.qs2` or `.qdata` file takes
 #'   zstd only (`TRUE` or `"zstd"`; any other is an error), with
-#'   `compression_level` 1 to 22 (default 3). A name ending in `.qs` (qs's
+#'   `compression_level` 1 to 22 (default 3); a level never makes the
+#'   file larger than levels 3, 5 and 9 below it do (each block keeps the
+#'   smallest of its frames at its level and at those: zstd's stronger
+#'   strategies lose to its fast ones on some data, R's strings among
+#'   them). A name ending in `.qs` (qs's
 #'   format, which rdarrow reads but does not write) is an error pointing
 #'   to `.qs2`.
 #' @param compression_level Compression level (`NULL`: R's default,
@@ -82,8 +92,8 @@ write_rds <- function(object, file, compress = TRUE, compression_level = NULL,
                       version = 3L, ascii = FALSE, threads = NULL,
                       storage_options = NULL) {
   if (inherits(file, "connection")) {
-    no_compression_for_connections(missing(compress), compression_level)
-    return(invisible(write_to_connection(file, ".rds", function(tmp) {
+    compression_ignored(missing(compress), compression_level)
+    return(invisible(write_to_connection(file, ".rds", ascii, function(tmp) {
       write_rds(object, tmp, compress = FALSE, version = version, ascii = ascii, threads = threads)
     })))
   }
@@ -131,8 +141,8 @@ write_rdata <- function(..., list = character(), file, envir = parent.frame(),
   }
   if (missing(file) || is.null(file)) abort_usage("`file` must be given.")
   if (inherits(file, "connection")) {
-    no_compression_for_connections(missing(compress), compression_level)
-    return(invisible(write_to_connection(file, ".RData", function(tmp) {
+    compression_ignored(missing(compress), compression_level)
+    return(invisible(write_to_connection(file, ".RData", ascii, function(tmp) {
       write_rdata(list = list, file = tmp, envir = envir, compress = FALSE, version = version,
                   ascii = ascii, threads = threads)
     })))
@@ -149,31 +159,48 @@ write_rdata <- function(..., list = character(), file, envir = parent.frame(),
 # Write to a connection as saveRDS() and save() do: the stream as it is
 # (uncompressed: a gzfile(), bzfile() or xzfile() connection compresses
 # it), made by `write` into a temporary file named `ext`, then written to
-# `con` (opened for writing, and closed again, when it is not open).
-write_to_connection <- function(con, ext, write) {
+# `con` (opened for writing, and closed again, when it is not open: "wb",
+# or "w" for `ascii`, as R opens it). A connection that cannot take the
+# stream is refused before anything is written: one not open for writing,
+# and a text-mode one for the binary format (R refuses both too); the
+# ASCII format goes to a text-mode connection as text.
+write_to_connection <- function(con, ext, ascii, write) {
+  opened <- isOpen(con)
+  if (opened) {
+    how <- summary(con)
+    if (!identical(how[["can write"]], "yes")) {
+      abort_usage("the connection is not open for writing: open it with \"wb\" (or give it unopened).")
+    }
+    if (!ascii && !identical(how[["text"]], "binary")) {
+      abort_usage(paste0("the connection is open in text mode, which takes only the ASCII format: ",
+                         "open it in binary mode (\"wb\"), or write with `ascii = TRUE`."))
+    }
+  }
   tmp <- tempfile("rdarrow-", fileext = ext)
   on.exit(unlink(tmp), add = TRUE)
   write(tmp)
-  if (!isOpen(con)) {
-    open(con, "wb")
+  if (!opened) {
+    open(con, if (ascii) "w" else "wb")
     on.exit(close(con), add = TRUE)
   }
+  text <- !identical(summary(con)[["text"]], "binary")
   # copied a chunk at a time (never the whole file in memory)
   from <- file(tmp, "rb")
   on.exit(close(from), add = TRUE)
   repeat {
     chunk <- readBin(from, "raw", 1048576L)
     if (!length(chunk)) break
-    writeBin(chunk, con)
+    if (text) cat(rawToChar(chunk), file = con, sep = "") else writeBin(chunk, con)
   }
   con
 }
 
 # A connection compresses as it was made (gzfile(), xzfile()): a writer's
-# `compress` or `compression_level` given for one would be ignored.
-no_compression_for_connections <- function(compress_missing, compression_level) {
-  if (!compress_missing || !is.null(compression_level)) {
-    abort_usage(paste0("`compress` and `compression_level` apply to a file name: a connection ",
-                       "compresses as it was made (gzfile(), bzfile(), xzfile())."))
+# `compress` or `compression_level` given for one is ignored, with the
+# warning saveRDS() gives.
+compression_ignored <- function(compress_missing, compression_level) {
+  given <- c("compress", "compression_level")[c(!compress_missing, !is.null(compression_level))]
+  for (arg in given) {
+    warning(simpleWarning(sprintf("'%s' is ignored unless 'file' is a file name", arg), user_call()))
   }
 }

@@ -20,9 +20,10 @@
 #' every reader of R's files reads them. The bytes written do not depend on
 #' the number of threads. Large uncompressed files are written
 #' around the page cache (direct I/O) where the file system allows it. The
-#' file is written beside `file` under a temporary name, made durable on
-#' disk (fsync) and renamed into place only when complete; on error or
-#' interrupt the old file is untouched.
+#' file is written as [write_rds()] writes it (unnamed or under a
+#' temporary name in `file`'s folder, made durable on disk with fsync and
+#' given its name only when complete); on an error, an interrupt or a
+#' killed process the old file is untouched.
 #'
 #' @details Arrow to R: int8/16/32, uint8/16 -> integer; int64 -> integer
 #'   when every value fits, else bit64 integer64; uint32/uint64, float,

@@ -354,3 +354,42 @@ def rdarrow_rds_bytes(frame_files):
     import lzma
 
     return lzma.decompress(frame_files["rds"].read_bytes())
+
+
+def test_an_rds_path_may_start_inside_its_one_object(tmp_path, run_r):
+    """In an .rds file, whose one object is named after the file, a path
+    may start inside that object (``b$c``) as well as at it (``obj$b$c``):
+    the engine's one rule, in every reader and the command line."""
+    f = tmp_path / "obj.rds"
+    run_r(
+        f"""
+saveRDS(list(a = 1, b = list(c = 1:3, d = "x"), frame = data.frame(x = 1:3, y = c("p", NA, "r"))),
+        "{f}")
+"""
+    )
+    inside = read_plain(f, ["b$c", "obj$b$c", "b[[2]]", ("b", "c")])
+    assert inside["b$c"] == [1, 2, 3]
+    assert inside["obj$b$c"] == [1, 2, 3]
+    assert inside["b[[2]]"] == ["x"]
+    frame = rdarrow.read_table(f, object="frame")
+    assert frame.column("y").to_pylist() == ["p", None, "r"]
+    assert rdarrow.read_table(f, object="obj$frame").equals(frame)
+    assert rdarrow.read_table(f, object=("frame",)).equals(frame)
+    assert rdarrow.read_pandas(f, object="frame")["x"].tolist() == [1, 2, 3]
+    with pytest.raises(rdarrow.UsageError, match=r"'obj\$b\$zz' not found: 'obj\$b' holds 'c', 'd'"):
+        rdarrow.read_table(f, object="b$zz")
+    out = tmp_path / "frame.parquet"
+    rdarrow.to_parquet(f, out, object="frame")
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).column("x").to_pylist() == [1, 2, 3]
+    # the command line takes the same paths
+    import subprocess
+    import sys
+
+    out2 = tmp_path / "frame2.parquet"
+    subprocess.run(
+        [sys.executable, "-m", "rdarrow", "to-parquet", str(f), "-o", str(out2), "--object", "frame"],
+        check=True,
+    )
+    assert pq.read_table(out2).column("x").to_pylist() == [1, 2, 3]

@@ -2,6 +2,7 @@
 them back, identical() to the data frames R makes itself."""
 
 import datetime
+import os
 
 import pyarrow as pa
 import pytest
@@ -237,3 +238,71 @@ stopifnot(identical(attr(m, "row.names"), c(10L, 20L, 30L)), identical(attr(m, "
 cat(TRUE)
 """,
     )
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="a system without /proc")
+def test_a_killed_writer_leaves_the_old_file_or_the_new_one_and_nothing_else(tmp_path):
+    """A Python writer SIGKILLed in the middle of write_rds() leaves the
+    target as it was or as it was to be, whole, and (with unnamed files,
+    Linux's O_TMPFILE) no other file; the next write into the folder leaves
+    only its own file whatever a writer left."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import numpy as np
+
+    target = tmp_path / "x.rds"
+    n = 20_000_000
+    code = (
+        "import numpy as np, rdarrow, pathlib, sys; "
+        f"x = np.arange({n}, dtype='float64') / 7; "
+        "pathlib.Path(sys.argv[1]).touch(); "
+        "rdarrow.write_rds(x, sys.argv[2])"
+    )
+    new = np.arange(n, dtype="float64") / 7
+    killed_mid_write = 0
+    for delay in (0.0, 0.1, 0.4):
+        rdarrow.write_rds(np.array([1.0, 2.0]), target)
+        ready = tmp_path / "ready"
+        ready.unlink(missing_ok=True)
+        p = subprocess.Popen([sys.executable, "-c", code, str(ready), str(target)])
+        holding = []
+        # the write is under way once the writer holds a new file in the
+        # folder (a bounded wait: a writer that ends first has written it)
+        for _ in range(2400):
+            if p.poll() is not None:
+                break
+            fds = f"/proc/{p.pid}/fd"
+            links = []
+            for fd in os.listdir(fds) if os.path.isdir(fds) else []:
+                try:
+                    links.append(os.readlink(os.path.join(fds, fd)))
+                except OSError:
+                    pass
+            holding = [
+                link for link in links
+                if link.startswith(str(tmp_path) + "/") and link not in (str(target), str(ready))
+            ]
+            if holding:
+                break
+            time.sleep(0.025)
+        ready.unlink(missing_ok=True)
+        unnamed = bool(holding) and all(os.path.basename(h).startswith("#") and h.endswith("(deleted)") for h in holding)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        back = rdarrow.read_objects(target)
+        value = np.asarray(next(iter(back.values())))
+        if value.shape == (2,):
+            assert value.tolist() == [1.0, 2.0]
+            killed_mid_write += 1
+        else:
+            assert np.array_equal(value, new)
+        if unnamed:
+            assert sorted(os.listdir(tmp_path)) == ["x.rds"]
+        rdarrow.write_rds(np.array([3.0]), tmp_path / "other.rds")
+        assert sorted(os.listdir(tmp_path)) == ["other.rds", "x.rds"]
+        (tmp_path / "other.rds").unlink()
+    assert killed_mid_write > 0

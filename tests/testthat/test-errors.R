@@ -505,3 +505,45 @@ test_that("Arrow IPC data the IPC reader cannot take is a corrupt error, and the
     expect_false(file.exists(out))
   }
 })
+
+test_that("an error shows the user's call, never one of rdarrow's helpers", {
+  f <- local_tempfile(".rds")
+  saveRDS(data.frame(a = 1:3), f)
+  out <- local_tempfile(".rds")
+  d <- local_tempdir()
+  x <- data.frame(a = 1:3)
+  missing_file <- file.path(d, "missing.arrow")
+  # each exported function, its arguments refused by a helper (checks of
+  # files, sinks, objects and writer options) or by the engine
+  cases <- list(
+    arrow_to_rdata = quote(arrow_to_rdata(x, 1)),
+    ipc_to_rdata = quote(ipc_to_rdata(missing_file, out)),
+    parquet_to_rdata = quote(parquet_to_rdata(f, out)),
+    tensor_to_rdata = quote(tensor_to_rdata(missing_file, out)),
+    rdata_objects = quote(rdata_objects(1)),
+    rdata_to_arrow = quote(rdata_to_arrow(f, chunk_size = -1)),
+    rdata_to_dataset = quote(rdata_to_dataset(1, file.path(d, "lake"))),
+    rdata_to_ipc = quote(rdata_to_ipc(f, 1)),
+    rdata_to_parquet = quote(rdata_to_parquet(f, 1)),
+    rdata_to_tensor = quote(rdata_to_tensor(f, 1)),
+    read_rdata = quote(read_rdata(f, objects = 1)),
+    read_rds = quote(read_rds(raw(0))),
+    write_rdata = quote(write_rdata(x, file = out, compress = "nope")),
+    write_rds = quote(write_rds(x, out, threads = -1))
+  )
+  expect_setequal(names(cases), setdiff(getNamespaceExports("rdarrow"), "rdarrow_engine_version"))
+  for (fn in names(cases)) {
+    err <- catch_error(eval(cases[[fn]]))
+    expect_s3_class(err, "rdarrow_error")
+    expect_identical(conditionCall(err), cases[[fn]], info = fn)
+  }
+  # through a wrapper of the user's, the call is still rdarrow's function
+  # the user's code called
+  mine <- function(path) read_rds(path)
+  err <- catch_error(mine(file.path(d, "none.rds")))
+  expect_identical(conditionCall(err), quote(read_rds(path)))
+  # an engine error raised past a helper (the writer's options, the
+  # connection read in a temporary file)
+  err <- catch_error(write_rds(x, file.path(d, "no", "such", "dir.rds"), compress = "xz"))
+  expect_identical(conditionCall(err)[[1]], quote(write_rds))
+})

@@ -249,3 +249,41 @@ test_that("a Seurat object's counts are reached by pbmc@assays$RNA@counts", {
   expect_identical(run_cli(c("to-parquet", f, "--object", "pbmc@meta.data", "-o", pq))$status, 0L)
   expect_identical(nrow(arrow::read_parquet(pq)), nrow(pbmc@meta.data))
 })
+
+test_that("a path in an .rds file may start inside its one object, in every reader", {
+  d <- local_tempdir()
+  f <- file.path(d, "obj.rds")
+  obj <- list(a = 1, b = list(c = 1:3, d = "x"), frame = data.frame(x = 1:3, y = c("p", "q", NA)))
+  saveRDS(obj, f)
+  # inside the object, or at it under the file's object name: the same part
+  expect_identical(read_rds(f, object = "b$c"), obj$b$c)
+  expect_identical(read_rds(f, object = "obj$b$c"), obj$b$c)
+  expect_identical(read_rds(f, object = "b[[2]]"), obj$b[[2]])
+  expect_identical(read_rds(f, object = c("b", "c")), obj$b$c)
+  expect_identical(read_rds(f, object = "b"), obj$b)
+  expect_identical(read_rds(f, object = "frame"), obj$frame)
+  expect_identical(read_rds(f), obj)
+  expect_identical(read_rdata(f, objects = c("b$c", "obj$b$d")),
+                   list(`b$c` = obj$b$c, `obj$b$d` = obj$b$d))
+  # the Arrow readers take the same paths
+  expect_identical(as.data.frame(rdata_to_arrow(f, object = "frame")), obj$frame)
+  expect_identical(as.data.frame(rdata_to_arrow(f, object = "obj$frame")), obj$frame)
+  expect_identical(as.data.frame(rdata_to_arrow(f, object = "frame", chunk_size = 2)), obj$frame)
+  pq <- file.path(d, "frame.parquet")
+  rdata_to_parquet(f, pq, object = "frame")
+  back <- file.path(d, "back.rds")
+  parquet_to_rdata(pq, back)
+  expect_identical(readRDS(back), obj$frame)
+  # a part that is not there: an error naming what the object holds
+  err <- tryCatch(read_rds(f, object = "b$zz"), error = function(e) e)
+  expect_s3_class(err, "rdarrow_error_usage")
+  expect_match(conditionMessage(err), "'obj$b$zz' not found", fixed = TRUE)
+  expect_match(conditionMessage(err), "holds 'c', 'd'", fixed = TRUE)
+  expect_error(read_rds(f, object = "zz"), "'obj$zz' not found", fixed = TRUE)
+  # an .RData file's paths still start at its objects
+  g <- file.path(d, "two.RData")
+  b <- obj$b
+  save(b, file = g)
+  expect_identical(read_rdata(g, objects = "b$c"), list(`b$c` = obj$b$c))
+  expect_error(read_rdata(g, objects = "c"), "not found", class = "rdarrow_error_usage")
+})

@@ -488,38 +488,47 @@ pub fn read_table(
     mut opts: TableOptions,
     read: rdarrow_format::ReadOptions,
 ) -> Result<(String, ArrowTable)> {
+    // an element of a list, read alone
+    let element = |o: &str| -> Result<(rdarrow_format::Document, (String, RObject))> {
+        let (doc, mut taken) = rdarrow_format::read_paths(path, &read, &[o.to_string()], stream_name)?;
+        let one = taken
+            .pop()
+            .ok_or_else(|| rdarrow_format::Error::internal("no object taken"))?;
+        Ok((doc, one))
+    };
     let (doc, (name, obj)) = match object {
-        // an element of a list, read alone
-        Some(o) if rdarrow_format::is_path(o) => {
-            let (doc, mut taken) = rdarrow_format::read_paths(path, &read, &[o.to_string()], stream_name)?;
-            let one = taken
-                .pop()
-                .ok_or_else(|| rdarrow_format::Error::internal("no object taken"))?;
-            (doc, one)
-        }
+        Some(o) if rdarrow_format::is_path(o) => element(o)?,
         _ => {
             // columns convert as they are read, where a POSIXlt (which
             // converts from its components together) can be read again
             let early = EarlyColumns::with_unit(opts.default_tz.clone(), opts.time_unit);
             let read = rdarrow_format::ReadOptions {
                 consumer: path.reopens().then(|| early.consumer()),
-                ..read
+                ..read.clone()
             };
             let mut doc = rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
-            let one = doc.take_table_object(object, stream_name, &crate::mapping::objects::converts)?;
-            if converted_parts(&one.1, &doc.refs) {
-                // a POSIXlt object converts from its components together,
-                // which its columns' early conversion took: read again
-                let read = rdarrow_format::ReadOptions {
-                    consumer: None,
-                    ..read
-                };
-                let mut doc =
-                    rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
-                let one = doc.take_table_object(object, stream_name, &crate::mapping::objects::converts)?;
-                (doc, one)
+            // a name inside an .rds file's one object (its element `b`,
+            // see Document::path_of): read alone, as a path is
+            let inside = object.filter(|o| doc.locate(o, stream_name).is_ok_and(|(_, p)| p.is_some()));
+            if let Some(o) = inside {
+                drop(doc);
+                element(o)?
             } else {
-                (doc, one)
+                let one = doc.take_table_object(object, stream_name, &crate::mapping::objects::converts)?;
+                if converted_parts(&one.1, &doc.refs) {
+                    // a POSIXlt object converts from its components together,
+                    // which its columns' early conversion took: read again
+                    let read = rdarrow_format::ReadOptions {
+                        consumer: None,
+                        ..read
+                    };
+                    let mut doc =
+                        rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
+                    let one = doc.take_table_object(object, stream_name, &crate::mapping::objects::converts)?;
+                    (doc, one)
+                } else {
+                    (doc, one)
+                }
             }
         }
     };

@@ -641,32 +641,60 @@ impl<R: Read> Read for FirstBytes<R> {
 
 /// Compress `data` (one piece of the parallel writer) into qs2 blocks of
 /// at most [`MAX_BLOCK`] bytes each: the length word and the frame of
-/// each, little-endian, a block shuffled where that makes it smaller.
+/// each, little-endian, a block shuffled where that makes it smaller, and
+/// compressed at `level` or at a lower level of [`FALLBACK_LEVELS`], where
+/// that makes it smaller.
 pub fn compress_blocks(data: &[u8], level: i32) -> io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(data.len() / 3 + 64);
     let mut z = zstd::bulk::Compressor::new(level)?;
+    let mut lower = FALLBACK_LEVELS
+        .iter()
+        .filter(|&&l| l < level)
+        .map(|&l| zstd::bulk::Compressor::new(l))
+        .collect::<io::Result<Vec<_>>>()?;
     let mut probe = zstd::bulk::Compressor::new(-1)?;
     let mut shuffled = Vec::new();
     // room for the largest frame of these blocks (a small object's is
     // small: no megabyte mapped and unmapped for it)
-    let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(data.len().min(MAX_BLOCK)));
+    let bound = zstd::zstd_safe::compress_bound(data.len().min(MAX_BLOCK));
+    let mut frame = Vec::with_capacity(bound);
+    let mut other = Vec::with_capacity(if lower.is_empty() { 0 } else { bound });
     for block in data.chunks(MAX_BLOCK) {
         let shuffle_it = worth_shuffling(block, &mut probe, &mut shuffled)?;
-        frame.clear();
-        let flag = if shuffle_it {
+        let (input, flag) = if shuffle_it {
             shuffled.resize(block.len(), 0);
             shuffle(block, &mut shuffled);
-            z.compress_to_buffer(&shuffled[..], &mut frame)?;
-            SHUFFLED
+            (&shuffled[..], SHUFFLED)
         } else {
-            z.compress_to_buffer(block, &mut frame)?;
-            0
+            (block, 0)
         };
+        frame.clear();
+        z.compress_to_buffer(input, &mut frame)?;
+        for c in &mut lower {
+            other.clear();
+            c.compress_to_buffer(input, &mut other)?;
+            if other.len() < frame.len() {
+                std::mem::swap(&mut frame, &mut other);
+            }
+        }
         out.extend_from_slice(&(frame.len() as u32 | flag).to_le_bytes());
         out.extend_from_slice(&frame);
     }
     Ok(out)
 }
+
+/// Levels a block given a higher level is also compressed at, the
+/// smallest frame kept, so that a level never makes a file larger than
+/// these levels below it do (nor than each other: each one's candidates
+/// hold those of the ones below it). zstd's strategies change with the
+/// level (double fast to 4, greedy at 5, lazy matching from 6, optimal
+/// parsing from 16), and on some data the later ones lose to the earlier:
+/// R's serialized strings (a length word and a few bytes each, repeating
+/// at a fixed distance) come out a half larger at level 7 than at 5, and
+/// larger at 19 than at 3; within lazy matching, 12 lost to 9 by bytes.
+/// (The cost: levels 3 and 5 are several times faster than 9, and 9 than
+/// 12 and up.)
+const FALLBACK_LEVELS: [i32; 3] = [3, 5, 9];
 
 /// Bytes of a sample [`worth_shuffling`] compresses both ways.
 const PROBE: usize = 32 << 10;
@@ -768,6 +796,30 @@ mod tests {
         assert!(read_all(&container(QxFormat::Qdata, &[], 1), 2)
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn a_higher_level_never_makes_blocks_larger() {
+        // R's serialized strings of one letter each (a CHARSXP's flags
+        // and length, then the letter), on which zstd's lazy strategies
+        // (from level 6) lose to its fast ones
+        let mut seed = 7u64;
+        let mut data = Vec::new();
+        while data.len() < MAX_BLOCK + 4096 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            data.extend_from_slice(&[0, 4, 0, 9, 0, 0, 0, 1, b'a' + (seed >> 33) as u8 % 26]);
+        }
+        let mut last = usize::MAX;
+        for level in [1, 3, 5, 9, 12] {
+            let z = compress_blocks(&data, level).unwrap();
+            assert!(z.len() <= last, "level {level}: {} bytes, more than {last}", z.len());
+            last = z.len();
+            let file = container(QxFormat::Qs2, &data, level);
+            assert_eq!(read_all(&file, 2).unwrap(), data);
+        }
+        // zstd alone at level 7 makes these blocks larger than at 5
+        let zstd_alone = |l| zstd::bulk::compress(&data[..MAX_BLOCK], l).unwrap().len();
+        assert!(zstd_alone(7) > zstd_alone(5));
     }
 
     #[test]

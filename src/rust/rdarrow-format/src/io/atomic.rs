@@ -10,6 +10,7 @@
 
 use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::positional::write_all_at;
+use crate::io::staging;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -296,11 +297,14 @@ impl Write for WritebackFile<'_> {
     }
 }
 
-/// Write `path` through `fill`, which gets a file beside it under a
-/// temporary name; the result is made durable (fsync) and renamed into
-/// place only when `fill` succeeds, and the temporary file is removed
-/// otherwise. An object store URL (`s3://...`, with `storage`'s options)
-/// is written into a temporary file first, then uploaded
+/// Write `path` through `fill`, which gets a new file in its folder
+/// (unnamed where the file system allows it, else under a temporary name:
+/// [`crate::io::staging`]); the result is made durable (fsync) and takes
+/// the name `path` only when `fill` succeeds: the old file or the new one,
+/// whole, even if the process is killed. Nothing is left otherwise, and
+/// temporary files that killed writers left in the folder are removed. An
+/// object store URL (`s3://...`, with `storage`'s options) is written into
+/// a temporary file first, then uploaded
 /// ([`crate::io::store::Store::upload`]: it appears only complete).
 pub fn atomic_write(
     path: &Path,
@@ -310,31 +314,20 @@ pub fn atomic_write(
     if crate::io::store::is_store_path(path) {
         return write_to_store(path, storage, fill);
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = temporary_of(path);
+    staging::remove_stale_beside(path);
     let result = (|| -> Result<()> {
-        let f = File::create(&tmp).map_err(|e| {
-            let why = if dir.is_dir() {
-                "no file can be created in its folder"
-            } else {
-                "its folder does not exist"
-            };
-            Error::io(&e, &format!("cannot write '{}' ({why})", path.display()))
-        })?;
-        let mut out = WritebackFile::new(&f);
+        let staged = create_staged(path)?;
+        let mut out = WritebackFile::new(staged.file());
         fill(&mut out)?;
         out.finish().map_err(|e| Error::io(&e, "cannot write"))?;
-        f.sync_all()
+        staged
+            .file()
+            .sync_all()
             .map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
-        std::fs::rename(&tmp, path)
+        staged
+            .publish(path)
             .map_err(|e| Error::io(&e, &format!("cannot rename into '{}'", path.display())))
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
     // an I/O failure names the file asked for (never the temporary one)
     let shown = path.display().to_string();
     result.map_err(|mut e| {
@@ -342,6 +335,23 @@ pub fn atomic_write(
             e.message = format!("{} (writing '{shown}')", e.message);
         }
         e
+    })
+}
+
+/// The new file `path` is written into ([`staging::Staged`]), or the error
+/// that says why none can be made.
+fn create_staged(path: &Path) -> Result<staging::Staged> {
+    staging::Staged::create(path).map_err(|e| {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let why = if dir.is_dir() {
+            "no file can be created in its folder"
+        } else {
+            "its folder does not exist"
+        };
+        Error::io(&e, &format!("cannot write '{}' ({why})", path.display()))
     })
 }
 
@@ -356,18 +366,8 @@ fn write_to_store(
     let url = path.to_string_lossy();
     let store = crate::io::store::Store::open(&url, storage, None)?;
     // a scratch file, for the writers that place blocks at offsets
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let scratch_path =
-        std::env::temp_dir().join(format!("rdarrow-upload-{}-{nanos}", std::process::id()));
-    let scratch = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&scratch_path)
+    let scratch = staging::scratch_file(&std::env::temp_dir())
         .map_err(|e| Error::io(&e, "cannot create a temporary file"))?;
-    let _ = std::fs::remove_file(&scratch_path);
     let mut upload = store.upload_writer();
     let filled = {
         let mut out = WritebackFile::to_upload(&scratch, &mut upload);
@@ -382,23 +382,10 @@ fn write_to_store(
     })
 }
 
-/// The temporary name `path` is written under.
-fn temporary_of(path: &Path) -> std::path::PathBuf {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    dir.join(format!(
-        ".{}.rdarrow-{}.tmp",
-        path.file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ))
-}
-
-/// Files written as one (the files of a dataset): each is written under a
-/// temporary name as [`atomic_write`] does, but they are made durable
+/// Files written as one (the files of a dataset): each is written as
+/// [`atomic_write`] writes a file (unnamed while it is written, where the
+/// file system allows it), then kept under its temporary name until the
+/// batch's commit; they are made durable
 /// together, by one sync of their file system where the system has one
 /// (Linux), and renamed into place together by [`FileBatch::commit`]: a
 /// thousand small files then cost one sync, not a thousand. A batch
@@ -416,6 +403,8 @@ pub struct FileBatch {
     uploaded: std::sync::Mutex<Vec<std::path::PathBuf>>,
     /// The store's options, for objects.
     storage: crate::io::store::StorageOptions,
+    /// The folders cleared of dead writers' temporary files.
+    cleared: std::sync::Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl FileBatch {
@@ -430,6 +419,7 @@ impl FileBatch {
             pending: Default::default(),
             uploaded: Default::default(),
             storage,
+            cleared: Default::default(),
         }
     }
 
@@ -449,27 +439,35 @@ impl FileBatch {
                 .push(path.to_path_buf());
             return Ok(());
         }
-        let tmp = temporary_of(path);
-        let result = (|| -> Result<()> {
-            let f = File::create(&tmp)
-                .map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
-            let mut out = WritebackFile::new(&f);
+        self.clear_folder_of(path);
+        let result = (|| -> Result<std::path::PathBuf> {
+            let staged = create_staged(path)?;
+            let mut out = WritebackFile::new(staged.file());
             fill(&mut out)?;
             out.finish()
+                .map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))?;
+            // complete: under its temporary name until the commit (no file
+            // held open per file of the batch)
+            staged
+                .into_temporary(path)
                 .map_err(|e| Error::io(&e, &format!("cannot write '{}'", path.display())))
         })();
-        match result {
-            Ok(()) => {
-                self.pending
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((tmp, path.to_path_buf()));
-                Ok(())
-            }
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
+        let tmp = result?;
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((tmp, path.to_path_buf()));
+        Ok(())
+    }
+
+    /// Remove what killed writers left in `path`'s folder, once per folder
+    /// of the batch.
+    fn clear_folder_of(&self, path: &Path) {
+        let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut cleared = self.cleared.lock().unwrap_or_else(|p| p.into_inner());
+        if !cleared.contains(&folder) {
+            staging::remove_stale_beside(path);
+            cleared.push(folder);
         }
     }
 

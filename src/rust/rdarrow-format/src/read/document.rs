@@ -139,23 +139,48 @@ impl Document {
             .collect())
     }
 
-    /// Where `object` is: the top-level object of that name, else the
-    /// place an object path ([`object_path`]) leads to inside one.
+    /// `object` as a place in this file: the top-level object of that
+    /// name, else an object path into one (`lst$a`, see [`object_path`]).
+    /// In an `.rds` stream, whose one object is named `stream_name`, a
+    /// path or name may also start inside that object: `b$c` is
+    /// `name$b$c`, `b` is `name$b` (a path that starts with the object's
+    /// name starts at the object). `None` for a name the file does not
+    /// hold.
+    pub fn path_of(&self, object: &str, stream_name: &str) -> Option<object_path::ObjectPath> {
+        if self.object_names(stream_name).iter().any(|n| n == object) {
+            return Some(object_path::ObjectPath::top(object));
+        }
+        if !self.is_rds() {
+            return object_path::ObjectPath::nested(object);
+        }
+        let path = object_path::ObjectPath::parse(object).ok()?;
+        if path.top == stream_name {
+            return Some(path);
+        }
+        let mut steps = vec![object_path::Step::Name(path.top)];
+        steps.extend(path.steps);
+        Some(object_path::ObjectPath {
+            top: stream_name.to_string(),
+            steps,
+        })
+    }
+
+    /// Where `object` is ([`Document::path_of`]): the position of its
+    /// top-level object, and the path inside it where it is an element.
     pub fn locate(
         &self,
         object: &str,
         stream_name: &str,
     ) -> Result<(usize, Option<object_path::ObjectPath>)> {
-        let names = self.object_names(stream_name);
-        if let Some(i) = names.iter().position(|n| n == object) {
-            return Ok((i, None));
-        }
-        let Some(path) = object_path::ObjectPath::nested(object) else {
+        let Some(path) = self.path_of(object, stream_name) else {
             return Err(self
                 .find_objects(&[object.to_string()], stream_name)
                 .unwrap_err());
         };
         let i = self.find_objects(&[path.top.clone()], stream_name)?[0];
+        if path.steps.is_empty() {
+            return Ok((i, None));
+        }
         path.find(self.objects()[i].1, &self.refs)?;
         Ok((i, Some(path)))
     }
@@ -175,8 +200,7 @@ impl Document {
         // every missing top-level object at once, as find_objects tells them
         let unknown: Vec<String> = wanted
             .iter()
-            .filter(|w| !names.contains(w))
-            .map(|w| object_path::ObjectPath::nested(w).map_or_else(|| w.clone(), |p| p.top))
+            .map(|w| self.path_of(w, stream_name).map_or_else(|| w.clone(), |p| p.top))
             .filter(|top| !names.contains(top))
             .collect();
         if !unknown.is_empty() {

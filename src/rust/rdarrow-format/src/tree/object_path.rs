@@ -121,7 +121,7 @@ impl ObjectPath {
                 continue;
             }
             if !matches!(cur, RObject::Vector(v) if matches!(v.data, VectorData::List(_))) {
-                return Err(not_a_list(&at, cur, refs));
+                return Err(not_a_list(&at, step, cur, refs));
             }
             let entries = crate::tree::list_entries(cur, refs);
             let names: Vec<String> = entries.iter().map(|(n, _)| n.clone()).collect();
@@ -218,11 +218,15 @@ fn slot<'o>(obj: &'o RObject, name: &str, at: &ObjectPath, refs: &RefTable) -> R
     )))
 }
 
-/// The error for a step into something that is not a list.
-fn not_a_list(at: &ObjectPath, obj: &RObject, refs: &RefTable) -> Error {
+/// The error for a step into something that is not a list: the place
+/// asked for, and why it is not there.
+fn not_a_list(at: &ObjectPath, step: &Step, obj: &RObject, refs: &RefTable) -> Error {
     let class = obj.class(refs).join("/");
+    let mut missing = at.clone();
+    missing.steps.push(step.clone());
     Error::usage(format!(
-        "'{}' is not a list (its class is {class}): it has no elements to choose",
+        "'{}' not found: '{}' is not a list (its class is {class}): it has no elements to choose",
+        missing.display(),
         at.display()
     ))
 }
