@@ -342,8 +342,8 @@ values_of <- function(res, call, label = NULL) {
 #' read_rds(f, object = "mpg")
 #' read_rds(serialize(letters, NULL))
 #' @export
-read_rds <- function(file, object = NULL, storage_options = NULL,
-                     trusted = getOption("rdarrow.trusted", TRUE), salvage = FALSE) {
+read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.trusted", TRUE),
+                     salvage = FALSE, object = NULL) {
   object <- object_arg(object)
   # the usual call (one local file, the defaults): one call into the engine
   if (is.null(object) && is.null(storage_options) && isTRUE(trusted) && isFALSE(salvage) &&

@@ -38,7 +38,7 @@
 mod partition;
 mod schema;
 
-pub use partition::hive_escape;
+pub use partition::{hive_escape, HIVE_NULL};
 use partition::partition_rows;
 use schema::{check_fields, fit_times, normalise, one_batch, time_targets, Fit, Reference};
 use crate::files::ipc::write_ipc_into;
@@ -65,8 +65,6 @@ use std::sync::{Arc, Mutex};
 /// ([`DatasetOptions::names_to`]) unless told otherwise.
 pub const DEFAULT_NAMES_TO: &str = "name";
 
-/// The directory name arrow gives to a missing (`NA`) partition value.
-pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// The file format of a dataset's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

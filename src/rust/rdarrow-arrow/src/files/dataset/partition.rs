@@ -2,7 +2,6 @@
 //! first appearance, and the directory names of their values, rendered
 //! and percent-encoded as arrow renders and decodes them.
 
-use super::HIVE_NULL;
 use rdarrow_format::base::error::Error;
 use rdarrow_format::base::error::Result;
 use arrow_array::cast::AsArray;
@@ -11,6 +10,9 @@ use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::DataType;
 use std::collections::HashMap;
 use std::path::PathBuf;
+
+/// The directory name arrow gives to a missing (`NA`) partition value.
+pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// Percent-encode a partition value (or key) as arrow's `"uri"` segment
 /// encoding does: everything but `A-Z a-z 0-9 - _ . ~`, byte by byte.
