@@ -93,12 +93,14 @@ def to_parquet(
     row_group_size: Optional[int] = ...,
     memory: Optional[int] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> None: ...
 def to_tensor(
     path: Source,
     sink: Optional[PathLike] = ...,
     object: Optional[ObjectRef] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> Any: ...
 def to_ipc(
     path: Source,
@@ -110,6 +112,7 @@ def to_ipc(
     chunk_size: Optional[int] = ...,
     memory: Optional[int] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> None: ...
 
 def write_rdata(

@@ -36,7 +36,11 @@ def read_objects(
     salvage: bool = False,
 ) -> Tuple[Dict[str, Any], List[str], Optional[str]]: ...
 def to_tensor(
-    path: _Given, sink: Optional[str] = None, object: Optional[str] = None, storage: _Storage = None
+    path: _Given,
+    sink: Optional[str] = None,
+    object: Optional[str] = None,
+    storage: _Storage = None,
+    salvage: bool = False,
 ) -> Tuple[str, Optional["RTensor"]]: ...
 
 def open_table(
@@ -124,6 +128,7 @@ def to_parquet(
     row_group_size: Optional[int] = None,
     memory: Optional[int] = None,
     storage: _Storage = None,
+    salvage: bool = False,
 ) -> Tuple[str, int, List[str]]: ...
 def to_ipc(
     path: _Given,
@@ -135,4 +140,5 @@ def to_ipc(
     chunk_size: Optional[int] = None,
     memory: Optional[int] = None,
     storage: _Storage = None,
+    salvage: bool = False,
 ) -> Tuple[str, int, List[str]]: ...

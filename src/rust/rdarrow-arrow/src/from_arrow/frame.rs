@@ -412,6 +412,7 @@ mod tests {
             trust: Default::default(),
             seen: None,
             damage: None,
+            salvaged: None,
         }
     }
 

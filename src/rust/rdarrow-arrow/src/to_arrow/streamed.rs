@@ -304,7 +304,7 @@ pub fn open_table(
         _ => false,
     };
     // what a salvaging read of a damaged file lost, said first
-    let damage = doc.damage.clone();
+    let damage = doc.damage_for(&name);
     let warnings_of = |mut w: Vec<String>| {
         if !name.is_empty() {
             for s in &mut w {

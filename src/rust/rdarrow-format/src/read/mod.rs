@@ -16,7 +16,7 @@ mod stored;
 pub use consumer::*;
 pub(crate) use body::read_body;
 
-use crate::base::error::{Error, LimitKind, Result};
+use crate::base::error::{Error, ErrorKind, LimitKind, Result};
 use crate::wire::header::StreamHeader;
 use body::class_sets_object;
 use crate::wire::decode::Input;
@@ -401,6 +401,13 @@ impl<'a> Parser<'a> {
 
     fn pairlist(&mut self, first_flags: i32) -> Result<RObject> {
         let mut cells = Vec::new();
+        let tail = self.pairlist_cells(first_flags, &mut cells)?;
+        Ok(RObject::Pairlist(Box::new(Pairlist { cells, tail })))
+    }
+
+    /// The cells of a pairlist whose first node word is `first_flags`,
+    /// pushed onto `cells` as each is read whole; its tail.
+    fn pairlist_cells(&mut self, first_flags: i32, cells: &mut Vec<Cell>) -> Result<RObject> {
         let mut flags = first_flags;
         loop {
             let NodeWord {
@@ -425,9 +432,69 @@ impl<'a> Parser<'a> {
                 flags = next;
                 continue;
             }
-            let tail = self.item_with_flags(next)?;
-            return Ok(RObject::Pairlist(Box::new(Pairlist { cells, tail })));
+            return self.item_with_flags(next);
         }
+    }
+
+    /// Salvaging, the attributes of a list whose `len` elements were read
+    /// whole: `Ok(Ok(attributes))` when they are intact; `Ok(Err(names))`
+    /// when damage cut them short (the damage kept, [`Parser::lose`]),
+    /// with its `names` attribute where that was read whole before bytes
+    /// cut short, and names each element.
+    fn list_attributes(&mut self, len: u64) -> Result<std::result::Result<RObject, Option<Cell>>> {
+        self.in_attr += 1;
+        let mut cells = Vec::new();
+        let read = match self.inp.read_int() {
+            Ok(flags) if unpack(flags).sxptype == sxp::LIST => {
+                self.depth += 1;
+                let tail = self.pairlist_cells(flags, &mut cells);
+                self.depth -= 1;
+                tail.map(|tail| {
+                    RObject::Pairlist(Box::new(Pairlist {
+                        cells: std::mem::take(&mut cells),
+                        tail,
+                    }))
+                })
+            }
+            Ok(flags) => self.item_with_flags(flags),
+            Err(e) => Err(e),
+        };
+        self.in_attr -= 1;
+        match read {
+            Ok(attributes) => Ok(Ok(attributes)),
+            Err(e) => {
+                self.lose(e)?;
+                // bytes cut short leave those before them as written;
+                // wrong bytes may have been read as the names before they
+                // were noticed (a decompressor may give garbage first)
+                if !matches!(self.lost.as_ref().map(|e| e.kind), Some(ErrorKind::Truncated | ErrorKind::Io)) {
+                    return Ok(Err(None));
+                }
+                let names = cells.into_iter().find(|c| {
+                    let named = matches!(&c.tag, Some(RObject::Ref(id)) if self.refs.symbol_name(*id) == Some(&b"names"[..]));
+                    named && matches!(&c.car, RObject::Vector(v) if matches!(&v.data, VectorData::Character(s) if s.len() as u64 == len))
+                });
+                Ok(Err(names))
+            }
+        }
+    }
+
+    /// A list the damage cut short, salvaged: its elements `data`, with
+    /// the cell of its `names` where they were kept, and no other
+    /// attribute (nor is it an object: its class went with them).
+    fn salvaged_list(&self, fl: Flags, data: VectorData, names: Option<Cell>) -> RObject {
+        let mut flags = fl;
+        flags.object = false;
+        RObject::Vector(Box::new(Vector {
+            flags,
+            data,
+            attributes: names.map(|c| {
+                RObject::Pairlist(Box::new(Pairlist {
+                    cells: vec![c],
+                    tail: RObject::Null,
+                }))
+            }),
+        }))
     }
 
     fn vector(&mut self, t: u8, fl: Flags, has_attr: bool) -> Result<RObject> {
@@ -531,28 +598,37 @@ impl<'a> Parser<'a> {
                     let r = self.items(t, len, &mut items);
                     (self.in_columns, self.list_depth) = outer;
                     r?;
-                    if self.lost.is_some() {
-                        // salvaged: its attributes, which follow its
-                        // elements in the stream, were never read
-                        let data = if t == sxp::VEC {
-                            VectorData::List(items)
-                        } else {
-                            VectorData::Expression(items)
-                        };
-                        // (nor is it an object: its class went with them)
-                        let mut flags = fl;
-                        flags.object = false;
-                        return Ok(RObject::Vector(Box::new(Vector {
-                            flags,
-                            data,
-                            attributes: None,
-                        })));
-                    }
-                    if t == sxp::VEC {
+                    let data = if t == sxp::VEC {
                         VectorData::List(items)
                     } else {
                         VectorData::Expression(items)
+                    };
+                    if self.lost.is_some() {
+                        // salvaged: its attributes, which follow its
+                        // elements in the stream, were never read (what
+                        // it kept is said where the damage was met)
+                        return Ok(self.salvaged_list(fl, data, None));
                     }
+                    if has_attr && self.salvage {
+                        // damage in the attributes after its elements
+                        // keeps the elements (and names read whole)
+                        return Ok(match self.list_attributes(len)? {
+                            Ok(attributes) => {
+                                let attributes = Some(attributes);
+                                RObject::Vector(Box::new(Vector {
+                                    flags: self.with_class_rule(fl, &attributes),
+                                    data,
+                                    attributes,
+                                }))
+                            }
+                            Err(names) => {
+                                let kept = salvage::Kept { whole: len, partial: false, len, names: names.is_some() };
+                                self.kept.push(kept);
+                                self.salvaged_list(fl, data, names)
+                            }
+                        });
+                    }
+                    data
                 }
                 _ => unreachable!(),
             }
@@ -628,14 +704,14 @@ impl<'a> Parser<'a> {
                 Err(e) => {
                     // the damage is in element i: the list keeps those before it
                     self.lose(e)?;
-                    self.kept.push(salvage::Kept { whole: i, partial: false, len });
+                    self.kept.push(salvage::Kept { whole: i, partial: false, len, names: false });
                     return Ok(());
                 }
             };
             items.push(item);
             if self.lost.is_some() {
                 // element i is itself a list the damage cut short
-                self.kept.push(salvage::Kept { whole: i, partial: true, len });
+                self.kept.push(salvage::Kept { whole: i, partial: true, len, names: false });
                 return Ok(());
             }
             // a column of a top-level list (data frame), read
