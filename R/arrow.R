@@ -263,8 +263,7 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
 #' tensor_to_rdata(t, out)
 #' identical(readRDS(out), volcano)
 #' @export
-rdata_to_tensor <- function(file, sink, object = NULL, storage_options = NULL, salvage = FALSE) {
-  salvage <- salvage_arg(salvage)
+rdata_to_tensor <- function(file, sink, object = NULL, storage_options = NULL) {
   storage <- storage_arg(storage_options)
   src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
@@ -272,8 +271,7 @@ rdata_to_tensor <- function(file, sink, object = NULL, storage_options = NULL, s
   if (!is.null(object) && (!is.character(object) || length(object) != 1L || is.na(object))) {
     abort_usage("`object` must be NULL or a single name.")
   }
-  shape <- check_engine(rdata_to_tensor_impl(src$path, path.expand(sink), object, src$name,
-                                             read_args(storage, salvage = salvage)),
+  shape <- check_engine(rdata_to_tensor_impl(src$path, path.expand(sink), object, src$name, read_args(storage)),
                         file = src$label)
   invisible(shape)
 }

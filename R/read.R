@@ -73,7 +73,14 @@
 #'   data frame too) the elements (columns) before the damaged one. A list
 #'   cut short comes back without its names, class and other attributes,
 #'   which R stores after its elements, so a data frame comes back as a
-#'   plain list of its whole columns. A file that parses whole but fails
+#'   plain list of its whole columns; damage in those attributes keeps all
+#'   its elements, with their names where they were read whole before the
+#'   file was cut. The converters ([rdata_to_arrow()], [rdata_to_parquet()],
+#'   [rdata_to_ipc()]) take `salvage` too: they convert the object an
+#'   intact file gives (the one named, or an error asking to name one when
+#'   the objects after the damage are lost), a data frame cut short as a
+#'   table of its whole columns (named `V1`, `V2`, ... where its names were
+#'   lost), and their warning says what was returned. A file that parses whole but fails
 #'   its checksum is given as read, with a warning that its values may be
 #'   wrong (as qs's `validate_checksum = FALSE`). Nothing after the damage
 #'   is read. A warning of class `rdarrow_warning` names what was lost:

@@ -36,11 +36,7 @@ def read_objects(
     salvage: bool = False,
 ) -> Tuple[Dict[str, Any], List[str], Optional[str]]: ...
 def to_tensor(
-    path: _Given,
-    sink: Optional[str] = None,
-    object: Optional[str] = None,
-    storage: _Storage = None,
-    salvage: bool = False,
+    path: _Given, sink: Optional[str] = None, object: Optional[str] = None, storage: _Storage = None
 ) -> Tuple[str, Optional["RTensor"]]: ...
 
 def open_table(

@@ -274,7 +274,6 @@ def to_tensor(
     sink: Optional[PathLike] = None,
     object: Optional[ObjectRef] = None,
     storage_options: StorageOptions = None,
-    salvage: bool = False,
 ) -> Any:
     """One R array (matrix, array, or vector as one dimension; integer,
     logical, double, complex or raw) of an R data file as an Arrow tensor,
@@ -289,12 +288,10 @@ def to_tensor(
     ``pyarrow.ipc.read_tensor()`` reads) and returns ``None``; without,
     returns a ``pyarrow.Tensor`` over the engine's buffer. ``object``
     names the array of an ``.RData`` file (default: its only array).
-    ``salvage``: see :func:`read_objects`."""
+    A damaged file is an error (salvage with :func:`read_objects`)."""
     src, _opened = engine_source(path, storage_options)
     sink_path = None if sink is None else as_path(sink)
-    _, t = _rdarrow.to_tensor(
-        src, sink_path, object_path_of(object), storage_pairs(storage_options), _salvage(salvage)
-    )
+    _, t = _rdarrow.to_tensor(src, sink_path, object_path_of(object), storage_pairs(storage_options))
     if t is None:
         return None
     from . import _values

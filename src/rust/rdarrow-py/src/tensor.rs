@@ -11,18 +11,17 @@ use crate::options::*;
 /// an [`crate::values::RTensor`] over the engine's buffer. Returns the object's
 /// name and the tensor (`None` when written).
 #[pyfunction]
-#[pyo3(signature = (path, sink=None, object=None, storage=None, salvage=false))]
+#[pyo3(signature = (path, sink=None, object=None, storage=None))]
 pub(crate) fn to_tensor(
     py: Python<'_>,
     path: &Bound<'_, PyAny>,
     sink: Option<PathBuf>,
     object: Option<String>,
     storage: Option<Vec<(String, String)>>,
-    salvage: bool,
 ) -> PyResult<(String, Option<Py<PyAny>>)> {
     let path = Given::of(path)?;
     let stream_name = path.stream_name();
-    let read = salvaging(&storage, salvage);
+    let read = read_options(&storage);
     match sink {
         Some(sink) => {
             let (name, _) = py

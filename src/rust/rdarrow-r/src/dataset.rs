@@ -58,11 +58,7 @@ pub fn to_dataset(
             rows = s.rows as f64
         )
         .into(),
-        // (datasets do not salvage: the hint names the reader that does)
-        Err(mut e) => {
-            e.message = rdarrow_arrow::read::salvage::hint_as(&e.message, "`read_rdata(salvage = TRUE)`");
-            error_value(&e)
-        }
+        Err(e) => error_value(&e),
     }
 }
 
