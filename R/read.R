@@ -55,7 +55,7 @@
 #' @param salvage `FALSE` (the default) to refuse a damaged file (cut
 #'   short, or failing a checksum) with an error, or `TRUE` to recover what
 #'   is intact, with a warning of class `rdarrow_warning` saying what was
-#'   lost and where; see the section "Damaged files".
+#'   lost and where; see the section "Damaged files" of [rdata_objects()].
 #' @section Errors: A file that is not R data, or is truncated or
 #'   corrupt, raises an error of class `rdarrow_error` saying what is wrong
 #'   and at which byte of the decompressed stream.
