@@ -104,8 +104,10 @@ def test_polars_and_duckdb_refuse_a_damaged_file(files, tmp_path):
     pl = pytest.importorskip("polars")
     import rdarrow.polars  # noqa: F401
 
-    with pytest.raises(Exception, match="cut short"):
+    with pytest.raises(Exception, match="cut short") as e:
         rdarrow.polars.scan_rdata(str(bad)).collect()
+    # a scan does not salvage: its error suggests none
+    assert "salvage" not in str(e.value)
     from test_duckdb import connect
 
     con = connect()
