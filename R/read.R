@@ -272,11 +272,12 @@ read_rdata <- function(file, objects = NULL, storage_options = NULL,
 
 # The objects `objects` (NULL: all) of the file at `path`, as a named list;
 # `call` for errors, `label` (the file as the user named it) for warnings.
+# `one`: the file is read as one object (read_rds()).
 read_values <- function(path, objects, name, call, storage = character(), trusted = TRUE,
-                        salvage = FALSE, label = NULL) {
+                        salvage = FALSE, label = NULL, one = FALSE) {
   values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage, trusted, salvage)),
                          call = call, file = label),
-            call, label)
+            call, label, one)
 }
 
 # The objects of each of several `files`, read at once: a list named by
@@ -294,9 +295,14 @@ read_files <- function(files, objects, call, storage = character(), trusted = TR
 
 # The objects of one file's read (what rdata_read_impl() returns), as a
 # named list: those only R can rebuild rebuilt by R; a warning of what a
-# salvaging read lost (`label`: the file, for it).
-values_of <- function(res, call, label = NULL) {
+# salvaging read lost (`label`: the file, for it); read as `one` object,
+# a damaged save() file's error (how many objects it holds is not known).
+values_of <- function(res, call, label = NULL, one = FALSE) {
   damage_warnings(res$damage, label, call)
+  if (one && length(res$not_one)) {
+    prefix <- if (is.character(label) && length(label) == 1L) sprintf("file '%s': ", label) else ""
+    stop(rdarrow_error(paste0(prefix, res$not_one), "usage", call = call))
+  }
   values <- res$values
   if (any(res$fallback)) {
     # the objects only R can rebuild, unserialized together so that what
@@ -358,7 +364,8 @@ read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.
   src <- data_source(file, dirs = TRUE, storage = storage)
   on.exit(src$done(), add = TRUE)
   if (!is.null(src$files)) return(read_rds_files(src$files, sys.call(), storage, trusted, salvage))
-  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted, salvage, src$label),
+  the_one(read_values(src$path, NULL, src$name, sys.call(), storage, trusted, salvage, src$label,
+                      one = TRUE),
           call = sys.call())
 }
 

@@ -391,6 +391,14 @@ test_that("salvage never changes which object a conversion takes, and says what 
   expect_gt(length(back), 0)
   expect_identical(names(back), paste0("V", seq_along(back)))
   expect_identical(unname(as.list(back)), unname(as.list(df4))[seq_along(back)])
+  # read as one object, a damaged save() file is an error, as the intact one
+  expect_error(read_rds(f), "not one", class = "rdarrow_error_usage")
+  ab <- local_tempfile(".RData")
+  save(meta, file = ab, compress = FALSE)
+  expect_identical(read_rds(ab), meta)
+  expect_error(suppressWarnings(read_rds(cut_by(ab, 4), salvage = TRUE)),
+               "how many objects it holds is not known ('meta' read before the damage)",
+               fixed = TRUE, class = "rdarrow_error_usage")
   # an object after the damage
   expect_error(rdata_to_parquet(cut_by(f, file.size(f) - 400), pq, object = "df4", salvage = TRUE),
                "df4", class = "rdarrow_error_usage")

@@ -317,6 +317,18 @@ impl Document {
         }
     }
 
+    /// Salvaged, a `save()` file whose objects after the damage are lost:
+    /// the error when its one object is asked for (as `readRDS()` reads),
+    /// since how many objects it holds is not known.
+    pub fn one_object_unknown(&self, stream_name: &str) -> Option<Error> {
+        (self.salvaged.is_some() && !self.is_rds()).then(|| {
+            Error::usage(format!(
+                "the file is damaged, so how many objects it holds is not known ({} read before the damage), and it is not read as one object: read it with read_rdata()",
+                quoted(&self.object_names(stream_name))
+            ))
+        })
+    }
+
     /// The warning a read that took the object `name` of a damaged file
     /// gives (`None`: the file is intact): what was lost and kept, and
     /// what was returned.
