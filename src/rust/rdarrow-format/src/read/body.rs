@@ -8,19 +8,6 @@ use crate::wire::decode::Input;
 use crate::tree::*;
 use crate::read::{is_pairlist_type, salvage, ObjectFilter, ObjectSpan, Parser, ReadOptions};
 
-/// qs's rule for the object bit (`qs::qread()`): a class attribute that
-/// is a character vector of one string or more.
-pub(super) fn class_sets_object(attributes: &Option<RObject>, refs: &RefTable) -> bool {
-    let Some(RObject::Pairlist(pl)) = attributes else {
-        return false;
-    };
-    pl.cells.iter().any(|c| {
-        let named_class = matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(&b"class"[..]));
-        named_class
-            && matches!(&c.car, RObject::Vector(v) if matches!(&v.data, VectorData::Character(s) if s.len() >= 1))
-    })
-}
-
 /// Read the body of a stream after its header.
 ///
 /// For a `save()` file, each top-level object is offered to `filter`:

@@ -571,7 +571,7 @@ fn parse_here(
     };
     let (container, mut header) = header::read_header(&mut inp).map_err(hinted)?;
     let (root, refs, spans, seen, loss) =
-        read::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)
+        read::body::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)
             .map_err(|e| hinted(from_codec(e, false)))?;
     header.ascii_hex = inp.saw_hex_double;
     let salvaged = loss.as_ref().map(|l| read::salvage::Salvaged { cut: l.cut.clone() });

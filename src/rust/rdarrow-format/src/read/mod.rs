@@ -9,16 +9,14 @@ pub mod qs;
 pub mod spill;
 pub mod salvage;
 pub mod summary;
-mod body;
+pub(crate) mod body;
 mod consumer;
 mod stored;
 
 pub use consumer::*;
-pub(crate) use body::read_body;
 
 use crate::base::error::{Error, ErrorKind, LimitKind, Result};
 use crate::wire::header::StreamHeader;
-use body::class_sets_object;
 use crate::wire::decode::Input;
 pub use crate::base::limits::physical_memory;
 use crate::tree::*;
@@ -105,6 +103,19 @@ pub(crate) struct Parser<'a> {
 
 fn is_pairlist_type(t: u8) -> bool {
     matches!(t, sxp::LIST | sxp::LANG | sxp::CLO | sxp::PROM | sxp::DOT)
+}
+
+/// qs's rule for the object bit (`qs::qread()`): a class attribute that
+/// is a character vector of one string or more.
+fn class_sets_object(attributes: &Option<RObject>, refs: &RefTable) -> bool {
+    let Some(RObject::Pairlist(pl)) = attributes else {
+        return false;
+    };
+    pl.cells.iter().any(|c| {
+        let named_class = matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(&b"class"[..]));
+        named_class
+            && matches!(&c.car, RObject::Vector(v) if matches!(&v.data, VectorData::Character(s) if s.len() >= 1))
+    })
 }
 
 impl<'a> Parser<'a> {
@@ -943,5 +954,4 @@ pub(crate) fn strings_at(inp: &mut Input, skip: u64, n: u64) -> Result<StringVec
 }
 
 #[cfg(test)]
-#[path = "parser_tests.rs"]
-mod tests;
+mod parser_tests;

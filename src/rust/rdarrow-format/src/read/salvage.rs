@@ -257,7 +257,12 @@ fn column_rows(items: &[RObject], refs: &RefTable) -> Option<i32> {
         if !atomic || c.attribute(refs, "dim").is_some() {
             return None;
         }
-        let len = i32::try_from(crate::read::summary::r_length(c, refs)).ok()?;
+        let len = match c {
+            RObject::Vector(x) => x.data.len(),
+            RObject::Altrep(a) => crate::tree::altrep::length(a, refs)?,
+            _ => return None,
+        };
+        let len = i32::try_from(len).ok()?;
         if rows.is_some_and(|r| r != len) {
             return None;
         }
