@@ -79,14 +79,16 @@
 #' @inheritParams rdata_objects
 #' @export
 rdata_to_arrow <- function(file, object = NULL, col_select = NULL, chunk_size = NULL,
-                           storage_options = NULL) {
+                           storage_options = NULL, salvage = FALSE) {
   storage <- storage_arg(storage_options)
+  salvage <- salvage_arg(salvage)
   src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
   path <- src$path
   args <- check_arrow_args(object, col_select, chunk_size)
   res <- check_engine(rdata_to_arrow_impl(path, args$object, args$col_select,
-                                          args$chunk_size, session_tz(), src$name, read_args(storage)),
+                                          args$chunk_size, session_tz(), src$name,
+                                          read_args(storage, salvage = salvage)),
                       file = src$label)
   engine_warnings(res$warnings)
   s <- res$stream
@@ -131,8 +133,10 @@ rdata_to_ipc <- function(file, sink, object = NULL,
                          format = c("file", "stream"),
                          compression = c("uncompressed", "lz4", "zstd"),
                          chunk_size = 65536L, col_select = NULL,
-                         memory = getOption("rdarrow.memory", 2^30), storage_options = NULL) {
+                         memory = getOption("rdarrow.memory", 2^30), storage_options = NULL,
+                         salvage = FALSE) {
   storage <- storage_arg(storage_options)
+  salvage <- salvage_arg(salvage)
   src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
   path <- src$path
@@ -142,7 +146,7 @@ rdata_to_ipc <- function(file, sink, object = NULL,
   args <- check_arrow_args(object, col_select, chunk_size)
   warnings <- check_engine(rdata_to_ipc_impl(path, path.expand(sink), args$object, args$col_select, format,
                                              compression, args$chunk_size, check_memory(memory),
-                                             session_tz(), src$name, read_args(storage)),
+                                             session_tz(), src$name, read_args(storage, salvage = salvage)),
                            file = src$label)
   engine_warnings(warnings)
   invisible(sink)
@@ -193,8 +197,10 @@ rdata_to_ipc <- function(file, sink, object = NULL,
 rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
                              compression = c("zstd", "snappy", "gzip", "lz4", "uncompressed"),
                              compression_level = NULL, row_group_size = NULL,
-                             memory = getOption("rdarrow.memory", 2^30), storage_options = NULL) {
+                             memory = getOption("rdarrow.memory", 2^30), storage_options = NULL,
+                             salvage = FALSE) {
   storage <- storage_arg(storage_options)
+  salvage <- salvage_arg(salvage)
   src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
   path <- src$path
@@ -209,7 +215,7 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
   warnings <- check_engine(rdata_to_parquet_impl(path, path.expand(sink), args$object, args$col_select,
                                                  compression, level, args$chunk_size,
                                                  check_memory(memory), session_tz(),
-                                                 src$name, read_args(storage)),
+                                                 src$name, read_args(storage, salvage = salvage)),
                            file = src$label)
   engine_warnings(warnings)
   invisible(sink)

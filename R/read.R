@@ -55,7 +55,7 @@
 #' @param salvage `FALSE` (the default) to refuse a damaged file (cut
 #'   short, or failing a checksum) with an error, or `TRUE` to recover what
 #'   is intact, with a warning of class `rdarrow_warning` saying what was
-#'   lost and where; see the section "Damaged files".
+#'   lost and where; see the section "Damaged files" of [rdata_objects()].
 #' @section Errors: A file that is not R data, or is truncated or
 #'   corrupt, raises an error of class `rdarrow_error` saying what is wrong
 #'   and at which byte of the decompressed stream.
@@ -73,7 +73,14 @@
 #'   data frame too) the elements (columns) before the damaged one. A list
 #'   cut short comes back without its names, class and other attributes,
 #'   which R stores after its elements, so a data frame comes back as a
-#'   plain list of its whole columns. A file that parses whole but fails
+#'   plain list of its whole columns; damage in those attributes keeps all
+#'   its elements, with their names where they were read whole before the
+#'   file was cut. The converters ([rdata_to_arrow()], [rdata_to_parquet()],
+#'   [rdata_to_ipc()]) take `salvage` too: they convert the object an
+#'   intact file gives (the one named, or an error asking to name one when
+#'   the objects after the damage are lost), a data frame cut short as a
+#'   table of its whole columns (named `V1`, `V2`, ... where its names were
+#'   lost), and their warning says what was returned. A file that parses whole but fails
 #'   its checksum is given as read, with a warning that its values may be
 #'   wrong (as qs's `validate_checksum = FALSE`). Nothing after the damage
 #'   is read. A warning of class `rdarrow_warning` names what was lost:
@@ -268,11 +275,12 @@ read_rdata <- function(file, objects = NULL, storage_options = NULL,
 
 # The objects `objects` (NULL: all) of the file at `path`, as a named list;
 # `call` for errors, `label` (the file as the user named it) for warnings.
+# `one`: the file is read as one object (read_rds()).
 read_values <- function(path, objects, name, call, storage = character(), trusted = TRUE,
-                        salvage = FALSE, label = NULL) {
+                        salvage = FALSE, label = NULL, one = FALSE) {
   values_of(check_engine(rdata_read_impl(path, objects, name, read_args(storage, trusted, salvage)),
                          call = call, file = label),
-            call, label)
+            call, label, one)
 }
 
 # The objects of each of several `files`, read at once: a list named by
@@ -290,9 +298,14 @@ read_files <- function(files, objects, call, storage = character(), trusted = TR
 
 # The objects of one file's read (what rdata_read_impl() returns), as a
 # named list: those only R can rebuild rebuilt by R; a warning of what a
-# salvaging read lost (`label`: the file, for it).
-values_of <- function(res, call, label = NULL) {
+# salvaging read lost (`label`: the file, for it); read as `one` object,
+# a damaged save() file's error (how many objects it holds is not known).
+values_of <- function(res, call, label = NULL, one = FALSE) {
   damage_warnings(res$damage, label, call)
+  if (one && length(res$not_one)) {
+    prefix <- if (is.character(label) && length(label) == 1L) sprintf("file '%s': ", label) else ""
+    stop(rdarrow_error(paste0(prefix, res$not_one), "usage", call = call))
+  }
   values <- res$values
   if (any(res$fallback)) {
     # the objects only R can rebuild, unserialized together so that what
@@ -363,7 +376,8 @@ read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.
   if (!is.null(src$files)) {
     return(read_rds_files(src$files, sys.call(), storage, trusted, salvage, object))
   }
-  the_one(read_values(src$path, object, src$name, sys.call(), storage, trusted, salvage, src$label),
+  the_one(read_values(src$path, object, src$name, sys.call(), storage, trusted, salvage, src$label,
+                      one = TRUE),
           call = sys.call())
 }
 

@@ -94,6 +94,7 @@ def to_parquet(
     row_group_size: Optional[int] = ...,
     memory: Optional[int] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> None: ...
 def to_tensor(
     path: Source,
@@ -111,6 +112,7 @@ def to_ipc(
     chunk_size: Optional[int] = ...,
     memory: Optional[int] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> None: ...
 
 def write_rdata(

@@ -125,6 +125,7 @@ def to_parquet(
     row_group_size: Optional[int] = None,
     memory: Optional[int] = None,
     storage: _Storage = None,
+    salvage: bool = False,
 ) -> Tuple[str, int, List[str]]: ...
 def to_ipc(
     path: _Given,
@@ -136,4 +137,5 @@ def to_ipc(
     chunk_size: Optional[int] = None,
     memory: Optional[int] = None,
     storage: _Storage = None,
+    salvage: bool = False,
 ) -> Tuple[str, int, List[str]]: ...

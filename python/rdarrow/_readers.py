@@ -249,6 +249,7 @@ def to_parquet(
     row_group_size: Optional[int] = None,
     memory: Optional[int] = None,
     storage_options: StorageOptions = None,
+    salvage: bool = False,
 ) -> None:
     """Write one object of an R data file as a Parquet file, row group by
     row group (as R's ``rdata_to_parquet()``): memory holds about one row
@@ -256,13 +257,14 @@ def to_parquet(
     1 GiB). ``compression``: ``"zstd"``, ``"snappy"``, ``"gzip"``,
     ``"lz4"`` or ``"uncompressed"``. The file appears only when complete;
     a sink named ``.arrow``/``.feather`` is an error naming
-    :func:`to_ipc`."""
+    :func:`to_ipc`. ``salvage``: see :func:`read_objects` (what was lost
+    is an :class:`RDataWarning`)."""
     if row_group_size is not None and (not isinstance(row_group_size, int) or row_group_size < 1):
         raise ValueError("row_group_size must be a positive integer or None")
     src, _opened = engine_source(path, storage_options)
     _, _, warns = _rdarrow.to_parquet(
         src, as_path(sink), object_path_of(object), column_names(columns), compression,
-        compression_level, row_group_size, memory, storage_pairs(storage_options),
+        compression_level, row_group_size, memory, storage_pairs(storage_options), _salvage(salvage),
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)
@@ -286,7 +288,8 @@ def to_tensor(
     With ``sink``, writes an Arrow Tensor message there (what
     ``pyarrow.ipc.read_tensor()`` reads) and returns ``None``; without,
     returns a ``pyarrow.Tensor`` over the engine's buffer. ``object``
-    names the array of an ``.RData`` file (default: its only array)."""
+    names the array of an ``.RData`` file (default: its only array).
+    A damaged file is an error (salvage with :func:`read_objects`)."""
     src, _opened = engine_source(path, storage_options)
     sink_path = None if sink is None else as_path(sink)
     _, t = _rdarrow.to_tensor(src, sink_path, object_path_of(object), storage_pairs(storage_options))
@@ -307,18 +310,20 @@ def to_ipc(
     chunk_size: Optional[int] = 65536,
     memory: Optional[int] = None,
     storage_options: StorageOptions = None,
+    salvage: bool = False,
 ) -> None:
     """Write one object of an R data file as an Arrow IPC file
     (``format="file"``, Feather version 2) or stream (``"stream"``), in
     record batches of ``chunk_size`` rows (as R's ``rdata_to_ipc()``);
     ``compression``: ``"uncompressed"``, ``"lz4"`` or ``"zstd"``. A sink
-    named ``.parquet`` is an error naming :func:`to_parquet`."""
+    named ``.parquet`` is an error naming :func:`to_parquet`.
+    ``salvage``: see :func:`read_objects`."""
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError("chunk_size must be a positive integer or None")
     src, _opened = engine_source(path, storage_options)
     _, _, warns = _rdarrow.to_ipc(
         src, as_path(sink), object_path_of(object), column_names(columns), format, compression, chunk_size, memory,
-        storage_pairs(storage_options),
+        storage_pairs(storage_options), _salvage(salvage),
     )
     for w in warns:
         warnings.warn(w, RDataWarning, stacklevel=2)

@@ -31,6 +31,14 @@ saveRDS(df, file.path(out, "df_none.rds"), compress = FALSE)
 a <- 1:3
 b <- list(p = letters, q = sin(1:3000), r = "last")
 save(a, df, b, file = file.path(out, "three.RData"), compress = FALSE)
+set.seed(3)
+big <- data.frame(a = 1:1e5, b = rnorm(1e5))
+saveRDS(big, file.path(out, "big_none.rds"), compress = FALSE)
+saveRDS(big, file.path(out, "big_gzip.rds"))
+counts <- matrix(1:20, 4)
+meta <- data.frame(id = 1:10, g = letters[1:10])
+design <- data.frame(x = sin(1:50), y = 1:50)
+save(counts, meta, design, df, file = file.path(out, "four.RData"))
 """
 
 
@@ -96,8 +104,10 @@ def test_polars_and_duckdb_refuse_a_damaged_file(files, tmp_path):
     pl = pytest.importorskip("polars")
     import rdarrow.polars  # noqa: F401
 
-    with pytest.raises(Exception, match="cut short"):
+    with pytest.raises(Exception, match="cut short") as e:
         rdarrow.polars.scan_rdata(str(bad)).collect()
+    # a scan does not salvage: its error suggests none
+    assert "salvage" not in str(e.value)
     from test_duckdb import connect
 
     con = connect()
@@ -180,3 +190,83 @@ def test_the_command_refuses_and_salvages(files, tmp_path):
     assert "warning" in r.stderr and "object 'b'" in r.stderr
     got = rdarrow.read_objects(str(out), plain=True)
     assert got["a"] == [1, 2, 3]
+
+
+def _cut(src, n, to):
+    b = src.read_bytes()
+    to.write_bytes(b[: len(b) - n])
+    return str(to)
+
+
+def test_a_salvaged_data_frame_is_a_table_of_its_whole_columns(files, tmp_path):
+    import pyarrow.parquet as pq
+
+    for comp, cut in (("none", 4), ("none", 30), ("gzip", 12), ("gzip", 40)):
+        src = files / f"big_{comp}.rds"
+        intact = rdarrow.read_table(str(src))
+        bad = _cut(src, cut, tmp_path / f"cut_{comp}_{cut}.rds")
+        with pytest.raises(CorruptError, match="salvage=True"):
+            rdarrow.read_table(bad)
+        with pytest.raises(CorruptError, match="salvage=True"):
+            rdarrow.to_parquet(bad, tmp_path / "x.parquet")
+        with pytest.warns(RDataWarning, match="all 2 elements of the object whole, with their names") as w:
+            t = rdarrow.read_table(bad, salvage=True)
+        assert any("returned: what was kept of the object" in str(x.message) for x in w)
+        assert t.num_rows == 100000 and t.column_names == ["a", "b"]
+        for c in ("a", "b"):
+            assert t.column(c).equals(intact.column(c))
+        with pytest.warns(RDataWarning):
+            p = rdarrow.read_pandas(bad, salvage=True)
+        want = rdarrow.read_pandas(str(src))
+        assert list(p.columns) == ["a", "b"] and len(p) == 100000
+        assert (p["a"] == want["a"]).all() and (p["b"] == want["b"]).all()
+        sink = tmp_path / "salvaged.parquet"
+        with pytest.warns(RDataWarning, match="all 2 elements"):
+            rdarrow.to_parquet(bad, sink, salvage=True)
+        back = pq.read_table(sink)
+        for c in ("a", "b"):
+            assert back.column(c).equals(intact.column(c))
+
+
+def test_salvage_never_takes_another_object(files, tmp_path):
+    src = files / "four.RData"
+    with pytest.raises(RDataError, match="choose one"):
+        rdarrow.read_table(str(src))
+    bad = _cut(src, src.stat().st_size // 2, tmp_path / "half.RData")
+    for read in (
+        lambda: rdarrow.read_table(bad, salvage=True),
+        lambda: rdarrow.read_pandas(bad, salvage=True),
+        lambda: rdarrow.to_parquet(bad, tmp_path / "x.parquet", salvage=True),
+    ):
+        with pytest.raises(RDataError, match="choose one by name"):
+            read()
+    assert not (tmp_path / "x.parquet").exists()
+    with pytest.warns(RDataWarning, match="returned: object 'meta', read whole"):
+        t = rdarrow.read_table(bad, object="meta", salvage=True)
+    assert t.equals(rdarrow.read_table(str(src), object="meta"))
+    # the damaged one: what was kept of it, by position
+    with pytest.warns(RDataWarning, match="returned: what was kept of object 'df'"):
+        t = rdarrow.read_table(bad, object="df", salvage=True)
+    intact = rdarrow.read_table(str(src), object="df")
+    assert 0 < t.num_columns < 5 and t.num_rows == intact.num_rows
+    assert t.column_names == [f"V{i + 1}" for i in range(t.num_columns)]
+    for i in range(t.num_columns):
+        assert t.column(i).equals(intact.column(i))
+    exe = str(Path(sys.executable).parent / "rdarrow")
+    out = tmp_path / "cmd.parquet"
+    r = subprocess.run([exe, "--salvage", "to-parquet", bad, "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 1 and "choose one by name" in r.stderr, r.stderr
+    assert not out.exists()
+    big = files / "big_gzip.rds"
+    r = subprocess.run(
+        [exe, "--salvage", "to-parquet", _cut(big, 12, tmp_path / "big.rds"), "-o", str(out)],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 0 and "returned: what was kept of the object" in r.stderr, r.stderr
+    import pyarrow.parquet as pq
+
+    back = pq.read_table(out)
+    intact = rdarrow.read_table(str(big))
+    assert back.column_names == ["a", "b"]
+    for c in ("a", "b"):
+        assert back.column(c).equals(intact.column(c))

@@ -6,6 +6,7 @@ qs2 in R."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -173,3 +174,38 @@ cat(class(x), identical(x, readRDS("{tmp_path / 'back.rds'}")), length(x@meta.da
         **_r_env(),
     )
     assert out.split() == ["Seurat", "TRUE", "80"]
+
+
+SALVAGE_R = r"""
+set.seed(6)
+x <- data.frame(p = rnorm(2e5), q = rnorm(2e5), r = rnorm(2e5), s = rnorm(2e5))
+saveRDS(x, file.path(Sys.getenv("OUT"), "x.rds"))
+qs2::qs_save(x, file.path(Sys.getenv("OUT"), "x.qs2"))
+qs2::qd_save(x, file.path(Sys.getenv("OUT"), "x.qdata"))
+"""
+
+
+def test_qs2_and_qdata_files_cut_short_salvage_their_leading_columns(tmp_path, run_r):
+    import pyarrow.parquet as pq
+
+    run_r(SALVAGE_R, OUT=str(tmp_path), **_r_env())
+    want = rdarrow.read_table(tmp_path / "x.rds")
+    exe = str(Path(sys.executable).parent / "rdarrow")
+    for ext in ("qs2", "qdata"):
+        b = (tmp_path / f"x.{ext}").read_bytes()
+        bad = tmp_path / f"cut.{ext}"
+        bad.write_bytes(b[: len(b) // 2])
+        with pytest.raises(rdarrow.CorruptError, match="salvage=True"):
+            rdarrow.read_table(bad)
+        with pytest.warns(rdarrow.RDataWarning, match="returned: what was kept of the object"):
+            t = rdarrow.read_table(bad, salvage=True)
+        assert 0 < t.num_columns < 4, ext
+        for i in range(t.num_columns):
+            assert t.column(i).equals(want.column(i)), (ext, i)
+        out = tmp_path / f"{ext}.parquet"
+        r = subprocess.run([exe, "--salvage", "to-parquet", str(bad), "-o", str(out)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        back = pq.read_table(out)
+        assert back.num_columns == t.num_columns
+        for i in range(back.num_columns):
+            assert back.column(i).equals(want.column(i)), (ext, i)

@@ -288,3 +288,206 @@ test_that("a damaged lazy-load entry is an error with salvage too, never part of
   expect_error(read_rdata(base), class = "rdarrow_error_corrupt")
   expect_error(read_rdata(base, salvage = TRUE), "in object 'x'", class = "rdarrow_error_corrupt")
 })
+
+# `f`'s read by `read` with salvage: its value and its one warning.
+salvaged <- function(read, f, ...) {
+  w <- character()
+  got <- withCallingHandlers(read(f, ..., salvage = TRUE), warning = function(c) {
+    w <<- c(w, conditionMessage(c))
+    invokeRestart("muffleWarning")
+  })
+  list(value = got, warning = paste(w, collapse = "\n"))
+}
+
+# The bytes of `f` without its last `n`, in a new file.
+cut_by <- function(f, n, envir = parent.frame()) {
+  raw <- readBin(f, "raw", file.size(f))
+  bad <- local_tempfile(paste0(".", tools::file_ext(f)), envir = envir)
+  writeBin(raw[seq_len(length(raw) - n)], bad)
+  bad
+}
+
+# A Parquet file's table read back by R, as R objects.
+parquet_back <- function(pq) {
+  out <- local_tempfile(".rds", envir = parent.frame())
+  parquet_to_rdata(pq, out)
+  readRDS(out)
+}
+
+test_that("damage in a data frame's trailing attributes keeps its whole columns, by name where they were read", {
+  set.seed(3)
+  df <- data.frame(a = 1:1e5, b = rnorm(1e5))
+  want <- as.list(df)
+  raw_f <- local_tempfile(".rds")
+  saveRDS(df, raw_f, compress = FALSE)
+  gz_f <- local_tempfile(".rds")
+  saveRDS(df, gz_f)
+  # the names are read, the class and row names (after them) are not
+  for (bad in list(cut_by(raw_f, 4), cut_by(raw_f, 30), cut_by(gz_f, 12), cut_by(gz_f, 40))) {
+    expect_error(read_rds(bad), "salvage = TRUE", class = "rdarrow_error_truncated")
+    got <- salvaged(read_rds, bad)
+    expect_identical(got$value, want)
+    expect_match(got$warning, "all 2 elements of the object whole, with their names", fixed = TRUE)
+    expect_match(got$warning, "class, row names and other attributes", fixed = TRUE)
+  }
+  # a gzip file cut by up to 80 bytes, or a byte flipped 20 bytes from its
+  # end: an error or the leading columns, never other values
+  b <- readBin(gz_f, "raw", file.size(gz_f))
+  flip <- b
+  flip[length(b) - 20L] <- xor(flip[length(b) - 20L], as.raw(0x10))
+  flipped <- local_tempfile(".rds")
+  writeBin(flip, flipped)
+  for (bad in c(lapply(c(12, 24, 48, 80), function(n) cut_by(gz_f, n)), flipped)) {
+    got <- tryCatch(salvaged(read_rds, bad)$value, rdarrow_error = function(e) e)
+    if (inherits(got, "rdarrow_error")) next
+    expect_identical(unname(got), unname(want)[seq_along(got)])
+    expect_true(is.null(names(got)) || identical(names(got), names(want)[seq_along(got)]))
+  }
+  got <- salvaged(read_rds, flipped)
+  expect_identical(unname(got$value), unname(want))
+  expect_match(got$warning, "all 2 elements of the object whole", fixed = TRUE)
+})
+
+test_that("an .RData warning counts what it kept of each object", {
+  df4 <- damaged_frame(3000L)[1:4]
+  a <- 1:3
+  f <- local_tempfile(".RData")
+  save(a, df4, file = f, compress = FALSE)
+  # cut inside df4's row names, after its columns and names
+  got <- salvaged(read_rdata, cut_by(f, 20))
+  expect_identical(got$value, list(a = a, df4 = as.list(df4)))
+  expect_match(got$warning, "1 object whole ('a'); all 4 elements of object 'df4' whole, with their names", fixed = TRUE)
+  expect_no_match(got$warning, "nothing of object")
+  # a gzip file cut in its last bytes: every object read whole
+  g <- local_tempfile(".RData")
+  save(a, df4, file = g)
+  got <- salvaged(read_rdata, cut_by(g, 12))
+  expect_identical(got$value, list(a = a, df4 = df4))
+  expect_match(got$warning, "kept: 2 objects whole ('a', 'df4'); the rest is lost", fixed = TRUE)
+})
+
+test_that("salvage never changes which object a conversion takes, and says what it returned", {
+  counts <- matrix(1:20, 4)
+  meta <- data.frame(id = 1:10, g = letters[1:10])
+  design <- data.frame(x = sin(1:50), y = 1:50)
+  df4 <- damaged_frame(3000L)[1:4]
+  f <- local_tempfile(".RData")
+  save(counts, meta, design, df4, file = f)
+  cut <- cut_by(f, file.size(f) %/% 2)
+  pq <- local_tempfile(".parquet")
+  # the intact file asks to choose, and so does the damaged one
+  expect_error(rdata_to_parquet(f, pq), "choose one", class = "rdarrow_error_usage")
+  expect_error(rdata_to_parquet(cut, pq), "salvage = TRUE", class = "rdarrow_error_truncated")
+  expect_error(rdata_to_parquet(cut, pq, salvage = TRUE), "choose one", class = "rdarrow_error_usage")
+  expect_false(file.exists(pq))
+  # the one named, whole, and said so
+  got <- salvaged(rdata_to_parquet, cut, pq, object = "meta")
+  expect_match(got$warning, "returned: object 'meta', read whole", fixed = TRUE)
+  expect_identical(parquet_back(pq), meta)
+  # the damaged one: its whole columns, by position, or an error naming it
+  got <- salvaged(rdata_to_parquet, cut, pq, object = "df4")
+  expect_match(got$warning, "returned: what was kept of object 'df4'", fixed = TRUE)
+  back <- parquet_back(pq)
+  expect_gt(length(back), 0)
+  expect_identical(names(back), paste0("V", seq_along(back)))
+  expect_identical(unname(as.list(back)), unname(as.list(df4))[seq_along(back)])
+  # read as one object, a damaged save() file is an error, as the intact one
+  expect_error(read_rds(f), "not one", class = "rdarrow_error_usage")
+  ab <- local_tempfile(".RData")
+  save(meta, file = ab, compress = FALSE)
+  expect_identical(read_rds(ab), meta)
+  expect_error(suppressWarnings(read_rds(cut_by(ab, 4), salvage = TRUE)),
+               "how many objects it holds is not known ('meta' read before the damage)",
+               fixed = TRUE, class = "rdarrow_error_usage")
+  # an object after the damage
+  expect_error(rdata_to_parquet(cut_by(f, file.size(f) - 400), pq, object = "df4", salvage = TRUE),
+               "df4", class = "rdarrow_error_usage")
+  # a file whose only object is cut: its table is the data frame's whole columns
+  one <- local_tempfile(".rds")
+  saveRDS(df4, one, compress = FALSE)
+  for (convert in list(rdata_to_parquet, function(f, sink, ...) rdata_to_ipc(f, local_tempfile(".arrow"), ...))) {
+    got <- salvaged(convert, cut_by(one, 30), pq)
+    expect_match(got$warning, "returned: what was kept of the object", fixed = TRUE)
+  }
+  expect_identical(as.list(parquet_back(pq)), as.list(df4))
+  # every converter takes salvage
+  s <- salvaged(rdata_to_arrow, cut_by(one, 30))
+  expect_match(s$warning, "all 4 elements of the object whole", fixed = TRUE)
+  # a tensor is not salvaged: its error suggests no salvage
+  m <- local_tempfile(".rds")
+  saveRDS(matrix(as.double(1:6000), 2), m, compress = FALSE)
+  e <- tryCatch(rdata_to_tensor(cut_by(m, 8), local_tempfile(".tensor")), rdarrow_error = function(e) e)
+  expect_s3_class(e, "rdarrow_error_truncated")
+  expect_no_match(conditionMessage(e), "salvage")
+  expect_error(rdata_to_parquet(one, pq, salvage = NA), class = "rdarrow_error_usage")
+  # a dataset does not salvage: its error suggests no salvage
+  ds <- tempfile("ds")
+  on.exit(unlink(ds, recursive = TRUE), add = TRUE)
+  e <- tryCatch(rdata_to_dataset(cut_by(one, 30), ds), rdarrow_error = function(e) conditionMessage(e))
+  expect_match(e, "truncated", fixed = TRUE)
+  expect_no_match(e, "salvage")
+})
+
+test_that("the command line's --salvage to-parquet takes the object an intact file gives, as a table", {
+  df4 <- damaged_frame(3000L)[1:4]
+  meta <- data.frame(id = 1:10, g = letters[1:10])
+  f <- local_tempfile(".RData")
+  save(meta, df4, file = f)
+  cut <- cut_by(f, file.size(f) %/% 3)
+  pq <- local_tempfile(".parquet")
+  r <- run_cli(c("--salvage", "to-parquet", cut, "-o", pq))
+  expect_identical(r$status, 1L)
+  expect_match(paste(r$stderr, collapse = "\n"), "choose one by name: 'meta', 'df4'", fixed = TRUE)
+  expect_false(file.exists(pq))
+  r <- run_cli(c("--salvage", "to-parquet", cut, "--object", "meta", "-o", pq))
+  expect_identical(r$status, 0L)
+  expect_match(paste(r$stderr, collapse = "\n"), "returned: object 'meta', read whole", fixed = TRUE)
+  expect_identical(parquet_back(pq), meta)
+  one <- local_tempfile(".rds")
+  saveRDS(df4, one)
+  r <- run_cli(c("--salvage", "to-parquet", cut_by(one, 12), "-o", pq))
+  expect_identical(r$status, 0L)
+  expect_identical(as.list(parquet_back(pq)), as.list(df4))
+})
+
+test_that("a .qs2 file cut short salvages the columns in its blocks before the damage", {
+  pk <- qs_pkgs()
+  set.seed(5)
+  df <- data.frame(a = 1:1e6, b = rnorm(1e6), s = sample(letters, 1e6, TRUE))
+  f <- local_tempfile(".qs2")
+  pk$qs2$qs_save(df, f)
+  intact <- pk$qs2$qs_read(f)
+  bad <- cut_by(f, file.size(f) %/% 2)
+  expect_error(read_rds(bad), "salvage = TRUE", class = "rdarrow_error_truncated")
+  got <- salvaged(read_rds, bad)
+  expect_gt(length(got$value), 0)
+  expect_identical(got$value, unname(as.list(intact))[seq_along(got$value)])
+  expect_match(got$warning, "elements of the object whole", fixed = TRUE)
+  pq <- local_tempfile(".parquet")
+  expect_error(rdata_to_parquet(bad, pq), "salvage = TRUE", class = "rdarrow_error_truncated")
+  got <- salvaged(rdata_to_parquet, bad, pq)
+  expect_match(got$warning, "returned: what was kept of the object", fixed = TRUE)
+  expect_identical(unname(as.list(parquet_back(pq))), unname(as.list(intact))[seq_along(parquet_back(pq))])
+})
+
+test_that("a .qdata file cut short salvages the vectors whose data lies before the damage", {
+  pk <- qs_pkgs()
+  set.seed(6)
+  # qdata lies out its data by type after the tree: doubles in order
+  x <- data.frame(p = rnorm(2e5), q = rnorm(2e5), r = rnorm(2e5), s = rnorm(2e5))
+  f <- local_tempfile(".qdata")
+  pk$qs2$qd_save(x, f)
+  intact <- pk$qs2$qd_read(f)
+  expect_identical(intact, x)
+  bad <- cut_by(f, file.size(f) %/% 2)
+  expect_error(read_rds(bad), "salvage = TRUE", class = "rdarrow_error_truncated")
+  got <- salvaged(read_rds, bad)
+  expect_gt(length(got$value), 0)
+  expect_lt(length(got$value), 4)
+  expect_identical(got$value, unname(as.list(x))[seq_along(got$value)])
+  expect_match(got$warning, "elements of the object whole", fixed = TRUE)
+  pq <- local_tempfile(".parquet")
+  got <- salvaged(rdata_to_parquet, bad, pq)
+  back <- parquet_back(pq)
+  expect_identical(unname(as.list(back)), unname(as.list(x))[seq_along(back)])
+})

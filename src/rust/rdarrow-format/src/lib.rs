@@ -218,7 +218,7 @@ pub fn read_file_deferred(
     // compressed, or a URL's stream: spilled as it is read
     // the spill is written by the parsing thread, which has time to spare,
     // not by the decompressing ones, which set the pace
-    let (tee, spill) = read::spill::Tee::new(opened.decompressed(kind)?, spill_dir)?;
+    let (tee, spill) = read::spill::Tee::new(opened.decompressed(kind, opts.salvage)?, spill_dir)?;
     let spill = std::sync::Arc::new(spill);
     if inner.is_some() {
         let spill = spill.clone();

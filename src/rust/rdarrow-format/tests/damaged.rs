@@ -343,3 +343,42 @@ fn salvage_keeps_the_objects_and_elements_before_the_damage() {
     assert!(warning.contains("their values may be wrong"), "{warning}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn salvage_keeps_a_list_cut_in_its_attributes_with_the_names_read_whole() {
+    let (file, _, third) = three_objects();
+    let elements = |d: &rdarrow_format::Document| -> (usize, Option<Vec<Vec<u8>>>) {
+        let objects = d.objects();
+        assert_eq!(objects.len(), 2);
+        let (name, b) = &objects[1];
+        assert_eq!(name, b"b");
+        let rdarrow_format::RObject::Vector(v) = b else { panic!("b is not a list") };
+        let rdarrow_format::tree::VectorData::List(items) = &v.data else { panic!("b is not a list") };
+        let names = b
+            .attribute(&d.refs, "names")
+            .and_then(|n| n.as_strings())
+            .map(|s| (0..s.len()).map(|i| s.get(i).unwrap().to_vec()).collect());
+        (items.len(), names)
+    };
+    // cut after b's names, before the end of its attributes
+    let got = read_bytes(file[..third - 8].to_vec(), &salvaging()).unwrap();
+    assert_eq!(elements(&got), (3, Some(vec![b"x".to_vec(), b"y".to_vec(), b"z".to_vec()])));
+    let warning = got.damage.clone().unwrap();
+    assert!(warning.contains("1 object whole ('a'); all 3 elements of object 'b' whole, with their names"), "{warning}");
+    // cut inside the names: the elements, by position
+    let got = read_bytes(file[..third - 10].to_vec(), &salvaging()).unwrap();
+    assert_eq!(elements(&got), (3, None));
+    let warning = got.damage.clone().unwrap();
+    assert!(warning.contains("all 3 elements of object 'b' whole, by position"), "{warning}");
+    // which object a table takes: the one named, never another
+    let mut doc = read_bytes(file[..third - 8].to_vec(), &salvaging()).unwrap();
+    let any = |_: &rdarrow_format::RObject, _: &rdarrow_format::RefTable| true;
+    let e = doc.choose_table_object(None, "x", &any).unwrap_err();
+    assert!(e.to_string().contains("choose one by name: 'a', 'b'"), "{e}");
+    let (name, b) = doc.take_table_object(Some("b"), "x", &any).unwrap();
+    assert_eq!(name, "b");
+    assert!(b.inherits(&doc.refs, "data.frame"), "the whole columns of b as a table");
+    assert!(doc.damage_for("b").unwrap().ends_with("returned: what was kept of object 'b'"));
+    let e = doc.take_table_object(Some("c"), "x", &any).unwrap_err();
+    assert!(e.to_string().contains("not found in the part of the file read before the damage"), "{e}");
+}

@@ -23,6 +23,7 @@ pub(crate) fn convert(
     other_function: &str,
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
+    salvage: bool,
 ) -> PyResult<(String, usize, Vec<String>)> {
     let path = Given::of(path)?;
     let stream_name = path.stream_name();
@@ -38,7 +39,7 @@ pub(crate) fn convert(
             object.as_deref(),
             &stream_name,
             opts,
-            read_options(&storage),
+            salvaging(&storage, salvage),
             &sink,
             &out,
             memory.unwrap_or(rdarrow_arrow::DEFAULT_MEMORY),
@@ -49,7 +50,7 @@ pub(crate) fn convert(
 
 /// One object of an R data file as a Parquet file.
 #[pyfunction]
-#[pyo3(signature = (path, sink, object=None, columns=None, compression="zstd", level=None, row_group_size=None, memory=None, storage=None))]
+#[pyo3(signature = (path, sink, object=None, columns=None, compression="zstd", level=None, row_group_size=None, memory=None, storage=None, salvage=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn to_parquet(
     py: Python<'_>,
@@ -62,6 +63,7 @@ pub(crate) fn to_parquet(
     row_group_size: Option<usize>,
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
+    salvage: bool,
 ) -> PyResult<(String, usize, Vec<String>)> {
     use rdarrow_arrow::files::parquet_layout::ParquetCompression;
     use rdarrow_arrow::files::parquet_layout::ParquetOptions;
@@ -74,13 +76,13 @@ pub(crate) fn to_parquet(
     });
     let kind = rdarrow_arrow::DataFileKind::Parquet;
     convert(
-        py, path, sink, object, columns, out, kind, "to_ipc()", memory, storage,
+        py, path, sink, object, columns, out, kind, "to_ipc()", memory, storage, salvage,
     )
 }
 
 /// One object of an R data file as an Arrow IPC file or stream.
 #[pyfunction]
-#[pyo3(signature = (path, sink, object=None, columns=None, format="file", compression="uncompressed", chunk_size=None, memory=None, storage=None))]
+#[pyo3(signature = (path, sink, object=None, columns=None, format="file", compression="uncompressed", chunk_size=None, memory=None, storage=None, salvage=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn to_ipc(
     py: Python<'_>,
@@ -93,6 +95,7 @@ pub(crate) fn to_ipc(
     chunk_size: Option<usize>,
     memory: Option<u64>,
     storage: Option<Vec<(String, String)>>,
+    salvage: bool,
 ) -> PyResult<(String, usize, Vec<String>)> {
     use rdarrow_arrow::files::ipc::IpcCompression;
     use rdarrow_arrow::files::ipc::IpcFormat;
@@ -113,5 +116,6 @@ pub(crate) fn to_ipc(
         "to_parquet()",
         memory,
         storage,
+        salvage,
     )
 }

@@ -14,11 +14,16 @@ pub(crate) fn salvaging_here_or<T>(
     salvage: bool,
     work: impl Fn(&ReadOptions) -> rdarrow_arrow::Result<T>,
 ) -> rdarrow_arrow::Result<T> {
-    let opts = ReadOptions {
+    rdarrow_arrow::read_small_here_or(path, &salvaging(storage, salvage), work)
+}
+
+/// The default read options with `storage` (see [`read_options`]),
+/// salvaging where `salvage` says so.
+pub(crate) fn salvaging(storage: &Option<Vec<(String, String)>>, salvage: bool) -> ReadOptions {
+    ReadOptions {
         salvage,
         ..read_options(storage)
-    };
-    rdarrow_arrow::read_small_here_or(path, &opts, work)
+    }
 }
 
 /// The default read options, with an object store's `storage` options

@@ -158,7 +158,9 @@ pub fn open_table(
                 None,
             )
         })
-        .map_err(|e| in_source(&label, e))?;
+        // (Polars', Spark's and Dask's scans do not salvage: their
+        // errors suggest none)
+        .map_err(|e| in_source(&label, rdarrow_arrow::read::salvage::without_hint(e)))?;
     Ok(OpenedTable {
         name: t.name,
         label,

@@ -219,13 +219,19 @@ fn read_value(
     };
     // a salvaging read of a damaged file: what was lost (R warns)
     let damage: Robj = doc.damage.clone().map_or_else(|| ().into(), Robj::from);
+    // (a damaged save() file is not read as one object: the error to give;
+    // a save() file's objects are named by the file, not the stream)
+    let not_one: Robj = doc
+        .one_object_unknown("")
+        .map_or_else(|| ().into(), |e| Robj::from(e.message));
     Ok(list!(
         values = List::from_values(values),
         fallback = fallback,
         names = names,
         rebuild = rebuild,
         patches = List::from_values(patches),
-        damage = damage
+        damage = damage,
+        not_one = not_one
     )
     .into())
 }

@@ -346,7 +346,9 @@ pub fn array_of_file(
     stream_name: &str,
     read: rdarrow_format::ReadOptions,
 ) -> Result<(String, rdarrow_format::Document, RObject)> {
-    let mut doc = rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
+    // (a tensor is not salvaged: its error suggests no salvage)
+    let mut doc = rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))
+        .map_err(rdarrow_format::read::salvage::without_hint)?;
     // the one named, else the file's only array
     let chosen = match object {
         Some(o) => Some(o.to_string()),

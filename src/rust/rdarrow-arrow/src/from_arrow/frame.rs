@@ -444,6 +444,7 @@ mod tests {
             trust: Default::default(),
             seen: None,
             damage: None,
+            salvaged: None,
         }
     }
 

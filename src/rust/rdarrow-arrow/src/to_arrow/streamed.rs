@@ -279,6 +279,9 @@ pub fn open_table(
     let (mut doc, store) =
         rdarrow_format::read_file_deferred(path, &read, &mut rdarrow_format::Wanted::one(object), spill_dir)?;
     if opts.one_object {
+        if let Some(e) = doc.one_object_unknown(stream_name) {
+            return Err(e);
+        }
         let names = doc.object_names(stream_name);
         if names.len() != 1 {
             return Err(rdarrow_format::read::document::not_one_object(&names));
@@ -304,7 +307,7 @@ pub fn open_table(
         _ => false,
     };
     // what a salvaging read of a damaged file lost, said first
-    let damage = doc.damage.clone();
+    let damage = doc.damage_for(&name);
     let warnings_of = |mut w: Vec<String>| {
         if !name.is_empty() {
             for s in &mut w {

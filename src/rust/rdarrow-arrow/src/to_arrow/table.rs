@@ -550,7 +550,7 @@ pub fn read_table(
         }
     }
     // what a salvaging read of a damaged file lost, said first
-    table.warnings.splice(0..0, doc.damage.iter().cloned());
+    table.warnings.splice(0..0, doc.damage_for(&name));
     Ok((name, table))
 }
 
@@ -732,6 +732,7 @@ pub(crate) mod tests {
             trust: Default::default(),
             seen: None,
             damage: None,
+            salvaged: None,
         }
     }
 

@@ -40,6 +40,9 @@ pub struct Document {
     /// warning to give, saying what was lost and what was kept (`None`:
     /// the file is intact).
     pub damage: Option<String>,
+    /// A salvaging read that stopped at damage: what it kept (`None`:
+    /// every object of the file was read).
+    pub salvaged: Option<read::salvage::Salvaged>,
 }
 
 impl Document {
@@ -127,6 +130,23 @@ impl Document {
             } else {
                 "objects"
             };
+            if let Some(s) = &self.salvaged {
+                // salvaged: the object the damage is in, or one after it
+                if let Some((cut, false)) = &s.cut {
+                    if missing.iter().any(|m| *m == cut) {
+                        return Err(Error::usage(format!(
+                            "object '{cut}' is where the file is damaged, and nothing of it could be read; {}",
+                            self.damage.as_deref().unwrap_or("")
+                        )));
+                    }
+                }
+                return Err(Error::usage(format!(
+                    "{what} {} not found in the part of the file read before the damage; {}; {}",
+                    quoted(&missing),
+                    holds(&names),
+                    self.damage.as_deref().unwrap_or("")
+                )));
+            }
             return Err(Error::usage(format!(
                 "{what} {} not found in the file; {}",
                 quoted(&missing),
@@ -256,6 +276,15 @@ impl Document {
         }
         let names = self.object_names(stream_name);
         let frames = self.data_frames();
+        if self.salvaged.is_some() && frames.len() < 2 {
+            // the objects after the damage are unknown: so is the one an
+            // intact file would give
+            return Err(Error::usage(format!(
+                "which object the file would give is not known, as the objects after the damage are lost: choose one by name: {}; {}",
+                quoted(&names),
+                self.damage.as_deref().unwrap_or("the file is damaged")
+            )));
+        }
         match frames.len() {
             1 => Ok((names[frames[0]].clone(), frames[0])),
             0 => {
@@ -287,21 +316,58 @@ impl Document {
         stream_name: &str,
         converts: &dyn Fn(&RObject, &RefTable) -> bool,
     ) -> Result<(String, RObject)> {
-        if let Some(o) = object {
-            let (name, obj) = self
-                .take_paths(&[o.to_string()], stream_name)?
+        let (name, obj) = if let Some(o) = object {
+            self.take_paths(&[o.to_string()], stream_name)?
                 .pop()
-                .ok_or_else(|| Error::internal("no object taken"))?;
-            return Ok((name, obj));
+                .ok_or_else(|| Error::internal("no object taken"))?
+        } else {
+            // (choosing checked the file: no second walk)
+            let (name, at) = self.choose_table_object(object, stream_name, converts)?;
+            let obj = self
+                .take_checked_at(&[at], stream_name)
+                .pop()
+                .map(|(_, o)| o)
+                .unwrap_or(RObject::Null);
+            (name, obj)
+        };
+        // what salvage kept of a data frame cut short: its whole columns
+        let is_rds = self.is_rds();
+        match &self.salvaged {
+            Some(s) if s.kept_part_of(&name, is_rds) => {
+                let obj = read::salvage::as_table(obj, &mut self.refs);
+                Ok((name, obj))
+            }
+            _ => Ok((name, obj)),
         }
-        // (choosing checked the file: no second walk)
-        let (name, at) = self.choose_table_object(object, stream_name, converts)?;
-        let obj = self
-            .take_checked_at(&[at], stream_name)
-            .pop()
-            .map(|(_, o)| o)
-            .unwrap_or(RObject::Null);
-        Ok((name, obj))
+    }
+
+    /// Salvaged, a `save()` file whose objects after the damage are lost:
+    /// the error when its one object is asked for (as `readRDS()` reads),
+    /// since how many objects it holds is not known.
+    pub fn one_object_unknown(&self, stream_name: &str) -> Option<Error> {
+        (self.salvaged.is_some() && !self.is_rds()).then(|| {
+            Error::usage(format!(
+                "the file is damaged, so how many objects it holds is not known ({} read before the damage), and it is not read as one object: read it with read_rdata()",
+                quoted(&self.object_names(stream_name))
+            ))
+        })
+    }
+
+    /// The warning a read that took the object `name` of a damaged file
+    /// gives (`None`: the file is intact): what was lost and kept, and
+    /// what was returned.
+    pub fn damage_for(&self, name: &str) -> Option<String> {
+        let damage = self.damage.as_ref()?;
+        let returned = match &self.salvaged {
+            Some(s) if s.kept_part_of(name, self.is_rds()) && self.is_rds() => {
+                "returned: what was kept of the object".to_string()
+            }
+            Some(s) if s.kept_part_of(name, false) => format!("returned: what was kept of object '{name}'"),
+            Some(_) if self.is_rds() => "returned: the object, read whole".to_string(),
+            Some(_) => format!("returned: object '{name}', read whole"),
+            None => return Some(damage.clone()),
+        };
+        Some(format!("{damage}; {returned}"))
     }
 
     /// The objects a dataset takes from this file: an `.rds` stream's one
@@ -529,9 +595,10 @@ fn parse_here(
     };
     let (container, mut header) = header::read_header(&mut inp).map_err(hinted)?;
     let (root, refs, spans, seen, loss) =
-        read::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)
+        read::body::read_body(&mut inp, container, &header, opts, filter, kind == Compression::Qs)
             .map_err(|e| hinted(from_codec(e, false)))?;
     header.ascii_hex = inp.saw_hex_double;
+    let salvaged = loss.as_ref().map(|l| read::salvage::Salvaged { cut: l.cut.clone() });
     let mut damage = loss.map(|mut l| {
         l.error = from_codec(l.error, false);
         l.message()
@@ -563,6 +630,7 @@ fn parse_here(
         trust: opts.trust.clone(),
         seen: Some(seen),
         damage,
+        salvaged,
     })
 }
 

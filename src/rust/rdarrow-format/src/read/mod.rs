@@ -9,310 +9,18 @@ pub mod qs;
 pub mod spill;
 pub mod salvage;
 pub mod summary;
+pub(crate) mod body;
+mod consumer;
+mod stored;
 
-use crate::base::error::{Error, LimitKind, Result};
-use crate::wire::header::{Container, StreamHeader};
+pub use consumer::*;
+
+use crate::base::error::{Error, ErrorKind, LimitKind, Result};
+use crate::wire::header::StreamHeader;
 use crate::wire::decode::Input;
 pub use crate::base::limits::physical_memory;
 use crate::tree::*;
 use arrow_buffer::{Buffer, ScalarBuffer};
-
-/// Where the payloads of the columns of top-level lists (a data frame's
-/// columns, a list's elements) go, as a [`Consumer`] asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placement {
-    /// Decoded once, into the tree's buffers (Arrow buffers, which a
-    /// consumer takes without a copy).
-    #[default]
-    Decode,
-    /// The atomic columns' payloads left in the stream
-    /// ([`VectorData::Deferred`]), to be read back by element range
-    /// (binary and XDR streams; ASCII ones decode).
-    Defer,
-    /// As `Defer`, and the atomic elements of lists nested in those lists
-    /// too, to any depth (the columns of a data frame inside a list, the
-    /// vectors of a list of lists), so that one element can be read
-    /// without decoding its siblings.
-    DeferNested,
-}
-
-/// A column of a top-level list, handed to the [`Consumer`] on the parsing
-/// thread as soon as it has been read.
-pub struct Column<'a> {
-    /// The column's node; the consumer may take its payload, leaving
-    /// [`VectorData::Consumed`] in its place, or the whole object, leaving
-    /// [`RObject::Taken`].
-    pub object: &'a mut RObject,
-    /// The reference table so far.
-    pub refs: &'a RefTable,
-    /// The stream's header.
-    pub header: &'a StreamHeader,
-    /// For a column whose payload stayed in the stream, read by
-    /// [`crate::read_file_deferred`]: a store that already holds that
-    /// payload, so that other threads can work on the column while the
-    /// parse goes on.
-    pub store: Option<crate::read::spill::PayloadStore>,
-}
-
-/// The one way decoded values reach their consumer (the Arrow bridge, the
-/// bindings): the reader asks it where the columns' payloads go
-/// ([`Consumer::placement`]) and hands it each column as soon as it is
-/// read ([`Consumer::column`]), where it may convert the column and
-/// release its payload, or start work on a payload left in the stream.
-pub trait Consumer: Send + Sync {
-    /// Where the payloads of the columns go.
-    fn placement(&self) -> Placement {
-        Placement::Decode
-    }
-    /// Whether it takes the columns at all ([`Consumer::column`]); a
-    /// consumer that only places payloads does not.
-    fn takes_columns(&self) -> bool {
-        true
-    }
-    /// A column, just read.
-    fn column(&self, column: Column<'_>) {
-        let _ = column;
-    }
-    /// Memory for the payload of an atomic vector (logical, integer,
-    /// double, complex or raw) of R type `sxptype` and `len` elements,
-    /// outside attributes, environments and byte code, where the consumer
-    /// wants the result to live (an R vector it allocated): the reader
-    /// decodes the payload into it, once, and leaves a
-    /// [`VectorData::Consumed`] holding the allocation's value. `None`
-    /// (the default): the reader allocates.
-    fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
-        let _ = (sxptype, len);
-        None
-    }
-    /// Where the strings of a character vector of `len` elements go, in
-    /// the same places as [`Consumer::allocate`]'s payloads, from a stream
-    /// whose header is `header`: the reader hands the sink each string as
-    /// it is read and leaves the [`Consumed`] the sink ends with. `None`
-    /// (the default): the reader keeps the strings in the tree.
-    fn strings(&self, len: u64, header: &StreamHeader) -> Option<Box<dyn StringSink>> {
-        let _ = (len, header);
-        None
-    }
-}
-
-/// The consumer's destination for one character vector's strings (see
-/// [`Consumer::strings`]).
-pub trait StringSink {
-    /// The next string, as written (`None`: `NA`), with its encoding
-    /// levels.
-    fn push(&mut self, bytes: Option<&[u8]>, levels: u16);
-    /// Every string has been pushed: what the tree keeps in place of the
-    /// payload.
-    fn finish(self: Box<Self>) -> Consumed;
-}
-
-/// Memory a [`Consumer`] gives the reader for one vector's payload (see
-/// [`Consumer::allocate`]).
-pub struct Allocation {
-    ptr: std::ptr::NonNull<u8>,
-    bytes: usize,
-    owner: std::sync::Arc<dyn arrow_buffer::alloc::Allocation>,
-    value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
-}
-
-impl Allocation {
-    /// `bytes` bytes at `ptr`, held by `value` (the consumer's handle,
-    /// which the tree keeps: [`crate::tree::Consumed::value`]).
-    ///
-    /// # Safety
-    /// `ptr` must be valid for reads and writes of `bytes` bytes, aligned
-    /// to 8 bytes, and stay valid, and be neither read nor written by
-    /// anyone else, for as long as `value` (or a clone of the tree's
-    /// handle on it) lives.
-    pub unsafe fn new<T>(ptr: std::ptr::NonNull<u8>, bytes: usize, value: T) -> Self
-    where
-        T: std::any::Any + Send + Sync + std::panic::RefUnwindSafe,
-    {
-        let value = std::sync::Arc::new(value);
-        Allocation {
-            ptr,
-            bytes,
-            owner: value.clone(),
-            value,
-        }
-    }
-
-    /// The memory, as `n` elements of `T`, if it has room for them and is
-    /// aligned for them.
-    fn slice<T: Copy>(&mut self, n: usize) -> Option<&mut [T]> {
-        let fits = n.checked_mul(std::mem::size_of::<T>()) == Some(self.bytes)
-            && (self.ptr.as_ptr() as usize) % std::mem::align_of::<T>() == 0;
-        // SAFETY: valid, exclusive and aligned memory of exactly that size
-        // (the contract of `new`); T is a plain number type
-        fits.then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, n) })
-    }
-
-    /// The tree's payload of type `t` and `len` elements decoded into
-    /// this memory.
-    ///
-    /// # Safety
-    /// The payload was decoded into the whole of the memory.
-    unsafe fn into_consumed(self, t: u8, len: u64) -> Consumed {
-        Consumed::placed(t, len, self.value, self.ptr, self.bytes, self.owner)
-    }
-}
-
-/// An atomic payload of type `t` (logical, integer, double, complex,
-/// raw) and `len` elements decoded from `inp` into memory `consumer`
-/// gives ([`Consumer::allocate`]): once, where the result lives (the
-/// parser's payloads, and those a [`crate::read::spill::PayloadStore`] reads
-/// back). `None` where it gives none, or memory of another size: the
-/// caller decodes as usual.
-pub(crate) fn decode_placed(
-    inp: &mut Input,
-    consumer: &dyn Consumer,
-    t: u8,
-    len: u64,
-) -> Result<Option<VectorData>> {
-    if !matches!(t, sxp::LGL | sxp::INT | sxp::REAL | sxp::CPLX | sxp::RAW) {
-        return Ok(None);
-    }
-    let Ok(n) = usize::try_from(len) else {
-        return Ok(None);
-    };
-    let Some(mut mem) = consumer.allocate(t, len) else {
-        return Ok(None);
-    };
-    let decoded = match t {
-        sxp::LGL | sxp::INT => mem.slice::<i32>(n).map(|out| inp.read_ints_into(out)),
-        sxp::REAL => mem.slice::<f64>(n).map(|out| inp.read_doubles_into(out)),
-        sxp::CPLX => n
-            .checked_mul(2)
-            .and_then(|n2| mem.slice::<f64>(n2))
-            .map(|out| inp.read_doubles_into(out)),
-        _ => mem.slice::<u8>(n).map(|out| inp.read_raw_into(out)),
-    };
-    match decoded {
-        None => return Ok(None),
-        Some(r) => r?,
-    }
-    // SAFETY: the payload is decoded into the whole memory, which stays
-    // valid while its owner lives (`Allocation::new`)
-    Ok(Some(VectorData::Consumed(unsafe {
-        mem.into_consumed(t, len)
-    })))
-}
-
-/// A consumer with its columns' payloads placed as `placement` says.
-pub struct Placed {
-    /// Where the payloads go.
-    pub placement: Placement,
-    /// Who takes the columns.
-    pub inner: std::sync::Arc<dyn Consumer>,
-}
-
-impl Consumer for Placed {
-    fn placement(&self) -> Placement {
-        self.placement
-    }
-    fn takes_columns(&self) -> bool {
-        self.inner.takes_columns()
-    }
-    fn column(&self, column: Column<'_>) {
-        self.inner.column(column)
-    }
-    fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
-        self.inner.allocate(sxptype, len)
-    }
-    fn strings(&self, len: u64, header: &StreamHeader) -> Option<Box<dyn StringSink>> {
-        self.inner.strings(len, header)
-    }
-}
-
-/// The consumer that only says where payloads go.
-impl Consumer for Placement {
-    fn placement(&self) -> Placement {
-        *self
-    }
-    fn takes_columns(&self) -> bool {
-        false
-    }
-}
-
-/// Limits and modes of one read.
-#[derive(Clone)]
-pub struct ReadOptions {
-    /// Maximum nesting depth of the object tree (protects the stack).
-    pub max_depth: usize,
-    /// The most bytes of vector data one read may decode (`None`: the
-    /// machine's physical memory). Protects against decompression bombs
-    /// whose declared vectors are backed by real, but absurd, data.
-    pub max_memory: Option<u64>,
-    /// Who takes the decoded values: where the columns' payloads go and
-    /// what happens to each column once read (`None`: decoded into the
-    /// tree).
-    pub consumer: Option<std::sync::Arc<dyn Consumer>>,
-    /// For a URL: how long connecting, the response and each read of the
-    /// body may take ([`crate::io::store::DEFAULT_TIMEOUT`] when `None`).
-    pub timeout: Option<std::time::Duration>,
-    /// For an object store URL (`s3://`, `gs://`, `az://`): its options
-    /// (credentials, region, endpoint) beyond the environment's.
-    pub storage: crate::io::store::StorageOptions,
-    /// Parse on the calling thread, whose stack has room for `max_depth`
-    /// levels of nesting ([`STACK_PER_LEVEL`] bytes each), rather than on
-    /// a thread of its own with a deep stack (`false`: the safe choice for
-    /// any caller and any depth, at the cost of starting a thread).
-    pub parse_here: bool,
-    /// What the objects handed on may hold ([`crate::checks::trust`]): checked
-    /// when a consumer takes them from the document.
-    pub trust: crate::checks::trust::Trust,
-    /// Recover what is intact from a damaged file ([`salvage`]) instead of
-    /// refusing it: the objects, list elements and data frame columns read
-    /// whole before the damage, and the data of a stream whose checksum
-    /// fails, each with [`crate::Document::damage`] saying what was lost.
-    pub salvage: bool,
-}
-
-/// The stack one level of nesting may take while parsing: twice what it
-/// takes in a release build, just under 2 KB (the test
-/// `nesting_fits_its_stack_budget` checks it).
-pub const STACK_PER_LEVEL: usize = 4096;
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions {
-            max_depth: 20_000,
-            max_memory: None,
-            consumer: None,
-            timeout: None,
-            storage: Default::default(),
-            parse_here: false,
-            trust: Default::default(),
-            salvage: false,
-        }
-    }
-}
-
-impl ReadOptions {
-    /// Where the consumer wants the columns' payloads.
-    pub fn placement(&self) -> Placement {
-        self.consumer
-            .as_ref()
-            .map_or(Placement::Decode, |c| c.placement())
-    }
-
-    /// The memory limit in force, in bytes.
-    pub fn memory_limit(&self) -> u64 {
-        self.max_memory.unwrap_or_else(physical_memory)
-    }
-}
-
-impl std::fmt::Debug for ReadOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReadOptions")
-            .field("max_depth", &self.max_depth)
-            .field("max_memory", &self.max_memory)
-            .field("placement", &self.placement())
-            .field("consumer", &self.consumer.is_some())
-            .field("salvage", &self.salvage)
-            .finish()
-    }
-}
 
 /// Decide, per top-level object of a `save()` file, whether to decode it
 /// fully or to skip its payloads (listing).
@@ -395,6 +103,19 @@ pub(crate) struct Parser<'a> {
 
 fn is_pairlist_type(t: u8) -> bool {
     matches!(t, sxp::LIST | sxp::LANG | sxp::CLO | sxp::PROM | sxp::DOT)
+}
+
+/// qs's rule for the object bit (`qs::qread()`): a class attribute that
+/// is a character vector of one string or more.
+fn class_sets_object(attributes: &Option<RObject>, refs: &RefTable) -> bool {
+    let Some(RObject::Pairlist(pl)) = attributes else {
+        return false;
+    };
+    pl.cells.iter().any(|c| {
+        let named_class = matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(&b"class"[..]));
+        named_class
+            && matches!(&c.car, RObject::Vector(v) if matches!(&v.data, VectorData::Character(s) if s.len() >= 1))
+    })
 }
 
 impl<'a> Parser<'a> {
@@ -691,6 +412,13 @@ impl<'a> Parser<'a> {
 
     fn pairlist(&mut self, first_flags: i32) -> Result<RObject> {
         let mut cells = Vec::new();
+        let tail = self.pairlist_cells(first_flags, &mut cells)?;
+        Ok(RObject::Pairlist(Box::new(Pairlist { cells, tail })))
+    }
+
+    /// The cells of a pairlist whose first node word is `first_flags`,
+    /// pushed onto `cells` as each is read whole; its tail.
+    fn pairlist_cells(&mut self, first_flags: i32, cells: &mut Vec<Cell>) -> Result<RObject> {
         let mut flags = first_flags;
         loop {
             let NodeWord {
@@ -715,9 +443,69 @@ impl<'a> Parser<'a> {
                 flags = next;
                 continue;
             }
-            let tail = self.item_with_flags(next)?;
-            return Ok(RObject::Pairlist(Box::new(Pairlist { cells, tail })));
+            return self.item_with_flags(next);
         }
+    }
+
+    /// Salvaging, the attributes of a list whose `len` elements were read
+    /// whole: `Ok(Ok(attributes))` when they are intact; `Ok(Err(names))`
+    /// when damage cut them short (the damage kept, [`Parser::lose`]),
+    /// with its `names` attribute where that was read whole before bytes
+    /// cut short, and names each element.
+    fn list_attributes(&mut self, len: u64) -> Result<std::result::Result<RObject, Option<Cell>>> {
+        self.in_attr += 1;
+        let mut cells = Vec::new();
+        let read = match self.inp.read_int() {
+            Ok(flags) if unpack(flags).sxptype == sxp::LIST => {
+                self.depth += 1;
+                let tail = self.pairlist_cells(flags, &mut cells);
+                self.depth -= 1;
+                tail.map(|tail| {
+                    RObject::Pairlist(Box::new(Pairlist {
+                        cells: std::mem::take(&mut cells),
+                        tail,
+                    }))
+                })
+            }
+            Ok(flags) => self.item_with_flags(flags),
+            Err(e) => Err(e),
+        };
+        self.in_attr -= 1;
+        match read {
+            Ok(attributes) => Ok(Ok(attributes)),
+            Err(e) => {
+                self.lose(e)?;
+                // bytes cut short leave those before them as written;
+                // wrong bytes may have been read as the names before they
+                // were noticed (a decompressor may give garbage first)
+                if !matches!(self.lost.as_ref().map(|e| e.kind), Some(ErrorKind::Truncated | ErrorKind::Io)) {
+                    return Ok(Err(None));
+                }
+                let names = cells.into_iter().find(|c| {
+                    let named = matches!(&c.tag, Some(RObject::Ref(id)) if self.refs.symbol_name(*id) == Some(&b"names"[..]));
+                    named && matches!(&c.car, RObject::Vector(v) if matches!(&v.data, VectorData::Character(s) if s.len() as u64 == len))
+                });
+                Ok(Err(names))
+            }
+        }
+    }
+
+    /// A list the damage cut short, salvaged: its elements `data`, with
+    /// the cell of its `names` where they were kept, and no other
+    /// attribute (nor is it an object: its class went with them).
+    fn salvaged_list(&self, fl: Flags, data: VectorData, names: Option<Cell>) -> RObject {
+        let mut flags = fl;
+        flags.object = false;
+        RObject::Vector(Box::new(Vector {
+            flags,
+            data,
+            attributes: names.map(|c| {
+                RObject::Pairlist(Box::new(Pairlist {
+                    cells: vec![c],
+                    tail: RObject::Null,
+                }))
+            }),
+        }))
     }
 
     fn vector(&mut self, t: u8, fl: Flags, has_attr: bool) -> Result<RObject> {
@@ -821,28 +609,37 @@ impl<'a> Parser<'a> {
                     let r = self.items(t, len, &mut items);
                     (self.in_columns, self.list_depth) = outer;
                     r?;
-                    if self.lost.is_some() {
-                        // salvaged: its attributes, which follow its
-                        // elements in the stream, were never read
-                        let data = if t == sxp::VEC {
-                            VectorData::List(items)
-                        } else {
-                            VectorData::Expression(items)
-                        };
-                        // (nor is it an object: its class went with them)
-                        let mut flags = fl;
-                        flags.object = false;
-                        return Ok(RObject::Vector(Box::new(Vector {
-                            flags,
-                            data,
-                            attributes: None,
-                        })));
-                    }
-                    if t == sxp::VEC {
+                    let data = if t == sxp::VEC {
                         VectorData::List(items)
                     } else {
                         VectorData::Expression(items)
+                    };
+                    if self.lost.is_some() {
+                        // salvaged: its attributes, which follow its
+                        // elements in the stream, were never read (what
+                        // it kept is said where the damage was met)
+                        return Ok(self.salvaged_list(fl, data, None));
                     }
+                    if has_attr && self.salvage {
+                        // damage in the attributes after its elements
+                        // keeps the elements (and names read whole)
+                        return Ok(match self.list_attributes(len)? {
+                            Ok(attributes) => {
+                                let attributes = Some(attributes);
+                                RObject::Vector(Box::new(Vector {
+                                    flags: self.with_class_rule(fl, &attributes),
+                                    data,
+                                    attributes,
+                                }))
+                            }
+                            Err(names) => {
+                                let kept = salvage::Kept { whole: len, partial: false, len, names: names.is_some() };
+                                self.kept.push(kept);
+                                self.salvaged_list(fl, data, names)
+                            }
+                        });
+                    }
+                    data
                 }
                 _ => unreachable!(),
             }
@@ -918,14 +715,14 @@ impl<'a> Parser<'a> {
                 Err(e) => {
                     // the damage is in element i: the list keeps those before it
                     self.lose(e)?;
-                    self.kept.push(salvage::Kept { whole: i, partial: false, len });
+                    self.kept.push(salvage::Kept { whole: i, partial: false, len, names: false });
                     return Ok(());
                 }
             };
             items.push(item);
             if self.lost.is_some() {
                 // element i is itself a list the damage cut short
-                self.kept.push(salvage::Kept { whole: i, partial: true, len });
+                self.kept.push(salvage::Kept { whole: i, partial: true, len, names: false });
                 return Ok(());
             }
             // a column of a top-level list (data frame), read
@@ -1156,568 +953,5 @@ pub(crate) fn strings_at(inp: &mut Input, skip: u64, n: u64) -> Result<StringVec
     p.strings(n)
 }
 
-/// Read the body of a stream after its header.
-///
-/// For a `save()` file, each top-level object is offered to `filter`:
-/// objects it declines are read with their payloads skipped. Returns the
-/// root, the reference table and the span of each top-level object.
-/// qs's rule for the object bit (`qs::qread()`): a class attribute that
-/// is a character vector of one string or more.
-fn class_sets_object(attributes: &Option<RObject>, refs: &RefTable) -> bool {
-    let Some(RObject::Pairlist(pl)) = attributes else {
-        return false;
-    };
-    pl.cells.iter().any(|c| {
-        let named_class = matches!(&c.tag, Some(RObject::Ref(id)) if refs.symbol_name(*id) == Some(&b"class"[..]));
-        named_class
-            && matches!(&c.car, RObject::Vector(v) if matches!(&v.data, VectorData::Character(s) if s.len() >= 1))
-    })
-}
-
-pub(crate) fn read_body(
-    inp: &mut Input,
-    container: Container,
-    header: &StreamHeader,
-    opts: &ReadOptions,
-    filter: &mut dyn ObjectFilter,
-    class_rule: bool,
-) -> Result<(RObject, RefTable, Vec<ObjectSpan>, crate::checks::trust::Seen, Option<salvage::Loss>)> {
-    let mut p = Parser::new(inp, opts);
-    p.class_rule = class_rule;
-    p.consumer = opts
-        .consumer
-        .clone()
-        .filter(|c| c.takes_columns())
-        .map(|c| (c, header.clone()));
-    if p.allocator.is_some() {
-        p.header = Some(header.clone());
-    }
-    let mut spans = Vec::new();
-    let start = p.inp.offset();
-    let first = p.inp.read_int()?;
-    let t = unpack(first).sxptype;
-    let root = if matches!(container, Container::RData { .. }) && t == sxp::LIST {
-        // the top-level pairlist of a save() file: one cell per object
-        let mut cells = Vec::new();
-        let mut flags = first;
-        // salvaging: the object the damage is in, and whether it kept part
-        let mut cut: Option<(String, bool)> = None;
-        let tail = loop {
-            let NodeWord {
-                sxptype: t,
-                flags: fl,
-                has_attr,
-                has_tag,
-            } = unpack(flags);
-            p.seen.note(t, fl.levels);
-            let head = p.opt_attributes(has_attr).and_then(|a| {
-                let tag = if has_tag { Some(p.item()?) } else { None };
-                Ok((a, tag))
-            });
-            let (attributes, tag) = match head {
-                Ok(h) => h,
-                Err(e) => {
-                    p.lose(e)?;
-                    break RObject::Null;
-                }
-            };
-            let name: Vec<u8> = match &tag {
-                Some(RObject::Ref(id)) => p.refs.symbol_name(*id).unwrap_or(b"").to_vec(),
-                _ => Vec::new(),
-            };
-            let shown = String::from_utf8_lossy(&name).into_owned();
-            let decode = filter.decode(&name);
-            p.skipping = !decode;
-            p.object = Some(shown.clone());
-            let obj_start = p.inp.offset();
-            let car = match p.item() {
-                Ok(car) => car,
-                Err(e) => {
-                    p.lose(e.in_object(&shown))?;
-                    cut = Some((shown, false));
-                    break RObject::Null;
-                }
-            };
-            spans.push(ObjectSpan {
-                name,
-                start: obj_start,
-                end: p.inp.offset(),
-                decoded: decode,
-            });
-            p.skipping = false;
-            p.object = None;
-            cells.push(Cell {
-                sxptype: t,
-                flags: fl,
-                attributes,
-                tag,
-                car,
-            });
-            if let Some(e) = p.lost.take() {
-                // a list the damage cut short: kept with its whole part
-                p.lost = Some(e.in_object(&shown));
-                cut = Some((shown, true));
-                break RObject::Null;
-            }
-            let next = match p.inp.read_int() {
-                Ok(next) => next,
-                Err(e) => {
-                    p.lose(e)?;
-                    break RObject::Null;
-                }
-            };
-            if is_pairlist_type(unpack(next).sxptype) {
-                flags = next;
-                continue;
-            }
-            match p.item_with_flags(next) {
-                Ok(tail) => break tail,
-                Err(e) => {
-                    p.lose(e)?;
-                    break RObject::Null;
-                }
-            }
-        };
-        let root = if cells.is_empty() {
-            RObject::Null
-        } else {
-            RObject::Pairlist(Box::new(Pairlist { cells, tail }))
-        };
-        let loss = p.lost.take().map(|error| salvage::Loss {
-            error,
-            whole: spans
-                .iter()
-                .take(spans.len() - usize::from(matches!(cut, Some((_, true)))))
-                .map(|s| String::from_utf8_lossy(&s.name).into_owned())
-                .collect(),
-            cut,
-            kept: std::mem::take(&mut p.kept),
-        });
-        return Ok((root, p.refs, spans, p.seen, loss));
-    } else {
-        let decode = filter.decode(b"");
-        p.skipping = !decode;
-        let root = p.item_with_flags(first)?;
-        spans.push(ObjectSpan {
-            name: Vec::new(),
-            start,
-            end: p.inp.offset(),
-            decoded: decode,
-        });
-        root
-    };
-    // an .rds stream's one object: salvaged when it is a list the damage
-    // cut short (an object lost whole is the error itself)
-    let loss = p.lost.take().map(|error| salvage::Loss {
-        error,
-        whole: Vec::new(),
-        cut: Some((String::new(), true)),
-        kept: std::mem::take(&mut p.kept),
-    });
-    Ok((root, p.refs, spans, p.seen, loss))
-}
-
-// Decoding the payloads a store holds, as the parser decodes them (the
-// store itself keeps bytes: crate::read::spill).
-use crate::read::spill::PayloadStore;
-
-impl PayloadStore {
-    /// Elements `[start, start + n)` of a deferred payload, decoded as the
-    /// parser decodes them.
-    pub fn read(&self, d: &Deferred, start: u64, n: u64) -> Result<VectorData> {
-        if n == 0 {
-            return Ok(empty_payload(d.sxptype));
-        }
-        let end = start
-            .checked_add(n)
-            .filter(|&e| e <= d.len)
-            .ok_or_else(|| Error::internal("rows past the end of a column"))?;
-        let width = match d.sxptype {
-            crate::tree::sxp::LGL | crate::tree::sxp::INT => 4,
-            crate::tree::sxp::REAL => 8,
-            crate::tree::sxp::CPLX => 16,
-            crate::tree::sxp::RAW => 1,
-            _ => 0,
-        };
-        let data = if width > 0 {
-            let mut inp = self.input(d.start + start * width, d.start + end * width);
-            match d.sxptype {
-                crate::tree::sxp::LGL => VectorData::Logical(ScalarBuffer::from(inp.read_ints(n)?)),
-                crate::tree::sxp::INT => VectorData::Integer(ScalarBuffer::from(inp.read_ints(n)?)),
-                crate::tree::sxp::REAL => {
-                    VectorData::Real(ScalarBuffer::from(inp.read_doubles(n)?))
-                }
-                crate::tree::sxp::CPLX => {
-                    VectorData::Complex(ScalarBuffer::from(inp.read_doubles(n * 2)?))
-                }
-                _ => VectorData::Raw(Buffer::from_vec(inp.read_raw(n)?)),
-            }
-        } else {
-            let k = (start / Deferred::STRIDE) as usize;
-            let from = *d
-                .marks
-                .get(k)
-                .ok_or_else(|| Error::internal("a string column lacks its marks"))?;
-            let last = end.div_ceil(Deferred::STRIDE) as usize;
-            let to = d.marks.get(last).copied().unwrap_or(d.end);
-            let mut inp = self.input(from, to);
-            VectorData::Character(strings_at(
-                &mut inp,
-                start - k as u64 * Deferred::STRIDE,
-                n,
-            )?)
-        };
-        Ok(data)
-    }
-
-    /// A whole atomic payload decoded into the consumer's memory; `None`
-    /// where the consumer gives none (or for strings).
-    fn read_placed(
-        &self,
-        d: &Deferred,
-        consumer: &dyn crate::read::Consumer,
-    ) -> Result<Option<VectorData>> {
-        let Some(width) = crate::tree::sxp::atomic_width(d.sxptype) else {
-            return Ok(None);
-        };
-        let mut inp = self.input(d.start, d.start + d.len.saturating_mul(width));
-        decode_placed(&mut inp, consumer, d.sxptype, d.len)
-    }
-
-    /// Decode the payloads of `obj` left in the stream: its own, and
-    /// those of the elements of its lists, to any depth.
-    pub fn materialize(&self, obj: &mut crate::tree::RObject) -> Result<()> {
-        self.materialize_into(obj, None)
-    }
-
-    /// [`Self::materialize`], each atomic payload decoded into memory the
-    /// consumer gives where it gives it ([`crate::read::Consumer::allocate`]):
-    /// once, into the memory the result lives in.
-    pub fn materialize_into(
-        &self,
-        obj: &mut crate::tree::RObject,
-        consumer: Option<&std::sync::Arc<dyn crate::read::Consumer>>,
-    ) -> Result<()> {
-        use crate::tree::RObject;
-        let mut todo: Vec<&mut RObject> = vec![obj];
-        while let Some(o) = todo.pop() {
-            // the payloads of elements and of attributes (an S4 object's
-            // slots)
-            let attrs = match o {
-                RObject::Vector(v) => {
-                    if let VectorData::Deferred(d) = &v.data {
-                        let d = d.clone();
-                        v.data = match consumer
-                            .and_then(|c| self.read_placed(&d, c.as_ref()).transpose())
-                        {
-                            Some(placed) => placed?,
-                            None => self.read(&d, 0, d.len)?,
-                        };
-                    }
-                    if let VectorData::List(items) | VectorData::Expression(items) = &mut v.data {
-                        todo.extend(items.iter_mut());
-                    }
-                    v.attributes.as_mut()
-                }
-                RObject::S4(s) => s.attributes.as_mut(),
-                RObject::Pairlist(p) => {
-                    for c in &mut p.cells {
-                        todo.push(&mut c.car);
-                        if let Some(a) = c.attributes.as_mut() {
-                            todo.push(a);
-                        }
-                    }
-                    todo.push(&mut p.tail);
-                    None
-                }
-                RObject::Altrep(a) => Some(&mut a.attributes),
-                _ => None,
-            };
-            if let Some(a) = attrs {
-                todo.push(a);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// An empty payload of R type `t`.
-fn empty_payload(t: u8) -> VectorData {
-    use crate::tree::{sxp, StringLevels, StringOffsets, StringVector};
-    match t {
-        sxp::LGL => VectorData::Logical(ScalarBuffer::from(Vec::new())),
-        sxp::INT => VectorData::Integer(ScalarBuffer::from(Vec::new())),
-        sxp::REAL => VectorData::Real(ScalarBuffer::from(Vec::new())),
-        sxp::CPLX => VectorData::Complex(ScalarBuffer::from(Vec::new())),
-        sxp::STR => VectorData::Character(StringVector {
-            offsets: StringOffsets::Small(arrow_buffer::OffsetBuffer::new_empty()),
-            data: Buffer::from_vec(Vec::<u8>::new()),
-            validity: None,
-            levels: StringLevels::Uniform(0),
-        }),
-        _ => VectorData::Raw(Buffer::from_vec(Vec::<u8>::new())),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{read_bytes, write_document, ErrorKind, ReadOptions};
-
-    /// An XDR version-3 stream header followed by `body` ints.
-    fn xdr_stream(body: &[i32]) -> Vec<u8> {
-        let mut out = crate::write::Output::new(Vec::new(), crate::Format::Xdr, false);
-        crate::wire::header::write_header(
-            &mut out,
-            Container::Stream,
-            &StreamHeader::utf8_v3(crate::Format::Xdr),
-        )
-        .unwrap();
-        let mut v = out.finish().unwrap();
-        for i in body {
-            v.extend(i.to_be_bytes());
-        }
-        v
-    }
-
-    fn parse(bytes: Vec<u8>) -> crate::Result<crate::Document> {
-        read_bytes(bytes, &ReadOptions::default())
-    }
-
-    #[test]
-    fn integer_vector_with_attribute_round_trips() {
-        // c(a = 1L, b = NA) : INTSXP with a names attribute
-        let mut body = vec![13 | (1 << 9), 2, 1, i32::MIN];
-        body.extend([2 | (1 << 10), 1, 9 | (64 << 12), 5]); // LISTSXP, tag SYMSXP, CHARSXP "names"
-        let mut bytes = xdr_stream(&body);
-        bytes.extend(b"names");
-        for i in [16, 2, 9 | (64 << 12), 1] {
-            bytes.extend((i as i32).to_be_bytes());
-        }
-        bytes.extend(b"a");
-        for i in [9 | (64 << 12), 1] {
-            bytes.extend((i as i32).to_be_bytes());
-        }
-        bytes.extend(b"b");
-        bytes.extend(254i32.to_be_bytes());
-        let doc = parse(bytes.clone()).unwrap();
-        match &doc.root {
-            RObject::Vector(v) => match &v.data {
-                VectorData::Integer(x) => assert_eq!(&x[..], &[1, i32::MIN]),
-                other => panic!("{other:?}"),
-            },
-            other => panic!("{other:?}"),
-        }
-        let names = doc
-            .root
-            .attribute(&doc.refs, "names")
-            .unwrap()
-            .as_strings()
-            .unwrap();
-        assert_eq!(names.get(1), Some(&b"b"[..]));
-        assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
-    }
-
-    /// Memory a test consumer gives: a heap block it owns.
-    struct Block(#[allow(dead_code)] Vec<u64>);
-
-    /// A consumer that gives its own memory for every payload.
-    struct Giver;
-
-    impl Consumer for Giver {
-        fn takes_columns(&self) -> bool {
-            false
-        }
-        fn allocate(&self, sxptype: u8, len: u64) -> Option<Allocation> {
-            let bytes = (len * sxp::atomic_width(sxptype)?) as usize;
-            let mut block = vec![0u64; bytes.div_ceil(8).max(1)];
-            let ptr = std::ptr::NonNull::new(block.as_mut_ptr() as *mut u8).unwrap();
-            // SAFETY: the block is moved into the allocation (its heap
-            // memory does not move) and has room for `bytes`
-            Some(unsafe { Allocation::new(ptr, bytes, Block(block)) })
-        }
-    }
-
-    #[test]
-    fn payloads_are_decoded_into_the_consumers_memory() {
-        // list(1:3, structure(c(1.5, 2.5), dim = 2:1), as.raw(c(7, 9)))
-        let mut b = xdr_stream(&[19, 3, 13, 3, 1, 2, 3]);
-        let int = |b: &mut Vec<u8>, x: i32| b.extend(x.to_be_bytes());
-        int(&mut b, 14 | (1 << 9));
-        int(&mut b, 2);
-        b.extend(1.5f64.to_be_bytes());
-        b.extend(2.5f64.to_be_bytes());
-        for x in [2 | (1 << 10), 1, 9 | (64 << 12), 3] {
-            int(&mut b, x);
-        }
-        b.extend(b"dim");
-        for x in [13, 2, 2, 1, 254, 24, 2] {
-            int(&mut b, x);
-        }
-        b.extend([7u8, 9]);
-        let opts = ReadOptions {
-            consumer: Some(std::sync::Arc::new(Giver)),
-            ..Default::default()
-        };
-        let doc = read_bytes(b.clone(), &opts).unwrap();
-        let RObject::Vector(list) = &doc.root else {
-            panic!()
-        };
-        let VectorData::List(items) = &list.data else {
-            panic!()
-        };
-        let payload = |i: usize| match &items[i] {
-            RObject::Vector(v) => match &v.data {
-                VectorData::Consumed(c) => {
-                    assert!(c.value::<Block>().is_some());
-                    c.payload().unwrap()
-                }
-                other => panic!("not in the consumer's memory: {other:?}"),
-            },
-            other => panic!("{other:?}"),
-        };
-        assert!(matches!(payload(0), VectorData::Integer(x) if x[..] == [1, 2, 3]));
-        assert!(matches!(payload(1), VectorData::Real(x) if x[..] == [1.5, 2.5]));
-        assert!(matches!(payload(2), VectorData::Raw(x) if x[..] == [7, 9]));
-        // an attribute's vector stays in the tree's own buffers
-        let dim = items[1].attribute(&doc.refs, "dim").unwrap();
-        assert!(
-            matches!(dim, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x[..] == [2, 1]))
-        );
-        // a clone reads the memory but is not the consumer's
-        let copy = items[0].clone();
-        assert!(
-            matches!(&copy, RObject::Vector(v) if matches!(&v.data, VectorData::Integer(x) if x[..] == [1, 2, 3]))
-        );
-        // and the tree writes back as it was read
-        assert_eq!(write_document(&doc, Vec::new()).unwrap(), b);
-    }
-
-    #[test]
-    fn reference_past_the_table_is_an_error() {
-        let err = parse(xdr_stream(&[255 | (99 << 8)])).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Corrupt);
-        assert!(err.to_string().contains("reference index 99"), "{err}");
-        assert!(err.offset.is_some());
-    }
-
-    #[test]
-    fn huge_declared_length_fails_before_allocating() {
-        // a long vector of 2^40 doubles with 8 bytes behind it
-        let err = parse(xdr_stream(&[14, -1, 256, 0, 0, 0])).unwrap_err();
-        assert!(
-            matches!(err.kind, ErrorKind::Truncated | ErrorKind::Limit),
-            "{err}"
-        );
-        // within the memory limit, still refused: the bytes are not there
-        let err = parse(xdr_stream(&[14, 1 << 24, 0, 0])).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Truncated, "{err}");
-    }
-
-    #[test]
-    fn nesting_is_bounded() {
-        let mut body = Vec::new();
-        for _ in 0..100 {
-            body.extend([19, 1]); // list of one element
-        }
-        body.push(254);
-        let err = read_bytes(
-            xdr_stream(&body),
-            &ReadOptions {
-                max_depth: 50,
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Limit);
-        assert!(parse(xdr_stream(&body)).is_ok());
-    }
-
-    #[test]
-    fn nesting_fits_its_stack_budget() {
-        // list(pairlist(list(pairlist(...)))): lists and pairlists in
-        // turn, the reader's two recursions, on a stack of exactly the
-        // budget for their depth (debug builds use far more stack)
-        if cfg!(debug_assertions) {
-            return;
-        }
-        let depth = 2000;
-        let mut body = Vec::new();
-        for _ in 0..depth / 2 {
-            body.extend([19, 1, 2]); // a list of one pairlist cell, whose car is next
-        }
-        body.push(254);
-        body.extend(std::iter::repeat_n(254, depth / 2)); // the cells' CDRs
-        let bytes = xdr_stream(&body);
-        let opts = ReadOptions {
-            max_depth: depth + 10,
-            parse_here: true,
-            ..Default::default()
-        };
-        let r = std::thread::Builder::new()
-            .stack_size(depth * STACK_PER_LEVEL + (64 << 10))
-            .spawn(move || read_bytes(bytes, &opts).map(|d| d.root))
-            .unwrap()
-            .join()
-            .unwrap();
-        // overflowing the stack would have aborted the process
-        let mut root = r.unwrap();
-        for _ in 0..depth / 2 {
-            let RObject::Vector(v) = root else { panic!() };
-            let VectorData::List(mut items) = v.data else {
-                panic!()
-            };
-            let RObject::Pairlist(p) = items.pop().unwrap() else {
-                panic!()
-            };
-            root = p.cells.into_iter().next().unwrap().car;
-        }
-        assert!(matches!(root, RObject::Null));
-    }
-
-    #[test]
-    fn environment_cycles_resolve_through_the_table() {
-        // e <- new.env(); e$self <- e
-        let mut bytes = xdr_stream(&[4, 0, 253, 2 | (1 << 10), 1, 9 | (64 << 12), 4]);
-        bytes.extend(b"self");
-        for i in [255 | (1 << 8), 254, 254, 254] {
-            bytes.extend((i as i32).to_be_bytes());
-        }
-        let doc = parse(bytes.clone()).unwrap();
-        match doc.refs.get(RefId(0)) {
-            Some(RefEntry::Environment(e)) => {
-                assert!(matches!(
-                    e.enclosure,
-                    RObject::Special(SpecialValue::GlobalEnv)
-                ));
-                let frame = crate::tree::pairlist_entries(&e.frame, &doc.refs);
-                assert_eq!(frame[0].0, Some(&b"self"[..]));
-                assert!(matches!(frame[0].1, RObject::Ref(RefId(0))));
-            }
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(write_document(&doc, Vec::new()).unwrap(), bytes);
-    }
-
-    #[test]
-    fn not_r_data_is_recognised() {
-        assert_eq!(
-            parse(b"a,b\n1,2\n".to_vec()).unwrap_err().kind,
-            ErrorKind::NotRData
-        );
-        assert_eq!(
-            parse(b"\x89PNG\r\n\x1a\n".to_vec()).unwrap_err().kind,
-            ErrorKind::NotRData
-        );
-        assert_eq!(parse(Vec::new()).unwrap_err().kind, ErrorKind::NotRData);
-    }
-
-    #[test]
-    fn truncation_is_reported_with_offset() {
-        let mut bytes = xdr_stream(&[13, 4, 1, 2]);
-        bytes.truncate(bytes.len() - 2);
-        let err = parse(bytes).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Truncated);
-        assert!(err.offset.is_some());
-    }
-}
+mod parser_tests;

@@ -92,6 +92,9 @@ struct Node {
 }
 
 /// An attribute: its name (a range of the payload) and value.
+/// Where the data of a vector lies when a salvaged payload lost it.
+const MISSING: u64 = u64::MAX;
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Attr {
     name: (u64, u32),
@@ -247,7 +250,9 @@ enum Frame {
 impl Tree {
     /// Read the tree from the payload's start, then place each vector's
     /// data in the groups after it.
-    fn read(payload: &[u8], big: bool) -> io::Result<Tree> {
+    /// A `partial` payload (salvaged: its end lost) places only the data
+    /// it holds whole; the rest is [`MISSING`].
+    fn read(payload: &[u8], big: bool, partial: bool) -> io::Result<Tree> {
         let mut c = Cursor {
             b: payload,
             pos: 0,
@@ -352,19 +357,35 @@ impl Tree {
             }
         }
         // strings: each vector's elements, length and bytes
+        let mut lost = false;
         for &id in &groups[0] {
-            t.nodes[id as usize].data = c.pos as u64;
-            for _ in 0..t.nodes[id as usize].len {
-                if let Some(n) = c.string_len()? {
-                    c.take(usize::try_from(n).map_err(|_| short(c.b.len() as u64))?)?;
+            let start = c.pos as u64;
+            let walked = (|| -> io::Result<()> {
+                for _ in 0..t.nodes[id as usize].len {
+                    if let Some(n) = c.string_len()? {
+                        c.take(usize::try_from(n).map_err(|_| short(c.b.len() as u64))?)?;
+                    }
                 }
-            }
+                Ok(())
+            })();
+            lost |= walked.is_err();
+            t.nodes[id as usize].data = match walked {
+                Ok(()) if !lost => start,
+                Err(e) if !partial => return Err(e),
+                _ => MISSING,
+            };
         }
-        // the fixed-width groups
+        // the fixed-width groups (where the strings end unknown: missing)
         let mut pos = c.pos as u64;
         for group in &groups[1..] {
             for &id in group {
                 let node = &mut t.nodes[id as usize];
+                let bytes = node.len.saturating_mul(node.kind.width());
+                if partial && (lost || pos.saturating_add(bytes) > payload.len() as u64) {
+                    lost = true;
+                    node.data = MISSING;
+                    continue;
+                }
                 node.data = pos;
                 let bytes = node
                     .len
@@ -413,6 +434,8 @@ enum Task {
         left: u64,
         pos: u64,
     },
+    /// Salvaging, the damage: the end of what is written.
+    Lost,
 }
 
 /// The R serialization of a qdata payload, written as it is read.
@@ -422,20 +445,42 @@ pub struct QdataReader {
     e: Emitter,
     served: usize,
     tasks: Vec<Task>,
+    /// Salvaging, the damage that ended the payload early: the error at
+    /// the first vector whose data it lost.
+    lost: Option<(io::ErrorKind, String)>,
 }
 
 impl QdataReader {
     /// Read the whole payload from `src` (the container's decompressed
     /// bytes), its tree and where its data lies; `big`: the writer's
     /// integers were big-endian.
-    pub fn new(mut src: Box<dyn Read + Send>, big: bool) -> io::Result<QdataReader> {
+    /// Salvaging (`salvage`), blocks that end in damage keep what came
+    /// before it: the vectors whose data it holds whole are written, and
+    /// the stream ends in the damage at the first other one.
+    pub fn new(mut src: Box<dyn Read + Send>, big: bool, salvage: bool) -> io::Result<QdataReader> {
         // the payload is held whole (its data lies after its tree): no
         // more than this machine's memory, whatever the blocks inflate to
         let limit = crate::base::limits::physical_memory();
         let mut payload = Vec::new();
-        (&mut src)
-            .take(limit.saturating_add(1))
-            .read_to_end(&mut payload)?;
+        let mut lost = None;
+        if let Err(e) = (&mut src).take(limit.saturating_add(1)).read_to_end(&mut payload) {
+            let damage = matches!(e.kind(), io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidData);
+            if !damage {
+                return Err(e);
+            }
+            lost = Some((e.kind(), e.to_string()));
+            if !salvage {
+                // said where the stream is read, as all damage is
+                return Ok(QdataReader {
+                    payload,
+                    tree: Tree { nodes: Vec::new(), attrs: Vec::new(), children: Vec::new() },
+                    e: Emitter::new(big),
+                    served: 0,
+                    tasks: vec![Task::Lost],
+                    lost,
+                });
+            }
+        }
         if payload.len() as u64 > limit {
             return Err(io::Error::new(
                 io::ErrorKind::OutOfMemory,
@@ -450,25 +495,31 @@ impl QdataReader {
                 "the qdata file holds no object",
             ));
         }
-        let tree = Tree::read(&payload, big)?;
+        let tree = Tree::read(&payload, big, lost.is_some())?;
         Ok(QdataReader {
             payload,
             tree,
             e: Emitter::new(big),
             served: 0,
             tasks: vec![Task::Node(0)],
+            lost,
         })
     }
 
     /// Carry out one task (never one of [`Task::Bytes`], served directly).
-    fn step(&mut self, task: Task) {
+    fn step(&mut self, task: Task) -> io::Result<()> {
         let t = &self.tree;
         match task {
             Task::Node(id) => {
                 let n = t.nodes[id as usize].clone();
                 if n.kind == Kind::Nil {
                     self.e.null();
-                    return;
+                    return Ok(());
+                }
+                if n.data == MISSING && n.len > 0 && n.kind != Kind::List {
+                    // salvaging: the damage lost this vector's data
+                    let (kind, why) = self.lost.clone().unwrap_or((io::ErrorKind::UnexpectedEof, String::new()));
+                    return Err(io::Error::new(kind, why));
                 }
                 let has_attr = n.attrs.1 > n.attrs.0;
                 let object = has_attr && t.is_object(&self.payload, id);
@@ -529,8 +580,13 @@ impl QdataReader {
                     });
                 }
             }
+            Task::Lost => {
+                let (kind, why) = self.lost.clone().unwrap_or((io::ErrorKind::UnexpectedEof, String::new()));
+                return Err(io::Error::new(kind, why));
+            }
             Task::Bytes { .. } => unreachable!("served directly"),
         }
+        Ok(())
     }
 }
 
@@ -559,13 +615,22 @@ impl Read for QdataReader {
                     return Ok(k);
                 }
                 Some(task) => {
-                    self.step(task);
+                    // what was written before the damage is read first
+                    let mut step = self.step(task);
                     // gather small tasks into one chunk
-                    while self.e.out.len() < 1 << 16
+                    while step.is_ok()
+                        && self.e.out.len() < 1 << 16
                         && !matches!(self.tasks.last(), None | Some(Task::Bytes { .. }))
                     {
                         let t = self.tasks.pop().expect("a task");
-                        self.step(t);
+                        step = self.step(t);
+                    }
+                    if let Err(e) = step {
+                        if self.e.out.is_empty() {
+                            return Err(e);
+                        }
+                        self.lost = Some((e.kind(), e.to_string()));
+                        self.tasks = vec![Task::Lost];
                     }
                 }
             }
@@ -580,7 +645,7 @@ mod tests {
 
     /// The object a payload reads as.
     fn read(payload: Vec<u8>, big: bool) -> crate::Result<RObject> {
-        let mut r = QdataReader::new(Box::new(std::io::Cursor::new(payload)), big)
+        let mut r = QdataReader::new(Box::new(std::io::Cursor::new(payload)), big, false)
             .map_err(|e| crate::Error::corrupt(e.to_string()))?;
         let mut stream = Vec::new();
         r.read_to_end(&mut stream).map_err(|e| crate::Error::corrupt(e.to_string()))?;

@@ -5,8 +5,9 @@
 //! source that broke off) and reads nothing after it. Every list it was
 //! inside keeps the elements read whole before it (so a data frame keeps
 //! its whole columns); such a list comes back without its attributes
-//! (names, class, row names), which R's format stores after the elements.
-//! A `save()` file keeps the objects before the damaged one, and that one
+//! (names, class, row names), which R's format stores after the elements,
+//! but its names where the damage is in its attributes after them. A
+//! `save()` file keeps the objects before the damaged one, and that one
 //! too when it is a list that kept a part. A stream that parses but whose
 //! checksum or length fails at its end is kept whole, with a warning that
 //! its values may be wrong.
@@ -14,6 +15,9 @@
 //! [`ReadOptions::salvage`]: crate::read::ReadOptions::salvage
 
 use crate::base::error::{Error, ErrorKind};
+use crate::tree::make::{self, ObjectMaker};
+use crate::tree::{RObject, RefTable, VectorData};
+use arrow_buffer::ScalarBuffer;
 
 /// What one list the damage cut short kept.
 #[derive(Debug, Clone, Copy)]
@@ -24,6 +28,32 @@ pub struct Kept {
     pub partial: bool,
     /// The list's length, as the stream declared it.
     pub len: u64,
+    /// Whether its names were kept (read whole before damage in the
+    /// attributes after its elements).
+    pub names: bool,
+}
+
+impl Kept {
+    /// What it kept, of `what` (`object 'df'`).
+    fn said(&self, what: &str) -> String {
+        if self.whole == self.len && !self.partial {
+            let named = if self.names {
+                "with their names; its class, row names and other attributes, which R stores after its elements, are lost"
+            } else {
+                "by position: its names, class and other attributes, which R stores after its elements, are lost"
+            };
+            return format!("all {} elements of {what} whole, {named}", self.len);
+        }
+        let mut part = format!("the first {} of the {} elements of {what} whole", self.whole, self.len);
+        if self.partial {
+            part.push_str(&format!(", and element {} cut short", self.whole + 1));
+        }
+        part.push_str(
+            " (by position: a list cut short comes back without its names, class and other \
+             attributes, which R stores after its elements)",
+        );
+        part
+    }
 }
 
 /// What a salvaging read lost.
@@ -83,6 +113,12 @@ pub fn hint_as(message: &str, asked: &str) -> String {
     message.replace(HINT, &format!("read it with {asked} to recover what is intact"))
 }
 
+/// `e` without [`HINT`]: the error of a reader that does not salvage.
+pub fn without_hint(mut e: Error) -> Error {
+    e.message = e.message.replace(&format!("; {HINT}"), "");
+    e
+}
+
 /// `e` with [`HINT`] when it is damage a salvaging read would get past.
 pub fn with_hint(mut e: Error) -> Error {
     if is_damage(&e) && !e.message.contains(HINT) {
@@ -113,22 +149,7 @@ impl Loss {
             // the outermost list is the object itself
             let outer = self.kept.last();
             match (partial, outer) {
-                (true, Some(k)) if k.whole > 0 || k.partial => {
-                    let mut part = format!(
-                        "the first {} of the {} elements of {what} whole",
-                        k.whole, k.len
-                    );
-                    if k.partial {
-                        part.push_str(", and element ");
-                        part.push_str(&(k.whole + 1).to_string());
-                        part.push_str(" cut short");
-                    }
-                    part.push_str(
-                        " (a list cut short comes back without its names, class and other \
-                         attributes, which R stores after its elements)",
-                    );
-                    kept.push(part);
-                }
+                (true, Some(k)) if k.whole > 0 || k.partial => kept.push(k.said(&what)),
                 _ => kept.push(format!("nothing of {what}")),
             }
         }
@@ -165,4 +186,87 @@ fn plural(n: u64, what: &str) -> String {
     } else {
         format!("{n} {what}s")
     }
+}
+
+/// What a salvaging read kept of a damaged file, for the rules that
+/// choose objects ([`crate::Document::choose_table_object`]): its objects
+/// after the damage are unknown.
+#[derive(Debug, Clone, Default)]
+pub struct Salvaged {
+    /// The object the damage is in (empty: an `.rds` file's one object),
+    /// and whether part of it is kept.
+    pub cut: Option<(String, bool)>,
+}
+
+impl Salvaged {
+    /// Whether `name` is the object the damage cut short, part of it kept.
+    pub fn kept_part_of(&self, name: &str, is_rds: bool) -> bool {
+        matches!(&self.cut, Some((cut, true)) if is_rds || cut == name)
+    }
+}
+
+/// A salvaged list `obj` (see [`Salvaged::kept_part_of`]) taken as a
+/// table: a data frame of its whole elements where they are atomic
+/// vectors of one length (named as it kept them, else `V1`, `V2`, ... by
+/// position), as a data frame cut short is; anything else as it is.
+pub fn as_table(obj: RObject, refs: &mut RefTable) -> RObject {
+    let rows = match &obj {
+        RObject::Vector(v) if !v.flags.object => match &v.data {
+            VectorData::List(items) => column_rows(items, refs),
+            _ => None,
+        },
+        _ => None,
+    };
+    let (Some(rows), RObject::Vector(v)) = (rows, &obj) else {
+        return obj;
+    };
+    let n = match &v.data {
+        VectorData::List(items) => items.len(),
+        _ => return obj,
+    };
+    let names: Vec<Option<Vec<u8>>> = match obj.attribute(refs, "names").and_then(|n| n.as_strings()) {
+        Some(s) if s.len() == n => (0..n).map(|i| s.get(i).map(<[u8]>::to_vec)).collect(),
+        _ => (1..=n).map(|i| Some(format!("V{i}").into_bytes())).collect(),
+    };
+    let RObject::Vector(v) = obj else { unreachable!() };
+    let mut maker = ObjectMaker::with_refs(std::mem::take(refs));
+    // compact row names: c(NA, -rows)
+    let row_names = maker.vector(VectorData::Integer(ScalarBuffer::from(vec![i32::MIN, -rows])), vec![]);
+    let frame = maker.vector(
+        v.data,
+        vec![
+            ("names", make::strings(names.iter().map(|s| s.as_deref()))),
+            ("class", make::strings([Some(&b"data.frame"[..])])),
+            ("row.names", row_names),
+        ],
+    );
+    *refs = maker.refs;
+    frame
+}
+
+/// The rows of `items` as a data frame's columns: atomic vectors (no
+/// dimensions) all of one length.
+fn column_rows(items: &[RObject], refs: &RefTable) -> Option<i32> {
+    let mut rows = None;
+    for c in items {
+        let atomic = match c {
+            RObject::Vector(x) => !matches!(x.data, VectorData::List(_) | VectorData::Expression(_)),
+            RObject::Altrep(_) => true,
+            _ => false,
+        };
+        if !atomic || c.attribute(refs, "dim").is_some() {
+            return None;
+        }
+        let len = match c {
+            RObject::Vector(x) => x.data.len(),
+            RObject::Altrep(a) => crate::tree::altrep::length(a, refs)?,
+            _ => return None,
+        };
+        let len = i32::try_from(len).ok()?;
+        if rows.is_some_and(|r| r != len) {
+            return None;
+        }
+        rows = Some(len);
+    }
+    rows
 }

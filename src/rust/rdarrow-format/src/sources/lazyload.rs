@@ -361,6 +361,7 @@ impl LazyDb {
             trust: opts.trust.clone(),
             seen: None,
             damage: None,
+            salvaged: None,
         })
     }
 }

@@ -171,7 +171,7 @@ impl Source {
         let (opened, kind) = self.open(opts)?;
         Ok(match (opened, kind) {
             (opened, kind) if kind.is_qs_container() => {
-                (kind, Input::new(crate::wire::decode::ByteSource::Stream(opened.decompressed(kind)?)))
+                (kind, Input::new(crate::wire::decode::ByteSource::Stream(opened.decompressed(kind, opts.salvage)?)))
             }
             (Opened::File { file, len }, Compression::None) => {
                 (kind, Input::sized(crate::wire::decode::ByteSource::File { file, len }, len))
@@ -215,7 +215,7 @@ impl Source {
                 (kind, Input::sized(crate::wire::decode::ByteSource::Stream(r), len * 4))
             }
             (opened, _) => {
-                let r = opened.decompressed(kind)?;
+                let r = opened.decompressed(kind, opts.salvage)?;
                 (kind, Input::new(crate::wire::decode::ByteSource::Stream(r)))
             }
         })
@@ -433,11 +433,12 @@ impl Opened {
     /// The decompressed bytes of a large source of compression `kind`,
     /// decompressed while they are parsed: a gzip file with an index (as
     /// rdarrow writes them) inflated on every core, an xz stream of many
-    /// blocks decoded on every core, anything else on a thread of its own.
-    pub(crate) fn decompressed(self, kind: Compression) -> Result<Box<dyn Read + Send>> {
+    /// blocks decoded on every core, anything else on a thread of its own;
+    /// a `.qdata` file's blocks before damage kept where `salvage` says so.
+    pub(crate) fn decompressed(self, kind: Compression, salvage: bool) -> Result<Box<dyn Read + Send>> {
         let cores = crate::base::limits::cores();
         if kind.is_qs_container() {
-            return self.unpacked(kind, cores);
+            return self.unpacked(kind, cores, salvage);
         }
         if let (Opened::File { file, len }, Compression::Gzip, true) = (&self, kind, cores > 1) {
             let reader = file
@@ -469,7 +470,7 @@ impl Opened {
     /// payload as it is, a `.qdata` or `.qs` file's encoding turned into
     /// it (`read::qdata`, `read::qs`); the blocks of qs2's container
     /// decompressed on `cores` threads, qs's on the thread that turns them.
-    fn unpacked(self, kind: Compression, cores: usize) -> Result<Box<dyn Read + Send>> {
+    fn unpacked(self, kind: Compression, cores: usize, salvage: bool) -> Result<Box<dyn Read + Send>> {
         use crate::compression::qx::{QxHeader, QxReader, HEADER_LEN};
         let unreadable = |e: std::io::Error| {
             let kind = match e.kind() {
@@ -492,7 +493,7 @@ impl Opened {
                 if kind == Compression::Qs2 {
                     Ok(Box::new(crate::compression::qx::binary_in_file_order(blocks, header.big_endian)))
                 } else {
-                    let r = crate::read::qdata::QdataReader::new(Box::new(blocks), header.big_endian)
+                    let r = crate::read::qdata::QdataReader::new(Box::new(blocks), header.big_endian, salvage)
                         .map_err(unreadable)?;
                     Ok(Box::new(r))
                 }

@@ -509,12 +509,15 @@ fn in_file(mut e: Error, label: &str) -> Error {
     e
 }
 
+/// An input read whole: a dataset is not salvaged (it has no warning to
+/// say what was lost), so its error suggests no salvage.
 fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
-    rdarrow_format::read_file_filtered(
-        path,
-        &opts.read,
-        &mut rdarrow_format::Wanted::one(opts.object.as_deref()),
-    )
+    let read = rdarrow_format::ReadOptions {
+        salvage: false,
+        ..opts.read.clone()
+    };
+    rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(opts.object.as_deref()))
+        .map_err(rdarrow_format::read::salvage::without_hint)
 }
 
 fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
