@@ -192,6 +192,19 @@ def test_the_command_refuses_and_salvages(files, tmp_path):
     assert got["a"] == [1, 2, 3]
 
 
+def test_the_command_refuses_salvage_where_it_writes_only_from_intact_files(files, tmp_path):
+    """to-dataset and to-tensor are written only from intact files:
+    --salvage with them is a usage error (exit 2) saying where to salvage,
+    never a flag taken and ignored."""
+    exe = str(Path(sys.executable).parent / "rdarrow")
+    src = str(files / "three.RData")
+    for args in (["to-dataset", src, "-o", str(tmp_path / "lake")], ["to-tensor", src, "-o", str(tmp_path / "t.arrow")]):
+        r = subprocess.run([exe, "--salvage", *args], capture_output=True, text=True)
+        assert r.returncode == 2, r.stderr
+        assert f"--salvage does not apply to {args[0]}" in r.stderr and "to-parquet --salvage" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def _cut(src, n, to):
     b = src.read_bytes()
     to.write_bytes(b[: len(b) - n])
