@@ -4,7 +4,8 @@
 # by parquet_to_rdata() / ipc_to_rdata() is identical() to what load()
 # gives (a dataset's rows have no names: character row names are dropped,
 # as the dataset's docs say). Time columns take the type rdata_to_parquet()
-# gives them; inputs whose times need different units share the finest.
+# gives them; inputs whose times need different units share the finest
+# where one unit keeps them all, and are an error where none does.
 
 skip_on_cran()
 
@@ -63,7 +64,7 @@ test_that("inputs whose times need different units share a dataset and keep ever
                         d = as.difftime(c(0.5, 1, 2, 3, 4), units = "secs")),
     micros = data.frame(t = .POSIXct(base + (1:5) / 1e6 + 10, tz = "UTC"),
                         d = as.difftime(1:5 / 1e6, units = "secs")),
-    nanos = data.frame(t = .POSIXct(1.5e9 + c(0.1, 0.2, 0.3, 0.4, 0.7), tz = "UTC"),
+    nanos = data.frame(t = .POSIXct(1.5e9 + (1:5) * 2^-22, tz = "UTC"), # finer than us
                        d = as.difftime(c(1, 2, 3, 4, 5), units = "secs"))
   )
   files <- vapply(names(inputs), function(n) {
@@ -72,8 +73,10 @@ test_that("inputs whose times need different units share a dataset and keep ever
     f
   }, "")
   # the coarsest first, then each needing a finer unit (the dataset is
-  # widened), and the other way round
-  for (order in list(names(inputs), rev(names(inputs)))) {
+  # widened), and the other way round; whole seconds with nanoseconds
+  orders <- list(c("whole", "millis", "micros"), c("micros", "millis", "whole"),
+                 c("whole", "nanos"), c("nanos", "whole"))
+  for (order in orders) {
     for (format in c("parquet", "arrow")) {
       out <- file.path(dir, paste0("lake-", format))
       unlink(out, recursive = TRUE)
@@ -89,12 +92,28 @@ test_that("inputs whose times need different units share a dataset and keep ever
                     info = sprintf("%s in %s (%s)", order[[i]], paste(order, collapse = ","), format))
       }
       if (format == "parquet" && requireNamespace("arrow", quietly = TRUE)) {
-        # one schema: every file's time column in one unit (the finest
-        # any input needs)
-        types <- vapply(parts, function(p) arrow::read_parquet(p, as_data_frame = FALSE)$schema$t$type$ToString(), "")
+        # one schema: every file's time column in one unit, the finest
+        # rdata_to_parquet() gives any input alone
+        unit_of <- function(p) arrow::read_parquet(p, as_data_frame = FALSE)$schema$t$type$ToString()
+        alone <- vapply(files[order], function(f) {
+          pq <- file.path(dir, "alone.parquet")
+          rdata_to_parquet(f, pq)
+          unit_of(pq)
+        }, "")
+        expect_gt(length(unique(alone)), 1L)
+        units <- c("s", "ms", "us", "ns")
+        finest <- units[max(match(sub("timestamp\\[([a-z]+).*", "\\1", alone), units))]
+        types <- vapply(parts, unit_of, "")
         expect_length(unique(types), 1L)
-        expect_match(types[[1]], "timestamp\\[ns")
+        expect_match(types[[1]], sprintf("timestamp\\[%s", finest))
       }
     }
   }
+  # times no one unit keeps (these milliseconds of 2020 overflow the
+  # doubles' precision in nanoseconds, and those nanoseconds need them):
+  # an error naming the column, never a value rounded
+  lake <- file.path(dir, "lake-none")
+  expect_error(rdata_to_dataset(unname(files[c("millis", "nanos")]), lake),
+               "column 't' has type", class = "rdarrow_error_usage")
+  expect_false(dir.exists(lake) && length(list.files(lake, recursive = TRUE)) > 0L)
 })

@@ -194,12 +194,13 @@ pub(crate) fn choice_of(mask: u8) -> TimeChoice {
 }
 
 /// A timestamp or duration column of one unit in another unit of the same
-/// type (and zone), where every value keeps its bits on the way back to R
-/// ([`unscaled`] gives the same double): counts multiplied by the ratio
-/// of the units (a finer unit, within i64) or divided by it (a coarser
-/// one, only where every count is a whole multiple). `None` where some
-/// value would change. A dataset's files need one type per column
-/// ([`crate::files::dataset`]).
+/// type (and zone), where every value keeps its bits on the way back to R:
+/// each count is turned back into its seconds as the reader does
+/// ([`unscaled`]), scaled to the new unit and rounded, and kept only where
+/// the new count gives back the very same seconds (so R's value, those
+/// seconds in its own units, is the same). `None` where some value would
+/// change or leave i64's range. A dataset's files need one type per
+/// column ([`crate::files::dataset`]).
 pub(crate) fn refit_times(array: &ArrayRef, want: &DataType) -> Option<ArrayRef> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
@@ -211,22 +212,19 @@ pub(crate) fn refit_times(array: &ArrayRef, want: &DataType) -> Option<ArrayRef>
     let (k1, k2) = (types::units_per_second(from), types::units_per_second(to));
     let ints = arrow_cast::cast(array, &DataType::Int64).ok()?;
     let ints = ints.as_primitive::<Int64Type>();
-    let finer = k2 >= k1;
-    let ratio = if finer { k2 / k1 } else { k1 / k2 } as i64;
     let mut out = Vec::with_capacity(ints.len());
     for (i, &v) in ints.values().iter().enumerate() {
         if ints.is_null(i) {
             out.push(0);
             continue;
         }
-        let w = if finer {
-            v.checked_mul(ratio)?
-        } else if v % ratio == 0 {
-            v / ratio
-        } else {
+        let secs = unscaled(v, 1.0, k1);
+        let y = scaled(secs, 1.0, k2);
+        if !(y.abs() <= I64_MAX) {
             return None;
-        };
-        if unscaled(w, 1.0, k2).to_bits() != unscaled(v, 1.0, k1).to_bits() {
+        }
+        let w = round_to_i64(y);
+        if unscaled(w, 1.0, k2).to_bits() != secs.to_bits() {
             return None;
         }
         out.push(w);
@@ -581,6 +579,14 @@ mod tests {
         assert_eq!(ns.value(0), 1_600_000_000_000_000_000);
         assert!(ns.is_null(1));
         assert_eq!(ns.value(2), -5_000_000_000);
+        // the counts of real times (beyond 2^53 in nanoseconds) too
+        let ms = ts(TimeUnit::Millisecond, vec![Some(1_600_000_000_500), Some(1_600_000_003_125)]);
+        let fine = refit_times(&ms, &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())))
+            .expect("milliseconds fit in nanoseconds");
+        let fine = fine.as_any().downcast_ref::<TimestampNanosecondArray>().unwrap();
+        for (i, v) in [1_600_000_000_500i64, 1_600_000_003_125].iter().enumerate() {
+            assert_eq!(unscaled(fine.value(i), 1.0, 1e9).to_bits(), unscaled(*v, 1.0, 1e3).to_bits());
+        }
         // coarser: only whole multiples
         let ms = ts(TimeUnit::Millisecond, vec![Some(3_000), Some(1_500)]);
         assert!(refit_times(&ms, &DataType::Timestamp(TimeUnit::Second, Some("UTC".into()))).is_none());
