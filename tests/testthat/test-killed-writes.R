@@ -59,8 +59,8 @@ test_that("a writer killed mid-write leaves the old file or the new one, whole, 
     for (delay in delays) {
       x <- old
       if (endsWith(target, ".RData")) write_rdata(x, file = target) else write_rds(x, target)
-      ready <- file.path(dir, "..ready")
-      unlink(ready)
+      # (outside the folder: a writer may make it after the wait below)
+      ready <- tempfile("writer-ready-")
       p <- start_writer(make, sub("target", deparse(target), case$write, fixed = TRUE), ready)
       # the write is under way once the writer holds a new file in the
       # folder (a bounded wait: a writer that ends first has written it)
@@ -77,6 +77,7 @@ test_that("a writer killed mid-write leaves the old file or the new one, whole, 
       Sys.sleep(delay)
       p$kill()
       p$wait()
+      unlink(ready)
       back <- read_back(target)
       is_old <- identical(back, old)
       expect_true(is_old || identical(back, new), info = paste(case$write, delay))
