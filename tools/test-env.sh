@@ -11,7 +11,7 @@
 #     set-up made (.venv), and the arrow and nanoarrow R packages built
 #     against its pyarrow's libarrow (../shared/arrow-r) into .venv/r-lib;
 #   - SeuratObject 5 (../shared/seurat5, .seurat5) and qs and qs2
-#     (../shared/qs, .qs-lib).
+#     (../shared/qs, .qs-lib), fst (../shared/fst, .fst-lib).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=tools/env.sh
@@ -125,6 +125,12 @@ step_done "test: SeuratObject 5"
 # files without them.
 shared_r_lib qs .qs-lib "qs 0.27.3 and qs2 0.2.1"
 step_done "test: qs and qs2"
+
+# The tests of .fst files make them with the real fst 0.9.8 and fstcore
+# 0.10.0 from ../shared/fst (Rcpp, data.table and bit64 from Debian) and
+# read rdarrow's back with them. rdarrow reads and writes .fst without them.
+shared_r_lib fst .fst-lib "fst 0.9.8 and fstcore 0.10.0"
+step_done "test: fst"
 
 echo "==> test environment, seconds per step:"
 printf '%s\n' "${steps[@]}"

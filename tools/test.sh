@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run rdarrow's tests:
 #   -. what only the tests need, installed once (tools/test-env.sh: their
-#      Debian, R and Python packages, arrow R, SeuratObject 5, qs and qs2);
+#      Debian, R and Python packages, arrow R, SeuratObject 5, qs and qs2,
+#      fst);
 #   0. the layers point one way (tools/layers.py, ARCHITECTURE.md);
 #   1. the Rust engine's own tests (cargo test, crates rdarrow-format and
 #      rdarrow-arrow; no R);
@@ -74,6 +75,14 @@ if [ -d "$root/.qs-lib" ]; then
 fi
 export RDARROW_REQUIRE_QS=1
 echo "==> RDARROW_QS_LIB=${RDARROW_QS_LIB:-<unset>}"
+# fst from set-up (.fst-lib): the tests of .fst files made by it fail
+# without it here.
+if [ -d "$root/.fst-lib" ]; then
+  RDARROW_FST_LIB="$(cd "$root/.fst-lib" && pwd -P)"
+  export RDARROW_FST_LIB
+fi
+export RDARROW_REQUIRE_FST=1
+echo "==> RDARROW_FST_LIB=${RDARROW_FST_LIB:-<unset>}"
 
 echo "==> layers (tools/layers.py)"
 python3 tools/layers.py

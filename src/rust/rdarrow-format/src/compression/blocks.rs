@@ -79,7 +79,12 @@ pub fn compress_piece(
             len: data.len() as u64,
             ..CompressedBlock::default()
         }),
-        Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs | Compression::Qdata => Err(io::Error::new(
+        Compression::Lzma
+        | Compression::LazyLoadZlib
+        | Compression::Zlib
+        | Compression::Qs
+        | Compression::Qdata
+        | Compression::Fst => Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "this compression is read-only; write gzip, bzip2, xz or zstd",
         )),

@@ -10,6 +10,7 @@ pub mod blocks;
 pub mod parallel;
 pub mod qs;
 pub mod qx;
+pub mod fst;
 
 use std::io::{self, BufRead, Read, Write};
 
@@ -43,6 +44,9 @@ pub enum Compression {
     /// A `.qs` file (`qs::qsave()`): qs's own encoding in qs's container
     /// of zstd, lz4 or uncompressed blocks ([`qs`]).
     Qs,
+    /// An `.fst` file (`fst::write_fst()`): a table in fst's container of
+    /// LZ4 and ZSTD blocks ([`fst`]).
+    Fst,
 }
 
 impl Compression {
@@ -51,7 +55,7 @@ impl Compression {
     pub fn check_writable(self) -> crate::Result<()> {
         if matches!(
             self,
-            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs
+            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs | Compression::Fst
         ) {
             return Err(crate::Error::usage("write gzip, bzip2, xz, zstd or none"));
         }
@@ -61,7 +65,9 @@ impl Compression {
     /// Detect from the first bytes of a file (at least [`DETECT_LEN`]
     /// bytes when available).
     pub fn detect(prefix: &[u8]) -> Compression {
-        if prefix.starts_with(&qx::QS2_MAGIC) {
+        if fst::is_fst(prefix) {
+            Compression::Fst
+        } else if prefix.starts_with(&qx::QS2_MAGIC) {
             Compression::Qs2
         } else if prefix.starts_with(&qx::QDATA_MAGIC) {
             Compression::Qdata
@@ -108,13 +114,15 @@ impl Compression {
             Compression::Qs2 => "qs2",
             Compression::Qdata => "qdata",
             Compression::Qs => "qs",
+            Compression::Fst => "fst",
         }
     }
 
-    /// Whether this is one of the containers of qs and qs2 (read with
-    /// their own readers, [`qx`] and [`qs`]), not a stream codec.
+    /// Whether this is one of the containers of qs, qs2 and fst (read
+    /// with their own readers, [`qx`], [`qs`] and [`fst`]), not a stream
+    /// codec.
     pub fn is_qs_container(self) -> bool {
-        matches!(self, Compression::Qs2 | Compression::Qdata | Compression::Qs)
+        matches!(self, Compression::Qs2 | Compression::Qdata | Compression::Qs | Compression::Fst)
     }
 
     /// The compression R names `name`.
@@ -201,8 +209,9 @@ pub fn written_names() -> String {
 }
 
 /// How many first bytes [`Compression::detect`] looks at (a `.qs` file
-/// from before qs 0.20, which has no magic, is told by its first 12).
-pub const DETECT_LEN: usize = 12;
+/// from before qs 0.20, which has no magic, is told by its first 12; an
+/// `.fst` file by its 48-byte table header).
+pub const DETECT_LEN: usize = 48;
 
 /// Memory the xz/lzma decoders may use (R's own limit for xz and lzma
 /// connections). The dictionary is allocated from the size a header
@@ -238,7 +247,7 @@ pub fn decompressor<R: BufRead + Send + 'static>(
             Box::new(flate2::bufread::ZlibDecoder::new(src))
         }
         Compression::Zlib => Box::new(flate2::bufread::ZlibDecoder::new(src)),
-        Compression::Qs2 | Compression::Qdata | Compression::Qs => {
+        Compression::Qs2 | Compression::Qdata | Compression::Qs | Compression::Fst => {
             return Err(io::Error::other(format!(
                 "a {} file is read by its container's reader, not as a stream",
                 kind.name()
@@ -441,7 +450,8 @@ impl<W: Write> Compressor<W> {
             | Compression::Zlib
             | Compression::Qs2
             | Compression::Qdata
-            | Compression::Qs => {
+            | Compression::Qs
+            | Compression::Fst => {
                 return Err(io::Error::new(
                     io::ErrorKind::Unsupported,
                     "this compression is not a stream to write into; write gzip, bzip2, xz or zstd",

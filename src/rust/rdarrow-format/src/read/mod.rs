@@ -4,6 +4,7 @@
 
 pub mod document;
 pub mod emit;
+pub mod fst;
 pub mod qdata;
 pub mod qs;
 pub mod spill;

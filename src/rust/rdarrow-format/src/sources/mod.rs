@@ -223,8 +223,9 @@ impl Source {
 }
 
 /// The R data files a directory holds, as every reader takes a directory:
-/// its `.rda`, `.RData` and `.rds` files, and the `.qs`, `.qs2` and
-/// `.qdata` files of qs and qs2 (the extension in any case), in
+/// its `.rda`, `.RData` and `.rds` files, the `.qs`, `.qs2` and
+/// `.qdata` files of qs and qs2 and the `.fst` files of fst (the
+/// extension in any case), in
 /// its subdirectories too (not following links to directories), as paths
 /// relative to `dir`, sorted by their bytes (a host may order them by its
 /// own collation). `label` names the directory in errors (as the user gave
@@ -251,7 +252,7 @@ pub fn data_files_in(dir: &Path, label: &str) -> Result<Vec<PathBuf>> {
     }
     if found.is_empty() {
         return Err(Error::usage(format!(
-            "directory '{label}' holds no .rda, .RData or .rds file (nor .qs, .qs2 or .qdata)"
+            "directory '{label}' holds no .rda, .RData or .rds file (nor .qs, .qs2, .qdata or .fst)"
         )));
     }
     found.sort();
@@ -349,9 +350,9 @@ pub fn expand_each<S: AsRef<str>>(given: &[S], opts: &ReadOptions) -> Result<Vec
     Ok(out)
 }
 
-/// The extensions of R data files, in lower case: R's own, then qs's
-/// and qs2's.
-const DATA_EXTENSIONS: [&str; 6] = ["rda", "rdata", "rds", "qs", "qs2", "qdata"];
+/// The extensions of R data files, in lower case: R's own, then qs's,
+/// qs2's and fst's.
+const DATA_EXTENSIONS: [&str; 7] = ["rda", "rdata", "rds", "qs", "qs2", "qdata", "fst"];
 
 /// Whether a file name is an R data file's ([`DATA_EXTENSIONS`], in any
 /// case): the one rule of directories, store folders and DuckDB's
@@ -391,7 +392,7 @@ fn expand_in_store(given: &str, opts: &ReadOptions) -> Result<Vec<PathBuf>> {
     };
     if found.is_empty() {
         return Err(Error::usage(if folder {
-            format!("'{given}' holds no .rda, .RData or .rds object (nor .qs, .qs2 or .qdata)")
+            format!("'{given}' holds no .rda, .RData or .rds object (nor .qs, .qs2, .qdata or .fst)")
         } else {
             format!("no object matches '{given}'")
         }));
@@ -497,6 +498,14 @@ impl Opened {
                         .map_err(unreadable)?;
                     Ok(Box::new(r))
                 }
+            }
+            Compression::Fst => {
+                // the headers read and checked here; the columns turned
+                // into R's serialization on a thread of its own
+                let r = crate::read::fst::FstReader::new(Box::new(src)).map_err(unreadable)?;
+                let piped = compression::PipelinedReader::new(Box::new(r))
+                    .map_err(|e| Error::io(&e, "cannot start the fst reader"))?;
+                Ok(Box::new(piped))
             }
             _ => {
                 let blocks = crate::compression::qs::QsReader::open(Box::new(src)).map_err(unreadable)?;
