@@ -120,6 +120,19 @@ def qs_lib():
     pytest.skip(why)
 
 
+def fst_lib():
+    """The library of the real fst (RDARROW_FST_LIB, built by
+    tools/test-env.sh into .fst-lib); a skip when it is not built, a
+    failure where the suite requires it (RDARROW_REQUIRE_FST=1)."""
+    lib = os.environ.get("RDARROW_FST_LIB")
+    if lib and (Path(lib) / "fst").is_dir():
+        return lib
+    why = "fst is not built (tools/test-env.sh builds it from ../shared/fst into .fst-lib)"
+    if os.environ.get("RDARROW_REQUIRE_FST") == "1":
+        raise AssertionError(why)
+    pytest.skip(why)
+
+
 def need_single_cell_r(run_r):
     """Skip unless R has SeuratObject and SingleCellExperiment (the
     single-cell tests make their objects with them)."""

@@ -101,7 +101,7 @@ test_that(".fst files convert to Arrow, Parquet and IPC and come back identical(
   skip_if_not_installed("arrow")
   tab <- arrow::as_arrow_table(rdata_to_arrow(f))
   expect_identical(tab$num_rows, 3000L)
-  expect_identical(as.character(tab$schema$date$type), "date32[day]")
+  expect_identical(tab$schema$date$type$ToString(), "date32[day]")
 })
 
 test_that("a damaged .fst file is an error naming the damage: every header's hash, every cut", {
@@ -132,4 +132,88 @@ test_that("a damaged .fst file is an error naming the damage: every header's has
     got <- tryCatch(read_rds(b), rdarrow_error = function(e) e)
     expect_true(inherits(got, "rdarrow_error") || is.data.frame(got), label = sprintf("flip at %d", at))
   }
+})
+
+test_that("write_rds(x, 'x.fst') writes what read_fst() reads as it reads write_fst(x)'s file, at every level", {
+  fst <- fst_pkg()
+  for (n in c(1, 2047, 4097, 16385)) {
+    x <- fst_frame(n, seed = n + 1)
+    for (lvl in c(0, 10, 50, 51, 100)) {
+      ours <- fst_tmp(sprintf("ours_%d_%d", n, lvl))
+      theirs <- fst_tmp(sprintf("theirs_%d_%d", n, lvl))
+      write_rds(x, ours, compression_level = lvl)
+      fst$write_fst(x, theirs, compress = lvl)
+      want <- fst$read_fst(theirs)
+      expect_identical(fst$read_fst(ours), want, label = basename(ours))
+      expect_identical(read_rds(ours), want, label = basename(ours))
+      # a range of rows, as fst reads them from the blocks
+      if (n > 4096) {
+        expect_identical(fst$read_fst(ours, from = 4000, to = 4100), fst$read_fst(theirs, from = 4000, to = 4100))
+      }
+    }
+  }
+  # the default level is fst's (50), and rows names are dropped as fst drops them
+  x <- data.frame(a = 1:3, row.names = c("x", "y", "z"))
+  f <- fst_tmp("default")
+  write_rds(x, f)
+  expect_identical(fst$read_fst(f), data.frame(a = 1:3))
+})
+
+test_that("factors of many levels, keys, mixed encodings and zero rows written as fst reads them", {
+  fst <- fst_pkg()
+  set.seed(4)
+  big <- data.frame(
+    f40k = factor(sprintf("lv%05d", sample(1:40000, 50000, TRUE))),
+    f300 = factor(sprintf("m%03d", sample(c(1:300, NA), 50000, TRUE))),
+    f100 = factor(sample(c(sprintf("s%03d", 1:100), NA), 50000, TRUE), exclude = NULL),
+    none = factor(rep(NA_character_, 50000))
+  )
+  for (lvl in c(0, 40, 90)) {
+    f <- fst_tmp(paste0("levels_", lvl))
+    write_rds(big, f, compression_level = lvl)
+    expect_identical(fst$read_fst(f), big, label = basename(f))
+  }
+  # strings in two encodings: written in UTF-8, never mislabelled
+  mixed <- c(iconv("caf\u00e9", "UTF-8", "latin1"), enc2utf8("\u00e9t\u00e9"), NA, "plain")
+  f <- fst_tmp("mixed")
+  write_rds(data.frame(s = mixed, stringsAsFactors = FALSE), f)
+  got <- fst$read_fst(f)$s
+  expect_identical(got, mixed)
+  expect_true(all(validUTF8(got[!is.na(got)])))
+  # data.table keys, as fst keeps them
+  skip_if_not_installed("data.table")
+  dt <- data.table::data.table(a = c(3L, 1L, 2L), b = c("z", "x", "y"))
+  data.table::setkey(dt, a, b)
+  f <- fst_tmp("keyed")
+  write_rds(dt, f)
+  back <- fst$read_fst(f, as.data.table = TRUE)
+  expect_identical(data.table::key(back), c("a", "b"))
+  expect_identical(as.data.frame(back), as.data.frame(dt))
+  # zero rows
+  f <- fst_tmp("zero")
+  write_rds(fst_frame(3)[0, ], f)
+  expect_identical(fst$read_fst(f), {
+    g <- fst_tmp("zero_theirs"); fst$write_fst(fst_frame(3)[0, ], g); fst$read_fst(g)
+  })
+})
+
+test_that("what fst cannot hold is an error naming the column, and nothing is left behind", {
+  bad <- list(
+    list = data.frame(a = 1:2, l = I(list(1, "a"))),
+    complex = data.frame(a = 1:2, z = c(1i, 2i)),
+    posixlt = local({ d <- data.frame(a = 1:2); d$t <- as.POSIXlt(c("2020-01-01", "2021-01-01"), tz = "UTC"); d }),
+    matrix = local({ d <- data.frame(a = 1:2); d$m <- matrix(1:4, 2); d }),
+    weeks = data.frame(w = as.difftime(c(1, 2), units = "weeks")),
+    vector = 1:10
+  )
+  for (k in names(bad)) {
+    dir <- tempfile("rdarrow-fst-bad-")
+    dir.create(dir)
+    f <- file.path(dir, "x.fst")
+    expect_error(write_rds(bad[[k]], f), class = "rdarrow_error_usage", label = k)
+    expect_identical(list.files(dir, all.files = TRUE, no.. = TRUE), character(0), label = k)
+  }
+  expect_error(write_rds(bad$list, fst_tmp()), "column 'l'")
+  expect_error(write_rds(data.frame(a = 1), fst_tmp(), compression_level = 101), class = "rdarrow_error_usage")
+  expect_error(write_rds(data.frame(a = 1), fst_tmp(), compress = "xz"), class = "rdarrow_error_usage")
 })

@@ -325,8 +325,8 @@ pub fn save_stream(object: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
     if o.compression.is_qs_container() && !o.rds {
         return error_value(&rdarrow_arrow::write::one_object(o.compression));
     }
-    if o.compression == rdarrow_arrow::Compression::Qdata {
-        return match save_qdata(&object, file, o) {
+    if matches!(o.compression, rdarrow_arrow::Compression::Qdata | rdarrow_arrow::Compression::Fst) {
+        return match save_through_tree(&object, file, o) {
             Ok(left_out) => {
                 // told by write_rds() as qd_save() tells it
                 let mut out: Robj = file.into();
@@ -354,13 +354,14 @@ pub fn save_stream(object: Robj, file: &str, o: &ObjectFileOptions) -> Robj {
     }
 }
 
-/// Write `object` as a `.qdata` file: its serialization (the native
-/// walk's, else R's serializer's) read into the engine's tree, which the
-/// engine writes in qdata's encoding (refusing what qdata cannot hold).
+/// Write `object` as a `.qdata` or `.fst` file: its serialization (the
+/// native walk's, else R's serializer's) read into the engine's tree,
+/// which the engine writes in qdata's encoding or as fst's table
+/// (refusing what the format cannot hold).
 /// R's serializer writes version 2 here, where every ALTREP vector
 /// (stringfish's and any other class) is written as the vector it stands
 /// for, as `qd_save()` writes it. Returns what was left out.
-fn save_qdata(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<Vec<String>, Error> {
+fn save_through_tree(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<Vec<String>, Error> {
     let prefix = r_header(3)?;
     // SAFETY: `object` is held by the caller and no R code runs until the
     // layout is dropped
@@ -386,14 +387,12 @@ fn save_qdata(object: &Robj, file: &str, o: &ObjectFileOptions) -> Result<Vec<St
         None => rdarrow_arrow::read_bytes(bytes, &defaults)?,
     };
     let write = || {
-        rdarrow_arrow::write::qdata::write_qdata_file(
-            std::path::Path::new(file),
-            &o.storage,
-            &doc.root,
-            &doc.refs,
-            o.level,
-            o.threads,
-        )
+        let path = std::path::Path::new(file);
+        if o.compression == rdarrow_arrow::Compression::Fst {
+            return rdarrow_arrow::write::fst::write_fst_file(path, &o.storage, &doc.root, &doc.refs, o.level)
+                .map(|()| Vec::new());
+        }
+        rdarrow_arrow::write::qdata::write_qdata_file(path, &o.storage, &doc.root, &doc.refs, o.level, o.threads)
     };
     if small && !doc.root.nests_deeper_than(&doc.refs, crate::read::WRITE_HERE_MAX_DEPTH) {
         crate::job::watch_interrupts();

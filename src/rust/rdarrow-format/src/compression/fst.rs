@@ -18,6 +18,9 @@
 
 use std::io::{self, Read};
 
+/// fst's compression level when none is given (`write_fst()`'s default,
+/// on its 0-100 scale).
+pub const DEFAULT_LEVEL: u32 = 50;
 /// The seed of every hash fst stores.
 const HASH_SEED: u64 = 912_824_571;
 /// fst's magic number, at bytes 44-47 of the table header.
@@ -52,7 +55,8 @@ pub(crate) fn damaged(what: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what)
 }
 
-fn hash(bytes: &[u8]) -> u64 {
+/// fst's hash of a header's bytes.
+pub fn hash(bytes: &[u8]) -> u64 {
     twox_hash::XxHash64::oneshot(HASH_SEED, bytes)
 }
 
@@ -480,6 +484,181 @@ pub fn decode_block(code: u16, src: &[u8], len: usize, what: &dyn Fn() -> String
     })
 }
 
+/// 4-byte values shuffled as fst shuffles them ([`unshuffle4`] undoes it).
+fn shuffle4(v: &[u8]) -> Vec<u8> {
+    let n = v.len() / 4;
+    let groups = n / 8;
+    let mut out = vec![0u8; v.len()];
+    for seg in 0..4 {
+        let byte = 3 - seg;
+        for g in 0..groups {
+            for (j, &i) in SHUFFLE_ORDER.iter().enumerate() {
+                out[(seg * groups + g) * 8 + j] = v[(8 * g + i) * 4 + byte];
+            }
+        }
+    }
+    out[groups * 32..].copy_from_slice(&v[groups * 32..]);
+    out
+}
+
+/// 8-byte values shuffled as fst shuffles them ([`unshuffle8`] undoes it).
+fn shuffle8(v: &[u8]) -> Vec<u8> {
+    let n = v.len() / 8;
+    let groups = n / 8;
+    let mut out = vec![0u8; v.len()];
+    for seg in 0..8 {
+        let byte = 7 - seg;
+        for g in 0..groups {
+            for j in 0..8 {
+                out[(seg * groups + g) * 8 + j] = v[(8 * g + 7 - j) * 8 + byte];
+            }
+        }
+    }
+    out[groups * 64..].copy_from_slice(&v[groups * 64..]);
+    out
+}
+
+fn int_at(v: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(v[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+}
+
+/// R logicals packed 32 to a word ([`unpack_logicals`] undoes it).
+fn pack_logicals(v: &[u8]) -> Vec<u8> {
+    let n = v.len() / 4;
+    let mut out = Vec::with_capacity(8 * n.div_ceil(32));
+    for w in 0..n.div_ceil(32) {
+        let mut word = 0u64;
+        for k in 0..32.min(n - 32 * w) {
+            let x = int_at(v, 32 * w + k);
+            let half = 32 * (k % 2);
+            word |= u64::from(x & 1) << (k / 2 + half);
+            word |= u64::from(x >> 31) << (31 - k / 2 + half);
+        }
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out
+}
+
+/// Factor codes (below 128, or NA) packed a byte each ([`unpack_bytes`]).
+fn pack_bytes(v: &[u8]) -> Vec<u8> {
+    let n = v.len() / 4;
+    let mut out = vec![0u8; 8 * n.div_ceil(8)];
+    for (j, &i) in SHUFFLE_ORDER.iter().enumerate() {
+        for w in 0..n.div_ceil(8) {
+            if 8 * w + i < n {
+                let x = int_at(v, 8 * w + i);
+                out[8 * w + j] = (x & 0x7f) as u8 | ((x >> 31) as u8) << 7;
+            }
+        }
+    }
+    out
+}
+
+/// Factor codes (below 32768, or NA) packed in 2 bytes ([`unpack_shorts`]).
+fn pack_shorts(v: &[u8]) -> Vec<u8> {
+    const ORDER: [usize; 4] = [2, 0, 3, 1];
+    let n = v.len() / 4;
+    let mut out = vec![0u8; 8 * n.div_ceil(4)];
+    for w in 0..n.div_ceil(4) {
+        for (j, &i) in ORDER.iter().enumerate() {
+            if 4 * w + i < n {
+                let x = int_at(v, 4 * w + i);
+                let s = (x & 0x7fff) as u16 | ((x >> 31) as u16) << 15;
+                out[8 * w + 2 * j..8 * w + 2 * j + 2].copy_from_slice(&s.to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+/// The values of one block (`v`, as R holds them) stored by codec
+/// `code` at ZSTD `level`: what [`decode_block`] reads back.
+pub fn encode_block(code: u16, v: &[u8], level: i32) -> io::Result<Vec<u8>> {
+    use algo::*;
+    let lz4 = |b: &[u8]| lz4_flex::block::compress(b);
+    let zstd = |b: &[u8]| zstd::bulk::compress(b, level);
+    Ok(match code {
+        RAW => v.to_vec(),
+        LZ4 => lz4(v),
+        ZSTD => zstd(v)?,
+        LZ4_SHUF4 => lz4(&shuffle4(v)),
+        ZSTD_SHUF4 => zstd(&shuffle4(v))?,
+        LZ4_SHUF8 => lz4(&shuffle8(v)),
+        ZSTD_SHUF8 => zstd(&shuffle8(v))?,
+        LOGIC64 => pack_logicals(v),
+        LZ4_LOGIC64 => lz4(&pack_logicals(v)),
+        ZSTD_LOGIC64 => zstd(&pack_logicals(v))?,
+        INT_TO_BYTE => pack_bytes(v),
+        LZ4_INT_TO_BYTE => lz4(&pack_bytes(v)),
+        ZSTD_INT_TO_BYTE => zstd(&pack_bytes(v))?,
+        INT_TO_SHORT => pack_shorts(v),
+        LZ4_INT_TO_SHORT => lz4(&pack_shorts(v)),
+        ZSTD_INT_TO_SHORT => zstd(&pack_shorts(v))?,
+        other => return Err(io::Error::other(format!("fst has no codec {other}"))),
+    })
+}
+
+/// The codecs of a kind of column, as fst chooses them at a compression
+/// level: `plain` where nothing is compressed, `fast` (LZ4) and `small`
+/// (ZSTD).
+#[derive(Debug, Clone, Copy)]
+pub struct Codecs {
+    /// Stored without compression (raw, or packed).
+    pub plain: u16,
+    /// LZ4.
+    pub fast: u16,
+    /// ZSTD.
+    pub small: u16,
+}
+
+impl Codecs {
+    /// Integers and dates: shuffled bytes.
+    pub const INTEGER: Codecs = Codecs { plain: algo::RAW, fast: algo::LZ4_SHUF4, small: algo::ZSTD_SHUF4 };
+    /// Doubles and bytes.
+    pub const PLAIN: Codecs = Codecs { plain: algo::RAW, fast: algo::LZ4, small: algo::ZSTD };
+    /// 64-bit integers.
+    pub const INTEGER64: Codecs = Codecs { plain: algo::RAW, fast: algo::LZ4_SHUF8, small: algo::ZSTD_SHUF8 };
+    /// Logicals, always packed.
+    pub const LOGICAL: Codecs = Codecs { plain: algo::LOGIC64, fast: algo::LZ4_LOGIC64, small: algo::ZSTD_LOGIC64 };
+    /// Factor codes below 128 levels.
+    pub const BYTE_CODES: Codecs = Codecs { plain: algo::INT_TO_BYTE, fast: algo::LZ4_INT_TO_BYTE, small: algo::ZSTD_INT_TO_BYTE };
+    /// Factor codes below 32,768 levels.
+    pub const SHORT_CODES: Codecs = Codecs { plain: algo::INT_TO_SHORT, fast: algo::LZ4_INT_TO_SHORT, small: algo::ZSTD_INT_TO_SHORT };
+
+    /// The codec of block `k` at `level` (0-100), as fst spreads them:
+    /// up to 50, 2·level % of the blocks LZ4 and the rest stored plain;
+    /// above, 2·(level - 50) % ZSTD and the rest LZ4.
+    pub fn for_block(&self, level: u32, k: u64) -> u16 {
+        let spread = |pct: u64| (k + 1) * pct / 100 > k * pct / 100;
+        if level <= 50 {
+            if spread(2 * u64::from(level)) { self.fast } else { self.plain }
+        } else if spread(2 * u64::from(level - 50)) {
+            self.small
+        } else {
+            self.fast
+        }
+    }
+}
+
+/// The ZSTD level of fst's level (0-100).
+pub fn zstd_level(level: u32) -> i32 {
+    (2 * level.saturating_sub(50) as i32 * 22 / 100).max(1)
+}
+
+/// One block stored by the codec `codecs` gives it at `level`, or plain
+/// where that is no larger: its codec and bytes.
+pub fn store_block(codecs: Codecs, level: u32, k: u64, v: &[u8]) -> io::Result<(u16, Vec<u8>)> {
+    let code = codecs.for_block(level, k);
+    let out = encode_block(code, v, zstd_level(level))?;
+    if code != codecs.plain {
+        let plain = encode_block(codecs.plain, v, 0)?;
+        if plain.len() <= out.len() {
+            return Ok((codecs.plain, plain));
+        }
+    }
+    Ok((code, out))
+}
+
 /// How a column of fixed-width values is stored.
 enum Layout {
     /// The values as they are.
@@ -812,6 +991,30 @@ mod tests {
         let out = unshuffle4(&s);
         let back: Vec<u32> = out.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(back, vals);
+    }
+
+    #[test]
+    fn every_codec_reads_back_what_it_stored() {
+        let ints: Vec<u8> = (0..4099u32)
+            .flat_map(|i| if i % 13 == 0 { 0x8000_0000u32 } else { i % 120 }.to_le_bytes())
+            .collect();
+        let logicals: Vec<u8> = (0..4099u32)
+            .flat_map(|i| [0u32, 1, 0x8000_0000][(i % 3) as usize].to_le_bytes())
+            .collect();
+        let doubles: Vec<u8> = (0..2051u64).flat_map(|i| (i as f64 * 1.5).to_le_bytes()).collect();
+        let what = || "block".to_string();
+        for code in 0..16u16 {
+            let v = match code {
+                algo::LOGIC64 | algo::LZ4_LOGIC64 | algo::ZSTD_LOGIC64 => &logicals,
+                algo::LZ4_SHUF8 | algo::ZSTD_SHUF8 | algo::LZ4 | algo::ZSTD => &doubles,
+                _ => &ints,
+            };
+            for len in [4usize, 28, 36, 260, v.len()] {
+                let v = &v[..len.min(v.len()) / 8 * 8];
+                let stored = encode_block(code, v, 3).unwrap();
+                assert_eq!(decode_block(code, &stored, v.len(), &what).unwrap(), v, "codec {code}, {} bytes", v.len());
+            }
+        }
     }
 
     #[test]

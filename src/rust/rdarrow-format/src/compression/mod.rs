@@ -55,7 +55,7 @@ impl Compression {
     pub fn check_writable(self) -> crate::Result<()> {
         if matches!(
             self,
-            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs | Compression::Fst
+            Compression::Lzma | Compression::LazyLoadZlib | Compression::Zlib | Compression::Qs
         ) {
             return Err(crate::Error::usage("write gzip, bzip2, xz, zstd or none"));
         }
@@ -135,6 +135,7 @@ impl Compression {
             "zstd" => Compression::Zstd,
             "qs2" => Compression::Qs2,
             "qdata" => Compression::Qdata,
+            "fst" => Compression::Fst,
             _ => return None,
         })
     }
@@ -188,6 +189,7 @@ impl Compression {
             Compression::Gzip => 6,
             Compression::Bzip2 | Compression::Xz => 9,
             Compression::Zstd | Compression::Qs2 | Compression::Qdata => 3,
+            Compression::Fst => fst::DEFAULT_LEVEL,
             _ => 0,
         }
     }

@@ -90,8 +90,8 @@ pub enum Container {
 /// `ipc_to_rdata()` and `parquet_to_rdata()`, Python's single-cell
 /// writers, the command line's `to-rdata`.
 ///
-/// A `.qs2` or `.qdata` file ([`container_of_path`]) holds one object
-/// too, as an `.rds` file does.
+/// A `.qs2`, `.qdata` or `.fst` file ([`container_of_path`]) holds one
+/// object too, as an `.rds` file does.
 pub fn path_is_rds(path: &str) -> bool {
     ends_with(path, ".rds") || container_of_path(path).is_some()
 }
@@ -104,12 +104,15 @@ fn ends_with(path: &str, ext: &str) -> bool {
 /// The container a file written at `path` takes from its name, in any
 /// case: a `.qs2` file qs2's (R's serialization in zstd blocks, which
 /// `qs2::qs_read()` reads), a `.qdata` file qs2's with qs2's own encoding
-/// (`qs2::qd_read()`); `None` for R's own files.
+/// (`qs2::qd_read()`), an `.fst` file fst's table (`fst::read_fst()`);
+/// `None` for R's own files.
 pub fn container_of_path(path: &str) -> Option<Compression> {
     if ends_with(path, ".qs2") {
         Some(Compression::Qs2)
     } else if ends_with(path, ".qdata") {
         Some(Compression::Qdata)
+    } else if ends_with(path, ".fst") {
+        Some(Compression::Fst)
     } else {
         None
     }
@@ -127,6 +130,8 @@ pub const QS2_LEVELS: std::ops::RangeInclusive<i64> = 1..=22;
 ///   (`compress` not given, `"zstd"` or the container's own name), at
 ///   `level` (1 to 22, qs2's default 3 when not given); any other
 ///   compression is an error naming zstd.
+/// - An `.fst` file takes fst's compression at `level` 0 to 100 (fst's
+///   scale, 50 when not given); `compress` may only name it.
 /// - A `.qs` file, which rdarrow reads but does not write, is refused
 ///   before anything is written, pointing to `.qs2`.
 pub fn compression_for_path(
@@ -143,6 +148,17 @@ pub fn compression_for_path(
     let Some(container) = container_of_path(path) else {
         return Compression::for_writing(compress.unwrap_or("gzip"), level);
     };
+    if container == Compression::Fst {
+        return match (compress, level) {
+            (Some(c), _) if !["fst", "lz4", "zstd"].contains(&c) => Err(Error::usage(format!(
+                "an .fst file is compressed as fst compresses it (LZ4 and ZSTD by compression_level 0 to 100), not '{c}'"
+            ))),
+            (_, Some(l)) if !(0..=100).contains(&l) => Err(Error::usage(format!(
+                "compression level {l} is out of range: an .fst file takes 0 to 100 (fst's scale; 50 when not given)"
+            ))),
+            (_, l) => Ok((container, l.map(|l| l as u32))),
+        };
+    }
     match compress {
         None | Some("zstd" | "qs2" | "qdata") => match level {
             None => Ok((container, None)),

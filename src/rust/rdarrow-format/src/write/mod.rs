@@ -5,6 +5,7 @@
 
 pub mod layout;
 pub mod qdata;
+pub mod fst;
 
 use crate::compression::Compression;
 use crate::base::error::{Error, Result};
@@ -493,6 +494,9 @@ pub fn write_tree_file(
     if compression == Compression::Qdata {
         return qdata::write_qdata_file(path, storage, root, refs, level, threads).map(drop);
     }
+    if compression == Compression::Fst {
+        return fst::write_fst_file(path, storage, root, refs, level);
+    }
     if header.format == Format::Xdr {
         // laid out, then rendered and written on all cores
         let layout = layout_stream(container, header, root, refs, threads)?;
@@ -587,6 +591,10 @@ pub fn write_frame_file(
         let whole = whole_frame(frame, fill)?;
         return qdata::write_qdata_file(path, &o.storage, &whole, &refs, o.level, o.threads.max(1))
             .map(drop);
+    }
+    if o.compression == Compression::Fst {
+        let whole = whole_frame(frame, fill)?;
+        return fst::write_fst_file(path, &o.storage, &whole, &refs, o.level);
     }
     let RObject::Vector(v) = frame else {
         return Err(Error::internal("a data frame to write is not a vector"));
