@@ -5,12 +5,13 @@
 #' skipped, not decoded, so this is how to see what a large file holds
 #' before loading it. Compression (gzip, bzip2, xz, zstd or none) is
 #' detected from the file's bytes, and so are the files of qs and qs2
-#' (`.qs`, `.qs2`, `.qdata`), which hold one object, named as an `.rds`
+#' (`.qs`, `.qs2`, `.qdata`) and of fst (`.fst`, a data frame, read as
+#' `fst::read_fst()` gives it), which hold one object, named as an `.rds`
 #' file's.
 #'
 #' @param file Where the R data is: the path of an `.RData`/`.rda`/`.rds`
-#'   file, or of a `.qs2`/`.qdata` file of qs2 or a `.qs` file of qs
-#'   (read without those packages; see `vignette("sources", "rdarrow")`); a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
+#'   file, or of a `.qs2`/`.qdata` file of qs2, a `.qs` file of qs or an
+#'   `.fst` file of fst (read without those packages; see `vignette("sources", "rdarrow")`); a package's lazy-load data base (its `.rdb`, its `.rdx`, or the
 #'   path they share, such as `system.file("data", "Rdata", package =
 #'   "datasets")`); an `http://` or `https://` URL (read as a stream, with
 #'   `getOption("timeout")` seconds allowed for connecting and for each
@@ -18,7 +19,7 @@
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
 #'   `rawConnection()`), read to its end (one naming a file or URL not read from yet is read from it, so that every check of its compression is made; a `gzcon()` that reports damage is an error). Several sources at once: a
 #'   character vector of paths and URLs, or a directory (its `.rda`,
-#'   `.RData`, `.rds`, `.qs`, `.qs2` and `.qdata` files, in its subdirectories too, in sorted
+#'   `.RData`, `.rds`, `.qs`, `.qs2`, `.qdata` and `.fst` files, in its subdirectories too, in sorted
 #'   order); they are read on all cores at once. An object store URL
 #'   (`s3://bucket/key.RData`, `gs://...`, `az://...`) is read as a stream
 #'   (a lazy-load data base's `.rdb`/`.rdx` by byte range); a glob in one
@@ -62,7 +63,11 @@
 #' @section Damaged files: Every check a file's compression carries is
 #'   made before anything is returned: gzip's CRC-32 and length, bzip2's
 #'   block and stream CRCs, xz's block checks and index, a zstd frame's
-#'   checksum, and the hashes of `.qs`, `.qs2` and `.qdata` files. The
+#'   checksum, the hashes of `.qs`, `.qs2` and `.qdata` files, and every
+#'   header hash of an `.fst` file with every block's length (fst stores no
+#'   check of its data blocks: a flipped bit inside one that leaves its
+#'   compression whole reads as a different value, as it does for
+#'   `fst::read_fst()`; keep `.fst` files where storage checks them). The
 #'   rest of a file is read to its end for this even when the call needs
 #'   only its first objects. A file cut short, or whose bytes fail a check,
 #'   is an error saying so (`rdarrow_error_truncated` or
@@ -171,7 +176,7 @@ listing_of <- function(listing, label, call) {
 #'   file's bytes); or a connection (such as `gzcon(url(...))`, `file()` or
 #'   `rawConnection()`), read to its end (one naming a file or URL not read from yet is read from it, so that every check of its compression is made; a `gzcon()` that reports damage is an error). Several sources at once: a
 #'   character vector of paths and URLs, or a directory (its `.rda`,
-#'   `.RData`, `.rds`, `.qs`, `.qs2` and `.qdata` files, in its subdirectories too, in sorted
+#'   `.RData`, `.rds`, `.qs`, `.qs2`, `.qdata` and `.fst` files, in its subdirectories too, in sorted
 #'   order); they are read on all cores at once.
 #' @param objects `NULL` (all objects) or a character vector of object
 #'   names to read; the others are skipped without being built. An object

@@ -46,7 +46,13 @@
 #'   XXH3-64 hash in its header) or `.qdata` (a file `qs2::qd_read()`
 #'   reads: qs2's own encoding, which holds vectors, lists and attributes
 #'   only; other objects are refused, naming the first part it cannot
-#'   hold). Such files hold one object: `write_rds()` writes them. Or a
+#'   hold), or `.fst` (a file `fst::read_fst()` reads: a data frame's
+#'   columns in fst's LZ4 and ZSTD blocks, as `fst::write_fst()` writes
+#'   them, data.table's keys kept, row names not, as fst keeps none; list,
+#'   complex, matrix and `POSIXlt` columns, `difftime` in weeks and other
+#'   objects are refused, naming the column, before anything is written;
+#'   a column of strings in two encodings is written in UTF-8). Such files
+#'   hold one object: `write_rds()` writes them. Or a
 #'   connection (`file()`, `gzfile()`, `rawConnection()`, ...), to which
 #'   the stream is written as [saveRDS()] and [save()] write it:
 #'   uncompressed, the connection compressing it where it does (`compress`
@@ -62,7 +68,10 @@
 #'   file larger than levels 3, 5 and 9 below it do (each block keeps the
 #'   smallest of its frames at its level and at those: zstd's stronger
 #'   strategies lose to its fast ones on some data, R's strings among
-#'   them). A name ending in `.qs` (qs's
+#'   them). An `.fst` file takes fst's compression, `compression_level` 0
+#'   to 100 on fst's scale (default 50, as `fst::write_fst()`: up to 50 a
+#'   share of the blocks LZ4, above it a share ZSTD). A name ending in
+#'   `.qs` (qs's
 #'   format, which rdarrow reads but does not write) is an error pointing
 #'   to `.qs2`.
 #' @param compression_level Compression level (`NULL`: R's default,
