@@ -24,6 +24,12 @@ With --qs DIR (the x.qs2 and x.rds that bench/qs.R keeps with
 RDARROW_BENCH_KEEP=DIR): rdarrow.read_table() of the .qs2 file against the
 same frame's gzip .rds, median of --reps; target: faster.
 
+With --fst DIR (the x.fst that bench/fst.R keeps with
+RDARROW_BENCH_KEEP=DIR): rdarrow.read_table() of the .fst file against
+fstio.read_fst() (pip install fstio: PyPI's fst reader, pandas), median of
+--reps, and the peak memory of each (a fresh Python each); target: <= 0.3x
+fstio's time.
+
 How to run (from the repository root, with the .venv of tools/setup.sh,
 pyreadr and rdata installed from PyPI, and R with the rdarrow package):
   .venv/bin/python bench/python.py                       # 5e5 and 5e6 rows
@@ -100,12 +106,52 @@ def qs_rows(folder, reps):
     print(f"| x.qs2 (qs_save() defaults) | {t_qs2:.2f} | **{t_qs2 / t_rds:.2f}** |")
 
 
+PEAK_FST = r"""
+import sys, gc
+def status(field):
+    for line in open('/proc/self/status'):
+        if line.startswith(field + ':'):
+            return int(line.split()[1]) * 1024
+import pyarrow as pa, pandas as pd, rdarrow, fstio
+gc.collect()
+open('/proc/self/clear_refs', 'w').write('5')
+base = status('VmRSS')
+what, path = sys.argv[1], sys.argv[2]
+x = rdarrow.read_table(path) if what == 'rdarrow' else fstio.read_fst(path)
+print(base, status('VmHWM'))
+"""
+
+
+def fst_rows(folder, reps):
+    """read_table() of an .fst file against fstio.read_fst()."""
+    import fstio
+
+    import rdarrow
+
+    f = os.path.join(folder, "x.fst")
+    t_ours = statistics.median(timed(lambda: rdarrow.read_table(f), reps))
+    t_fstio = statistics.median(timed(lambda: fstio.read_fst(f), reps))
+    peaks = {}
+    for what in ("rdarrow", "fstio"):
+        out = subprocess.run([sys.executable, "-c", PEAK_FST, what, f], check=True, capture_output=True, text=True)
+        base, hwm = map(int, out.stdout.split())
+        peaks[what] = (hwm - base) / 1e6
+    print(f"- fstio {getattr(fstio, '__version__', '?')}; rdarrow {rdarrow.__version__}")
+    print("| reader of x.fst | s | peak MB | time vs fstio |")
+    print("|---|---:|---:|---:|")
+    print(f"| fstio.read_fst() | {t_fstio:.2f} | {peaks['fstio']:.0f} | 1.00 |")
+    print(f"| rdarrow.read_table() | {t_ours:.2f} | {peaks['rdarrow']:.0f} | **{t_ours / t_fstio:.2f}** (target <= 0.3) |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="5e5,5e6")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--qs", default=None, help="a folder with x.qs2 and x.rds (bench/qs.R, RDARROW_BENCH_KEEP)")
+    ap.add_argument("--fst", default=None, help="a folder with x.fst (bench/fst.R, RDARROW_BENCH_KEEP)")
     a = ap.parse_args()
+    if a.fst:
+        return fst_rows(a.fst, a.reps)
     sizes = [int(float(s)) for s in a.sizes.split(",")]
     if a.qs:
         return qs_rows(a.qs, a.reps)

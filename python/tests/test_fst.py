@@ -64,8 +64,8 @@ def test_polars_dask_duckdb_and_the_command_read_fst(made, tmp_path):
     from test_duckdb import connect
 
     con = connect()
-    got = con.execute(f"SELECT * FROM '{made / 'plain.fst'}'").to_arrow_table()
-    assert got.equals(con.execute(f"SELECT * FROM read_rds('{made / 'plain.rds'}')").to_arrow_table())
+    got = con.sql(f"SELECT * FROM '{made / 'plain.fst'}'").to_arrow_table()
+    assert got.equals(con.sql(f"SELECT * FROM read_rds('{made / 'plain.rds'}')").to_arrow_table())
     n = con.execute(f"SELECT count(*) FROM read_rdata('{made / 'parts' / '*'}')").fetchone()[0]
     assert n == 400
     pl = pytest.importorskip("polars")
@@ -73,6 +73,15 @@ def test_polars_dask_duckdb_and_the_command_read_fst(made, tmp_path):
 
     assert rp.scan_rdata(str(made / "plain.fst")).collect().equals(pl.from_arrow(want))
     assert rp.scan_rdata(str(made / "parts" / "*.fst")).collect().height == 400
+    pytest.importorskip("dask.dataframe")
+    from rdarrow import dask as rdask
+
+    assert len(rdask.read_rdata(str(made / "plain.fst")).compute()) == 5000
+
+
+def test_spark_reads_an_fst_file(made, spark):
+    df = spark.read.format("rdata").load(str(made / "plain.fst"))
+    assert df.count() == 5000
 
 
 def test_damaged_fst_files_are_errors(made, tmp_path):
