@@ -65,8 +65,8 @@
 #'   block and stream CRCs, xz's block checks and index, a zstd frame's
 #'   checksum, the hashes of `.qs`, `.qs2` and `.qdata` files, and every
 #'   header hash of an `.fst` file with every block's length (fst stores no
-#'   check of its data blocks: a flipped bit inside one that leaves its
-#'   compression whole reads as a different value, as it does for
+#'   check of its column names or data blocks: a flipped bit inside one that
+#'   leaves its compression whole reads as a different value, as it does for
 #'   `fst::read_fst()`; keep `.fst` files where storage checks them). The
 #'   rest of a file is read to its end for this even when the call needs
 #'   only its first objects. A file cut short, or whose bytes fail a check,

@@ -14,6 +14,8 @@
 #     (pyarrow), including arrow R "r" schema metadata.
 #   tensor_message: Arrow Tensor messages from seedgen/make_tensor_seeds.py
 #     (pyarrow's, every numeric type and layout; rdarrow's of R arrays).
+#   fst_container: .fst files of fst (RDARROW_FST_LIB, or the repository's
+#     .fst-lib);
 #   qs_formats, qs_encoding, qdata_encoding: .qs, .qs2 and .qdata files of
 #     every preset, level and shuffle made by the real qs and qs2
 #     (seedgen/make_qs_seeds.R, with RDARROW_QS_LIB or the repository's
@@ -36,6 +38,8 @@ mkdir -p "$seeds/rdata_parse" "$seeds/rdata_to_arrow" "$seeds/ipc_to_rdata" "$se
 # qs and qs2's files, made by the real packages
 RDARROW_QS_LIB="${RDARROW_QS_LIB:-$here/../../../.qs-lib}" Rscript "$here/seedgen/make_qs_seeds.R" "$seeds"
 "$python" "$here/seedgen/make_qdata_payloads.py" "$seeds"
+# fst's files, made by the real package
+RDARROW_FST_LIB="${RDARROW_FST_LIB:-$here/../../../.fst-lib}" Rscript "$here/seedgen/make_fst_seeds.R" "$seeds"
 
 # peer fixtures (data files only), flattened to unique names
 if [ -d "$peers" ]; then
