@@ -48,6 +48,7 @@ def open_table(
     object: Optional[str] = None,
     columns: Optional[List[str]] = None,
     storage: _Storage = None,
+    salvage: bool = False,
 ) -> "OpenedTable": ...
 
 class OpenedTable:
