@@ -128,17 +128,13 @@ def test_scans_refuse_a_damaged_file_and_salvage_it_when_asked(files, tmp_path):
         with pytest.raises(Exception, match="cut short") as e:
             con.execute(f"SELECT count(*) FROM {fn}('{bad}')").fetchall()
         assert "salvage := true" in str(e.value)
-        got = con.execute(f"SELECT a, b FROM {fn}('{bad}', salvage := true)").arrow()
-        if hasattr(got, "read_all"):
-            got = got.read_all()
+        got = con.sql(f"SELECT a, b FROM {fn}('{bad}', salvage := true)").to_arrow_table()
         assert got.column("a").to_pylist() == intact.column("a").to_pylist()
         assert got.column("b").to_pylist() == intact.column("b").to_pylist()
     # cut in the middle of the columns: only the leading one, by position
     mid = tmp_path / "mid.rds"
     mid.write_bytes((files / "big_none.rds").read_bytes()[:600_000])
-    got = con.execute(f"SELECT * FROM read_rds('{mid}', salvage := true)").arrow()
-    if hasattr(got, "read_all"):
-        got = got.read_all()
+    got = con.sql(f"SELECT * FROM read_rds('{mid}', salvage := true)").to_arrow_table()
     assert got.column_names == ["V1"] and got.column(0).to_pylist() == intact.column("a").to_pylist()
     assert pl is not None
 
