@@ -253,6 +253,13 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
 #' @param sink Path of the tensor file to write (or an object store URL).
 #' @param object Name of the array in an `.RData` file (or an object path
 #'   such as `"lst$m"`); by default the file's only array.
+#' @param salvage `FALSE` (the default) to refuse a damaged file; `TRUE`
+#'   to write the array from a damaged file where it was read whole (its
+#'   data and `dim`), with a warning of class `rdarrow_warning` saying what
+#'   was lost (see [read_rdata()]). The array the damage is in is an error
+#'   naming it (never an array of another shape), and a damaged `.RData`
+#'   file needs `object`: the arrays after the damage are lost, so which
+#'   one is the file's only array is not known.
 #' @return The tensor's shape, invisibly.
 #' @seealso [tensor_to_rdata()] for the way back.
 #' @examples
@@ -265,17 +272,20 @@ rdata_to_parquet <- function(file, sink, object = NULL, col_select = NULL,
 #' tensor_to_rdata(t, out)
 #' identical(readRDS(out), volcano)
 #' @export
-rdata_to_tensor <- function(file, sink, object = NULL, storage_options = NULL) {
+rdata_to_tensor <- function(file, sink, object = NULL, storage_options = NULL, salvage = FALSE) {
   storage <- storage_arg(storage_options)
+  salvage <- salvage_arg(salvage)
   src <- data_source(file, storage = storage)
   on.exit(src$done(), add = TRUE)
   check_sink(sink)
   if (!is.null(object) && (!is.character(object) || length(object) != 1L || is.na(object))) {
     abort_usage("`object` must be NULL or a single name.")
   }
-  shape <- check_engine(rdata_to_tensor_impl(src$path, path.expand(sink), object, src$name, read_args(storage)),
-                        file = src$label)
-  invisible(shape)
+  res <- check_engine(rdata_to_tensor_impl(src$path, path.expand(sink), object, src$name,
+                                            read_args(storage, salvage = salvage)),
+                      file = src$label)
+  damage_warnings(res$damage, src$label)
+  invisible(res$shape)
 }
 
 check_sink <- function(sink) {

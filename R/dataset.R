@@ -51,6 +51,17 @@
 #' @param names_to The partition column (outermost) that holds the names
 #'   of a list's data frames (their positions where they have none), when
 #'   `object` is a list of data frames.
+#' @param salvage `FALSE` (the default) to refuse a damaged file (the
+#'   error names it, and nothing is written); `TRUE` to write what is
+#'   intact of each damaged file, as [read_rdata()] salvages it: of an
+#'   `.rds` file (or the object named by `object`) the object, or the
+#'   whole columns of a data frame cut short; of an `.RData` file the data
+#'   frames read whole before the damage (those after it are lost; one cut
+#'   short lost its class, so name it with `object` to write its whole
+#'   columns). Each damaged file gives a warning of class `rdarrow_warning`
+#'   naming it and saying what was lost and what was written; intact files
+#'   are written as ever. Columns a file lost make its schema differ from
+#'   the others': an error naming the file.
 #' @return `path`, invisibly.
 #' @examples
 #' dir <- file.path(tempdir(), "rdarrow-dataset-example")
@@ -73,11 +84,12 @@
 #' @export
 rdata_to_dataset <- function(files, path, partitioning = NULL,
                              format = c("parquet", "arrow", "feather"), object = NULL,
-                             names_to = "name", storage_options = NULL) {
+                             names_to = "name", storage_options = NULL, salvage = FALSE) {
   if (!is.character(files) || length(files) == 0L || anyNA(files) || !all(nzchar(files))) {
     abort_usage("`files` must be a character vector of paths (non-empty strings).")
   }
   storage <- storage_arg(storage_options)
+  salvage <- salvage_arg(salvage)
   # globs, directories and store prefixes: the files they name
   files <- expand_files(files, storage)
   where <- r_data_paths(files)
@@ -120,7 +132,9 @@ rdata_to_dataset <- function(files, path, partitioning = NULL,
   if (!is.character(names_to) || length(names_to) != 1L || is.na(names_to) || !nzchar(names_to)) {
     abort_usage("`names_to` must be a column name (a non-empty string).")
   }
-  check_engine(rdata_to_dataset_impl(inputs, path.expand(path), partitioning,
-                                     format, object, names_to, session_tz(), read_args(storage)))
+  res <- check_engine(rdata_to_dataset_impl(inputs, path.expand(path), partitioning, format, object,
+                                            names_to, session_tz(), read_args(storage, salvage = salvage)))
+  # what salvage lost of each damaged file, by the file as given
+  for (i in seq_along(res$damage)) damage_warnings(res$damage[[i]], files[[res$damaged[[i]]]])
   invisible(path)
 }

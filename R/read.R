@@ -290,13 +290,14 @@ read_values <- function(path, objects, name, call, storage = character(), truste
 
 # The objects of each of several `files`, read at once: a list named by
 # the files, each element the named list of that file's objects.
+# `one`: each file is read as one object (read_rds()).
 read_files <- function(files, objects, call, storage = character(), trusted = TRUE,
-                       salvage = FALSE) {
+                       salvage = FALSE, one = FALSE) {
   src <- files_source(files)
   res <- check_engine(rdata_read_files_impl(src$paths, src$labels, objects, src$names,
                                             read_args(storage, trusted, salvage)),
                       call = call)
-  out <- Map(values_of, res, list(call), src$labels)
+  out <- Map(values_of, res, list(call), src$labels, one)
   names(out) <- src$labels
   out
 }
@@ -390,7 +391,9 @@ read_rds <- function(file, storage_options = NULL, trusted = getOption("rdarrow.
 # list named by the files.
 read_rds_files <- function(files, call, storage = character(), trusted = TRUE, salvage = FALSE,
                            object = NULL) {
-  values <- read_files(files, object, call, storage, trusted, salvage)
+  # each file as one object, as read_rds() reads one file: a damaged
+  # save() file is not taken as one object
+  values <- read_files(files, object, call, storage, trusted, salvage, one = TRUE)
   out <- vector("list", length(values))
   for (i in seq_along(values)) out[i] <- list(the_one(values[[i]], names(values)[[i]], call))
   names(out) <- names(values)

@@ -101,6 +101,7 @@ def to_tensor(
     sink: Optional[PathLike] = ...,
     object: Optional[ObjectRef] = ...,
     storage_options: StorageOptions = ...,
+    salvage: bool = ...,
 ) -> Any: ...
 def to_ipc(
     path: Source,

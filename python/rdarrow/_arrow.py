@@ -25,13 +25,19 @@ class Capsule:
 
 
 def open_table(
-    path: Any, object: Optional[ObjectRef], columns: Optional[List[str]], storage_options: StorageOptions
+    path: Any,
+    object: Optional[ObjectRef],
+    columns: Optional[List[str]],
+    storage_options: StorageOptions,
+    salvage: bool = False,
 ) -> "tuple[Any, Optional[Opened]]":
     """One object of a file opened to be read by row range and column (the
-    engine's ``open_table``), and what must stay open while it is read (an
-    fsspec file)."""
+    engine's ``open_table``; ``salvage``: what is intact of a damaged file,
+    what was lost first in the table's ``warnings``), and what must stay
+    open while it is read (an fsspec file)."""
     src, keep = engine_source(path, storage_options)
-    return _rdarrow.open_table(src, object_path_of(object), columns, storage_pairs(storage_options)), keep
+    opened = _rdarrow.open_table(src, object_path_of(object), columns, storage_pairs(storage_options), salvage)
+    return opened, keep
 
 
 def table_schema(table: Any) -> "pyarrow.Schema":  # noqa: F821

@@ -36,14 +36,19 @@ def read_objects(
     salvage: bool = False,
 ) -> Tuple[Dict[str, Any], List[str], Optional[str]]: ...
 def to_tensor(
-    path: _Given, sink: Optional[str] = None, object: Optional[str] = None, storage: _Storage = None
-) -> Tuple[str, Optional["RTensor"]]: ...
+    path: _Given,
+    sink: Optional[str] = None,
+    object: Optional[str] = None,
+    storage: _Storage = None,
+    salvage: bool = False,
+) -> Tuple[str, Optional["RTensor"], Optional[str]]: ...
 
 def open_table(
     path: _Given,
     object: Optional[str] = None,
     columns: Optional[List[str]] = None,
     storage: _Storage = None,
+    salvage: bool = False,
 ) -> "OpenedTable": ...
 
 class OpenedTable:

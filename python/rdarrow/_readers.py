@@ -275,6 +275,7 @@ def to_tensor(
     sink: Optional[PathLike] = None,
     object: Optional[ObjectRef] = None,
     storage_options: StorageOptions = None,
+    salvage: bool = False,
 ) -> Any:
     """One R array (matrix, array, or vector as one dimension; integer,
     logical, double, complex or raw) of an R data file as an Arrow tensor,
@@ -289,10 +290,18 @@ def to_tensor(
     ``pyarrow.ipc.read_tensor()`` reads) and returns ``None``; without,
     returns a ``pyarrow.Tensor`` over the engine's buffer. ``object``
     names the array of an ``.RData`` file (default: its only array).
-    A damaged file is an error (salvage with :func:`read_objects`)."""
+    ``salvage``: see :func:`read_objects`; an array is taken from a damaged
+    file only whole (its data and ``dim`` read), with an
+    :class:`RDataWarning` saying what was lost: the array the damage is in
+    is an error naming it, and a damaged ``.RData`` file needs ``object``
+    (the arrays after the damage are lost, so its only array is not
+    known)."""
     src, _opened = engine_source(path, storage_options)
     sink_path = None if sink is None else as_path(sink)
-    _, t = _rdarrow.to_tensor(src, sink_path, object_path_of(object), storage_pairs(storage_options))
+    _, t, damage = _rdarrow.to_tensor(
+        src, sink_path, object_path_of(object), storage_pairs(storage_options), _salvage(salvage)
+    )
+    _warn_damage(damage, path)
     if t is None:
         return None
     from . import _values

@@ -12,7 +12,9 @@ are decoded and converted, batch by batch (``batch_size`` rows, else the
 memory budget's row group); the predicate filters each batch; a row
 limit stops the reading once it is met. Globs, directories and lists of
 files scan as one frame, columns matched by name (a file without a
-column gives nulls there).
+column gives nulls there). ``salvage=True`` reads what is intact of a
+damaged file, as :func:`rdarrow.read_table` does, with an
+:class:`rdarrow.RDataWarning` when the scan is made saying what was lost.
 """
 
 from __future__ import annotations
@@ -25,22 +27,25 @@ from ._optional import need_all
 # the package this module serves, named with its install when missing
 need_all("rdarrow.polars", ["polars"], "polars")
 
-from ._errors import RDataWarning  # noqa: E402
+from ._errors import RDataWarning, UsageError  # noqa: E402
 from ._arrow import Capsule, open_table, refuse_unions, table_schema  # noqa: E402
 from ._sources import files_of  # noqa: E402
 
 __all__ = ["read_rdata", "scan_rdata"]
 
 
-def _opened(path: Any, object: Optional[str], storage_options: Optional[dict]) -> List[Any]:
-    """Each file ``path`` names, opened (with what keeps it open)."""
+def _opened(path: Any, object: Optional[str], storage_options: Optional[dict], salvage: bool = False) -> List[Any]:
+    """Each file ``path`` names, opened (with what keeps it open); what a
+    salvaging read of each lost said as it is opened."""
+    if not isinstance(salvage, bool):
+        raise UsageError("salvage must be True or False")
     if isinstance(path, (bytes, bytearray, memoryview)) or hasattr(path, "read"):
         sources = [path]
     else:
         sources = files_of(path, storage_options)
     out = []
     for src in sources:
-        t, keep = open_table(src, object, None, storage_options)
+        t, keep = open_table(src, object, None, storage_options, salvage)
         for w in t.warnings:
             warnings.warn(w, RDataWarning, stacklevel=3)
         out.append((t, keep))
@@ -62,18 +67,20 @@ def scan_rdata(
     path: Any,
     object: Optional[Any] = None,
     storage_options: Optional[dict] = None,
+    salvage: bool = False,
 ) -> "pl.LazyFrame":  # noqa: F821
     """A ``polars.LazyFrame`` of one data frame of each R data file
     ``path`` names (a file, bytes, a file object, a URL, a glob, a
     directory, a list), read as the query asks (see the module). ``object``
     names the data frame of an ``.RData`` file or its object path
     (default: each file's only data frame); ``storage_options`` as
-    :func:`rdarrow.read_table` takes them. Types are rdarrow's mapping as
-    ``pl.from_arrow(rdarrow.read_table(...))`` gives them."""
+    :func:`rdarrow.read_table` takes them; ``salvage``: see the module.
+    Types are rdarrow's mapping as ``pl.from_arrow(rdarrow.read_table(...))``
+    gives them."""
     import polars as pl
     from polars.io.plugins import register_io_source
 
-    opened = _opened(path, object, storage_options)
+    opened = _opened(path, object, storage_options, salvage)
     schemas = [_schema_of(t) for t, _ in opened]
     union: Dict[str, Any] = {}
     for s in schemas:
@@ -137,9 +144,10 @@ def read_rdata(
     object: Optional[Any] = None,
     columns: Optional[List[str]] = None,
     storage_options: Optional[dict] = None,
+    salvage: bool = False,
 ) -> "pl.DataFrame":  # noqa: F821
     """:func:`scan_rdata` collected (``columns``: these, in this order)."""
-    lf = scan_rdata(path, object=object, storage_options=storage_options)
+    lf = scan_rdata(path, object=object, storage_options=storage_options, salvage=salvage)
     if columns is not None:
         lf = lf.select(list(columns))
     return lf.collect()

@@ -11,7 +11,11 @@ directory, a list of paths, ``s3://``/``gs://``/``az://`` URLs, a lazy-load
 data base) and the options ``object`` (the object or object path),
 ``columns`` (comma-separated names) and the object store's options (the
 names :func:`rdarrow.read_table` takes in ``storage_options``, credentials
-also from the environment). The schema is rdarrow's one type mapping in
+also from the environment), and ``salvage`` (``"true"``: what is intact of
+a damaged file, as :func:`rdarrow.read_table` reads it, with an
+:class:`rdarrow.RDataWarning` in the Python worker that opens the file,
+which Spark shows where it shows its workers' standard error: the console
+in local mode, the executors' logs on a cluster). The schema is rdarrow's one type mapping in
 Spark's types (the table below), from each file opened on the driver (no
 payload converted), files matched by column name; a user's ``.schema()``
 selects and orders the columns, and only those are converted.
@@ -59,6 +63,7 @@ import math
 import os
 import shutil
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -76,7 +81,7 @@ from pyspark.sql.datasource import (  # noqa: E402
 )
 
 from ._arrow import Capsule, open_table, refuse_unions, table_schema  # noqa: E402
-from ._errors import UsageError  # noqa: E402
+from ._errors import RDataWarning, UsageError  # noqa: E402
 from ._readers import list_objects, read_table  # noqa: E402
 from ._sources import files_of, object_path_of  # noqa: E402
 from ._writers import write_rdata, write_rds  # noqa: E402
@@ -97,7 +102,9 @@ _OPEN_COST_BYTES = 64 * 2**10
 _WHOLE_FILE_BYTES = 256 * 2**20
 # rows of the record batches handed to Spark
 _ROWS_PER_BATCH = 65536
-_OWN_OPTIONS = {"path", "paths", "object", "columns", "format", "maxpartitionbytes", "opencostinbytes", "parallelism"}
+_OWN_OPTIONS = {
+    "path", "paths", "object", "columns", "format", "maxpartitionbytes", "opencostinbytes", "parallelism", "salvage",
+}
 
 
 def register(spark: Any) -> None:
@@ -195,19 +202,31 @@ def _arrow_schema_of(struct: Any) -> Any:
         return to_arrow_schema(struct)
 
 
+def _salvage(options: Dict[str, str]) -> bool:
+    """The option ``salvage``: ``"true"`` or ``"false"`` (the default)."""
+    value = str(options.get("salvage", "false")).strip().lower()
+    if value not in ("true", "false"):
+        raise UsageError(f"rdata: the option salvage must be true or false, not {options.get('salvage')!r}")
+    return value == "true"
+
+
 def _open(path: str, options: Dict[str, str], columns: Optional[List[str]]) -> Tuple[Any, Any]:
     """The file opened (and what must stay open while it is read: an
-    fsspec file)."""
-    return open_table(path, options.get("object"), columns, _storage(options))
+    fsspec file); what a salvaging read lost said as a warning."""
+    t, keep = open_table(path, options.get("object"), columns, _storage(options), _salvage(options))
+    for w in t.warnings:
+        warnings.warn(f"{path}: {w}", RDataWarning, stacklevel=2)
+    return t, keep
 
 
 def _read_whole(path: str, options: Dict[str, str], columns: List[str]) -> Any:
     """A file's table, read in memory: the columns asked for that it has
     (all of them when it lacks one: a file of a union by name)."""
+    kw = {"object": options.get("object"), "storage_options": _storage(options), "salvage": _salvage(options)}
     try:
-        return read_table(path, object=options.get("object"), columns=columns, storage_options=_storage(options))
+        return read_table(path, columns=columns, **kw)
     except UsageError:
-        return read_table(path, object=options.get("object"), storage_options=_storage(options))
+        return read_table(path, **kw)
 
 
 def _compressed(path: str) -> bool:

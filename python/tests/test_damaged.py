@@ -5,6 +5,7 @@ flipped and cut short fail with an error or give back exactly the
 original; ``salvage=True`` recovers what is intact, with an RDataWarning
 saying what was lost."""
 
+import importlib
 import io
 import subprocess
 import sys
@@ -97,23 +98,121 @@ def test_damaged_files_never_read_as_different_data(files, tmp_path, comp):
     assert errors > 0
 
 
-def test_polars_and_duckdb_refuse_a_damaged_file(files, tmp_path):
-    b = (files / "df_gzip.rds").read_bytes()
+def test_scans_refuse_a_damaged_file_and_salvage_it_when_asked(files, tmp_path):
+    """Polars, Dask and DuckDB: a damaged file is an error pointing to the
+    host's own salvage; with it, the whole columns an intact file's part
+    gives (Polars and Dask with an RDataWarning; DuckDB without a word, as
+    it has no channel for one)."""
+    src = files / "big_gzip.rds"
+    intact = rdarrow.read_table(str(src))
     bad = tmp_path / "bad.rds"
-    bad.write_bytes(b[:-4])
+    bad.write_bytes(src.read_bytes()[:-12])  # in the trailing attributes
     pl = pytest.importorskip("polars")
-    import rdarrow.polars  # noqa: F401
+    polars_reader = importlib.import_module("rdarrow.polars")
 
     with pytest.raises(Exception, match="cut short") as e:
-        rdarrow.polars.scan_rdata(str(bad)).collect()
-    # a scan does not salvage: its error suggests none
-    assert "salvage" not in str(e.value)
+        polars_reader.scan_rdata(str(bad)).collect()
+    assert "salvage=True" in str(e.value)
+    with pytest.warns(RDataWarning, match="returned: what was kept of the object"):
+        got = polars_reader.scan_rdata(str(bad), salvage=True).collect()
+    assert got.to_arrow().select(["a", "b"]).equals(intact.select(["a", "b"]))
+    with pytest.warns(RDataWarning, match="all 2 elements"):
+        got = polars_reader.read_rdata(str(bad), columns=["b"], salvage=True)
+    assert got["b"].to_list() == intact.column("b").to_pylist()
+    with pytest.raises(RDataError, match="salvage must be True or False"):
+        polars_reader.scan_rdata(str(bad), salvage="yes")
     from test_duckdb import connect
 
     con = connect()
-    with pytest.raises(Exception, match="cut short"):
-        con.execute(f"SELECT count(*) FROM read_rds('{bad}')").fetchall()
+    for fn in ("read_rds", "read_rdata"):
+        with pytest.raises(Exception, match="cut short") as e:
+            con.execute(f"SELECT count(*) FROM {fn}('{bad}')").fetchall()
+        assert "salvage := true" in str(e.value)
+        got = con.sql(f"SELECT a, b FROM {fn}('{bad}', salvage := true)").to_arrow_table()
+        assert got.column("a").to_pylist() == intact.column("a").to_pylist()
+        assert got.column("b").to_pylist() == intact.column("b").to_pylist()
+    # cut in the middle of the columns: only the leading one, by position
+    mid = tmp_path / "mid.rds"
+    mid.write_bytes((files / "big_none.rds").read_bytes()[:600_000])
+    got = con.sql(f"SELECT * FROM read_rds('{mid}', salvage := true)").to_arrow_table()
+    assert got.column_names == ["V1"] and got.column(0).to_pylist() == intact.column("a").to_pylist()
     assert pl is not None
+
+
+def test_dask_salvages_when_asked(files, tmp_path):
+    pytest.importorskip("dask.dataframe")
+    dask_reader = importlib.import_module("rdarrow.dask")
+
+    src = files / "big_none.rds"
+    intact = rdarrow.read_table(str(src))
+    bad = tmp_path / "bad.rds"
+    bad.write_bytes(src.read_bytes()[:-30])
+    with pytest.raises(CorruptError, match="salvage=True"):
+        dask_reader.read_rdata([str(bad)])
+    with pytest.warns(RDataWarning, match="all 2 elements of the object whole"):
+        got = dask_reader.read_rdata([str(src), str(bad)], salvage=True).compute(scheduler="sync")
+    assert len(got) == 2 * intact.num_rows
+    assert got["b"].tolist() == intact.column("b").to_pylist() * 2
+
+
+def test_spark_salvages_with_the_option(files, tmp_path, spark):
+    src = files / "big_gzip.rds"
+    intact = rdarrow.read_table(str(src))
+    bad = tmp_path / "bad.rds"
+    bad.write_bytes(src.read_bytes()[:-12])
+    with pytest.raises(Exception, match="cut short"):
+        spark.read.format("rdata").load(str(bad)).count()
+    df = spark.read.format("rdata").option("salvage", "true").load(str(bad))
+    got = df.toPandas()
+    assert got["b"].tolist() == intact.column("b").to_pylist()
+    with pytest.raises(Exception, match="salvage must be true or false"):
+        spark.read.format("rdata").option("salvage", "yes").load(str(bad)).count()
+
+
+def test_to_tensor_salvages_an_array_only_whole(files, tmp_path, run_r):
+    out = tmp_path / "arrays"
+    out.mkdir()
+    run_r(f'out <- "{out}"\n' + r"""
+a <- matrix(1:20, 4)
+b <- array(as.double(1:6000), c(10, 20, 30))
+save(a, b, file = file.path(out, "ab.RData"), compress = FALSE)
+saveRDS(b, file.path(out, "b.rds"))
+""")
+    src = out / "ab.RData"
+    bad = tmp_path / "ab_cut.RData"
+    bad.write_bytes(src.read_bytes()[:-20000])  # inside b's data
+    with pytest.raises(CorruptError, match="salvage=True"):
+        rdarrow.to_tensor(str(bad), object="a")
+    with pytest.warns(RDataWarning, match="returned: object 'a', read whole"):
+        t = rdarrow.to_tensor(str(bad), object="a", salvage=True)
+    assert t.to_numpy().tolist() == rdarrow.to_tensor(str(src), object="a").to_numpy().tolist()
+    with pytest.warns(RDataWarning, match="returned: object 'a', read whole"):
+        assert rdarrow.to_tensor(str(bad), tmp_path / "a.tensor", object="a", salvage=True) is None
+    assert pa.ipc.read_tensor(pa.memory_map(str(tmp_path / "a.tensor"))).equals(t)
+    # the array the damage is in, or none named: an error, never a tensor
+    with pytest.raises(RDataError, match="'b'"):
+        rdarrow.to_tensor(str(bad), object="b", salvage=True)
+    with pytest.raises(RDataError, match="which object the file would give is not known"):
+        rdarrow.to_tensor(str(bad), salvage=True)
+    # an .rds array cut short: an error with salvage too; a failed gzip
+    # check after it parsed: the array with a warning
+    b = (out / "b.rds").read_bytes()
+    cut = tmp_path / "b_cut.rds"
+    cut.write_bytes(b[:-12])
+    with pytest.raises(CorruptError):
+        rdarrow.to_tensor(str(cut), salvage=True)
+    flip = bytearray(b)
+    flip[-6] ^= 0x10
+    crc = tmp_path / "b_crc.rds"
+    crc.write_bytes(bytes(flip))
+    with pytest.warns(RDataWarning, match="values may be wrong"):
+        t = rdarrow.to_tensor(str(crc), salvage=True)
+    assert t.equals(rdarrow.to_tensor(str(out / "b.rds")))
+    # read_objects(as_tensor=True) takes the arrays read whole
+    with pytest.warns(RDataWarning, match="in object 'b'"):
+        got = rdarrow.read_objects(str(bad), as_tensor=True, salvage=True)
+    assert got["a"].equals(rdarrow.read_objects(str(src), as_tensor=True)["a"])
+    assert "b" not in got
 
 
 def test_a_cut_file_is_an_error_naming_salvage_and_salvage_keeps_whole_columns(files, tmp_path):
@@ -192,17 +291,39 @@ def test_the_command_refuses_and_salvages(files, tmp_path):
     assert got["a"] == [1, 2, 3]
 
 
-def test_the_command_refuses_salvage_where_it_writes_only_from_intact_files(files, tmp_path):
-    """to-dataset and to-tensor are written only from intact files:
-    --salvage with them is a usage error (exit 2) saying where to salvage,
-    never a flag taken and ignored."""
+def test_the_command_salvages_datasets_and_tensors(files, tmp_path):
+    """to-dataset and to-tensor: a damaged input is an error naming it and
+    --salvage; with --salvage, what is intact of it and a warning naming
+    the file on standard error."""
+    import pyarrow.dataset as ds
+
     exe = str(Path(sys.executable).parent / "rdarrow")
-    src = str(files / "three.RData")
-    for args in (["to-dataset", src, "-o", str(tmp_path / "lake")], ["to-tensor", src, "-o", str(tmp_path / "t.arrow")]):
-        r = subprocess.run([exe, "--salvage", *args], capture_output=True, text=True)
-        assert r.returncode == 2, r.stderr
-        assert f"--salvage does not apply to {args[0]}" in r.stderr and "to-parquet --salvage" in r.stderr
-    assert list(tmp_path.iterdir()) == []
+    src = files / "big_gzip.rds"
+    bad = tmp_path / "bad.rds"
+    bad.write_bytes(src.read_bytes()[:-12])
+    lake = tmp_path / "lake"
+    args = ["to-dataset", str(files / "big_none.rds"), str(bad), "-o", str(lake)]
+    r = subprocess.run([exe, *args], capture_output=True, text=True)
+    assert r.returncode == 1 and str(bad) in r.stderr and "--salvage" in r.stderr, r.stderr
+    assert not lake.exists() or list(lake.iterdir()) == []
+    r = subprocess.run([exe, "--salvage", *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"warning: {bad}: the file is cut short" in r.stderr
+    intact = rdarrow.read_table(str(src))
+    got = ds.dataset(str(lake / "part-1.parquet")).to_table()
+    for c in ("a", "b"):
+        assert got.column(c).to_pylist() == intact.column(c).to_pylist()
+    four = files / "four.RData"
+    cut = tmp_path / "four.RData"
+    cut.write_bytes(four.read_bytes()[: four.stat().st_size // 2])
+    out = tmp_path / "m.tensor"
+    r = subprocess.run([exe, "--salvage", "to-tensor", str(cut), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 1 and "not known" in r.stderr, r.stderr
+    r = subprocess.run(
+        [exe, "--salvage", "to-tensor", str(cut), "--object", "counts", "-o", str(out)], capture_output=True, text=True
+    )
+    assert r.returncode == 0 and "returned: object 'counts', read whole" in r.stderr, r.stderr
+    assert pa.ipc.read_tensor(pa.memory_map(str(out))).equals(rdarrow.to_tensor(str(four), object="counts"))
 
 
 def _cut(src, n, to):

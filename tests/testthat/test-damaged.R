@@ -413,19 +413,8 @@ test_that("salvage never changes which object a conversion takes, and says what 
   # every converter takes salvage
   s <- salvaged(rdata_to_arrow, cut_by(one, 30))
   expect_match(s$warning, "all 4 elements of the object whole", fixed = TRUE)
-  # a tensor is not salvaged: its error suggests no salvage
-  m <- local_tempfile(".rds")
-  saveRDS(matrix(as.double(1:6000), 2), m, compress = FALSE)
-  e <- tryCatch(rdata_to_tensor(cut_by(m, 8), local_tempfile(".tensor")), rdarrow_error = function(e) e)
-  expect_s3_class(e, "rdarrow_error_truncated")
-  expect_no_match(conditionMessage(e), "salvage")
   expect_error(rdata_to_parquet(one, pq, salvage = NA), class = "rdarrow_error_usage")
-  # a dataset does not salvage: its error suggests no salvage
-  ds <- tempfile("ds")
-  on.exit(unlink(ds, recursive = TRUE), add = TRUE)
-  e <- tryCatch(rdata_to_dataset(cut_by(one, 30), ds), rdarrow_error = function(e) conditionMessage(e))
-  expect_match(e, "truncated", fixed = TRUE)
-  expect_no_match(e, "salvage")
+  # (tensors and datasets: test-damaged-writers.R)
 })
 
 test_that("the command line's --salvage to-parquet takes the object an intact file gives, as a table", {

@@ -106,6 +106,9 @@ pub(crate) fn to_dataset(a: ToDatasetArgs, read: &ReadOptions, progress: &Progre
     }
     files.finish_and_clear();
     let summary = res.map_err(|e| Failure::Data(message_of(&e)))?;
+    for (file, damage) in &summary.damage {
+        warn(file, damage);
+    }
     progress.note(format!(
         "wrote {} file{} ({} rows from {} object{}) to {}",
         summary.files.len(),

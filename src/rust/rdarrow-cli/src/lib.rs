@@ -53,9 +53,9 @@ struct Cli {
     /// Recover what is intact from a damaged R data file (cut short, or
     /// failing a checksum) instead of refusing it: the objects, list
     /// elements and data frame columns read whole before the damage, with
-    /// a warning on standard error saying what was lost and where (ls,
-    /// to-arrow, to-parquet, to-rdata; a tensor or a dataset is written
-    /// only from intact files)
+    /// a warning on standard error saying what was lost and where (every
+    /// command; an array, for to-tensor, only where its data and dim were
+    /// read whole)
     #[arg(long, global = true)]
     salvage: bool,
 }
@@ -129,17 +129,8 @@ pub fn run(args: Vec<OsString>, host: &[HostCommand]) -> Ran {
         }
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
-    let unsalvaged = match &cli.command {
-        Command::ToTensor(_) => Some("to-tensor"),
-        Command::ToDataset(_) => Some("to-dataset"),
-        _ => None,
-    };
     let res = match rdarrow_arrow::StorageOptions::from_words(&cli.storage_option) {
         Err(e) => Err(Failure::Usage(e.message)),
-        Ok(_) if cli.salvage && unsalvaged.is_some() => Err(Failure::Usage(format!(
-            "--salvage does not apply to {}: it writes only from intact files (salvage a damaged file with to-parquet --salvage or to-rdata --salvage first)",
-            unsalvaged.unwrap_or_default()
-        ))),
         Ok(storage) => {
             let read = ReadOptions {
                 storage,

@@ -38,10 +38,14 @@ pub(crate) fn to_tensor(a: ToTensorArgs, read: &ReadOptions, progress: &Progress
         &out,
     );
     spin.clear();
-    let (name, shape) = res.map_err(|e| data_error(&a.file, e))?;
-    let shape: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let written = res.map_err(|e| data_error(&a.file, e))?;
+    if let Some(damage) = &written.damage {
+        warn(&a.file, damage);
+    }
+    let shape: Vec<String> = written.shape.iter().map(|d| d.to_string()).collect();
     progress.note(format!(
-        "wrote {name} ({}) to {}",
+        "wrote {} ({}) to {}",
+        written.name,
         shape.join(" x "),
         out.display()
     ));

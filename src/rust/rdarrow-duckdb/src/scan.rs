@@ -1,8 +1,10 @@
-//! `read_rdata(path, object := , columns := , filename := )` and
-//! `read_rds(path)`: the rows of one object of each R data file the path
-//! names (a file, a glob, a list of them, a directory, an http(s) URL, a
-//! lazy-load data base), as one table (columns matched by name,
-//! [`rdarrow_arrow::files::union`]).
+//! `read_rdata(path, object := , columns := , filename := , salvage := )`
+//! and `read_rds(path, salvage := )`: the rows of one object of each R
+//! data file the path names (a file, a glob, a list of them, a directory,
+//! an http(s) URL, a lazy-load data base), as one table (columns matched
+//! by name, [`rdarrow_arrow::files::union`]). `salvage := true` reads what
+//! is intact of a damaged file as every salvaging reader does, without a
+//! warning (DuckDB's table functions have no channel for one).
 //!
 //! Bind opens every file on all cores (the engine's `open_table`: a data
 //! frame's payloads stay in the file, or in a spill of its decompressed
@@ -117,10 +119,20 @@ pub(crate) fn sources_of(
 }
 
 /// An engine error as the message DuckDB shows: the file first, as the
-/// command line's.
+/// command line's; a damaged file's hint names a reader that salvages
+/// (`rdata_objects()` does not: the command's `ls --salvage`).
 pub(crate) fn in_file(label: &str, e: rdarrow_arrow::Error) -> String {
-    // (DuckDB's functions do not salvage: the hint names a reader that does)
-    let m = rdarrow_arrow::read::salvage::hint_as(&e.to_string(), "the rdarrow command's --salvage");
+    in_file_as(label, e, "the rdarrow command's --salvage")
+}
+
+/// [`in_file`] of `read_rdata()` and `read_rds()`, whose hint names their
+/// own `salvage := true`.
+fn in_scanned_file(label: &str, e: rdarrow_arrow::Error) -> String {
+    in_file_as(label, e, "salvage := true")
+}
+
+fn in_file_as(label: &str, e: rdarrow_arrow::Error, asked: &str) -> String {
+    let m = rdarrow_arrow::read::salvage::hint_as(&e.to_string(), asked);
     if m.contains(label) {
         format!("rdarrow: {m}")
     } else {
@@ -156,7 +168,7 @@ fn open_file(
         rdarrow_arrow::DEFAULT_MEMORY,
         None,
     )
-    .map_err(|e| in_file(label, e))?;
+    .map_err(|e| in_scanned_file(label, e))?;
     let rows = t.source.num_rows();
     Ok(FileTable {
         label: label.to_string(),
@@ -172,7 +184,7 @@ fn levels_of(t: &FileTable) -> Result<Vec<Option<ArrayRef>>, String> {
         .map(|j| match schema.field(j).data_type() {
             DataType::Dictionary(..) => {
                 // no rows: the levels, no code converted
-                let part = t.source.column(j, 0, 0).map_err(|e| in_file(&t.label, e))?;
+                let part = t.source.column(j, 0, 0).map_err(|e| in_scanned_file(&t.label, e))?;
                 Ok(part.as_any_dictionary_opt().map(|d| d.values().clone()))
             }
             _ => Ok(None),
@@ -186,7 +198,9 @@ struct Call {
     object: Option<String>,
     columns: Option<Vec<String>>,
     filename: bool,
-    /// The read options (an object store's `storage_options`).
+    /// The read options (an object store's `storage_options`; `salvage`:
+    /// what is intact of a damaged file, without a word, as DuckDB has no
+    /// channel for warnings: the caller asked for it by name).
     read: rdarrow_arrow::ReadOptions,
 }
 
@@ -194,13 +208,16 @@ unsafe fn call_of(info: ffi::duckdb_bind_info, named: bool) -> Result<Call, Stri
     let path = Value(ffi::duckdb_bind_get_parameter(info, 0));
     let paths = path.strings("the path")?;
     let get = |name: &str| {
-        if !named && name != "storage_options" {
+        if !named && name != "storage_options" && name != "salvage" {
             return Value(std::ptr::null_mut());
         }
         let n = c_string(name);
         Value(ffi::duckdb_bind_get_named_parameter(info, n.as_ptr()))
     };
-    let read = crate::api::read_options(get("storage_options").pairs("storage_options")?);
+    let read = rdarrow_arrow::ReadOptions {
+        salvage: get("salvage").boolean().unwrap_or(false),
+        ..crate::api::read_options(get("storage_options").pairs("storage_options")?)
+    };
     let object = get("object").text();
     let columns = {
         let v = get("columns");
@@ -354,12 +371,12 @@ fn convert(bind: &Bind, unit: Unit, c: usize) -> Result<ArrayRef, String> {
             Some(j) => Some(
                 file.source
                     .column(j, unit.start, unit.len)
-                    .map_err(|e| in_file(&file.label, e))?,
+                    .map_err(|e| in_scanned_file(&file.label, e))?,
             ),
             None => None,
         };
         conform(column, want, unit.len)
-            .map_err(|e| in_file(&file.label, e.in_object(bind.union.schema.field(c).name())))
+            .map_err(|e| in_scanned_file(&file.label, e.in_object(bind.union.schema.field(c).name())))
     } else if c == ncol && bind.filename {
         Ok(Arc::new(StringArray::from(vec![file.label.as_str(); unit.len])) as ArrayRef)
     } else {
@@ -452,17 +469,16 @@ unsafe extern "C" fn func(info: ffi::duckdb_function_info, output: ffi::duckdb_d
 /// Register `read_rdata` and `read_rds` on `con`.
 pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
     let text = || LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+    let boolean = || LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
     let named = vec![
         (c"object", text()),
         (
             c"columns",
             LogicalType(ffi::duckdb_create_list_type(text().0)),
         ),
-        (
-            c"filename",
-            LogicalType::of_id(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
-        ),
+        (c"filename", boolean()),
         (c"storage_options", crate::api::storage_options_type()),
+        (c"salvage", boolean()),
     ];
     for (name, bind, named) in [
         (
@@ -473,7 +489,7 @@ pub unsafe fn register(con: ffi::duckdb_connection) -> Result<(), String> {
         (
             c"read_rds",
             bind_read_rds as unsafe extern "C" fn(_),
-            vec![(c"storage_options", crate::api::storage_options_type())],
+            vec![(c"storage_options", crate::api::storage_options_type()), (c"salvage", boolean())],
         ),
     ] {
         TableFunction {

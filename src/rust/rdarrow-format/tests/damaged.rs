@@ -382,3 +382,36 @@ fn salvage_keeps_a_list_cut_in_its_attributes_with_the_names_read_whole() {
     let e = doc.take_table_object(Some("c"), "x", &any).unwrap_err();
     assert!(e.to_string().contains("not found in the part of the file read before the damage"), "{e}");
 }
+
+#[test]
+fn a_dataset_and_a_tensor_take_of_a_salvaged_file_only_what_an_intact_file_gives() {
+    let (file, second, third) = three_objects();
+    // cut in b's attributes: a whole, b's elements kept
+    let cut = file[..third - 8].to_vec();
+    // every data frame, unnamed: none was read whole (b lost its attributes)
+    let mut doc = read_bytes(cut.clone(), &salvaging()).unwrap();
+    let e = doc.take_frames(None, "x").unwrap_err();
+    assert!(e.to_string().contains("no data frame was read whole before the damage"), "{e}");
+    assert!(e.to_string().contains("it holds 'a', 'b'"), "{e}");
+    // intact, the same file says it holds no data frame
+    let mut intact = read_bytes(file.clone(), &ReadOptions::default()).unwrap();
+    let e = intact.take_frames(None, "x").unwrap_err();
+    assert!(e.to_string().contains("the file holds no data frame"), "{e}");
+    // b named: what was kept of it, as a table; a named: whole
+    let mut doc = read_bytes(cut.clone(), &salvaging()).unwrap();
+    let taken = doc.take_frames(Some("b"), "x").unwrap();
+    assert_eq!(taken.len(), 1);
+    assert!(taken[0].1.inherits(&doc.refs, "data.frame"), "the whole columns of b as a table");
+    let said = doc.damage_for_all(&["a", "b"]).unwrap();
+    assert!(said.ends_with("returned: object 'a', read whole and what was kept of object 'b'"), "{said}");
+    assert!(doc.damage_for_all(&["a"]).unwrap().ends_with("returned: object 'a', read whole"));
+    let nothing: [&str; 0] = [];
+    assert!(doc.damage_for_all(&nothing).unwrap().ends_with("returned: nothing"));
+    // an intact file says nothing
+    assert_eq!(intact.damage_for_all(&["a"]), None);
+    // a rule taking the file's only object of a kind cannot tell it
+    let doc = read_bytes(file[..second + 16].to_vec(), &salvaging()).unwrap();
+    let e = doc.choice_lost("x");
+    assert!(e.to_string().contains("which object the file would give is not known"), "{e}");
+    assert!(e.to_string().contains("choose one by name: 'a'"), "{e}");
+}

@@ -6,7 +6,7 @@
 
 use crate::given::Given;
 use crate::errors::{in_source, py_err};
-use crate::options::read_options;
+use crate::options::salvaging;
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use pyo3::prelude::*;
@@ -125,15 +125,17 @@ impl OpenedTable {
 
 /// Open one object of an R data file for reading by row range (see the
 /// engine's `open_table`): the object as every reader chooses it,
-/// `columns` (names) the only ones planned.
+/// `columns` (names) the only ones planned; salvaging where `salvage`
+/// says so (what was lost leads the table's `warnings`).
 #[pyfunction]
-#[pyo3(signature = (path, object=None, columns=None, storage=None))]
+#[pyo3(signature = (path, object=None, columns=None, storage=None, salvage=false))]
 pub fn open_table(
     py: Python<'_>,
     path: &Bound<'_, PyAny>,
     object: Option<String>,
     columns: Option<Vec<String>>,
     storage: Option<Vec<(String, String)>>,
+    salvage: bool,
 ) -> PyResult<OpenedTable> {
     let path = Given::of(path)?;
     let stream_name = path.stream_name();
@@ -143,7 +145,7 @@ pub fn open_table(
         default_tz: rdarrow_arrow::session_zone(),
         ..Default::default()
     };
-    let read = read_options(&storage);
+    let read = salvaging(&storage, salvage);
     let t = py
         .detach(|| {
             engine_open(
@@ -158,9 +160,7 @@ pub fn open_table(
                 None,
             )
         })
-        // (Polars', Spark's and Dask's scans do not salvage: their
-        // errors suggest none)
-        .map_err(|e| in_source(&label, rdarrow_arrow::read::salvage::without_hint(e)))?;
+        .map_err(|e| in_source(&label, e))?;
     Ok(OpenedTable {
         name: t.name,
         label,

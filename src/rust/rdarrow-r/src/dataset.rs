@@ -10,8 +10,10 @@ use rdarrow_arrow::files::dataset::DatasetOptions;
 use rdarrow_arrow::Error;
 use std::path::PathBuf;
 
-/// Write `files` as a dataset in `path`. Returns list(files, objects, rows)
-/// (files relative to `path`) or an `rdarrow_error_value`.
+/// Write `files` as a dataset in `path`. Returns list(files, objects, rows,
+/// damaged, damage) (files relative to `path`; `damaged`: the positions in
+/// `files`, from 1, of the damaged inputs a salvaging read took, `damage`:
+/// what each lost, for R's warnings) or an `rdarrow_error_value`.
 pub fn to_dataset(
     files: Vec<String>,
     path: &str,
@@ -55,7 +57,13 @@ pub fn to_dataset(
                 .map(|f| f.to_string_lossy().into_owned())
                 .collect::<Vec<_>>(),
             objects = s.objects as f64,
-            rows = s.rows as f64
+            rows = s.rows as f64,
+            damaged = s
+                .damage
+                .iter()
+                .map(|(p, _)| inputs.iter().position(|i| i == p).map_or(0, |i| i as i32 + 1))
+                .collect::<Vec<_>>(),
+            damage = s.damage.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>()
         )
         .into(),
         Err(e) => error_value(&e),

@@ -4,8 +4,9 @@ use extendr_api::prelude::*;
 use crate::errors::error_value;
 use crate::settings::*;
 
-/// Write one array of a file as an Arrow Tensor message; returns its
-/// shape, or an error value.
+/// Write one array of a file as an Arrow Tensor message; returns
+/// list(shape, damage) (`damage`: what a salvaging read of a damaged file
+/// lost, for R's warning; `NULL` for an intact file), or an error value.
 /// @noRd
 #[extendr]
 fn rdata_to_tensor_impl(path: Robj, sink: &str, object: Nullable<String>, stream_name: &str, settings: Robj) -> Robj {
@@ -28,7 +29,11 @@ fn rdata_to_tensor_impl(path: Robj, sink: &str, object: Nullable<String>, stream
         )
     });
     match res {
-        Ok((_, shape)) => shape.iter().map(|&d| d as f64).collect::<Vec<f64>>().into(),
+        Ok(t) => list!(
+            shape = t.shape.iter().map(|&d| d as f64).collect::<Vec<f64>>(),
+            damage = t.damage.map_or_else(|| Robj::from(()), Robj::from)
+        )
+        .into(),
         Err(e) => error_value(&e),
     }
 }

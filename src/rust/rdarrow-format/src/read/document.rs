@@ -277,13 +277,7 @@ impl Document {
         let names = self.object_names(stream_name);
         let frames = self.data_frames();
         if self.salvaged.is_some() && frames.len() < 2 {
-            // the objects after the damage are unknown: so is the one an
-            // intact file would give
-            return Err(Error::usage(format!(
-                "which object the file would give is not known, as the objects after the damage are lost: choose one by name: {}; {}",
-                quoted(&names),
-                self.damage.as_deref().unwrap_or("the file is damaged")
-            )));
+            return Err(self.choice_lost(stream_name));
         }
         match frames.len() {
             1 => Ok((names[frames[0]].clone(), frames[0])),
@@ -308,6 +302,18 @@ impl Document {
         }
     }
 
+    /// Salvaged, a `save()` file read without an object named: the error
+    /// of a rule that takes the file's only object of a kind, since the
+    /// objects after the damage are unknown, and so is the one an intact
+    /// file would give.
+    pub fn choice_lost(&self, stream_name: &str) -> Error {
+        Error::usage(format!(
+            "which object the file would give is not known, as the objects after the damage are lost: choose one by name: {}; {}",
+            quoted(&self.object_names(stream_name)),
+            self.damage.as_deref().unwrap_or("the file is damaged")
+        ))
+    }
+
     /// As [`Document::choose_table_object`], moving the object out (the
     /// document keeps its reference table; its other objects are dropped).
     pub fn take_table_object(
@@ -330,14 +336,18 @@ impl Document {
                 .unwrap_or(RObject::Null);
             (name, obj)
         };
-        // what salvage kept of a data frame cut short: its whole columns
+        let obj = self.kept_as_table(&name, obj);
+        Ok((name, obj))
+    }
+
+    /// The object `name` taken from this document as a table takes it:
+    /// what salvage kept of a data frame cut short as a data frame of its
+    /// whole columns ([`read::salvage::as_table`]); any other as it is.
+    fn kept_as_table(&mut self, name: &str, obj: RObject) -> RObject {
         let is_rds = self.is_rds();
         match &self.salvaged {
-            Some(s) if s.kept_part_of(&name, is_rds) => {
-                let obj = read::salvage::as_table(obj, &mut self.refs);
-                Ok((name, obj))
-            }
-            _ => Ok((name, obj)),
+            Some(s) if s.kept_part_of(name, is_rds) => read::salvage::as_table(obj, &mut self.refs),
+            _ => obj,
         }
     }
 
@@ -357,17 +367,33 @@ impl Document {
     /// gives (`None`: the file is intact): what was lost and kept, and
     /// what was returned.
     pub fn damage_for(&self, name: &str) -> Option<String> {
+        self.damage_for_all(&[name])
+    }
+
+    /// As [`Document::damage_for`], for a read that took the objects
+    /// `names` (a dataset takes every data frame of a file).
+    pub fn damage_for_all<S: AsRef<str>>(&self, names: &[S]) -> Option<String> {
         let damage = self.damage.as_ref()?;
-        let returned = match &self.salvaged {
-            Some(s) if s.kept_part_of(name, self.is_rds()) && self.is_rds() => {
-                "returned: what was kept of the object".to_string()
-            }
-            Some(s) if s.kept_part_of(name, false) => format!("returned: what was kept of object '{name}'"),
-            Some(_) if self.is_rds() => "returned: the object, read whole".to_string(),
-            Some(_) => format!("returned: object '{name}', read whole"),
-            None => return Some(damage.clone()),
+        let Some(s) = &self.salvaged else {
+            return Some(damage.clone());
         };
-        Some(format!("{damage}; {returned}"))
+        let is_rds = self.is_rds();
+        let (kept, whole): (Vec<&str>, Vec<&str>) =
+            names.iter().map(AsRef::as_ref).partition(|n| s.kept_part_of(n, is_rds));
+        let mut returned = Vec::new();
+        if is_rds {
+            returned.push(if kept.is_empty() { "the object, read whole" } else { "what was kept of the object" }.to_string());
+        } else {
+            if !whole.is_empty() {
+                let what = if whole.len() == 1 { "object" } else { "objects" };
+                returned.push(format!("{what} {}, read whole", quoted(&whole)));
+            }
+            returned.extend(kept.iter().map(|k| format!("what was kept of object '{k}'")));
+        }
+        if returned.is_empty() {
+            returned.push("nothing".to_string());
+        }
+        Some(format!("{damage}; returned: {}", returned.join(" and ")))
     }
 
     /// The objects a dataset takes from this file: an `.rds` stream's one
@@ -383,9 +409,34 @@ impl Document {
         }
         let frames = self.data_frames();
         if frames.is_empty() {
-            return Err(no_data_frame(&self.object_names(stream_name)));
+            let names = self.object_names(stream_name);
+            if let (Some(_), Some(damage)) = (&self.salvaged, &self.damage) {
+                return Err(Error::usage(format!(
+                    "no data frame was read whole before the damage (one cut short lost its class with its attributes): choose an object by name: {}; {damage}",
+                    holds(&names)
+                )));
+            }
+            return Err(no_data_frame(&names));
         }
         Ok(frames)
+    }
+
+    /// The objects a dataset takes from this file ([`Document::choose_frames`];
+    /// `object` may be a path into an object of a `save()` file), moved
+    /// out; what salvage kept of one cut short as its table
+    /// ([`Document::take_table_object`] takes it so too).
+    pub fn take_frames(&mut self, object: Option<&str>, stream_name: &str) -> Result<Vec<(String, RObject)>> {
+        let taken = match object {
+            Some(o) if !self.is_rds() => self.take_paths(&[o.to_string()], stream_name)?,
+            _ => {
+                let at = self.choose_frames(object, stream_name)?;
+                self.take_objects_at(&at, stream_name)?
+            }
+        };
+        Ok(taken.into_iter().map(|(name, obj)| {
+            let obj = self.kept_as_table(&name, obj);
+            (name, obj)
+        }).collect())
     }
 
     /// The positions of the top-level objects for which `converts` holds

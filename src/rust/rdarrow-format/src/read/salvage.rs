@@ -113,12 +113,6 @@ pub fn hint_as(message: &str, asked: &str) -> String {
     message.replace(HINT, &format!("read it with {asked} to recover what is intact"))
 }
 
-/// `e` without [`HINT`]: the error of a reader that does not salvage.
-pub fn without_hint(mut e: Error) -> Error {
-    e.message = e.message.replace(&format!("; {HINT}"), "");
-    e
-}
-
 /// `e` with [`HINT`] when it is damage a salvaging read would get past.
 pub fn with_hint(mut e: Error) -> Error {
     if is_damage(&e) && !e.message.contains(HINT) {

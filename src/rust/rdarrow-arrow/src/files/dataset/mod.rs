@@ -34,6 +34,11 @@
 //! and renamed into place. Under an object store prefix (which must hold
 //! nothing yet), each file is uploaded as it is written and appears
 //! complete. On an error, nothing this call wrote is left.
+//!
+//! A damaged input is an error naming it, or, salvaging
+//! ([`ReadOptions::salvage`]), gives what salvage keeps of the objects an
+//! intact file gives ([`Document::take_frames`]), and what it lost is
+//! noted in the summary ([`DatasetSummary::damage`]) for the host to warn.
 
 mod partition;
 mod schema;
@@ -160,6 +165,10 @@ pub struct DatasetSummary {
     pub schema: Option<SchemaRef>,
     /// The partition columns' fields, in partitioning order.
     pub partition_fields: Vec<FieldRef>,
+    /// Salvaging ([`ReadOptions::salvage`]), what each damaged input lost
+    /// and what of it was written: (the input, [`Document::damage_for_all`]),
+    /// in the order of the inputs, for the host to warn of.
+    pub damage: Vec<(PathBuf, String)>,
 }
 
 /// Write the objects of `inputs` as an Arrow dataset in `dir`, which must
@@ -413,6 +422,7 @@ fn write_all(
     progress: &mut dyn FnMut(DatasetEvent),
 ) -> Result<std::result::Result<DatasetSummary, (String, DataType)>> {
     let mut reference: Option<Reference> = None;
+    let mut damage = Vec::new();
     let mut objects = 0usize;
     let mut rows = 0u64;
     for (index, path) in inputs.iter().enumerate() {
@@ -427,8 +437,11 @@ fn write_all(
         let mut file_rows = 0u64;
         let mut doc = read_input(path, opts).map_err(|e| in_file(e, &label))?;
         let stem = rdarrow_format::stream_object_name(path);
-        let selected = select_objects(&mut doc, opts.object.as_deref(), &stem)
-            .map_err(|e| in_file(e, &label))?;
+        let selected = doc.take_frames(opts.object.as_deref(), &stem).map_err(|e| in_file(e, &label))?;
+        let names: Vec<&str> = selected.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(lost) = doc.damage_for_all(&names) {
+            damage.push((path.clone(), lost));
+        }
         let (selected, split) =
             split_frame_lists(selected, &doc, &opts.names_to).map_err(|e| in_file(e, &label))?;
         let split_opts;
@@ -498,6 +511,7 @@ fn write_all(
         rows,
         schema,
         partition_fields,
+        damage,
     }))
 }
 
@@ -509,32 +523,14 @@ fn in_file(mut e: Error, label: &str) -> Error {
     e
 }
 
-/// An input read whole: a dataset is not salvaged (it has no warning to
-/// say what was lost), so its error suggests no salvage.
+/// An input read (salvaged where `opts.read` says so: what was lost goes
+/// to [`DatasetSummary::damage`]).
 fn read_input(path: &Path, opts: &DatasetOptions) -> Result<Document> {
-    let read = rdarrow_format::ReadOptions {
-        salvage: false,
-        ..opts.read.clone()
-    };
-    rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(opts.object.as_deref()))
-        .map_err(rdarrow_format::read::salvage::without_hint)
+    rdarrow_format::read_file_filtered(path, &opts.read, &mut rdarrow_format::Wanted::one(opts.object.as_deref()))
 }
 
 fn is_data_frame(obj: &RObject, doc: &Document) -> bool {
     obj.inherits(&doc.refs, "data.frame")
-}
-
-/// The objects an input contributes (see [`Document::choose_frames`]).
-fn select_objects(
-    doc: &mut Document,
-    wanted: Option<&str>,
-    stream_name: &str,
-) -> Result<Vec<(String, RObject)>> {
-    if let (Some(w), false) = (wanted, doc.is_rds()) {
-        return doc.take_paths(&[w.to_string()], stream_name);
-    }
-    let at = doc.choose_frames(wanted, stream_name)?;
-    doc.take_objects_at(&at, stream_name)
 }
 
 /// A list of data frames (not itself a data frame) taken as one object

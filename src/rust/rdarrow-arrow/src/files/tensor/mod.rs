@@ -308,47 +308,49 @@ fn r_metadata(
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// What [`rdata_to_tensor`] wrote.
+#[derive(Debug, Clone)]
+pub struct WrittenTensor {
+    /// The array's name.
+    pub name: String,
+    pub shape: Vec<usize>,
+    /// Salvaging a damaged file, what it lost ([`rdarrow_format::Document::damage_for`]),
+    /// for the host to warn of.
+    pub damage: Option<String>,
+}
+
 /// Write one R array of the R data file at `path` (`object`, else the
 /// file's only array) as a Tensor message at `sink` (or an object store's
-/// URL); the file appears only complete. Returns the object's name and
-/// its tensor's shape.
+/// URL); the file appears only complete.
 pub fn rdata_to_tensor(
     path: &(impl rdarrow_format::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
     read: rdarrow_format::ReadOptions,
     sink: &std::path::Path,
-) -> Result<(String, Vec<usize>)> {
+) -> Result<WrittenTensor> {
     let storage = read.storage.clone();
-    let (name, parts) = tensor_of_file(path, object, stream_name, read)?;
-    rdarrow_format::atomic_write(sink, &storage, |w| parts.write(w).map(|_| ()))?;
-    Ok((name, parts.shape))
-}
-
-/// The tensor of one R array of the file at `path` (see [`rdata_to_tensor`]).
-pub fn tensor_of_file(
-    path: &(impl rdarrow_format::Origin + ?Sized),
-    object: Option<&str>,
-    stream_name: &str,
-    read: rdarrow_format::ReadOptions,
-) -> Result<(String, TensorParts)> {
     let (name, doc, obj) = array_of_file(path, object, stream_name, read)?;
     let parts = TensorParts::of(&obj, &doc.refs).map_err(|e| e.in_object(&name))?;
-    Ok((name, parts))
+    rdarrow_format::atomic_write(sink, &storage, |w| parts.write(w).map(|_| ()))?;
+    let damage = doc.damage_for(&name);
+    Ok(WrittenTensor { name, shape: parts.shape, damage })
 }
 
 /// One R array of the file at `path`: the one named `object`, else the
 /// file's only array (an `.rds` file's object), with its document (whose
-/// reference table it uses).
+/// reference table it uses; salvaging, [`rdarrow_format::Document::damage_for`]
+/// says what was lost). Salvaged, an array is taken only whole (its data
+/// and `dim` read): the one the damage cut short is an error naming it,
+/// never an array of another shape, and without a name the file's only
+/// array is not known (those after the damage are lost).
 pub fn array_of_file(
     path: &(impl rdarrow_format::Origin + ?Sized),
     object: Option<&str>,
     stream_name: &str,
     read: rdarrow_format::ReadOptions,
 ) -> Result<(String, rdarrow_format::Document, RObject)> {
-    // (a tensor is not salvaged: its error suggests no salvage)
-    let mut doc = rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))
-        .map_err(rdarrow_format::read::salvage::without_hint)?;
+    let mut doc = rdarrow_format::read_file_filtered(path, &read, &mut rdarrow_format::Wanted::one(object))?;
     // the one named, else the file's only array
     let chosen = match object {
         Some(o) => Some(o.to_string()),
@@ -357,6 +359,9 @@ pub fn array_of_file(
             doc.check_trust(stream_name)?;
             let names = doc.object_names(stream_name);
             let arrays = doc.convertible(&is_tensor_value);
+            if doc.salvaged.is_some() && arrays.len() < 2 {
+                return Err(doc.choice_lost(stream_name));
+            }
             match arrays.len() {
                 1 => Some(names[arrays[0]].clone()),
                 0 => {
@@ -376,6 +381,13 @@ pub fn array_of_file(
         }
     };
     let (name, obj) = doc.take_table_object(chosen.as_deref(), stream_name, &is_tensor_value)?;
+    if doc.salvaged.as_ref().is_some_and(|s| s.kept_part_of(&name, doc.is_rds())) {
+        return Err(Error::usage(format!(
+            "it is where the file is damaged, and only part of it was read: an array is taken only whole, its data and dim read; {}",
+            doc.damage.as_deref().unwrap_or("the file is damaged")
+        ))
+        .in_object(&name));
+    }
     Ok((name, doc, obj))
 }
 
