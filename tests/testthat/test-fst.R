@@ -124,6 +124,10 @@ test_that("a damaged .fst file is an error naming the damage: every header's has
   for (len in unique(c(10, 47, 100, 500, sample(first_col:(length(bytes) - 1), 40), length(bytes) - 1))) {
     expect_error(read_rds(bytes[seq_len(len)]), class = "rdarrow_error", label = sprintf("cut at %d", len))
   }
+  # a file named .fst without fst's marker: fst before 0.8.0, told so
+  old <- fst_tmp("old")
+  writeBin(as.raw(c(0x11, 0x22, 0x33, 0x44, 1:100)), old)
+  expect_error(read_rds(old), "fst 0.8.0 to 0.8.10", class = "rdarrow_error")
   # a flip in the data: fst carries no check of its blocks, so it is an
   # error where it breaks a block's compression or lengths; never a crash
   for (at in sample(first_col:length(bytes), 60)) {
@@ -216,4 +220,23 @@ test_that("what fst cannot hold is an error naming the column, and nothing is le
   expect_error(write_rds(bad$list, fst_tmp()), "column 'l'")
   expect_error(write_rds(data.frame(a = 1), fst_tmp(), compression_level = 101), class = "rdarrow_error_usage")
   expect_error(write_rds(data.frame(a = 1), fst_tmp(), compress = "xz"), class = "rdarrow_error_usage")
+})
+
+test_that("random frames go both ways: write_fst() -> rdarrow and rdarrow -> read_fst()", {
+  fst <- fst_pkg()
+  for (k in 1:20) {
+    set.seed(1000 + k)
+    n <- sample(c(0, 1, sample.int(9000, 1)), 1)
+    full <- fst_frame(max(n, 1), seed = k)[seq_len(n), , drop = FALSE]
+    x <- full[, sample(ncol(full), sample.int(ncol(full), 1)), drop = FALSE]
+    rownames(x) <- NULL
+    lvl <- sample(0:100, 1)
+    label <- sprintf("frame %d: %d rows, columns %s, level %d", k, n, paste(names(x), collapse = ","), lvl)
+    theirs <- fst_tmp(paste0("theirs_", k))
+    fst$write_fst(x, theirs, compress = lvl)
+    expect_identical(read_rds(theirs), fst$read_fst(theirs), label = label)
+    ours <- fst_tmp(paste0("ours_", k))
+    write_rds(x, ours, compression_level = lvl)
+    expect_identical(fst$read_fst(ours), fst$read_fst(theirs), label = label)
+  }
 })

@@ -18,7 +18,7 @@ use crate::failure::*;
 
 #[derive(Args)]
 pub(crate) struct ToArrowArgs {
-    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata, told by its bytes)
+    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata/.fst, told by its bytes)
     pub(crate) file: PathBuf,
     /// Output file, or - for standard output [default: FILE with the extension .arrow]
     #[arg(short, long, value_name = "OUT")]
@@ -42,7 +42,7 @@ pub(crate) struct ToArrowArgs {
 
 #[derive(Args)]
 pub(crate) struct ToParquetArgs {
-    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata, told by its bytes)
+    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata/.fst, told by its bytes)
     pub(crate) file: PathBuf,
     /// Output file [default: FILE with the extension .parquet]
     #[arg(short, long, value_name = "OUT")]

@@ -13,7 +13,7 @@ use crate::arrow::Codec;
 
 #[derive(Args)]
 pub(crate) struct ToDatasetArgs {
-    /// The R data files (.RData/.rda/.rds/.qs/.qs2/.qdata), all with the same columns (a directory: its R data files, in subdirectories too)
+    /// The R data files (.RData/.rda/.rds/.qs/.qs2/.qdata/.fst), all with the same columns (a directory: its R data files, in subdirectories too)
     #[arg(required = true, num_args = 1..)]
     pub(crate) files: Vec<PathBuf>,
     /// The dataset directory (created; must be new or empty)

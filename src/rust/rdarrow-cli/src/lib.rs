@@ -37,7 +37,7 @@ use std::io::IsTerminal;
 #[command(
     name = "rdarrow",
     version,
-    about = "List R data files (.RData/.rda/.rds, and qs's .qs, qs2's .qs2/.qdata) and convert them to and from Apache Arrow, without R",
+    about = "List R data files (.RData/.rda/.rds, and qs's .qs, qs2's .qs2/.qdata, fst's .fst) and convert them to and from Apache Arrow, without R",
     after_help = "Exit status: 0 success, 1 data error, 2 usage error.\n\
                   Progress is shown on standard error when it is a terminal."
 )]

@@ -8,7 +8,7 @@ use crate::failure::*;
 
 #[derive(Args)]
 pub(crate) struct LsArgs {
-    /// The R data files (.RData/.rda/.rds/.qs/.qs2/.qdata, told by their bytes): paths, URLs, directories or glob patterns (** across folders); several get a file column
+    /// The R data files (.RData/.rda/.rds/.qs/.qs2/.qdata/.fst, told by their bytes): paths, URLs, directories or glob patterns (** across folders); several get a file column
     #[arg(required = true, value_name = "FILE")]
     pub(crate) files: Vec<PathBuf>,
     /// Print a JSON array instead of a table

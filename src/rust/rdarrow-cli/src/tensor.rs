@@ -8,7 +8,7 @@ use crate::failure::*;
 
 #[derive(Args)]
 pub(crate) struct ToTensorArgs {
-    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata, told by its bytes)
+    /// The R data file (.RData/.rda/.rds/.qs/.qs2/.qdata/.fst, told by its bytes)
     pub(crate) file: PathBuf,
     /// Output file [default: FILE with the extension .tensor]
     #[arg(short, long, value_name = "OUT")]

@@ -15,7 +15,7 @@ use crate::failure::*;
 
 #[derive(Args)]
 pub(crate) struct ToRdataArgs {
-    /// The Arrow IPC file or stream, Parquet file, Arrow Tensor message, or R data file (.rds, .RData, .qs, .qs2, .qdata), told by its first bytes (- for standard input: IPC)
+    /// The Arrow IPC file or stream, Parquet file, Arrow Tensor message, or R data file (.rds, .RData, .qs, .qs2, .qdata, .fst), told by its first bytes (- for standard input: IPC)
     pub(crate) arrow_file: PathBuf,
     /// Output file: .RData/.rda (save() format), .rds (saveRDS() format), .qs2 (qs2::qs_read()) or .qdata (qs2::qd_read())
     #[arg(short, long, value_name = "OUT")]
@@ -23,10 +23,10 @@ pub(crate) struct ToRdataArgs {
     /// The object's name in the .RData file [default: ARROW_FILE's stem]
     #[arg(long)]
     pub(crate) name: Option<String>,
-    /// Compression of the R data file: gzip, bzip2, xz or none (a .qs2 or .qdata file: zstd only) [default: gzip; zstd for .qs2/.qdata]
+    /// Compression of the R data file: gzip, bzip2, xz or none (a .qs2 or .qdata file: zstd only; an .fst file: fst's own) [default: gzip; zstd for .qs2/.qdata]
     #[arg(long)]
     pub(crate) compress: Option<String>,
-    /// Compression level (gzip 0-9, bzip2 1-9, xz 0-9, zstd of .qs2/.qdata 1-22) [default: as R's save(), zstd 3]
+    /// Compression level (gzip 0-9, bzip2 1-9, xz 0-9, zstd of .qs2/.qdata 1-22, .fst 0-100) [default: as R's save(), zstd 3, fst 50]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub(crate) level: Option<i64>,
     /// Threads compressing independent blocks [default: the number of cores]

@@ -46,20 +46,46 @@ enum Values<'a> {
     /// Fixed-width little-endian values, `width` bytes each, and how they
     /// are compressed.
     Fixed { bytes: std::borrow::Cow<'a, [u8]>, width: u64, per_block: u64, codecs: Codecs },
-    Strings(Strings),
-    Factor { codes: std::borrow::Cow<'a, [u8]>, levels: Strings },
+    Strings(Strings<'a>),
+    Factor { codes: std::borrow::Cow<'a, [u8]>, levels: Strings<'a> },
 }
 
-/// Strings as they are written: each one's bytes (`None`: `NA`) and the
-/// column's encoding (fst's code: 0 native, 1 latin1, 2 UTF-8).
-struct Strings {
-    items: Vec<Option<Vec<u8>>>,
+/// Strings as they are written, and the column's encoding (fst's code: 0
+/// native, 1 latin1, 2 UTF-8).
+struct Strings<'a> {
+    source: StringSource<'a>,
     encoding: u32,
+}
+
+enum StringSource<'a> {
+    /// A character vector's strings as they are, or (`true`) in UTF-8.
+    Tree(&'a StringVector, bool),
+    /// Strings made here (`None`: `NA`).
+    Made(Vec<Option<Vec<u8>>>),
+}
+
+impl Strings<'_> {
+    fn len(&self) -> usize {
+        match &self.source {
+            StringSource::Tree(s, _) => s.len(),
+            StringSource::Made(v) => v.len(),
+        }
+    }
+
+    /// String `i` as written (`None`: `NA`).
+    fn get(&self, i: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        use std::borrow::Cow;
+        match &self.source {
+            StringSource::Tree(s, false) => s.get(i).map(Cow::Borrowed),
+            StringSource::Tree(s, true) => s.get(i).map(|b| encoding::to_utf8(b, s.levels(i), None).1),
+            StringSource::Made(v) => v[i].as_deref().map(Cow::Borrowed),
+        }
+    }
 }
 
 /// A column's strings in one encoding: their own where all non-ASCII
 /// strings share one, else all in UTF-8.
-fn strings_of(s: &StringVector, column: &str) -> Result<Strings> {
+fn strings_of<'a>(s: &'a StringVector, column: &str) -> Result<Strings<'a>> {
     let mut seen = None;
     let mut mixed = false;
     for i in 0..s.len() {
@@ -83,19 +109,8 @@ fn strings_of(s: &StringVector, column: &str) -> Result<Strings> {
             _ => {}
         }
     }
-    let items = (0..s.len())
-        .map(|i| {
-            s.get(i).map(|b| {
-                if mixed {
-                    encoding::to_utf8(b, s.levels(i), None).1.into_owned()
-                } else {
-                    b.to_vec()
-                }
-            })
-        })
-        .collect();
     Ok(Strings {
-        items,
+        source: StringSource::Tree(s, mixed),
         encoding: if mixed { 2 } else { seen.unwrap_or(0) },
     })
 }
@@ -161,7 +176,7 @@ fn plan<'a>(name: &[u8], x: &'a RObject, owned: &'a Option<VectorData>, refs: &R
         base: 0,
         scale: 0,
         annotation: None,
-        values: Values::Strings(Strings { items: Vec::new(), encoding: 0 }),
+        values: Values::Strings(Strings { source: StringSource::Made(Vec::new()), encoding: 0 }),
     };
     let fixed = |bytes, width, per_block, codecs| Values::Fixed { bytes, width, per_block, codecs };
     match data {
@@ -253,6 +268,35 @@ fn plan<'a>(name: &[u8], x: &'a RObject, owned: &'a Option<VectorData>, refs: &R
     Ok(p)
 }
 
+/// `f` of each item, on every core (the items cut into as many runs as
+/// there are cores), in order.
+fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> Result<R> + Sync) -> Result<Vec<R>> {
+    let cores = crate::base::limits::cores().max(1);
+    if cores == 1 || items.len() < 8 {
+        return items.iter().enumerate().map(|(k, t)| f(k, t)).collect();
+    }
+    let run = items.len().div_ceil(cores);
+    let parts: Vec<Result<Vec<R>>> = std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = items
+            .chunks(run)
+            .enumerate()
+            .map(|(c, chunk)| {
+                scope.spawn(move || chunk.iter().enumerate().map(|(k, t)| f(c * run + k, t)).collect::<Result<Vec<R>>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::internal("an fst compression thread failed"))))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
+}
+
 fn io_err(e: std::io::Error) -> Error {
     Error::io(&e, "cannot compress an fst block")
 }
@@ -279,12 +323,8 @@ fn fixed_stream(out: &mut Vec<u8>, v: &[u8], width: u64, per_block: u64, codecs:
     }
     let nblocks = rows.div_ceil(per_block);
     let block_bytes = (per_block * width) as usize;
-    let stored: Vec<(u16, Vec<u8>)> = v
-        .chunks(block_bytes)
-        .enumerate()
-        .map(|(k, b)| container::store_block(codecs, level, k as u64, b))
-        .collect::<std::io::Result<_>>()
-        .map_err(io_err)?;
+    let blocks: Vec<&[u8]> = v.chunks(block_bytes).collect();
+    let stored = on_all_cores(&blocks, |k, b| container::store_block(codecs, level, k as u64, b).map_err(io_err))?;
     let max = stored.iter().map(|s| s.1.len()).max().unwrap_or(1).max(1) as u32;
     out.extend_from_slice(&max.to_le_bytes());
     out.extend_from_slice(&(per_block as u32).to_le_bytes());
@@ -300,11 +340,46 @@ fn fixed_stream(out: &mut Vec<u8>, v: &[u8], width: u64, per_block: u64, codecs:
     Ok(())
 }
 
+/// One block of strings stored: the codec and bytes of its string ends,
+/// its `NA` bits, the codec and bytes of its characters.
+type StoredStrings = (u16, Vec<u8>, Vec<u8>, u16, Vec<u8>);
+
+/// Block `k` of `s` (strings `range`) stored at `level`.
+fn string_block(k: usize, s: &Strings<'_>, range: std::ops::Range<usize>, level: u32) -> Result<StoredStrings> {
+    let compressed = level > 0;
+    let m = range.len();
+    let mut ends = Vec::with_capacity(4 * m);
+    let mut na = vec![0u32; 1 + m / 32];
+    let mut chars = Vec::new();
+    for (i, j) in range.enumerate() {
+        match s.get(j) {
+            Some(b) => chars.extend_from_slice(&b),
+            None => {
+                na[i / 32] |= 1 << (i % 32);
+                na[m / 32] |= 1 << (m % 32);
+            }
+        }
+        if chars.len() > u32::MAX as usize {
+            return Err(Error::usage("an .fst file holds at most 4 GiB of characters in a block of 2,047 strings"));
+        }
+        ends.extend_from_slice(&(chars.len() as u32).to_le_bytes());
+    }
+    let na: Vec<u8> = na.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let (code_ends, ends_bytes, code_chars, chars_bytes) = if compressed {
+        let (ce, eb) = container::store_block(Codecs::INTEGER, level, k as u64, &ends).map_err(io_err)?;
+        let (cc, cb) = container::store_block(Codecs::PLAIN, level, k as u64, &chars).map_err(io_err)?;
+        (ce, eb, cc, cb)
+    } else {
+        (0, ends, 0, chars)
+    };
+    Ok((code_ends, ends_bytes, na, code_chars, chars_bytes))
+}
+
 /// A character vector as fst stores it (its v6 columns): blocks of 2,047
 /// strings, each its string ends, `NA` bits and characters; compressed
 /// (level above 0) with the codecs of each part in the block index.
 fn string_stream(out: &mut Vec<u8>, s: &Strings, level: u32) -> Result<()> {
-    let n = s.items.len();
+    let n = s.len();
     if n == 0 {
         return Ok(());
     }
@@ -316,32 +391,10 @@ fn string_stream(out: &mut Vec<u8>, s: &Strings, level: u32) -> Result<()> {
     let entry = if compressed { 16 } else { 8 };
     let index_at = out.len();
     out.resize(index_at + entry * nblocks, 0);
-    for (k, block) in s.items.chunks(STRINGS_PER_BLOCK).enumerate() {
-        let m = block.len();
-        let mut ends = Vec::with_capacity(4 * m);
-        let mut na = vec![0u32; 1 + m / 32];
-        let mut chars = Vec::new();
-        for (i, item) in block.iter().enumerate() {
-            match item {
-                Some(b) => chars.extend_from_slice(b),
-                None => {
-                    na[i / 32] |= 1 << (i % 32);
-                    na[m / 32] |= 1 << (m % 32);
-                }
-            }
-            if chars.len() > u32::MAX as usize {
-                return Err(Error::usage("an .fst file holds at most 4 GiB of characters in a block of 2,047 strings"));
-            }
-            ends.extend_from_slice(&(chars.len() as u32).to_le_bytes());
-        }
-        let na: Vec<u8> = na.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let (code_ends, ends_bytes, code_chars, chars_bytes) = if compressed {
-            let (ce, eb) = container::store_block(Codecs::INTEGER, level, k as u64, &ends).map_err(io_err)?;
-            let (cc, cb) = container::store_block(Codecs::PLAIN, level, k as u64, &chars).map_err(io_err)?;
-            (ce, eb, cc, cb)
-        } else {
-            (0, ends, 0, chars)
-        };
+    let blocks: Vec<std::ops::Range<usize>> =
+        (0..nblocks).map(|k| k * STRINGS_PER_BLOCK..((k + 1) * STRINGS_PER_BLOCK).min(n)).collect();
+    let stored = on_all_cores(&blocks, |k, r| string_block(k, s, r.clone(), level))?;
+    for (k, (code_ends, ends_bytes, na, code_chars, chars_bytes)) in stored.into_iter().enumerate() {
         out.extend_from_slice(&ends_bytes);
         out.extend_from_slice(&na);
         out.extend_from_slice(&chars_bytes);
@@ -412,13 +465,12 @@ fn encode(root: &RObject, refs: &RefTable, level: u32) -> Result<Vec<u8>> {
     let mut names_stream = Vec::new();
     let name_strings = match root.attribute(refs, "names").and_then(|n| n.as_strings()) {
         Some(n) => {
-            let mut s = strings_of(n, "names")?;
-            for item in &mut s.items {
-                item.get_or_insert_with(|| b"NA".to_vec());
-            }
-            s
+            // an NA name written as fst writes it
+            let encoding = strings_of(n, "names")?.encoding;
+            let made = (0..n.len()).map(|i| Some(n.get(i).unwrap_or(b"NA").to_vec())).collect();
+            Strings { source: StringSource::Made(made), encoding }
         }
-        None => Strings { items: names.iter().cloned().map(Some).collect(), encoding: 0 },
+        None => Strings { source: StringSource::Made(names.iter().cloned().map(Some).collect()), encoding: 0 },
     };
     string_stream(&mut names_stream, &name_strings, 0)?;
     let chunkset_at = 48 + key_len;
@@ -435,7 +487,7 @@ fn encode(root: &RObject, refs: &RefTable, level: u32) -> Result<Vec<u8>> {
             }
             Values::Strings(s) => string_stream(&mut body, s, level)?,
             Values::Factor { codes, levels } => {
-                let nlevels = levels.items.len() as u64;
+                let nlevels = levels.len() as u64;
                 body.extend_from_slice(&1u32.to_le_bytes());
                 body.extend_from_slice(&(nlevels as u32).to_le_bytes());
                 let codes_at_field = body.len();

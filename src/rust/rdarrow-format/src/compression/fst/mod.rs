@@ -148,6 +148,15 @@ pub enum StringEncoding {
     Utf8,
 }
 
+/// The error of a file named `.fst` without fst's format marker: fst
+/// before 0.8.0 wrote another format, which its later versions read only
+/// to write it again.
+pub fn before_format_marker(file: &str) -> crate::Error {
+    crate::Error::unsupported(format!(
+        "'{file}' is named .fst but has no fst format marker: an fst file written by fst before 0.8.0 (or not an fst file); read it and write it again with fst 0.8.0 to 0.8.10 (read_fst(old_format = TRUE), then write_fst()), which rdarrow then reads"
+    ))
+}
+
 /// One column as the headers describe it.
 #[derive(Debug, Clone)]
 pub struct ColumnInfo {
