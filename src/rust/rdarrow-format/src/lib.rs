@@ -89,7 +89,7 @@ pub use compression::Compression;
 pub use read::document::{object_name_of, stream_object_name, Document, Wanted};
 pub use base::error::{Error, ErrorKind, Result};
 pub use io::atomic::{atomic_write, FileBatch, WritebackFile};
-pub use wire::header::{compression_for_path, container_of_path, path_is_rds, Container, StreamHeader};
+pub use wire::header::{compression_for_path, container_of_path, looks_like_r_data, path_is_rds, Container, StreamHeader};
 pub use wire::decode::Format;
 pub use read::{
     Allocation, Column, Consumer, ObjectFilter, ObjectSpan, Placed, Placement, ReadOptions,
@@ -480,15 +480,6 @@ pub fn node_to_rds(header: &StreamHeader, refs: &tree::RefTable, obj: &RObject) 
     )
 }
 
-/// Whether `prefix` (a file's first bytes, [`compression::DETECT_LEN`]
-/// of them where the file has them) starts an R data file: a compression
-/// or container rdarrow reads (gzip, bzip2, xz, zstd, qs, qs2, qdata), a
-/// `save()` file's magic or a serialization's format line.
-pub fn looks_like_r_data(prefix: &[u8]) -> bool {
-    Compression::detect(prefix) != Compression::None
-        || prefix.starts_with(b"RD")
-        || [&b"X\n"[..], b"A\n", b"B\n"].iter().any(|f| prefix.starts_with(f))
-}
 
 /// Write the objects of an R data file of any kind (`.rds`, `.RData`,
 /// `.qs`, `.qs2`, `.qdata`, told by its bytes) as the file `o` describes

@@ -660,7 +660,7 @@ fn open_file(path: &Path) -> Result<(Opened, Compression)> {
     }
     data.truncate(got);
     let kind = Compression::detect(&data);
-    if kind == Compression::None && !crate::looks_like_r_data(&data) && has_extension(path, "fst") {
+    if kind == Compression::None && !crate::wire::header::looks_like_r_data(&data) && has_extension(path, "fst") {
         return Err(crate::compression::fst::before_format_marker(&path.display().to_string()));
     }
     if small && kind != Compression::None {

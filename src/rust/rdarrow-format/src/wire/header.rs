@@ -175,6 +175,16 @@ pub fn compression_for_path(
     }
 }
 
+/// Whether `prefix` (a file's first bytes, [`crate::compression::DETECT_LEN`]
+/// of them where the file has them) starts an R data file: a compression
+/// or container rdarrow reads (gzip, bzip2, xz, zstd, qs, qs2, qdata, fst), a
+/// `save()` file's magic or a serialization's format line.
+pub fn looks_like_r_data(prefix: &[u8]) -> bool {
+    Compression::detect(prefix) != Compression::None
+        || prefix.starts_with(b"RD")
+        || [&b"X\n"[..], b"A\n", b"B\n"].iter().any(|f| prefix.starts_with(f))
+}
+
 #[cfg(test)]
 mod writers_rule {
     use super::*;
