@@ -11,7 +11,8 @@
 //! 64-bit integers), raw; `Date`, data.table's `IDate` (an integer
 //! `Date`) and `ITime`, `POSIXct` with its `tzone` where the file has
 //! one, `difftime` with its units. The data frame has names, class
-//! `data.frame` and automatic row names.
+//! `data.frame` and automatic row names (past R's row limit, a named list,
+//! as fst's reader gives it).
 
 use std::io::{self, Read};
 
@@ -93,7 +94,9 @@ impl FstReader {
         let mut r = Tracked::new(src);
         let table = FstTable::read(&mut r)?;
         let mut e = Emitter::new(false);
-        e.flags(sxp::VEC, true, true, false, 0);
+        // past R's row limit fst's reader gives a plain named list
+        let frame = table.rows <= i32::MAX as u64;
+        e.flags(sxp::VEC, frame, true, false, 0);
         e.length(table.columns.len() as u64);
         Ok(FstReader {
             r,
@@ -223,6 +226,11 @@ impl FstReader {
         for c in &self.table.columns {
             e.charsxp(c.name.as_deref(), level);
         }
+        if self.table.rows > i32::MAX as u64 {
+            // a plain list, as fst's reader gives it past R's row limit
+            e.null();
+            return e.out;
+        }
         e.tagged_cell(b"class", 0);
         strings(&mut e, &[b"data.frame"]);
         e.tagged_cell(b"row.names", 0);
@@ -232,8 +240,7 @@ impl FstReader {
         } else {
             e.length(2);
             e.int(i32::MIN);
-            // fst's own reader gives a list past R's row limit
-            e.int(-(self.table.rows.min(i32::MAX as u64) as i32));
+            e.int(-(self.table.rows as i32));
         }
         e.null();
         e.out

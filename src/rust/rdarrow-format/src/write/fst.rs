@@ -664,6 +664,30 @@ mod tests {
     }
 
     #[test]
+    fn a_row_count_no_data_backs_is_refused_before_it_is_made() {
+        // a factor without levels stores no codes: only the headers say
+        // how many rows it has
+        let mut m = ObjectMaker::default();
+        let class = strings([Some(&b"factor"[..])]);
+        let f = m.vector(VectorData::Integer(ScalarBuffer::from(vec![i32::MIN; 3])), vec![("levels", strings([])), ("class", class)]);
+        let names = strings([Some(&b"f"[..])]);
+        let class = strings([Some(&b"data.frame"[..])]);
+        let root = m.vector(VectorData::List(vec![f]), vec![("names", names), ("class", class), ("row.names", ints(vec![i32::MIN, -3]))]);
+        let mut b = encode(&root, &m.refs, 50).unwrap();
+        let huge = (1u64 << 40).to_le_bytes();
+        // the rows in the chunkset header (at 48 + 64) and the chunk index
+        b[48 + 64..48 + 72].copy_from_slice(&huge);
+        let mut r = Tracked::new(Box::new(std::io::Cursor::new(b.clone())));
+        let _ = container::FstTable::read(&mut r);
+        let index = b.len() - 96 - 24 - 8 - 16;
+        b[index + 64..index + 72].copy_from_slice(&huge);
+        container::restore_header_hashes(&mut b).unwrap();
+        let opts = crate::ReadOptions { max_memory: Some(1 << 30), ..Default::default() };
+        let e = crate::read_bytes(b, &opts).unwrap_err();
+        assert!(e.message.contains("memory"), "{e}");
+    }
+
+    #[test]
     fn a_damaged_file_is_an_error_or_reads_never_a_panic() {
         let (root, refs) = frame(5000);
         let intact = encode(&root, &refs, 60).unwrap();
