@@ -67,26 +67,32 @@ def timed(f, reps):
 
 
 PEAK = r"""
-import sys, gc
+import sys, gc, importlib
 def status(field):
     for line in open('/proc/self/status'):
         if line.startswith(field + ':'):
             return int(line.split()[1]) * 1024
-import pyarrow as pa, pandas as pd, rdarrow, pyreadr
+import pyarrow as pa, pandas as pd, rdarrow
+what, path, other = sys.argv[1], sys.argv[2], sys.argv[3]
+other_module = importlib.import_module(other)
 gc.collect()
 open('/proc/self/clear_refs', 'w').write('5')
 base = status('VmRSS')
-what, path = sys.argv[1], sys.argv[2]
 if what == 'rdarrow':
     x = rdarrow.read_table(path)
+elif other == 'fstio':
+    x = other_module.read_fst(path)
 else:
-    x = pyreadr.read_r(path)
+    x = other_module.read_r(path)
 print(base, status('VmHWM'))
 """
 
 
-def peak(what, path):
-    out = subprocess.run([sys.executable, "-c", PEAK, what, path], check=True, capture_output=True, text=True)
+def peak(what, path, other="pyreadr"):
+    """Peak memory (bytes above the baseline) of reading `path` with
+    rdarrow (`what` "rdarrow") or with the module `other` (pyreadr, fstio),
+    in a fresh Python."""
+    out = subprocess.run([sys.executable, "-c", PEAK, what, path, other], check=True, capture_output=True, text=True)
     base, hwm = map(int, out.stdout.split())
     return hwm - base
 
@@ -106,22 +112,6 @@ def qs_rows(folder, reps):
     print(f"| x.qs2 (qs_save() defaults) | {t_qs2:.2f} | **{t_qs2 / t_rds:.2f}** |")
 
 
-PEAK_FST = r"""
-import sys, gc
-def status(field):
-    for line in open('/proc/self/status'):
-        if line.startswith(field + ':'):
-            return int(line.split()[1]) * 1024
-import pyarrow as pa, pandas as pd, rdarrow, fstio
-gc.collect()
-open('/proc/self/clear_refs', 'w').write('5')
-base = status('VmRSS')
-what, path = sys.argv[1], sys.argv[2]
-x = rdarrow.read_table(path) if what == 'rdarrow' else fstio.read_fst(path)
-print(base, status('VmHWM'))
-"""
-
-
 def fst_rows(folder, reps):
     """read_table() of an .fst file against fstio.read_fst()."""
     import fstio
@@ -131,11 +121,7 @@ def fst_rows(folder, reps):
     f = os.path.join(folder, "x.fst")
     t_ours = statistics.median(timed(lambda: rdarrow.read_table(f), reps))
     t_fstio = statistics.median(timed(lambda: fstio.read_fst(f), reps))
-    peaks = {}
-    for what in ("rdarrow", "fstio"):
-        out = subprocess.run([sys.executable, "-c", PEAK_FST, what, f], check=True, capture_output=True, text=True)
-        base, hwm = map(int, out.stdout.split())
-        peaks[what] = (hwm - base) / 1e6
+    peaks = {what: peak(what, f, "fstio") / 1e6 for what in ("rdarrow", "fstio")}
     print(f"- fstio {getattr(fstio, '__version__', '?')}; rdarrow {rdarrow.__version__}")
     print("| reader of x.fst | s | peak MB | time vs fstio |")
     print("|---|---:|---:|---:|")

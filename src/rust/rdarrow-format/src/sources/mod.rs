@@ -660,7 +660,10 @@ fn open_file(path: &Path) -> Result<(Opened, Compression)> {
     }
     data.truncate(got);
     let kind = Compression::detect(&data);
-    if kind == Compression::None && !crate::wire::header::looks_like_r_data(&data) && has_extension(path, "fst") {
+    if kind == Compression::None
+        && !crate::wire::header::looks_like_r_data(&data)
+        && crate::wire::header::container_of_path(&path.to_string_lossy()) == Some(Compression::Fst)
+    {
         return Err(crate::compression::fst::before_format_marker(&path.display().to_string()));
     }
     if small && kind != Compression::None {
@@ -672,11 +675,6 @@ fn open_file(path: &Path) -> Result<(Opened, Compression)> {
     file.seek(std::io::SeekFrom::Start(0))
         .map_err(|e| Error::io(&e, "cannot seek"))?;
     Ok((Opened::File { file, len }, kind))
-}
-
-/// Whether `path`'s name ends in `.ext`, in any case.
-fn has_extension(path: &Path, ext: &str) -> bool {
-    path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case(ext))
 }
 
 /// Read the first bytes of a file (fewer at its end); how many.
